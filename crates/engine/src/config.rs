@@ -1,0 +1,94 @@
+//! `RunConfig`: what a caller asks of one run, exactly as it crosses the
+//! binding (serde, unknown keys rejected). It holds plain values with units
+//! in their names; `plan::Plan::new` is the single gate that validates it.
+
+use serde::Deserialize;
+
+/// HTTP version spoken on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+pub enum HttpVersion {
+    /// HTTP/1.0: close after each response unless keep-alive is negotiated.
+    #[serde(rename = "1.0")]
+    Http10,
+    /// HTTP/1.1: persistent connections by default.
+    #[serde(rename = "1.1")]
+    #[default]
+    Http11,
+}
+
+/// One run of the engine. Defaults follow wrk where wrk has one.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// `http://` or `https://` URL every request goes to.
+    pub url: String,
+    /// Request method, sent as given (upper-case it yourself).
+    pub method: String,
+    /// Extra request headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// Request body; `Content-Length` is added when present.
+    pub body: Option<String>,
+    /// Wire version.
+    pub http_version: HttpVersion,
+    /// Reuse connections; false opens a new TCP connection per request.
+    pub keepalive: bool,
+    /// Requests written back to back on a connection before reading (1.1 keep-alive only).
+    pub pipeline: u32,
+    /// Concurrent connections (closed loop: virtual users).
+    pub connections: u32,
+    /// Worker threads, each with its own event loop; at most `connections`.
+    pub threads: u32,
+    /// Stop after this many seconds (None: stop by `max_requests` only).
+    pub duration_s: Option<f64>,
+    /// Stop after issuing this many requests in total.
+    pub max_requests: Option<u64>,
+    /// Open loop at this total rate; None is a closed loop.
+    pub rate_rps: Option<f64>,
+    /// Closed loop: pause after each response before the next request.
+    pub think_time_s: f64,
+    /// Per request, from its start (including connect and TLS) to the last byte.
+    pub timeout_s: f64,
+    /// Accept any TLS certificate (self-signed targets).
+    pub insecure: bool,
+    /// Offer TLS session resumption on new connections.
+    pub tls_resumption: bool,
+    /// Local addresses to bind outgoing connections to, round-robin.
+    pub source_addrs: Vec<String>,
+    /// SO_RCVBUF for each connection (None: the kernel's default).
+    pub recv_buffer_bytes: Option<u32>,
+    /// Largest response head accepted before it counts as a parse error.
+    pub max_header_bytes: u32,
+    /// Largest response body accepted before it counts as a parse error.
+    pub max_body_bytes: u64,
+    /// Start at this Unix time (seconds) instead of at once; lets separate
+    /// engines start together.
+    pub start_at_unix_s: Option<f64>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        Self {
+            url: String::new(),
+            method: "GET".into(),
+            headers: Vec::new(),
+            body: None,
+            http_version: HttpVersion::Http11,
+            keepalive: true,
+            pipeline: 1,
+            connections: 10,
+            threads: 1,
+            duration_s: None,
+            max_requests: None,
+            rate_rps: None,
+            think_time_s: 0.0,
+            timeout_s: 10.0,
+            insecure: false,
+            tls_resumption: true,
+            source_addrs: Vec::new(),
+            recv_buffer_bytes: None,
+            max_header_bytes: 64 * 1024,
+            max_body_bytes: 1 << 30,
+            start_at_unix_s: None,
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! Non-blocking TCP connects with the socket options a load generator needs:
+//! no Nagle, an optional receive buffer, and an optional local address that
+//! widens the ephemeral port space (each 127.0.0.x has its own ports).
+
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+
+use mio::net::TcpStream;
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+
+/// Starts connecting to `addr`; completion shows as writability.
+pub fn connect(addr: SocketAddr, source: Option<IpAddr>, recv_buffer_bytes: Option<u32>) -> io::Result<TcpStream> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))?;
+    socket.set_tcp_nodelay(true)?;
+    if let Some(bytes) = recv_buffer_bytes {
+        socket.set_recv_buffer_size(bytes as usize)?;
+    }
+    if let Some(ip) = source {
+        // Without this, bind() picks the port before the destination is
+        // known and the usable port space shrinks to one per local address.
+        bind_address_no_port(&socket)?;
+        socket.bind(&SockAddr::from(SocketAddr::new(ip, 0)))?;
+    }
+    match socket.connect(&SockAddr::from(addr)) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(TcpStream::from_std(socket.into()))
+}
+
+/// After a writable event on a connecting socket: `Ok(true)` when connected,
+/// `Ok(false)` when still in progress, `Err` when the connect failed.
+pub fn connect_finished(stream: &TcpStream) -> io::Result<bool> {
+    if let Some(e) = stream.take_error()? {
+        return Err(e);
+    }
+    match stream.peer_addr() {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// EADDRNOTAVAIL on connect: no local port left toward this destination.
+pub fn is_addr_not_available(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EADDRNOTAVAIL)
+}
+
+fn bind_address_no_port(socket: &Socket) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let on: libc::c_int = 1;
+    // SAFETY: a valid fd, a valid pointer to an int and its exact size.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_BIND_ADDRESS_NO_PORT,
+            std::ptr::from_ref(&on).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}

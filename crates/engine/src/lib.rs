@@ -1,0 +1,33 @@
+//! crest's load engine: one `RunConfig` in, one `RunReport` out.
+//!
+//! Each worker thread owns one `mio` event loop and its share of the run's
+//! connections (like wrk). Nothing is shared between workers on the hot path
+//! but relaxed atomic stores of live counters; every result is kept per
+//! worker and merged exactly at the end (counters add, HDR histograms merge),
+//! which is also what lets runs on several machines be merged later.
+//!
+//! Layering (dependencies point down):
+//! `run → worker → slot → {schedule, connection, protocol, stats}`, with
+//! `config` and `error` as leaves. `protocol` never touches a socket,
+//! `connection` never parses HTTP, `schedule` never reads the clock.
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod connection;
+pub mod error;
+mod live;
+pub mod plan;
+pub mod protocol;
+pub mod report;
+mod run;
+pub mod schedule;
+mod slot;
+pub mod stats;
+mod worker;
+
+pub use config::{HttpVersion, RunConfig};
+pub use error::{ConfigError, ErrorKind};
+pub use live::LiveSnapshot;
+pub use report::{LatencySummary, RunReport};
+pub use run::{start, RunHandle};
+pub use stats::Stats;

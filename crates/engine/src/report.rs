@@ -1,0 +1,153 @@
+//! `RunReport`: the merged result of a run in the shape that crosses the
+//! binding (serde) and is stored. Rates are computed here, once; the merged
+//! `Stats` stay available to Rust callers that merge further.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+use serde::Serialize;
+
+use crate::error::ErrorKind;
+use crate::plan::Plan;
+pub use crate::stats::LatencySummary;
+use crate::stats::{summarize, Stats};
+
+/// One second of the timeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineEntry {
+    /// Whole seconds since the start.
+    pub second: usize,
+    /// Successful responses.
+    pub requests: u64,
+    /// Failed requests.
+    pub errors: u64,
+    /// Bytes received.
+    pub bytes: u64,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// Successful (2xx/3xx) complete responses.
+    pub requests: u64,
+    /// Complete responses of any status.
+    pub responses: u64,
+    /// Failed requests by kind.
+    pub errors: BTreeMap<&'static str, u64>,
+    /// Explanations of what went wrong, for people.
+    pub error_notes: Vec<String>,
+    /// Length of the run, seconds.
+    pub duration_s: f64,
+    /// `requests / duration_s`.
+    pub rps: f64,
+    /// Bytes received (heads + bodies).
+    pub bytes: u64,
+    /// Body bytes of complete responses.
+    pub body_bytes: u64,
+    /// `bytes / duration_s`.
+    #[serde(rename = "throughput_Bps")]
+    pub throughput_bps: f64,
+    /// Latency of successful requests.
+    pub latency_us: LatencySummary,
+    /// Responses by status code.
+    pub status: BTreeMap<String, u64>,
+    /// TCP connections established.
+    pub connections_opened: u64,
+    /// TCP connect time.
+    pub connect_us: LatencySummary,
+    /// TLS handshakes completed.
+    pub tls_handshakes: u64,
+    /// TLS handshake time.
+    pub tls_handshake_us: LatencySummary,
+    /// Per-second counts.
+    pub timeline: Vec<TimelineEntry>,
+    /// The latency histogram, HdrHistogram V2 + deflate, base64: merge it exactly.
+    pub histogram_b64: String,
+    /// CPU time the engine's worker threads used.
+    pub client_cpu_s: f64,
+    /// Worker threads.
+    pub threads: u32,
+    /// Connections.
+    pub connections: u32,
+    /// Stopped by a cancel.
+    pub cancelled: bool,
+    /// Latency counted from intended send times.
+    pub open_loop: bool,
+    /// Intended total rate (open loop).
+    pub rate_rps: Option<f64>,
+    /// The merged raw stats.
+    #[serde(skip)]
+    pub stats: Stats,
+}
+
+impl RunReport {
+    pub(crate) fn new(stats: Stats, plan: &Plan, elapsed: Duration, cpu: Duration, cancelled: bool) -> Self {
+        let secs = elapsed.as_secs_f64();
+        let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        let rate_rps = match plan.schedule {
+            crate::schedule::Schedule::OpenLoop { stagger, .. } => Some(1.0 / stagger.as_secs_f64()),
+            crate::schedule::Schedule::ClosedLoop { .. } => None,
+        };
+        Self {
+            requests: stats.requests,
+            responses: stats.responses,
+            errors: ErrorKind::ALL.iter().map(|k| (k.name(), stats.errors[k.index()])).collect(),
+            error_notes: notes(&stats),
+            duration_s: secs,
+            rps: per_s(stats.requests),
+            bytes: stats.bytes,
+            body_bytes: stats.body_bytes,
+            throughput_bps: per_s(stats.bytes),
+            latency_us: summarize(&stats.latency_us),
+            status: stats.status_counts().map(|(code, n)| (code.to_string(), n)).collect(),
+            connections_opened: stats.connections_opened,
+            connect_us: summarize(&stats.connect_us),
+            tls_handshakes: stats.tls_handshakes,
+            tls_handshake_us: summarize(&stats.tls_handshake_us),
+            timeline: stats
+                .timeline
+                .buckets()
+                .iter()
+                .enumerate()
+                .map(|(second, b)| TimelineEntry { second, requests: b.requests, errors: b.errors, bytes: b.bytes })
+                .collect(),
+            histogram_b64: encode_histogram(&stats),
+            client_cpu_s: cpu.as_secs_f64(),
+            threads: plan.threads,
+            connections: plan.connections,
+            cancelled,
+            open_loop: plan.schedule.is_open_loop(),
+            rate_rps,
+            stats,
+        }
+    }
+}
+
+fn encode_histogram(stats: &Stats) -> String {
+    let mut bytes = Vec::new();
+    match V2DeflateSerializer::new().serialize(&stats.latency_us, &mut bytes) {
+        Ok(_) => base64::engine::general_purpose::STANDARD.encode(bytes),
+        Err(_) => String::new(),
+    }
+}
+
+fn notes(stats: &Stats) -> Vec<String> {
+    let mut notes = Vec::new();
+    if stats.addr_not_available > 0 {
+        notes.push(format!(
+            "{} connects failed with EADDRNOTAVAIL: the local ports toward this target are used up (TIME_WAIT). \
+             Use keep-alive, fewer new connections per second, or spread source addresses with \
+             --source-addrs 127.0.0.2-127.0.0.50 for a loopback target",
+            stats.addr_not_available
+        ));
+    }
+    for kind in ErrorKind::ALL {
+        let n = stats.errors[kind.index()];
+        if let (true, Some(first)) = (n > 0, &stats.first_error[kind.index()]) {
+            notes.push(format!("{kind}: {n} × e.g. \"{first}\""));
+        }
+    }
+    notes
+}

@@ -1,0 +1,182 @@
+//! Starting a run: validate, split connections and request quota over
+//! worker threads, start them together, and hand back a `RunHandle` that
+//! reports live totals, cancels, and merges the workers' stats at the end.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mio::{Poll, Waker};
+
+use crate::config::RunConfig;
+use crate::connection::{client_config, TlsSettings};
+use crate::error::ConfigError;
+use crate::live::{LiveCounters, LiveSnapshot};
+use crate::plan::Plan;
+use crate::report::RunReport;
+use crate::worker::{Assignment, Outcome, Worker, WAKE_TOKEN};
+
+/// A run in progress.
+pub struct RunHandle {
+    plan: Arc<Plan>,
+    origin: Instant,
+    cancel: Arc<AtomicBool>,
+    wakers: Vec<Waker>,
+    live: Vec<Arc<LiveCounters>>,
+    results: Receiver<thread::Result<Outcome>>,
+    outcomes: Vec<Outcome>,
+    failure: Option<String>,
+    report: Option<RunReport>,
+}
+
+/// Validates `config` and starts its workers. Nothing is sent when this
+/// returns an error.
+pub fn start(config: &RunConfig) -> Result<RunHandle, ConfigError> {
+    let plan = Arc::new(Plan::new(config)?);
+    let origin = start_instant(plan.start_at_unix_s);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (tx, results) = mpsc::channel();
+    let mut handle = RunHandle {
+        plan: plan.clone(),
+        origin,
+        cancel: cancel.clone(),
+        wakers: Vec::new(),
+        live: Vec::new(),
+        results,
+        outcomes: Vec::new(),
+        failure: None,
+        report: None,
+    };
+    let os = |e: std::io::Error| ConfigError::new(format!("cannot start the engine: {e}"));
+    let mut first_connection = 0;
+    for (index, job) in assignments(&plan).into_iter().enumerate() {
+        let poll = Poll::new().map_err(os)?;
+        handle.wakers.push(Waker::new(poll.registry(), WAKE_TOKEN).map_err(os)?);
+        let tls = match plan.tls_name {
+            Some(_) => {
+                let settings = TlsSettings { insecure: plan.insecure, resumption: plan.tls_resumption };
+                Some(client_config(settings).map_err(|e| ConfigError::new(format!("TLS setup failed: {e}")))?)
+            }
+            None => None,
+        };
+        let live = Arc::new(LiveCounters::default());
+        handle.live.push(live.clone());
+        let job = Assignment { first_connection, ..job };
+        first_connection += job.connections;
+        let worker = Worker::new(poll, plan.clone(), tls, origin, &job, cancel.clone(), live).map_err(os)?;
+        let tx = tx.clone();
+        thread::Builder::new()
+            .name(format!("crest-worker-{index}"))
+            .spawn(move || {
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run()));
+                let _ = tx.send(outcome);
+            })
+            .map_err(os)?;
+    }
+    Ok(handle)
+}
+
+impl RunHandle {
+    /// Totals so far.
+    pub fn live(&self) -> LiveSnapshot {
+        let elapsed = Instant::now().saturating_duration_since(self.origin).as_secs_f64();
+        LiveSnapshot::sum(elapsed, self.live.iter().map(Arc::as_ref))
+    }
+
+    /// Asks every worker to stop now; `wait` then returns the partial report.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        for waker in &self.wakers {
+            let _ = waker.wake();
+        }
+    }
+
+    /// Waits up to `timeout` for the run to end. `Ok(Some)` once it has
+    /// (again on later calls), `Ok(None)` while it goes on, `Err` when a
+    /// worker crashed.
+    pub fn wait(&mut self, timeout: Duration) -> Result<Option<&RunReport>, String> {
+        let deadline = Instant::now() + timeout;
+        while self.report.is_none() && self.failure.is_none() {
+            if self.outcomes.len() == self.wakers.len() {
+                self.report = Some(self.build_report());
+                break;
+            }
+            match self.results.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(Ok(outcome)) => self.outcomes.push(outcome),
+                Ok(Err(panic)) => self.failure = Some(panic_message(&*panic)),
+                Err(RecvTimeoutError::Timeout) => return Ok(None),
+                Err(RecvTimeoutError::Disconnected) => self.failure = Some("a worker thread vanished".into()),
+            }
+        }
+        match &self.failure {
+            Some(why) => Err(format!("engine worker failed: {why}")),
+            None => Ok(self.report.as_ref()),
+        }
+    }
+
+    /// Blocks until the run ends.
+    pub fn join(mut self) -> Result<RunReport, String> {
+        self.wait(Duration::MAX)?;
+        Ok(self.report.take().expect("invariant: wait returned after the report"))
+    }
+
+    fn build_report(&mut self) -> RunReport {
+        let mut outcomes = std::mem::take(&mut self.outcomes).into_iter();
+        let first = outcomes.next().expect("invariant: at least one worker");
+        let mut stats = first.stats;
+        let mut cpu = first.cpu;
+        let mut ended = first.ended;
+        for o in outcomes {
+            stats.merge(&o.stats);
+            cpu += o.cpu;
+            ended = ended.max(o.ended);
+        }
+        let mut elapsed = ended.saturating_duration_since(self.origin);
+        if let Some(d) = self.plan.duration {
+            // Workers stop a hair after the deadline; the run lasted `d`.
+            elapsed = elapsed.min(d);
+        }
+        RunReport::new(stats, &self.plan, elapsed, cpu, self.cancel.load(Ordering::Relaxed))
+    }
+}
+
+impl Drop for RunHandle {
+    fn drop(&mut self) {
+        if self.report.is_none() {
+            self.cancel();
+        }
+    }
+}
+
+/// Splits connections and the request quota evenly; the first workers take
+/// the remainders.
+fn assignments(plan: &Plan) -> Vec<Assignment> {
+    let threads = plan.threads;
+    (0..threads)
+        .map(|i| {
+            let connections = plan.connections / threads + u32::from(i < plan.connections % threads);
+            let quota = plan.max_requests.map(|n| n / u64::from(threads) + u64::from(u64::from(i) < n % u64::from(threads)));
+            Assignment { first_connection: 0, connections, quota }
+        })
+        .collect()
+}
+
+fn start_instant(start_at_unix_s: Option<f64>) -> Instant {
+    let now = Instant::now();
+    let Some(at) = start_at_unix_s else { return now };
+    let unix_now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+    let ahead = (at - unix_now).clamp(0.0, 3600.0);
+    now + Duration::from_secs_f64(ahead)
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".into()
+    }
+}

@@ -1,0 +1,422 @@
+//! A slot is one of the run's connections: it holds at most one live
+//! transport at a time and drives requests through it, one exchange (a
+//! batch of `pipeline` requests) after another. All of its I/O is attempted
+//! in `drive`, which loops over the phases until the socket would block;
+//! nothing here recurses, sleeps or allocates per request.
+
+use std::io;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::{Interest, Registry, Token};
+use rustls::ClientConfig;
+
+use crate::connection::{self, Transport};
+use crate::error::ErrorKind;
+use crate::plan::Plan;
+use crate::protocol::{Response, ResponseDecoder};
+use crate::stats::Stats;
+
+/// Pause after a failed connect so a dead target is not hammered in a spin.
+const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
+/// How long a closing connection waits for the server's FIN, so the server,
+/// not crest, holds the TIME_WAIT state and the client's ports stay free.
+const DRAIN_GRACE: Duration = Duration::from_millis(50);
+
+/// What a worker shares with its slots: one per worker thread.
+pub(crate) struct Ctx {
+    pub plan: Arc<Plan>,
+    pub stats: Stats,
+    pub scratch: Box<[u8]>,
+    pub registry: Registry,
+    pub tls: Option<Arc<ClientConfig>>,
+    pub origin: Instant,
+    /// Requests this worker may still issue (None: unbounded).
+    pub quota: Option<u64>,
+    /// Slots not yet `Done`.
+    pub active: usize,
+    /// Slots waiting for a time: (wake time, slot index). At most one live
+    /// entry per slot; a stale one is recognised by its time.
+    pub wakeups: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>>,
+}
+
+impl Ctx {
+    fn second(&self, now: Instant) -> usize {
+        now.saturating_duration_since(self.origin).as_secs() as usize
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Begin the next exchange now.
+    Ready,
+    /// Wait until the time, then begin (think time or open-loop pacing).
+    Waiting(Instant),
+    Connecting,
+    Handshaking,
+    Writing,
+    Reading,
+    /// Exchange done, connection closing: wait briefly for the peer's FIN.
+    Draining,
+    /// Quota used up; this slot is finished.
+    Done,
+}
+
+pub(crate) struct Slot {
+    token: usize,
+    pub phase: Phase,
+    transport: Option<Transport>,
+    source: Option<IpAddr>,
+    pub readable: bool,
+    pub writable: bool,
+    decoder: ResponseDecoder,
+    /// Bytes of the batch written so far, and the batch length.
+    write_off: usize,
+    batch_len: usize,
+    /// Responses still owed for the current batch.
+    inflight: u32,
+    /// When the current request was meant to go (open loop) or was begun.
+    intended: Instant,
+    /// Where latency counts from for the current batch.
+    sent_at: Instant,
+    /// When the current exchange (or drain) gives up.
+    pub deadline: Instant,
+    phase_started: Instant,
+    keep_conn: bool,
+}
+
+impl Slot {
+    pub fn new(token: usize, plan: &Plan, source: Option<IpAddr>, first: Instant) -> Self {
+        Self {
+            token,
+            phase: Phase::Waiting(first),
+            transport: None,
+            source,
+            readable: false,
+            writable: false,
+            decoder: ResponseDecoder::new(plan.max_header_bytes, plan.max_body_bytes, plan.head_request),
+            write_off: 0,
+            batch_len: 0,
+            inflight: 0,
+            intended: first,
+            sent_at: first,
+            deadline: first,
+            phase_started: first,
+            keep_conn: false,
+        }
+    }
+
+    /// Runs the state machine until it must wait for the socket or a time.
+    pub fn drive(&mut self, ctx: &mut Ctx, now: Instant) {
+        loop {
+            let step = match self.phase {
+                Phase::Ready => self.begin(ctx, now),
+                Phase::Waiting(_) => return self.watch_idle(),
+                Phase::Connecting => self.connecting(ctx, now),
+                Phase::Handshaking => self.handshaking(ctx, now),
+                Phase::Writing => self.writing(ctx, now),
+                Phase::Reading => self.reading(ctx),
+                Phase::Draining => self.draining(ctx, now),
+                Phase::Done => return,
+            };
+            if step.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Called by the worker's sweep: fails an exchange past its deadline.
+    pub fn check_deadline(&mut self, ctx: &mut Ctx, now: Instant) {
+        match self.phase {
+            Phase::Connecting | Phase::Handshaking | Phase::Writing | Phase::Reading if now >= self.deadline => {
+                let timeout = ctx.plan.timeout;
+                let _ = self.fail(ctx, now, ErrorKind::Timeout, &format_args!("no complete response within {timeout:?}"));
+            }
+            Phase::Draining if now >= self.deadline => self.close_and_schedule(ctx, now),
+            _ => return,
+        }
+        self.drive(ctx, now);
+    }
+
+    /// A waiting time has come.
+    pub fn wake(&mut self, ctx: &mut Ctx, at: Instant, now: Instant) {
+        if self.phase == Phase::Waiting(at) {
+            self.phase = Phase::Ready;
+            self.drive(ctx, now);
+        }
+    }
+
+    fn begin(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
+        let pipeline = u64::from(ctx.plan.pipeline);
+        let batch = match &mut ctx.quota {
+            Some(0) => {
+                self.phase = Phase::Done;
+                self.transport = None;
+                ctx.active -= 1;
+                return WAIT;
+            }
+            Some(left) => {
+                let n = pipeline.min(*left);
+                *left -= n;
+                n
+            }
+            None => pipeline,
+        };
+        self.inflight = batch as u32;
+        self.batch_len = ctx.plan.request.len() * batch as usize;
+        self.write_off = 0;
+        self.deadline = now + ctx.plan.timeout;
+        self.sent_at = if ctx.plan.schedule.is_open_loop() { self.intended } else { now };
+        if self.transport.is_some() {
+            self.phase = Phase::Writing;
+            return GO;
+        }
+        self.open(ctx, now)
+    }
+
+    fn open(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
+        self.readable = false;
+        self.writable = false;
+        self.decoder.reset();
+        let plan = &ctx.plan;
+        match connection::connect(plan.addr, self.source, plan.recv_buffer_bytes) {
+            Ok(mut stream) => {
+                if let Err(e) = ctx.registry.register(&mut stream, Token(self.token), Interest::READABLE | Interest::WRITABLE) {
+                    return self.fail(ctx, now, ErrorKind::Connect, &e);
+                }
+                self.transport = Some(Transport::Plain(stream));
+                self.phase = Phase::Connecting;
+                self.phase_started = now;
+                GO
+            }
+            Err(e) => {
+                if connection::is_addr_not_available(&e) {
+                    ctx.stats.addr_not_available += 1;
+                }
+                self.fail(ctx, now, ErrorKind::Connect, &e)
+            }
+        }
+    }
+
+    fn connecting(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
+        if !self.writable {
+            return WAIT;
+        }
+        let Some(Transport::Plain(stream)) = &self.transport else { unreachable!("connecting without a socket") };
+        match connection::connect_finished(stream) {
+            Ok(true) => {}
+            Ok(false) => {
+                self.writable = false;
+                return WAIT;
+            }
+            Err(e) => return self.fail(ctx, now, ErrorKind::Connect, &e),
+        }
+        ctx.stats.record_connect(now - self.phase_started);
+        let (Some(config), Some(name)) = (&ctx.tls, &ctx.plan.tls_name) else {
+            self.start_writing(now, &ctx.plan);
+            return GO;
+        };
+        match rustls::ClientConnection::new(config.clone(), name.clone()) {
+            Ok(tls) => {
+                let Some(Transport::Plain(stream)) = self.transport.take() else { unreachable!() };
+                self.transport = Some(Transport::Tls(stream, Box::new(tls)));
+                self.phase = Phase::Handshaking;
+                self.phase_started = now;
+                GO
+            }
+            Err(e) => self.fail(ctx, now, ErrorKind::Tls, &e),
+        }
+    }
+
+    fn handshaking(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
+        let transport = self.transport.as_mut().expect("invariant: handshaking has a transport");
+        match transport.handshake() {
+            Ok(()) => {
+                ctx.stats.record_tls_handshake(now - self.phase_started);
+                self.start_writing(now, &ctx.plan);
+                GO
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => WAIT,
+            Err(e) => self.fail(ctx, now, ErrorKind::Tls, &e),
+        }
+    }
+
+    fn start_writing(&mut self, now: Instant, plan: &Plan) {
+        self.phase = Phase::Writing;
+        // Closed loop counts from the first byte written, after any connect.
+        if !plan.schedule.is_open_loop() {
+            self.sent_at = now;
+        }
+    }
+
+    fn writing(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
+        let transport = self.transport.as_mut().expect("invariant: writing has a transport");
+        while self.write_off < self.batch_len {
+            match transport.write(&ctx.plan.batch[self.write_off..self.batch_len]) {
+                Ok(0) => return self.fail(ctx, now, ErrorKind::Write, &"connection closed while writing"),
+                Ok(n) => self.write_off += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.writable = false;
+                    return WAIT;
+                }
+                Err(e) => return self.fail(ctx, now, ErrorKind::Write, &e),
+            }
+        }
+        match transport.flush() {
+            Ok(true) => {
+                self.phase = Phase::Reading;
+                GO
+            }
+            Ok(false) => WAIT,
+            Err(e) => self.fail(ctx, now, ErrorKind::Write, &e),
+        }
+    }
+
+    fn reading(&mut self, ctx: &mut Ctx) -> Step {
+        if !self.readable {
+            return WAIT;
+        }
+        let transport = self.transport.as_mut().expect("invariant: reading has a transport");
+        let read = transport.read(&mut ctx.scratch);
+        let now = Instant::now();
+        let n = match read {
+            Ok(0) => {
+                return match self.decoder.decode_eof() {
+                    Ok(Some(response)) => {
+                        self.transport = None;
+                        self.keep_conn = false;
+                        self.complete(ctx, now, response);
+                        GO
+                    }
+                    Ok(None) => self.fail(ctx, now, ErrorKind::Read, &"connection closed before the response"),
+                    Err(e) => self.fail(ctx, now, ErrorKind::Read, &e),
+                };
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.readable = false;
+                return WAIT;
+            }
+            Err(e) => {
+                let kind = if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) { ErrorKind::Tls } else { ErrorKind::Read };
+                return self.fail(ctx, now, kind, &e);
+            }
+        };
+        let second = ctx.second(now);
+        ctx.stats.record_bytes(second, n as u64);
+        let mut off = 0;
+        while off < n {
+            match self.decoder.decode(&ctx.scratch[off..n]) {
+                Ok((used, response)) => {
+                    off += used;
+                    if let Some(response) = response {
+                        self.keep_conn = response.keep_alive;
+                        self.complete(ctx, now, response);
+                        if self.inflight == 0 {
+                            break;
+                        }
+                    }
+                }
+                Err(e) => return self.fail(ctx, now, ErrorKind::Parse, &e),
+            }
+        }
+        if self.inflight == 0 && off < n {
+            // The exchange is over; bytes nobody asked for poison the connection.
+            self.transport = None;
+            ctx.stats.record_error(second, ErrorKind::Parse, Some(&"data after the last response"));
+            if self.phase == Phase::Draining {
+                self.schedule_next(ctx, now, now);
+            }
+        }
+        GO
+    }
+
+    /// One response of the batch is complete.
+    fn complete(&mut self, ctx: &mut Ctx, now: Instant, response: Response) {
+        let second = ctx.second(now);
+        ctx.stats.record_response(second, response.status, response.body_bytes, now - self.sent_at);
+        self.inflight -= 1;
+        if self.inflight > 0 {
+            return;
+        }
+        if self.transport.is_some() && !(self.keep_conn && ctx.plan.keepalive) {
+            self.phase = Phase::Draining;
+            self.deadline = now + DRAIN_GRACE;
+        } else {
+            self.schedule_next(ctx, now, now);
+        }
+    }
+
+    fn draining(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
+        if !self.readable {
+            return WAIT;
+        }
+        let transport = self.transport.as_mut().expect("invariant: draining has a transport");
+        match transport.read(&mut ctx.scratch) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.readable = false;
+                WAIT
+            }
+            // EOF, stray bytes or an error: the connection is done either way.
+            _ => {
+                self.close_and_schedule(ctx, now);
+                GO
+            }
+        }
+    }
+
+    fn close_and_schedule(&mut self, ctx: &mut Ctx, now: Instant) {
+        self.transport = None;
+        self.schedule_next(ctx, now, now);
+    }
+
+    /// While waiting on a kept-alive connection, a readable event means the
+    /// server closed it (idle timeout) or misbehaved: drop it quietly and
+    /// reconnect on the next request.
+    fn watch_idle(&mut self) {
+        if !self.readable {
+            return;
+        }
+        if let Some(transport) = self.transport.as_mut() {
+            let mut probe = [0u8; 1];
+            match transport.read(&mut probe) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.readable = false,
+                _ => self.transport = None,
+            }
+        }
+    }
+
+    fn fail(&mut self, ctx: &mut Ctx, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) -> Step {
+        let second = ctx.second(now);
+        for _ in 0..self.inflight.max(1) {
+            ctx.stats.record_error(second, kind, Some(message));
+        }
+        self.inflight = 0;
+        self.transport = None;
+        self.decoder.reset();
+        let earliest = if kind == ErrorKind::Connect { now + CONNECT_BACKOFF } else { now };
+        self.schedule_next(ctx, now, earliest);
+        GO
+    }
+
+    /// Decides when the next exchange begins: at once (`Ready`) or later.
+    fn schedule_next(&mut self, ctx: &mut Ctx, now: Instant, earliest: Instant) {
+        let schedule = ctx.plan.schedule;
+        let intended = self.intended.saturating_duration_since(ctx.origin);
+        let done = now.saturating_duration_since(ctx.origin);
+        self.intended = ctx.origin + schedule.next_send(intended, done);
+        let at = self.intended.max(earliest);
+        if at <= now {
+            self.phase = Phase::Ready;
+        } else {
+            self.phase = Phase::Waiting(at);
+            ctx.wakeups.push(std::cmp::Reverse((at, self.token)));
+        }
+    }
+}
+
+/// Whether `drive` should keep looping (`Ok`) or wait for an event (`Err`).
+type Step = Result<(), ()>;
+const GO: Step = Ok(());
+const WAIT: Step = Err(());

@@ -1,0 +1,163 @@
+//! One worker thread: a `mio` event loop that owns its slots and its stats.
+//! It waits for the start time, runs until the deadline, the quota or a
+//! cancel, and returns its stats; in-flight requests at the end are dropped
+//! uncounted (as wrk does), so every recorded request ended inside the run.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::{Events, Poll, Token};
+use rustls::ClientConfig;
+
+use crate::live::LiveCounters;
+use crate::plan::Plan;
+use crate::slot::{Ctx, Phase, Slot};
+use crate::stats::Stats;
+
+/// Token of the waker that interrupts `poll` on cancel.
+pub(crate) const WAKE_TOKEN: Token = Token(usize::MAX);
+/// Read buffer per worker; responses are parsed out of it immediately.
+const SCRATCH_BYTES: usize = 64 * 1024;
+
+/// The part of the run one worker owns.
+pub(crate) struct Assignment {
+    /// Index of the first connection (for open-loop staggering).
+    pub first_connection: u32,
+    pub connections: u32,
+    pub quota: Option<u64>,
+}
+
+/// What a worker hands back.
+pub(crate) struct Outcome {
+    pub stats: Stats,
+    pub cpu: Duration,
+    pub ended: Instant,
+}
+
+pub(crate) struct Worker {
+    poll: Poll,
+    slots: Vec<Slot>,
+    ctx: Ctx,
+    end: Option<Instant>,
+    cancel: Arc<AtomicBool>,
+    live: Arc<LiveCounters>,
+}
+
+impl Worker {
+    pub fn new(
+        poll: Poll,
+        plan: Arc<Plan>,
+        tls: Option<Arc<ClientConfig>>,
+        origin: Instant,
+        job: &Assignment,
+        cancel: Arc<AtomicBool>,
+        live: Arc<LiveCounters>,
+    ) -> std::io::Result<Self> {
+        let registry = poll.registry().try_clone()?;
+        let slots: Vec<Slot> = (0..job.connections)
+            .map(|i| {
+                let index = job.first_connection + i;
+                let source = (!plan.source_addrs.is_empty())
+                    .then(|| plan.source_addrs[index as usize % plan.source_addrs.len()]);
+                Slot::new(i as usize, &plan, source, origin + plan.schedule.first_send(index))
+            })
+            .collect();
+        let mut wakeups = BinaryHeap::with_capacity(slots.len() + 1);
+        for (i, slot) in slots.iter().enumerate() {
+            if let Phase::Waiting(at) = slot.phase {
+                wakeups.push(Reverse((at, i)));
+            }
+        }
+        let ctx = Ctx {
+            stats: Stats::new(plan.duration),
+            scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
+            registry,
+            tls,
+            origin,
+            quota: job.quota,
+            active: slots.len(),
+            wakeups,
+            plan: plan.clone(),
+        };
+        Ok(Self { poll, slots, ctx, end: plan.duration.map(|d| origin + d), cancel, live })
+    }
+
+    pub fn run(mut self) -> Outcome {
+        let now = Instant::now();
+        if self.ctx.origin > now {
+            std::thread::sleep(self.ctx.origin - now);
+        }
+        let mut events = Events::with_capacity(1024);
+        let sweep_every = (self.ctx.plan.timeout / 20).clamp(Duration::from_millis(1), Duration::from_millis(50));
+        let mut next_sweep = Instant::now() + sweep_every;
+        loop {
+            let now = Instant::now();
+            self.fire_timers(now);
+            if now >= next_sweep {
+                for slot in &mut self.slots {
+                    slot.check_deadline(&mut self.ctx, now);
+                }
+                next_sweep = now + sweep_every;
+            }
+            self.live.publish(&self.ctx.stats);
+            if self.finished(now) {
+                break;
+            }
+            let mut wait = next_sweep - now;
+            if let Some(Reverse((at, _))) = self.ctx.wakeups.peek() {
+                wait = wait.min(at.saturating_duration_since(now));
+            }
+            if let Some(end) = self.end {
+                wait = wait.min(end.saturating_duration_since(now));
+            }
+            match self.poll.poll(&mut events, Some(wait)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => panic!("event loop failed: {e}"),
+            }
+            for event in &events {
+                if event.token() == WAKE_TOKEN {
+                    continue;
+                }
+                let slot = &mut self.slots[event.token().0];
+                if event.is_writable() || event.is_write_closed() || event.is_error() {
+                    slot.writable = true;
+                }
+                if event.is_readable() || event.is_read_closed() || event.is_error() {
+                    slot.readable = true;
+                }
+                slot.drive(&mut self.ctx, Instant::now());
+            }
+        }
+        self.live.publish(&self.ctx.stats);
+        Outcome { stats: self.ctx.stats, cpu: thread_cpu_time(), ended: Instant::now() }
+    }
+
+    fn finished(&self, now: Instant) -> bool {
+        self.ctx.active == 0 || self.end.is_some_and(|end| now >= end) || self.cancel.load(Ordering::Relaxed)
+    }
+
+    fn fire_timers(&mut self, now: Instant) {
+        while let Some(&Reverse((at, index))) = self.ctx.wakeups.peek() {
+            if at > now {
+                break;
+            }
+            self.ctx.wakeups.pop();
+            self.slots[index].wake(&mut self.ctx, at, now);
+        }
+    }
+}
+
+/// CPU time (user + system) of the calling thread.
+fn thread_cpu_time() -> Duration {
+    // SAFETY: getrusage writes into the zeroed struct we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+        return Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}

@@ -1,0 +1,112 @@
+//! `crest._engine`: the thin binding between Python and the Rust crates.
+//! JSON in (a `RunConfig` or `ServeConfig`), JSON out (a `RunReport`); each
+//! function converts, releases the GIL, calls the crate and maps errors.
+//! No logic lives here.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// The engine's version (the workspace version).
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Validates a RunConfig (JSON) and starts the run.
+#[pyfunction]
+fn start_run(config_json: &str) -> PyResult<Run> {
+    let config: crest_engine::RunConfig =
+        serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("invalid run config: {e}")))?;
+    let handle = crest_engine::start(&config).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(Run { handle: Mutex::new(handle) })
+}
+
+/// A run in progress.
+#[pyclass(module = "crest._engine")]
+struct Run {
+    handle: Mutex<crest_engine::RunHandle>,
+}
+
+#[pymethods]
+impl Run {
+    /// Totals so far, as a dict.
+    fn live<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = lock(&self.handle)?.live();
+        let d = PyDict::new(py);
+        d.set_item("elapsed_s", s.elapsed_s)?;
+        d.set_item("requests", s.requests)?;
+        d.set_item("errors", s.errors)?;
+        d.set_item("bytes", s.bytes)?;
+        d.set_item("connections_opened", s.connections_opened)?;
+        Ok(d)
+    }
+
+    /// Stops the run promptly; `wait` then returns the partial report.
+    fn cancel(&self) -> PyResult<()> {
+        lock(&self.handle)?.cancel();
+        Ok(())
+    }
+
+    /// The report as JSON once the run has ended, else None after `timeout_s`.
+    fn wait(&self, py: Python<'_>, timeout_s: f64) -> PyResult<Option<String>> {
+        let timeout = Duration::try_from_secs_f64(timeout_s.max(0.0)).unwrap_or(Duration::MAX);
+        py.detach(|| {
+            let mut handle = lock(&self.handle)?;
+            match handle.wait(timeout) {
+                Ok(Some(report)) => serde_json::to_string(report).map(Some).map_err(|e| PyRuntimeError::new_err(e.to_string())),
+                Ok(None) => Ok(None),
+                Err(why) => Err(PyRuntimeError::new_err(why)),
+            }
+        })
+    }
+}
+
+/// Starts the built-in target from a ServeConfig (JSON).
+#[pyfunction]
+fn start_server(py: Python<'_>, config_json: &str) -> PyResult<Server> {
+    let config: crest_target::ServeConfig =
+        serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("invalid server config: {e}")))?;
+    let server = py
+        .detach(|| crest_target::Server::start(config))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let urls = server.urls();
+    Ok(Server { server: Mutex::new(Some(server)), urls })
+}
+
+/// A running built-in target.
+#[pyclass(module = "crest._engine")]
+struct Server {
+    server: Mutex<Option<crest_target::Server>>,
+    #[pyo3(get)]
+    urls: Vec<String>,
+}
+
+#[pymethods]
+impl Server {
+    /// Stops serving and joins the server's threads.
+    fn stop(&self, py: Python<'_>) -> PyResult<()> {
+        let server = lock(&self.server)?.take();
+        if let Some(server) = server {
+            py.detach(|| server.stop());
+        }
+        Ok(())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
+    m.lock().map_err(|_| PyRuntimeError::new_err("engine handle poisoned by an earlier panic"))
+}
+
+#[pymodule]
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(start_run, m)?)?;
+    m.add_function(wrap_pyfunction!(start_server, m)?)?;
+    m.add_class::<Run>()?;
+    m.add_class::<Server>()?;
+    Ok(())
+}
