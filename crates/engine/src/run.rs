@@ -97,7 +97,8 @@ impl RunHandle {
     /// (again on later calls), `Ok(None)` while it goes on, `Err` when a
     /// worker crashed.
     pub fn wait(&mut self, timeout: Duration) -> Result<Option<&RunReport>, String> {
-        let deadline = Instant::now() + timeout;
+        let now = Instant::now();
+        let deadline = now.checked_add(timeout).unwrap_or(now + Duration::from_secs(86_400 * 365));
         while self.report.is_none() && self.failure.is_none() {
             if self.outcomes.len() == self.wakers.len() {
                 self.report = Some(self.build_report());

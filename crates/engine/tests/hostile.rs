@@ -1,0 +1,182 @@
+//! Targets that misbehave: every failure is counted under its kind, the run
+//! ends by its own deadline, and nothing hangs. Time bounds here only catch
+//! hangs (generous multiples), they do not measure speed.
+
+mod support;
+
+use std::time::Duration;
+
+use crest_engine::RunConfig;
+use support::{config, run, Conn, Fixture};
+
+/// Limit used to catch a hang: well above any run here.
+const HANG: Duration = Duration::from_secs(10);
+
+fn short_run(fx: &Fixture) -> RunConfig {
+    RunConfig { duration_s: Some(1.0), connections: 2, timeout_s: 0.3, ..config(fx.url("/")) }
+}
+
+fn only_errors_of(report: &crest_engine::RunReport, kind: &str) {
+    assert!(report.errors[kind] > 0, "no {kind} errors: {:?}", report.errors);
+    for (k, n) in &report.errors {
+        if *k != kind {
+            assert_eq!(*n, 0, "unexpected {k} errors: {:?} notes {:?}", report.errors, report.error_notes);
+        }
+    }
+    assert_eq!(report.requests, 0);
+}
+
+#[test]
+fn connection_reset_is_a_read_error() {
+    let fx = Fixture::start(|mut conn: Conn| {
+        if conn.read_request().is_some() {
+            socket2::SockRef::from(&conn.stream).set_linger(Some(Duration::ZERO)).unwrap();
+        }
+    });
+    let (report, wall) = run(short_run(&fx));
+    only_errors_of(&report, "read");
+    assert!(wall < HANG);
+}
+
+#[test]
+fn stalled_target_times_out_and_run_ends_on_time() {
+    let fx = Fixture::start(|mut conn: Conn| {
+        conn.read_request();
+        conn.stall();
+    });
+    let (report, wall) = run(short_run(&fx));
+    only_errors_of(&report, "timeout");
+    assert!(report.duration_s <= 1.0 + 1e-9);
+    assert!(wall < HANG);
+}
+
+#[test]
+fn malformed_status_line_is_a_parse_error() {
+    let fx = Fixture::start(|mut conn: Conn| {
+        while conn.read_request().is_some() {
+            conn.send(b"HTTP/1.1 abc OK\r\n\r\n");
+        }
+    });
+    only_errors_of(&run(short_run(&fx)).0, "parse");
+}
+
+#[test]
+fn oversized_headers_are_a_parse_error() {
+    let fx = Fixture::start(|mut conn: Conn| {
+        if conn.read_request().is_some() {
+            let mut head = b"HTTP/1.1 200 OK\r\n".to_vec();
+            for i in 0..20 {
+                head.extend_from_slice(format!("X-Filler-{i}: {}\r\n", "y".repeat(4000)).as_bytes());
+            }
+            conn.send(&head);
+            conn.stall();
+        }
+    });
+    let (report, _) = run(RunConfig { max_header_bytes: 64 * 1024, ..short_run(&fx) });
+    only_errors_of(&report, "parse");
+    assert!(report.error_notes.iter().any(|n| n.contains("head larger than")), "{:?}", report.error_notes);
+}
+
+#[test]
+fn endless_chunked_body_hits_the_body_limit() {
+    let fx = Fixture::start(|mut conn: Conn| {
+        if conn.read_request().is_none() {
+            return;
+        }
+        let chunk = format!("1000\r\n{}\r\n", "z".repeat(4096));
+        if !conn.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n") {
+            return;
+        }
+        let started = std::time::Instant::now();
+        while started.elapsed() < HANG && conn.send(chunk.as_bytes()) {}
+    });
+    let (report, wall) = run(RunConfig { max_body_bytes: 1 << 20, ..short_run(&fx) });
+    only_errors_of(&report, "parse");
+    assert!(report.error_notes.iter().any(|n| n.contains("body larger than")), "{:?}", report.error_notes);
+    assert!(wall < HANG);
+}
+
+#[test]
+fn endless_body_within_the_limit_times_out() {
+    let fx = Fixture::start(|mut conn: Conn| {
+        if conn.read_request().is_none() {
+            return;
+        }
+        conn.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+        let started = std::time::Instant::now();
+        // Slow drip: never finishes, never exceeds the limit.
+        while started.elapsed() < HANG && conn.send(b"1\r\nz\r\n") {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let (report, wall) = run(short_run(&fx));
+    only_errors_of(&report, "timeout");
+    assert!(wall < HANG);
+}
+
+#[test]
+fn close_mid_body_is_a_read_error() {
+    let fx = Fixture::start(|mut conn: Conn| {
+        if conn.read_request().is_some() {
+            conn.send(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b");
+        }
+    });
+    let (report, _) = run(short_run(&fx));
+    only_errors_of(&report, "read");
+    assert!(report.error_notes.iter().any(|n| n.contains("before the response ended")), "{:?}", report.error_notes);
+}
+
+#[test]
+fn error_statuses_are_counted_not_successes() {
+    let fx = Fixture::start(support::respond_always(b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n"));
+    let (report, _) = run(RunConfig { max_requests: Some(25), connections: 1, ..config(fx.url("/")) });
+    assert_eq!(report.requests, 0);
+    assert_eq!(report.responses, 25);
+    assert_eq!(report.errors["status"], 25);
+    assert_eq!(report.status.get("503"), Some(&25));
+}
+
+#[test]
+fn refused_connections_are_connect_errors() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let (report, wall) = run(RunConfig {
+        duration_s: Some(0.5),
+        connections: 2,
+        ..config(format!("http://127.0.0.1:{port}/"))
+    });
+    only_errors_of(&report, "connect");
+    assert_eq!(report.connections_opened, 0);
+    assert!(wall < HANG);
+}
+
+#[test]
+fn unusable_source_address_is_explained() {
+    // Binding to an address this host does not have fails locally with
+    // EADDRNOTAVAIL, like a used-up port range; nothing is sent.
+    let fx = Fixture::start(support::respond_always(support::OK_2));
+    let (report, _) = run(RunConfig {
+        duration_s: Some(0.3),
+        connections: 1,
+        source_addrs: vec!["198.51.100.7".into()],
+        ..config(fx.url("/"))
+    });
+    only_errors_of(&report, "connect");
+    assert!(report.error_notes.iter().any(|n| n.contains("EADDRNOTAVAIL") && n.contains("--source-addrs")));
+}
+
+#[test]
+fn cancel_stops_a_long_run_promptly() {
+    let fx = Fixture::start(|mut conn: Conn| {
+        conn.read_request();
+        conn.stall();
+    });
+    let mut handle = crest_engine::start(&RunConfig { duration_s: Some(600.0), connections: 4, ..config(fx.url("/")) }).unwrap();
+    assert!(handle.wait(Duration::from_millis(200)).unwrap().is_none());
+    handle.cancel();
+    let report = handle.wait(HANG).unwrap().expect("finished after cancel");
+    assert!(report.cancelled);
+    assert!(report.duration_s < 60.0);
+}

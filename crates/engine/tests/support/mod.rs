@@ -1,0 +1,156 @@
+//! A raw TCP fixture for engine tests: a loopback listener on an ephemeral
+//! port that hands each accepted connection to a scripted handler on its own
+//! thread. Handlers see exact bytes, so tests can assert what crest sends and
+//! play any (mis)behaviour back. Everything stops when the fixture drops.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crest_engine::{RunConfig, RunReport};
+
+/// Handler context: which connection this is, and the fixture's stop flag.
+pub struct Conn {
+    pub stream: TcpStream,
+    pub index: usize,
+    pub stop: Arc<AtomicBool>,
+    pub log: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+impl Conn {
+    /// Reads one request head (through the blank line) plus `Content-Length`
+    /// body; None when the client closed or the fixture stops.
+    pub fn read_request(&mut self) -> Option<Vec<u8>> {
+        let mut buf = Vec::new();
+        let mut byte = [0u8; 1];
+        self.stream.set_read_timeout(Some(Duration::from_millis(50))).ok()?;
+        while !buf.ends_with(b"\r\n\r\n") {
+            match self.stream.read(&mut byte) {
+                Ok(0) => return None,
+                Ok(_) => buf.push(byte[0]),
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                    if self.stop.load(Ordering::Relaxed) {
+                        return None;
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+        let head = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+        if let Some(len) = head.lines().find_map(|l| l.strip_prefix("content-length:")) {
+            let mut body = vec![0u8; len.trim().parse().ok()?];
+            self.stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+            self.stream.read_exact(&mut body).ok()?;
+            buf.extend_from_slice(&body);
+        }
+        self.log.lock().unwrap().push(buf.clone());
+        Some(buf)
+    }
+
+    /// Writes all of `bytes`; false when the client has gone.
+    pub fn send(&mut self, bytes: &[u8]) -> bool {
+        self.stream.write_all(bytes).is_ok()
+    }
+
+    /// Holds the connection open, sending nothing, until the client closes
+    /// or the fixture stops.
+    pub fn stall(&mut self) {
+        let mut sink = [0u8; 4096];
+        let _ = self.stream.set_read_timeout(Some(Duration::from_millis(50)));
+        while !self.stop.load(Ordering::Relaxed) {
+            match self.stream.read(&mut sink) {
+                Ok(0) => return,
+                Ok(_) => {}
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+/// A scripted loopback server.
+pub struct Fixture {
+    pub addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    pub accepted: Arc<AtomicUsize>,
+    pub log: Arc<Mutex<Vec<Vec<u8>>>>,
+    pub peers: Arc<Mutex<Vec<SocketAddr>>>,
+    thread: Option<thread::JoinHandle<()>>,
+}
+
+impl Fixture {
+    /// Starts listening; `handler` runs once per accepted connection.
+    pub fn start(handler: impl Fn(Conn) + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let peers = Arc::new(Mutex::new(Vec::new()));
+        let handler = Arc::new(handler);
+        let (s, a, l, p) = (stop.clone(), accepted.clone(), log.clone(), peers.clone());
+        let thread = thread::spawn(move || {
+            let mut workers = Vec::new();
+            while !s.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, peer)) => {
+                        stream.set_nonblocking(false).unwrap();
+                        p.lock().unwrap().push(peer);
+                        let index = a.fetch_add(1, Ordering::Relaxed);
+                        let conn = Conn { stream, index, stop: s.clone(), log: l.clone() };
+                        let h = handler.clone();
+                        workers.push(thread::spawn(move || h(conn)));
+                    }
+                    Err(_) => thread::sleep(Duration::from_millis(2)),
+                }
+            }
+            for w in workers {
+                let _ = w.join();
+            }
+        });
+        Self { addr, stop, accepted, log, peers, thread: Some(thread) }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A handler that answers every request on a connection with `response`.
+pub fn respond_always(response: &'static [u8]) -> impl Fn(Conn) + Send + Sync + 'static {
+    move |mut conn: Conn| {
+        while conn.read_request().is_some() {
+            if !conn.send(response) {
+                return;
+            }
+        }
+    }
+}
+
+pub const OK_2: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/// Runs `config` to the end, returning the report and the wall time taken.
+pub fn run(config: RunConfig) -> (RunReport, Duration) {
+    let started = Instant::now();
+    let report = crest_engine::start(&config).expect("valid config").join().expect("run completes");
+    (report, started.elapsed())
+}
+
+/// A config for `url` with everything else at its default.
+pub fn config(url: String) -> RunConfig {
+    RunConfig { url, ..RunConfig::default() }
+}
