@@ -59,6 +59,8 @@ pub struct RunReport {
     pub connect_us: LatencySummary,
     /// TLS handshakes completed.
     pub tls_handshakes: u64,
+    /// Of those, resumed sessions.
+    pub tls_resumed: u64,
     /// TLS handshake time.
     pub tls_handshake_us: LatencySummary,
     /// Per-second counts.
@@ -105,6 +107,7 @@ impl RunReport {
             connections_opened: stats.connections_opened,
             connect_us: summarize(&stats.connect_us),
             tls_handshakes: stats.tls_handshakes,
+            tls_resumed: stats.tls_resumed,
             tls_handshake_us: summarize(&stats.tls_handshake_us),
             timeline: stats
                 .timeline

@@ -233,7 +233,7 @@ impl Slot {
         let transport = self.transport.as_mut().expect("invariant: handshaking has a transport");
         match transport.handshake() {
             Ok(()) => {
-                ctx.stats.record_tls_handshake(now - self.phase_started);
+                ctx.stats.record_tls_handshake(now - self.phase_started, transport.resumed());
                 self.start_writing(now, &ctx.plan);
                 GO
             }

@@ -58,6 +58,11 @@ impl Transport {
         flush_tls(sock, tls).map(|_| ())
     }
 
+    /// Whether the completed TLS handshake resumed an earlier session.
+    pub fn resumed(&self) -> bool {
+        matches!(self, Self::Tls(_, tls) if tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed))
+    }
+
     /// Writes as much of `buf` as the socket takes now. TLS accepts all of
     /// it into its record buffer and flushes what the socket takes.
     pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

@@ -38,6 +38,8 @@ pub struct Stats {
     pub connections_opened: u64,
     /// TLS handshakes completed.
     pub tls_handshakes: u64,
+    /// Of those, handshakes that resumed a session.
+    pub tls_resumed: u64,
     /// Failed requests by `ErrorKind::index()`.
     pub errors: [u64; ErrorKind::COUNT],
     /// Connects refused locally for want of a port (EADDRNOTAVAIL).
@@ -62,6 +64,7 @@ impl Stats {
             body_bytes: 0,
             connections_opened: 0,
             tls_handshakes: 0,
+            tls_resumed: 0,
             errors: [0; ErrorKind::COUNT],
             addr_not_available: 0,
             first_error: Default::default(),
@@ -106,8 +109,9 @@ impl Stats {
     }
 
     /// A TLS handshake completed after `elapsed`.
-    pub fn record_tls_handshake(&mut self, elapsed: Duration) {
+    pub fn record_tls_handshake(&mut self, elapsed: Duration, resumed: bool) {
         self.tls_handshakes += 1;
+        self.tls_resumed += u64::from(resumed);
         self.tls_handshake_us.saturating_record(micros(elapsed));
     }
 
@@ -133,6 +137,7 @@ impl Stats {
         self.body_bytes += other.body_bytes;
         self.connections_opened += other.connections_opened;
         self.tls_handshakes += other.tls_handshakes;
+        self.tls_resumed += other.tls_resumed;
         self.addr_not_available += other.addr_not_available;
         for i in 0..ErrorKind::COUNT {
             self.errors[i] += other.errors[i];
