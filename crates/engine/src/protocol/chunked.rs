@@ -10,6 +10,8 @@ const MAX_TRAILER: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Size,
+    /// Whitespace after the size digits: only more of it, `;` or the line end may follow.
+    SizeWs,
     SizeExt,
     SizeLf,
     Data,
@@ -88,6 +90,16 @@ impl ChunkedDecoder {
     fn step(&mut self, b: u8) -> Result<(), ChunkError> {
         match self.state {
             State::Size => self.size_byte(b)?,
+            State::SizeWs => match b {
+                b' ' | b'\t' => self.bump_line()?,
+                b';' => {
+                    self.state = State::SizeExt;
+                    self.bump_line()?;
+                }
+                b'\r' => self.state = State::SizeLf,
+                b'\n' => self.end_size_line(),
+                _ => return Err(ChunkError::BadSize),
+            },
             State::SizeExt => match b {
                 b'\r' => self.state = State::SizeLf,
                 b'\n' => self.end_size_line(),
@@ -148,8 +160,12 @@ impl ChunkedDecoder {
             b'0'..=b'9' => b - b'0',
             b'a'..=b'f' => b - b'a' + 10,
             b'A'..=b'F' => b - b'A' + 10,
-            b';' | b' ' | b'\t' if self.line_len > 0 => {
+            b';' if self.line_len > 0 => {
                 self.state = State::SizeExt;
+                return self.bump_line();
+            }
+            b' ' | b'\t' if self.line_len > 0 => {
+                self.state = State::SizeWs;
                 return self.bump_line();
             }
             b'\r' if self.line_len > 0 => {

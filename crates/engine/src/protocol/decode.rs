@@ -217,7 +217,11 @@ struct Head {
 fn parse_head(buf: &[u8], head_request: bool, max_body: u64) -> Result<Option<Head>, DecodeError> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
-    let head_bytes = match response.parse(buf) {
+    // A user agent must accept obs-fold in responses (RFC 9112 §5.2).
+    let parsed = httparse::ParserConfig::default()
+        .allow_obsolete_multiline_headers_in_responses(true)
+        .parse_response(&mut response, buf);
+    let head_bytes = match parsed {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => return Err(DecodeError::Head("too many header fields")),
@@ -227,6 +231,7 @@ fn parse_head(buf: &[u8], head_request: bool, max_body: u64) -> Result<Option<He
     let http11 = response.version == Some(1);
     let mut keep_alive = http11;
     let mut chunked = false;
+    let mut transfer_encoded = false;
     let mut length: Option<u64> = None;
     for h in response.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
@@ -237,6 +242,7 @@ fn parse_head(buf: &[u8], head_request: bool, max_body: u64) -> Result<Option<He
             length = Some(n);
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
             // Only the final coding frames the message (RFC 9112 §6.3).
+            transfer_encoded = true;
             chunked = last_token_is(h.value, b"chunked");
         } else if h.name.eq_ignore_ascii_case("connection") {
             if has_token(h.value, b"close") {
@@ -250,7 +256,14 @@ fn parse_head(buf: &[u8], head_request: bool, max_body: u64) -> Result<Option<He
     let body = if no_body {
         Body::Length(0)
     } else if chunked {
+        // Transfer-Encoding in HTTP/1.0 is faulty framing: close afterwards (RFC 9112 §6.1).
+        keep_alive &= http11;
         Body::Chunked(ChunkedDecoder::default())
+    } else if transfer_encoded {
+        // Transfer-Encoding overrides Content-Length; a final coding other
+        // than chunked is delimited by close (RFC 9112 §6.3 items 3–4).
+        keep_alive = false;
+        Body::UntilClose
     } else if let Some(n) = length {
         if n > max_body {
             return Err(DecodeError::BodyTooLarge(max_body));
@@ -276,7 +289,8 @@ fn has_token(value: &[u8], token: &[u8]) -> bool {
 }
 
 fn last_token_is(value: &[u8], token: &[u8]) -> bool {
-    value.rsplit(|&b| b == b',').next().is_some_and(|t| t.trim_ascii().eq_ignore_ascii_case(token))
+    // Empty list elements do not count (RFC 9110 §5.6.1).
+    value.rsplit(|&b| b == b',').map(<[u8]>::trim_ascii).find(|t| !t.is_empty()).is_some_and(|t| t.eq_ignore_ascii_case(token))
 }
 
 fn parse_error_name(e: httparse::Error) -> &'static str {
