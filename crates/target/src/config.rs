@@ -1,0 +1,122 @@
+//! Server configuration as given by callers (the Python CLI via the binding,
+//! tests) and its validation into the values the server actually runs with.
+//!
+//! Owns defaults and up-front checks that can be reported as a one-line
+//! `ServeError`; it must not open sockets or spawn anything.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::ServeError;
+
+/// Largest worker-thread count accepted; more than this is almost certainly a typo.
+const MAX_THREADS: usize = 1024;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// Directory served as `/`. Required in practice.
+    pub docroot: PathBuf,
+    /// Address to listen on (default 127.0.0.1).
+    pub host: IpAddr,
+    /// Port of the main listener; 0 picks a free port.
+    pub port: u16,
+    /// The main listener speaks TLS (https).
+    pub tls: bool,
+    /// If set, additionally serve TLS on this port (0 = a free port).
+    pub tls_port: Option<u16>,
+    /// Worker threads; 0 = the CPUs this process may run on.
+    pub threads: usize,
+    /// Directory of CGI programs; default `docroot/cgi-bin`.
+    pub cgi_dir: Option<PathBuf>,
+    /// Files up to this size are cached in memory; larger ones are mmap'd.
+    pub memory_cache_max_file_bytes: u64,
+    /// If set and TLS is on, the generated `cert.pem` and `key.pem` (mode
+    /// 0600) are written there, e.g. for clients that pin the certificate.
+    pub tls_dir: Option<PathBuf>,
+    /// If set, one Common Log Format line per request is appended there.
+    pub access_log: Option<PathBuf>,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            docroot: PathBuf::new(),
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            tls: false,
+            tls_port: None,
+            threads: 0,
+            cgi_dir: None,
+            memory_cache_max_file_bytes: 256 * 1024,
+            tls_dir: None,
+            access_log: None,
+        }
+    }
+}
+
+/// Validated, absolute settings derived from a `ServeConfig`.
+#[derive(Debug, Clone)]
+pub(crate) struct Resolved {
+    pub docroot: PathBuf,
+    pub cgi_dir: PathBuf,
+    pub threads: usize,
+}
+
+impl ServeConfig {
+    pub(crate) fn resolve(&self) -> Result<Resolved, ServeError> {
+        if self.docroot.as_os_str().is_empty() {
+            return Err(ServeError::NoDocroot);
+        }
+        let docroot = existing_dir(&self.docroot).map_err(|kind| match kind {
+            DirProblem::Missing => ServeError::DocrootMissing(self.docroot.clone()),
+            DirProblem::NotDir => ServeError::DocrootNotDir(self.docroot.clone()),
+        })?;
+        // An explicit CGI directory must exist; the default one is optional
+        // (without it every /cgi-bin/ request is simply a 404).
+        let cgi_dir = match &self.cgi_dir {
+            Some(dir) => existing_dir(dir).map_err(|_| ServeError::CgiDir(dir.clone()))?,
+            None => docroot.join("cgi-bin"),
+        };
+        if self.threads > MAX_THREADS {
+            return Err(ServeError::Config(format!(
+                "threads = {} is too many: pass at most {MAX_THREADS}, or 0 for one per CPU",
+                self.threads
+            )));
+        }
+        if let Some(tls_port) = self.tls_port {
+            if tls_port != 0 && tls_port == self.port {
+                return Err(ServeError::Config(format!(
+                    "tls port {tls_port} equals the plain port: pass a different --tls-port"
+                )));
+            }
+        }
+        let threads = match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        Ok(Resolved {
+            docroot,
+            cgi_dir,
+            threads,
+        })
+    }
+}
+
+enum DirProblem {
+    Missing,
+    NotDir,
+}
+
+/// Canonical form of an existing directory. Canonicalising once here means
+/// request paths can be joined onto it without re-resolving the root.
+fn existing_dir(dir: &Path) -> Result<PathBuf, DirProblem> {
+    let canonical = dir.canonicalize().map_err(|_| DirProblem::Missing)?;
+    if canonical.is_dir() {
+        Ok(canonical)
+    } else {
+        Err(DirProblem::NotDir)
+    }
+}
