@@ -1,0 +1,52 @@
+# crest: make demo | make test | make bench | make clean
+# Works from a clean clone with python3 (>= 3.10) and cargo; stamps under .stamps/
+# make a second run with nothing changed skip the venv and the Rust build.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMPS := .stamps
+
+# Everything the extension build reads. maturin's own output (python/crest/_engine*.so)
+# does not match these patterns, so building never makes the build stale.
+BUILD_INPUTS := $(shell find crates python -type f \( -name '*.rs' -o -name '*.toml' -o -name '*.py' \
+                  -o -name '*.pyi' -o -name '*.json' \) -not -path '*/target/*' 2>/dev/null) \
+                Cargo.toml $(wildcard Cargo.lock) pyproject.toml
+
+.PHONY: build demo test bench clean
+
+build: $(STAMPS)/build
+
+# The virtualenv with maturin; remade when pyproject.toml changes (the package's own
+# dependencies are installed by `maturin develop` below, from the same pyproject.toml).
+$(STAMPS)/venv: pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "crest needs python3 >= 3.10")'
+	@mkdir -p $(STAMPS)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check 'maturin>=1.9,<2'
+	@touch $@
+
+# Release build, so `cargo test --release` below reuses the same compiled dependencies.
+$(STAMPS)/build: $(STAMPS)/venv $(BUILD_INPUTS)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras dev
+	@touch $@
+
+demo: build
+	$(PY) scripts/demo.py
+
+# pytest's exit code 5 means it collected no tests: that is a failure here, not a pass.
+test: build
+	cargo test --release --workspace --exclude crest-py
+	@rc=0; $(PY) -m pytest || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "no tests ran"; exit 1; fi; exit $$rc
+
+bench: build
+	$(PY) scripts/bench.py
+
+clean:
+	rm -rf $(VENV) $(STAMPS) target .pytest_cache
+	rm -f python/crest/_engine*.so
+	find python tests scripts -name __pycache__ -type d -prune -exec rm -rf {} +

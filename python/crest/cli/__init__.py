@@ -1,0 +1,1 @@
+"""The crest command line; the only layer that prints or sets exit codes."""

@@ -1,0 +1,109 @@
+"""`crest bench URL`: parse options into a RunSpec, run it through a LoadClient, print the result.
+
+All validation happens before any traffic; request errors are data (exit 0),
+Ctrl-C prints the partial result and exits 130.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+
+from crest.cli.progress import LiveProgress
+from crest.cli.render import render_header, render_report
+from crest.loadclient import LoadClient
+from crest.runspec import RunSpec, parse_header, parse_source_addrs
+from crest.units import parse_count, parse_duration, parse_rate
+
+DEFAULT_DURATION = "10s"
+
+
+def bench_command(
+    url: Annotated[str, typer.Argument(metavar="URL", help="Target URL: http://host[:port]/path or https://...", show_default=False)],
+    connections: Annotated[str, typer.Option("-c", "--connections", metavar="N", help="Connections kept open (10k style suffixes ok).")] = "10",
+    threads: Annotated[Optional[str], typer.Option("-t", "--threads", metavar="N", help="Engine threads [default: one per CPU, at most -c].", show_default=False)] = None,
+    duration: Annotated[Optional[str], typer.Option("-d", "--duration", metavar="DURATION", help="Test length, e.g. 10s, 500ms, 1m [default: 10s unless -n].", show_default=False)] = None,
+    requests: Annotated[Optional[str], typer.Option("-n", "--requests", metavar="N", help="Stop after this many requests, e.g. 1000 or 10k.", show_default=False)] = None,
+    rate: Annotated[Optional[str], typer.Option("--rate", metavar="REQ_PER_S", help="Open loop: total requests/s, latency from intended send time.", show_default=False)] = None,
+    http: Annotated[str, typer.Option("--http", metavar="1.0|1.1", help="HTTP version: 1.0 or 1.1.")] = "1.1",
+    keepalive: Annotated[Optional[bool], typer.Option("--keepalive/--no-keepalive", help="Reuse connections [default: on for 1.1, off for 1.0].", show_default=False)] = None,
+    header: Annotated[Optional[list[str]], typer.Option("-H", "--header", metavar="'NAME: VALUE'", help="Extra header 'Name: value' (repeatable).", show_default=False)] = None,
+    method: Annotated[Optional[str], typer.Option("-m", "--method", metavar="METHOD", help="Request method [default: GET, or POST with --body].", show_default=False)] = None,
+    body: Annotated[Optional[str], typer.Option("--body", metavar="TEXT", help="Request body (text).", show_default=False)] = None,
+    timeout: Annotated[str, typer.Option("--timeout", metavar="DURATION", help="Per-request timeout including connect.")] = "10s",
+    think_time: Annotated[str, typer.Option("--think-time", metavar="DURATION", help="Closed loop: pause between a response and the next request.")] = "0s",
+    pipeline: Annotated[str, typer.Option("--pipeline", metavar="N", help="Requests in flight per connection (HTTP/1.1 keep-alive only).")] = "1",
+    recv_buffer: Annotated[Optional[str], typer.Option("--recv-buffer", metavar="BYTES", help="Socket receive buffer in bytes, e.g. 4096.", show_default=False)] = None,
+    insecure: Annotated[bool, typer.Option("--insecure", help="Do not verify the TLS certificate (self-signed targets).")] = False,
+    tls_resumption: Annotated[bool, typer.Option("--tls-resumption/--no-tls-resumption", help="Resume TLS sessions on new connections.")] = True,
+    source_addrs: Annotated[Optional[str], typer.Option("--source-addrs", metavar="ADDRS", help="Bind outgoing connections round-robin, e.g. 127.0.0.2-127.0.0.20 or a comma list.", show_default=False)] = None,
+    allow_non_loopback_sources: Annotated[bool, typer.Option("--allow-non-loopback-sources", help="Allow --source-addrs outside 127.0.0.0/8 and ::1.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON report object to stdout and nothing else.")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No live progress line and no warnings.")] = False,
+) -> int:
+    """Load-test a URL, like wrk or ab.
+
+    Prints latency percentiles, requests/s, throughput, connections, status codes
+    and errors; --json prints the same as one JSON object.
+    """
+    conns = parse_count(connections, what="--connections")
+    spec = RunSpec(
+        url=url,
+        method=method if method is not None else ("POST" if body is not None else "GET"),
+        headers=tuple(parse_header(h) for h in header or ()),
+        body=body,
+        http_version=http,
+        keepalive=keepalive if keepalive is not None else http != "1.0",
+        pipeline=parse_count(pipeline, what="--pipeline"),
+        connections=conns,
+        threads=parse_count(threads, what="--threads") if threads else _default_threads(conns),
+        duration_s=_duration(duration, requests),
+        max_requests=parse_count(requests, what="--requests") if requests else None,
+        rate_rps=parse_rate(rate, what="--rate") if rate is not None else None,
+        think_time_s=parse_duration(think_time, what="--think-time", allow_zero=True),
+        timeout_s=parse_duration(timeout, what="--timeout"),
+        insecure=insecure,
+        tls_resumption=tls_resumption,
+        source_addrs=(
+            parse_source_addrs(source_addrs, allow_non_loopback=allow_non_loopback_sources)
+            if source_addrs is not None
+            else ()
+        ),
+        recv_buffer_bytes=parse_count(recv_buffer, what="--recv-buffer") if recv_buffer else None,
+    )
+    client = LoadClient(spec)  # validates every setting: ConfigError before any traffic
+    if body is not None and spec.method in ("GET", "HEAD") and method is not None and not (quiet or json_output):
+        print(f"crest: warning: sending a body with {spec.method}; many servers ignore it", file=sys.stderr)
+    client.preflight()
+    if not json_output:
+        print(render_header(spec), flush=True)
+    show_progress = not (json_output or quiet) and sys.stderr.isatty()
+    with LiveProgress(spec, enabled=show_progress) as progress:
+        result = client.run(on_progress=progress.update)
+    if json_output:
+        document: dict[str, Any] = {**result.report, "url": spec.url, "config": result.config}
+        print(json.dumps(document), flush=True)
+    else:
+        print(render_report(result.report, spec), flush=True)
+    return 130 if result.interrupted else 0
+
+
+def _duration(duration: str | None, requests: str | None) -> float | None:
+    if duration is not None:
+        return parse_duration(duration, what="--duration")
+    if requests is not None:
+        return None  # -n alone: run until that many requests are done
+    return parse_duration(DEFAULT_DURATION)
+
+
+def _default_threads(connections: int) -> int:
+    """One engine thread per CPU this process may run on, never more than connections."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, connections))

@@ -1,0 +1,99 @@
+"""The `crest` command: assembles the subcommands and turns every failure into one line and an exit code.
+
+This is where exit codes are decided: 0 done, 1 runtime failure, 2 bad input
+or unreachable target (nothing was sent), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from crest import __version__
+from crest.errors import ConfigError, EngineError, TargetError
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+# typer now vendors click; find click's base exception through a public class so
+# this works with the vendored copy and with plain click alike.
+_ClickException: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+
+app = typer.Typer(
+    name="crest",
+    help="crest: a web-server capacity lab. Load-test a URL (bench) or serve a docroot (serve).",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    # Plain click help: readable in any terminal or log, and no Rich boxes anywhere.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def version_command() -> int:
+    """Print the versions of crest and of its compiled engine."""
+    from crest.loadclient import engine_version
+
+    print(f"crest {__version__} (engine {engine_version()})")
+    return EXIT_OK
+
+
+def _register() -> None:
+    # Imported here, not at the top, so that a missing engine is reported in one line.
+    from crest.cli.bench import bench_command
+    from crest.cli.serve import serve_command
+
+    if not app.registered_commands:
+        app.command("bench", no_args_is_help=True)(bench_command)
+        app.command("serve")(serve_command)
+        app.command("version")(version_command)
+
+
+def error(message: str) -> None:
+    """Print one `crest: error:` line to stderr (newlines folded so it stays one line)."""
+    print(f"crest: error: {' '.join(message.split())}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the crest CLI and return its exit code (the console script's entry point)."""
+    try:
+        _register()
+    except ImportError as exc:
+        if "_engine" not in str(exc):
+            raise
+        error("the compiled engine crest._engine is missing: build it with `make` (maturin develop)")
+        return EXIT_FAILURE
+    command = typer.main.get_command(app)
+    try:
+        rv = command.main(args=argv, prog_name="crest", standalone_mode=False)
+    except _ClickException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            # `crest` or `crest bench` alone: the help is the answer, not an error line.
+            print(exc.format_message())  # type: ignore[attr-defined]
+        else:
+            error(exc.format_message())  # type: ignore[attr-defined]
+        return EXIT_USAGE
+    except (ConfigError, TargetError) as exc:
+        error(str(exc))
+        return EXIT_USAGE
+    except EngineError as exc:
+        error(str(exc))
+        return EXIT_FAILURE
+    except (typer.Abort, KeyboardInterrupt):
+        rv = EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # stdout went away (e.g. `crest serve ... | head -1`): point it at /dev/null so
+        # the interpreter's final flush does not fail a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILURE
+    code = rv if isinstance(rv, int) else EXIT_OK
+    if code == EXIT_INTERRUPTED:
+        print("crest: interrupted", file=sys.stderr, flush=True)
+    return code

@@ -1,0 +1,59 @@
+"""The live progress line of `crest bench`, drawn with rich on stderr; never touches stdout."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from crest.runspec import RunSpec
+from crest.units import format_count, format_seconds
+
+
+class LiveProgress:
+    """Shows elapsed/total, the current request rate and the error count; a no-op when disabled."""
+
+    def __init__(self, spec: RunSpec, *, enabled: bool) -> None:
+        self._spec = spec
+        self._live: Live | None = None
+        if enabled:
+            # transient: the line disappears when the run ends, leaving only the report.
+            self._live = Live(Text(""), console=Console(stderr=True), refresh_per_second=4, transient=True)
+        self._last: tuple[float, int] = (0.0, 0)
+
+    def __enter__(self) -> LiveProgress:
+        if self._live is not None:
+            self._live.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._live is not None:
+            self._live.stop()
+
+    def update(self, live: dict[str, Any]) -> None:
+        """Take one sample of the engine's cumulative counters."""
+        if self._live is None:
+            return
+        elapsed_s = float(live.get("elapsed_s", 0.0))
+        requests = int(live.get("requests", 0))
+        last_s, last_requests = self._last
+        # The rate over the last poll interval, not the whole run: it shows warm-up and stalls.
+        rate = (requests - last_requests) / (elapsed_s - last_s) if elapsed_s > last_s else 0.0
+        self._last = (elapsed_s, requests)
+        self._live.update(Text(self._describe(elapsed_s, requests, rate, int(live.get("errors", 0)))))
+
+    def _describe(self, elapsed_s: float, requests: int, rate: float, errors: int) -> str:
+        spec = self._spec
+        if spec.duration_s is not None:
+            done = f"{elapsed_s:5.1f}s / {format_seconds(spec.duration_s)}"
+        else:
+            done = f"{format_count(requests)} / {format_count(spec.max_requests or 0)} requests"
+        return f"  {done}   {rate:,.0f} req/s   {format_count(requests)} done   errors {format_count(errors)}"

@@ -1,0 +1,124 @@
+"""Human text for `crest bench` (wrk-like header and summary); pure functions from spec/report to str."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crest.runspec import RunSpec
+from crest.units import format_bytes, format_count, format_latency_us, format_seconds
+
+_LABEL_WIDTH = 12
+_PERCENTILES = (("mean", "mean"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99.9", "p999"), ("max", "max"))
+_ERROR_KINDS = ("connect", "tls", "timeout", "read", "write", "status", "parse")
+
+
+def render_header(spec: RunSpec) -> str:
+    """The lines printed before the run starts: what, where, and how the load is made."""
+    if spec.duration_s is not None and spec.max_requests is not None:
+        what = f"{format_seconds(spec.duration_s)} test (at most {format_count(spec.max_requests)} requests)"
+    elif spec.duration_s is not None:
+        what = f"{format_seconds(spec.duration_s)} test"
+    else:
+        what = f"{format_count(spec.max_requests or 0)} requests"
+    threads = f"{spec.threads} thread{'s' if spec.threads != 1 else ''}"
+    connections = f"{spec.connections} connection{'s' if spec.connections != 1 else ''}"
+    return (
+        f"Running {what} @ {spec.url}\n"
+        f"  {threads} and {connections} · {describe_protocol(spec)} · {describe_load_model(spec)}"
+    )
+
+
+def describe_protocol(spec: RunSpec) -> str:
+    """E.g. "HTTP/1.1 keep-alive", "HTTP/1.0 new connection per request"."""
+    reuse = "keep-alive" if spec.keepalive else "new connection per request"
+    text = f"HTTP/{spec.http_version} {reuse}"
+    if spec.pipeline > 1:
+        text += f", pipeline depth {spec.pipeline}"
+    return text
+
+
+def describe_load_model(spec: RunSpec) -> str:
+    """Closed loop (with think time) or open loop at a rate."""
+    if spec.rate_rps is not None:
+        return f"open loop at {spec.rate_rps:,.6g} req/s (latency from intended send time)"
+    if spec.think_time_s > 0:
+        return f"closed loop, think time {format_seconds(spec.think_time_s)}"
+    return "closed loop"
+
+
+def render_report(report: dict[str, Any], spec: RunSpec) -> str:
+    """The summary printed after the run, one labelled line per metric."""
+    duration_s = float(report.get("duration_s", 0.0))
+    lines = [
+        _line("Latency", _latency(report.get("latency_us", {}), int(report.get("requests", 0)))),
+        _line(
+            "Requests",
+            f"{format_count(int(report.get('requests', 0)))} in {duration_s:.2f}s"
+            f"  →  {float(report.get('rps', 0.0)):,.1f} req/s",
+        ),
+        _line("Transfer", _transfer(report)),
+        _line("Connections", _connections(report, duration_s)),
+    ]
+    if int(report.get("tls_handshakes", 0)) > 0:
+        lines.append(_line("TLS", _tls(report)))
+    lines.append(_line("Status", _status(report.get("status", {}))))
+    lines.append(_line("Errors", _errors(report.get("errors", {}))))
+    lines.extend(f"  note: {note}" for note in report.get("error_notes", []))
+    cpu_s = report.get("client_cpu_s")
+    if cpu_s is not None and duration_s > 0:
+        threads = int(report.get("threads", spec.threads)) or 1
+        share = 100.0 * float(cpu_s) / (duration_s * threads)
+        lines.append(_line("Client CPU", f"{float(cpu_s):.2f}s ({share:.0f}% of {threads} thread{'s' if threads != 1 else ''})"))
+    if report.get("cancelled"):
+        lines.append(f"  Interrupted after {duration_s:.2f}s: partial result")
+    return "\n".join(lines)
+
+
+def _line(label: str, text: str) -> str:
+    return f"  {label:<{_LABEL_WIDTH}}{text}"
+
+
+def _latency(latency_us: dict[str, Any], requests: int) -> str:
+    if requests == 0:
+        return "no successful responses"  # latency is only recorded for those
+    return "   ".join(f"{name} {format_latency_us(float(latency_us.get(key, 0)))}" for name, key in _PERCENTILES)
+
+
+def _transfer(report: dict[str, Any]) -> str:
+    bytes_per_s = float(report.get("throughput_Bps", 0.0))
+    return (
+        f"{format_bytes(float(report.get('bytes', 0)))} read  →  {format_bytes(bytes_per_s)}/s"
+        f" ({bytes_per_s * 8 / 1e6:,.1f} Mbit/s)"
+    )
+
+
+def _connections(report: dict[str, Any], duration_s: float) -> str:
+    opened = int(report.get("connections_opened", 0))
+    text = f"{format_count(opened)} opened"
+    if duration_s > 0:
+        text += f" ({opened / duration_s:,.1f}/s"
+        if opened:
+            text += f", connect p50 {format_latency_us(float(report.get('connect_us', {}).get('p50', 0)))}"
+        text += ")"
+    return text
+
+
+def _tls(report: dict[str, Any]) -> str:
+    text = f"{format_count(int(report['tls_handshakes']))} handshakes"
+    if "tls_resumed" in report:
+        text += f" ({format_count(int(report['tls_resumed']))} resumed)"
+    p50 = format_latency_us(float(report.get("tls_handshake_us", {}).get("p50", 0)))
+    return f"{text}, p50 {p50}"
+
+
+def _status(status: dict[str, Any]) -> str:
+    if not status:
+        return "none"
+    return "   ".join(f"{code}: {format_count(int(n))}" for code, n in sorted(status.items()))
+
+
+def _errors(errors: dict[str, Any]) -> str:
+    counted = [(kind, int(errors.get(kind, 0))) for kind in _ERROR_KINDS]
+    counted += [(k, int(v)) for k, v in sorted(errors.items()) if k not in _ERROR_KINDS]
+    nonzero = [f"{kind} {format_count(n)}" for kind, n in counted if n]
+    return ", ".join(nonzero) if nonzero else "none"

@@ -1,0 +1,62 @@
+"""`crest serve`: run the built-in target until SIGINT or SIGTERM; prints its URLs, first line = main URL."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Annotated, Optional
+
+import typer
+
+from crest.servers import BuiltinServer, ServeSpec
+
+# How often the main thread wakes to let Python run signal handlers.
+_WAKE_INTERVAL_S = 0.5
+
+
+def serve_command(
+    docroot: Annotated[Path, typer.Option("--docroot", metavar="DIR", help="Directory to serve.", show_default=False)],
+    host: Annotated[str, typer.Option("--host", metavar="ADDR", help="IP address to listen on; anything but loopback is reachable from outside.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", metavar="PORT", help="Port for plain HTTP; 0 picks a free one.")] = 0,
+    tls: Annotated[bool, typer.Option("--tls", help="The main listener speaks HTTPS (self-signed certificate).")] = False,
+    tls_port: Annotated[Optional[int], typer.Option("--tls-port", metavar="PORT", help="Also serve HTTPS on this port; 0 picks a free one.", show_default=False)] = None,
+    threads: Annotated[int, typer.Option("--threads", metavar="N", help="Server threads; 0 = one per CPU.")] = 0,
+    cgi_dir: Annotated[Optional[Path], typer.Option("--cgi-dir", metavar="DIR", help="CGI programs served under /cgi-bin/ [default: DOCROOT/cgi-bin].", show_default=False)] = None,
+    access_log: Annotated[Optional[Path], typer.Option("--access-log", metavar="FILE", help="Append one line per request to this file.", show_default=False)] = None,
+) -> int:
+    """Serve a docroot with the built-in target until Ctrl-C or SIGTERM."""
+    spec = ServeSpec(
+        docroot=docroot,
+        host=host,
+        port=port,
+        tls=tls,
+        tls_port=tls_port,
+        threads=threads,
+        cgi_dir=cgi_dir,
+        access_log=access_log,
+    )
+    server = BuiltinServer(spec)  # validates: ConfigError before anything is bound
+    if not spec.is_loopback:
+        print(f"crest: warning: listening on {host}, reachable beyond this machine", file=sys.stderr, flush=True)
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, _setter(stop)) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with server:
+            print("\n".join(server.urls), flush=True)
+            while not stop.wait(_WAKE_INTERVAL_S):
+                pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+def _setter(stop: threading.Event) -> Callable[[int, FrameType | None], None]:
+    def handle(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    return handle

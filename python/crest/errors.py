@@ -1,0 +1,21 @@
+"""The one exception hierarchy of crest; library code raises these, only the CLI prints them.
+
+Every message is one line that names the problem and the fix, because the CLI
+prints it verbatim after `crest: error:`.
+"""
+
+
+class CrestError(Exception):
+    """Base class of every error crest raises on purpose."""
+
+
+class ConfigError(CrestError):
+    """Bad input: detected before any traffic is sent (CLI exit code 2)."""
+
+
+class TargetError(CrestError):
+    """The target cannot be reached or started (CLI exit code 2)."""
+
+
+class EngineError(CrestError):
+    """The load engine failed or misbehaved at run time (CLI exit code 1)."""

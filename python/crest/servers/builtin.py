@@ -1,0 +1,139 @@
+"""The built-in target (crates/target via _engine.start_server) as a context manager.
+
+Owns validating a ServeSpec and the server's lifetime; never prints and never
+waits for signals (the CLI does that).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from crest import _engine
+from crest.errors import ConfigError, TargetError
+
+
+@dataclass(frozen=True)
+class ServeSpec:
+    """Settings of the built-in target; field names follow ServeConfig."""
+
+    docroot: Path
+    host: str = "127.0.0.1"
+    port: int = 0
+    tls: bool = False  # the main listener speaks TLS
+    tls_port: int | None = None  # an additional TLS listener (0 = a free port)
+    threads: int = 0
+    cgi_dir: Path | None = None  # None: the target's default, docroot/cgi-bin
+    access_log: Path | None = None
+
+    def validate(self) -> None:
+        """Check the settings before anything is bound.
+
+        Raises:
+            ConfigError: the first problem, as one line naming the fix.
+        """
+        if not self.docroot.is_dir():
+            raise ConfigError(f"docroot {str(self.docroot)!r} is not a directory: give an existing one")
+        if self.cgi_dir is not None and not self.cgi_dir.is_dir():
+            raise ConfigError(f"CGI directory {str(self.cgi_dir)!r} is not a directory: give an existing one")
+        if self.access_log is not None and not self.access_log.parent.is_dir():
+            raise ConfigError(
+                f"access log {str(self.access_log)!r}: its directory does not exist; create it first"
+            )
+        for name, port in (("port", self.port), ("TLS port", self.tls_port)):
+            if port is not None and not 0 <= port <= 65535:
+                raise ConfigError(f"{name} {port} is out of range: use 1-65535, or 0 for a free port")
+        if self.threads < 0:
+            raise ConfigError(f"threads ({self.threads}) must be >= 0 (0 = one per CPU)")
+        try:
+            ipaddress.ip_address(_host_ip(self.host))
+        except ValueError:
+            raise ConfigError(
+                f"host {self.host!r} is not an IP address: listen on one, e.g. 127.0.0.1, ::1 or 0.0.0.0"
+            ) from None
+
+    @property
+    def is_loopback(self) -> bool:
+        """Whether the server listens only on this machine."""
+        try:
+            return ipaddress.ip_address(_host_ip(self.host)).is_loopback
+        except ValueError:
+            return False
+
+    def to_config(self) -> dict[str, Any]:
+        """The ServeConfig dict the engine takes."""
+        return {
+            "docroot": str(self.docroot.resolve()),
+            "host": _host_ip(self.host),
+            "port": self.port,
+            "tls": self.tls,
+            "tls_port": self.tls_port,
+            "threads": self.threads,
+            "cgi_dir": str(self.cgi_dir.resolve()) if self.cgi_dir else None,
+            "access_log": str(self.access_log.resolve()) if self.access_log else None,
+        }
+
+
+def _host_ip(host: str) -> str:
+    """The IP literal to bind: "localhost" means 127.0.0.1, "[::1]" means ::1."""
+    return "127.0.0.1" if host == "localhost" else host.strip("[]")
+
+
+class BuiltinServer:
+    """The built-in target: `with BuiltinServer(spec) as server: server.url`."""
+
+    def __init__(self, spec: ServeSpec) -> None:
+        spec.validate()
+        self.spec = spec
+        self._server: _engine.Server | None = None
+
+    def start(self) -> list[str]:
+        """Bind and start serving; return the URLs (the first is the main one).
+
+        Raises:
+            ConfigError: the engine rejected the settings.
+            TargetError: the server could not start (e.g. the port is taken).
+        """
+        if self._server is not None:
+            return self.urls
+        try:
+            self._server = _engine.start_server(json.dumps(self.spec.to_config()))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        except OSError as exc:
+            raise TargetError(f"cannot start the built-in target: {exc}") from None
+        return self.urls
+
+    @property
+    def urls(self) -> list[str]:
+        """The base URLs the server answers on, e.g. ["http://127.0.0.1:41234/"]."""
+        if self._server is None:
+            raise TargetError("the built-in target is not running: call start() first")
+        return list(self._server.urls)
+
+    @property
+    def url(self) -> str:
+        """The main base URL (https when the main listener speaks TLS)."""
+        return self.urls[0]
+
+    def stop(self) -> None:
+        """Stop serving; safe to call twice."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
+
+    def __enter__(self) -> BuiltinServer:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,130 @@
+"""`crest bench` end to end: the real CLI and engine against the real built-in target."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from support import run_cli, start_cli
+
+from crest.servers import BuiltinServer, ServeSpec
+
+pytestmark = pytest.mark.integration
+
+ERROR_KINDS = ("connect", "tls", "timeout", "read", "write", "status", "parse")
+
+
+def bench_json(*args: str) -> dict[str, Any]:
+    result = run_cli("bench", "--json", *args)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stdout.strip().splitlines()) == 1  # exactly one JSON object, nothing else
+    report: dict[str, Any] = json.loads(result.stdout)
+    schema = json.loads(files("crest").joinpath("schemas/bench.schema.json").read_text())
+    jsonschema.validate(report, schema, cls=jsonschema.Draft202012Validator)
+    return report
+
+
+def assert_no_errors(report: dict[str, Any]) -> None:
+    assert {kind: report["errors"][kind] for kind in ERROR_KINDS} == dict.fromkeys(ERROR_KINDS, 0)
+
+
+def test_json_report_matches_schema(builtin_target: str) -> None:
+    report = bench_json("-d", "1s", "-c", "4", builtin_target + "1k.html")
+    assert report["requests"] > 0
+    assert_no_errors(report)
+    assert report["status"] == {"200": report["requests"]}
+    assert report["url"] == builtin_target + "1k.html"
+    assert report["config"]["connections"] == 4
+    assert report["open_loop"] is False
+    assert report["cancelled"] is False
+    # Every response carries the 1024-byte body; headers come on top.
+    assert report["body_bytes"] == 1024 * report["responses"]
+    assert report["bytes"] > report["body_bytes"]
+
+
+def test_human_output(builtin_target: str) -> None:
+    result = run_cli("bench", "-d", "1s", "-c", "4", "-t", "2", builtin_target + "10k.html")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.startswith(f"Running 1s test @ {builtin_target}10k.html\n")
+    assert "2 threads and 4 connections · HTTP/1.1 keep-alive · closed loop" in out
+    for label in ("Latency", "Requests", "Transfer", "Connections", "Status", "Errors"):
+        assert f"  {label}" in out
+    assert "Errors      none" in out
+    assert result.stderr == ""  # no progress line when stderr is not a terminal
+
+
+def test_request_count_is_exact(builtin_target: str) -> None:
+    report = bench_json("-n", "100", "-c", "4", builtin_target + "1k.html")
+    assert report["requests"] == 100
+    assert_no_errors(report)
+
+
+def test_http10_without_keepalive_opens_a_connection_per_request(builtin_target: str) -> None:
+    report = bench_json("--no-keepalive", "--http", "1.0", "-n", "50", "-c", "2", builtin_target + "1k.html")
+    assert report["requests"] == 50
+    assert report["connections_opened"] >= 50
+    assert_no_errors(report)
+
+
+def test_open_loop_rate(builtin_target: str) -> None:
+    report = bench_json("--rate", "200", "-d", "1s", "-c", "4", builtin_target + "1k.html")
+    assert report["open_loop"] is True
+    assert report["rate_rps"] == 200
+    # Generous bounds only: the schedule sends ~200 in 1 s; timing itself is the engine's tests' job.
+    assert 0 < report["requests"] <= 200 * report["duration_s"] + 50
+    assert_no_errors(report)
+
+
+def test_ctrl_c_prints_the_partial_result_and_exits_130(builtin_target: str) -> None:
+    with start_cli("bench", "-d", "30s", "-c", "2", builtin_target + "1k.html") as proc:
+        try:
+            time.sleep(1.5)  # let the run get going; the assertions do not depend on how far it got
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 130, err
+    assert "Requests" in out
+    assert "Interrupted after" in out
+    assert err.strip().splitlines()[-1] == "crest: interrupted"
+    assert "Traceback" not in err
+
+
+def test_version() -> None:
+    result = run_cli("version")
+    assert result.returncode == 0
+    assert result.stdout.startswith("crest ")
+    assert "(engine " in result.stdout
+
+
+@pytest.fixture
+def tls_target(docroot: Path) -> Iterator[str]:
+    """The built-in target with its main listener on TLS (self-signed); yields the https base URL."""
+    with BuiltinServer(ServeSpec(docroot=docroot, tls=True)) as server:
+        assert server.url.startswith("https://")
+        yield server.url
+
+
+def test_tls_new_connection_per_request(tls_target: str) -> None:
+    report = bench_json("--insecure", "--no-keepalive", "-n", "50", "-c", "2", tls_target + "1k.html")
+    assert report["requests"] == 50
+    assert report["tls_handshakes"] >= 50
+    assert_no_errors(report)
+
+
+def test_tls_certificate_is_verified_by_default(tls_target: str) -> None:
+    report = bench_json("-n", "20", "-c", "2", tls_target + "1k.html")
+    # A self-signed certificate fails verification: counted as TLS errors, not a crash (exit 0).
+    assert report["requests"] == 0
+    assert report["errors"]["tls"] > 0

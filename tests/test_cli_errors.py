@@ -1,0 +1,85 @@
+"""Bad input to the real CLI: one `crest: error:` line, exit code 2, no traceback, and no traffic."""
+
+from __future__ import annotations
+
+import pytest
+from support import SilentListener, run_cli
+
+pytestmark = pytest.mark.integration
+
+
+def assert_one_error_line(stderr: str, fragment: str) -> None:
+    assert "Traceback" not in stderr
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("crest: error: "), stderr
+    assert fragment in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["-d", "10x"], "invalid --duration '10x': expected a number with a unit, e.g. 10s"),
+        (["-c", "1", "-t", "4"], "connections (1) must be >= threads (4)"),
+        (["--rate", "100", "--think-time", "1s"], "--rate and --think-time conflict"),
+        (["--pipeline", "4", "--http", "1.0"], "pipelining (depth 4) needs HTTP/1.1 with keep-alive"),
+        (["-H", "no colon here"], "invalid header 'no colon here': expected 'Name: value'"),
+        (["--rate", "0"], "invalid --rate '0': must be greater than 0"),
+        (["--http", "2"], "invalid HTTP version '2': expected 1.0 or 1.1"),
+        (["--source-addrs", "10.0.0.1"], "is not a loopback address"),
+        (["--bogus-option"], "No such option: --bogus-option"),
+    ],
+)
+def test_bad_input_sends_nothing(silent_listener: SilentListener, args: list[str], fragment: str) -> None:
+    result = run_cli("bench", *args, silent_listener.url)
+    assert result.returncode == 2
+    assert_one_error_line(result.stderr, fragment)
+    assert result.stdout == ""
+    assert silent_listener.connections() == 0  # validation happens before any connection
+
+
+def test_bad_url() -> None:
+    result = run_cli("bench", "foo")
+    assert result.returncode == 2
+    assert_one_error_line(result.stderr, "invalid URL 'foo': expected http://host[:port]/path or https://")
+
+
+def test_unreachable_port(closed_port: int) -> None:
+    result = run_cli("bench", "-d", "1s", f"http://127.0.0.1:{closed_port}/")
+    assert result.returncode == 2
+    assert_one_error_line(
+        result.stderr,
+        f"cannot connect to 127.0.0.1:{closed_port} (connection refused): is the target running? check the URL",
+    )
+    assert result.stdout == ""
+
+
+def test_serve_missing_docroot(tmp_path: object) -> None:
+    result = run_cli("serve", "--docroot", "/nonexistent/crest-docroot")
+    assert result.returncode == 2
+    assert_one_error_line(result.stderr, "docroot '/nonexistent/crest-docroot' is not a directory")
+
+
+def test_missing_url_is_a_usage_error() -> None:
+    result = run_cli("bench", "-d", "1s")
+    assert result.returncode == 2
+    assert_one_error_line(result.stderr, "Missing argument")
+
+
+def test_help_is_plain_and_complete() -> None:
+    top = run_cli("--help")
+    assert top.returncode == 0
+    for command in ("bench", "serve", "version"):
+        assert command in top.stdout
+    bench = run_cli("bench", "--help")
+    assert bench.returncode == 0
+    for option in ("--connections", "--duration", "--rate", "--http", "--no-keepalive", "--json"):
+        assert option in bench.stdout
+    assert "╭" not in bench.stdout  # no Rich boxes
+
+
+def test_no_arguments_prints_help_and_exits_2() -> None:
+    result = run_cli()
+    assert result.returncode == 2
+    assert result.stdout.startswith("Usage: crest")
+    assert "Traceback" not in result.stderr
