@@ -94,6 +94,8 @@ def crest(url: str, connections: int, *flags: str) -> Sample:
     out, cpu, rss = timed([CREST, "bench", "--json", "-q", "-t", "1", "-c", str(connections), "-d", f"{SECONDS}s", *flags, url])
     report = json.loads(out)
     errors = {k: v for k, v in report["errors"].items() if v}
+    if not report["requests"]:
+        raise SystemExit(f"bench: crest got no successful responses from {url}: errors {errors}, notes {report['error_notes']}")
     return Sample(report["rps"], report["requests"], cpu, rss, {"engine_cpu_s": report["client_cpu_s"], "errors": errors or "none"})
 
 
@@ -117,7 +119,10 @@ class Process:
 def start_nginx(work: Path, docroot: Path) -> tuple[Process, int]:
     port = free_port()
     conf = work / "nginx.conf"
+    # As root, workers would drop to `nobody`, who cannot read the private temp dir.
+    user = "user root;" if os.geteuid() == 0 else ""
     conf.write_text(f"""
+{user}
 worker_processes 1;
 worker_rlimit_nofile 30000;
 daemon off;
@@ -185,7 +190,7 @@ def main() -> None:
             rows.append(("HTTP/1.0 without keep-alive, 32 connections: requests/s crest ÷ ab", f"{med(c, 'rps'):,.0f} / {med(a, 'rps'):,.0f}", f"{ratio:.2f}", "≥ 1.3", verdict(ratio >= 1.3)))
             commands += [f"taskset -c {CLIENT_CPU} ab -q -c 32 -t {SECONDS} -n 100000000 URL", f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c 32 -d {SECONDS}s --http 1.0 --no-keepalive URL"]
             big = crest(url, 10000)
-            base = timed([CREST, "--version"])[2]
+            base = timed([CREST, "version"])[2]
             print(f"10,000 keep-alive connections: crest peak RSS {big.max_rss_kb / 1024:.1f} MiB (Python alone {base / 1024:.1f} MiB), {big.rps:,.0f} req/s, errors {big.extra['errors']}")
             rows.append(("10,000 concurrent keep-alive connections: crest peak RSS (whole process)", f"{big.max_rss_kb / 1024:.1f} MiB (interpreter alone {base / 1024:.1f} MiB)", "", "≤ 100 MB", verdict(big.max_rss_kb * 1024 <= 100e6)))
             commands.append(f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c 10000 -d {SECONDS}s URL")
@@ -217,7 +222,7 @@ def write_doc(rows, commands) -> None:
         "nginx": subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip(),
         "wrk": (subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.splitlines() or ["?"])[0],
         "ab": (subprocess.run(["ab", "-V"], capture_output=True, text=True).stdout.splitlines() or ["?"])[0],
-        "crest": subprocess.run([CREST, "--version"], capture_output=True, text=True).stdout.strip(),
+        "crest": subprocess.run([CREST, "version"], capture_output=True, text=True).stdout.strip(),
     }
     lines = [
         "# Benchmarks",

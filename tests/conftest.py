@@ -5,7 +5,9 @@ Everything here is real: the compiled engine, real sockets, real subprocesses.
 
 from __future__ import annotations
 
+import shutil
 import socket
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,14 +30,23 @@ def _require_engine(request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture
-def docroot(tmp_path: Path) -> Path:
-    """A docroot with 1k.html (exactly 1024 bytes), 10k.html (10240 bytes) and an empty cgi-bin/."""
-    root = tmp_path / "www"
-    root.mkdir()
-    (root / "1k.html").write_bytes(_page(1024))
-    (root / "10k.html").write_bytes(_page(10240))
-    (root / "cgi-bin").mkdir()
-    return root
+def docroot() -> Iterator[Path]:
+    """A docroot with 1k.html (exactly 1024 bytes), 10k.html (10240 bytes) and an empty cgi-bin/.
+
+    It lives outside pytest's tmp_path, whose parent is private (0700), because
+    real servers such as nginx read it from workers that dropped root.
+    """
+    root = Path(tempfile.mkdtemp(prefix="crest-docroot-"))
+    try:
+        root.chmod(0o755)
+        (root / "1k.html").write_bytes(_page(1024))
+        (root / "10k.html").write_bytes(_page(10240))
+        (root / "cgi-bin").mkdir(mode=0o755)
+        for page in root.glob("*.html"):
+            page.chmod(0o644)
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _page(size: int) -> bytes:

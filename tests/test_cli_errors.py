@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from support import SilentListener, run_cli
 
@@ -54,7 +56,7 @@ def test_unreachable_port(closed_port: int) -> None:
     assert result.stdout == ""
 
 
-def test_serve_missing_docroot(tmp_path: object) -> None:
+def test_serve_missing_docroot() -> None:
     result = run_cli("serve", "--docroot", "/nonexistent/crest-docroot")
     assert result.returncode == 2
     assert_one_error_line(result.stderr, "docroot '/nonexistent/crest-docroot' is not a directory")
@@ -83,3 +85,11 @@ def test_no_arguments_prints_help_and_exits_2() -> None:
     assert result.returncode == 2
     assert result.stdout.startswith("Usage: crest")
     assert "Traceback" not in result.stderr
+
+
+def test_serve_port_in_use(silent_listener: SilentListener, docroot: Path) -> None:
+    port = silent_listener.sock.getsockname()[1]
+    result = run_cli("serve", "--docroot", str(docroot), "--port", str(port))
+    assert result.returncode == 2
+    assert_one_error_line(result.stderr, f"127.0.0.1:{port}")
+    assert result.stdout == ""

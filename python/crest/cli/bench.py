@@ -13,6 +13,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK
 from crest.cli.progress import LiveProgress
 from crest.cli.render import render_header, render_report
 from crest.loadclient import LoadClient
@@ -60,9 +61,9 @@ def bench_command(
         keepalive=keepalive if keepalive is not None else http != "1.0",
         pipeline=parse_count(pipeline, what="--pipeline"),
         connections=conns,
-        threads=parse_count(threads, what="--threads") if threads else _default_threads(conns),
+        threads=parse_count(threads, what="--threads") if threads is not None else _default_threads(conns),
         duration_s=_duration(duration, requests),
-        max_requests=parse_count(requests, what="--requests") if requests else None,
+        max_requests=parse_count(requests, what="--requests") if requests is not None else None,
         rate_rps=parse_rate(rate, what="--rate") if rate is not None else None,
         think_time_s=parse_duration(think_time, what="--think-time", allow_zero=True),
         timeout_s=parse_duration(timeout, what="--timeout"),
@@ -73,7 +74,7 @@ def bench_command(
             if source_addrs is not None
             else ()
         ),
-        recv_buffer_bytes=parse_count(recv_buffer, what="--recv-buffer") if recv_buffer else None,
+        recv_buffer_bytes=parse_count(recv_buffer, what="--recv-buffer") if recv_buffer is not None else None,
     )
     client = LoadClient(spec)  # validates every setting: ConfigError before any traffic
     if body is not None and spec.method in ("GET", "HEAD") and method is not None and not (quiet or json_output):
@@ -89,7 +90,7 @@ def bench_command(
         print(json.dumps(document), flush=True)
     else:
         print(render_report(result.report, spec), flush=True)
-    return 130 if result.interrupted else 0
+    return EXIT_INTERRUPTED if result.interrupted else EXIT_OK
 
 
 def _duration(duration: str | None, requests: str | None) -> float | None:

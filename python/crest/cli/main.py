@@ -12,12 +12,8 @@ import sys
 import typer
 
 from crest import __version__
+from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from crest.errors import ConfigError, EngineError, TargetError
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 # typer now vendors click; find click's base exception through a public class so
 # this works with the vendored copy and with plain click alike.

@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from crest.cli import EXIT_OK
 from crest.servers import BuiltinServer, ServeSpec
 
 # How often the main thread wakes to let Python run signal handlers.
@@ -52,7 +53,7 @@ def serve_command(
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return 0
+    return EXIT_OK
 
 
 def _setter(stop: threading.Event) -> Callable[[int, FrameType | None], None]:
