@@ -129,6 +129,9 @@ impl Worker {
                 if event.is_readable() || event.is_read_closed() || event.is_error() {
                     slot.readable = true;
                 }
+                if event.is_read_closed() || event.is_error() {
+                    slot.read_closed = true;
+                }
                 slot.drive(&mut self.ctx, Instant::now());
             }
         }

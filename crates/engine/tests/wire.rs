@@ -141,3 +141,22 @@ fn open_loop_paces_requests_and_marks_the_report() {
     // 200/s for 1 s: the schedule allows at most 200 sends (plus one per connection at the edge).
     assert!(report.requests >= 100 && report.requests <= 204, "requests = {}", report.requests);
 }
+
+#[test]
+fn close_delimited_bodies_end_at_the_peer_close() {
+    // HTTP/1.0 without Content-Length: the body runs until the server closes.
+    for split in [false, true] {
+        let fx = Fixture::start(move |mut conn| {
+            if conn.read_request().is_some() {
+                conn.send(b"HTTP/1.0 200 OK\r\n\r\nhello");
+                if split {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    conn.send(b" world");
+                }
+            }
+        });
+        let (report, _) = run(RunConfig { max_requests: Some(10), connections: 2, timeout_s: 5.0, ..config(fx.url("/")) });
+        assert_eq!(report.requests, 10, "{:?}", report.error_notes);
+        assert_eq!(report.body_bytes, if split { 110 } else { 50 });
+    }
+}
