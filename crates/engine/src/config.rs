@@ -4,6 +4,7 @@
 
 use serde::Deserialize;
 
+
 /// HTTP version spoken on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 pub enum HttpVersion {
@@ -14,6 +15,22 @@ pub enum HttpVersion {
     #[serde(rename = "1.1")]
     #[default]
     Http11,
+}
+
+/// One entry of a weighted request table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestEntry {
+    /// Absolute URL; entries may name different targets (e.g. https for SSL classes).
+    pub url: String,
+    /// Relative share (> 0); shares are normalised over the table.
+    pub weight: f64,
+    /// Index into `RunConfig::classes`.
+    #[serde(default)]
+    pub class: u32,
+    /// Expected body length of a successful response; a different length is a validation error.
+    #[serde(default)]
+    pub expect_body_bytes: Option<u64>,
 }
 
 /// One run of the engine. Defaults follow wrk where wrk has one.
@@ -63,6 +80,20 @@ pub struct RunConfig {
     /// Start at this Unix time (seconds) instead of at once; lets separate
     /// engines start together.
     pub start_at_unix_s: Option<f64>,
+    /// Weighted request table; empty means every request goes to `url`.
+    pub requests: Vec<RequestEntry>,
+    /// Names of request classes, indexed by `RequestEntry::class`.
+    pub classes: Vec<String>,
+    /// Connections per client (WebBench's threads per client); client i owns
+    /// connections i·k … i·k+k−1 and gets its own score.
+    pub connections_per_client: u32,
+    /// Count responses, bytes, latency and scores only when they complete in
+    /// [start, end) seconds from the start; the timeline counts everything.
+    pub window_s: Option<[f64; 2]>,
+    /// Each client waits a random time up to this before its first request.
+    pub client_start_delay_s: f64,
+    /// Seed for request selection and start delays.
+    pub seed: u64,
 }
 
 impl Default for RunConfig {
@@ -89,6 +120,12 @@ impl Default for RunConfig {
             max_header_bytes: 64 * 1024,
             max_body_bytes: 1 << 30,
             start_at_unix_s: None,
+            requests: Vec::new(),
+            classes: Vec::new(),
+            connections_per_client: 1,
+            window_s: None,
+            client_start_delay_s: 0.0,
+            seed: 0,
         }
     }
 }

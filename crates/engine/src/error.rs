@@ -32,11 +32,13 @@ pub enum ErrorKind {
     Status,
     /// The response broke HTTP/1.x framing or a size limit.
     Parse,
+    /// A successful response whose body is not what the manifest says.
+    Validation,
 }
 
 impl ErrorKind {
     /// Number of kinds; `index()` is below it.
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 8;
     /// All kinds in report order.
     pub const ALL: [ErrorKind; Self::COUNT] = [
         Self::Connect,
@@ -46,6 +48,7 @@ impl ErrorKind {
         Self::Write,
         Self::Status,
         Self::Parse,
+        Self::Validation,
     ];
 
     /// Dense index for counter arrays.
@@ -63,6 +66,7 @@ impl ErrorKind {
             Self::Write => "write",
             Self::Status => "status",
             Self::Parse => "parse",
+            Self::Validation => "validation",
         }
     }
 }

@@ -20,12 +20,14 @@ pub mod plan;
 pub mod protocol;
 pub mod report;
 mod run;
+pub mod rng;
 pub mod schedule;
 mod slot;
 pub mod stats;
+pub mod table;
 mod worker;
 
-pub use config::{HttpVersion, RunConfig};
+pub use config::{HttpVersion, RequestEntry, RunConfig};
 pub use error::{ConfigError, ErrorKind};
 pub use live::LiveSnapshot;
 pub use report::{LatencySummary, RunReport};

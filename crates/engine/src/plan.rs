@@ -7,41 +7,74 @@ use std::time::Duration;
 
 use rustls::pki_types::ServerName;
 
-use crate::config::{HttpVersion, RunConfig};
+use crate::config::{HttpVersion, RequestEntry, RunConfig};
 use crate::error::ConfigError;
 use crate::protocol::{encode_request, RequestSpec};
 use crate::schedule::Schedule;
+use crate::table::AliasTable;
 
 /// Most requests pipelined on one connection.
 pub const MAX_PIPELINE: u32 = 256;
 
+/// A server the run connects to: one per distinct scheme, host and port.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Where connections go.
+    pub addr: SocketAddr,
+    /// TLS server name when the scheme is https.
+    pub tls_name: Option<ServerName<'static>>,
+}
+
+/// One encoded request of the table.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Request bytes (head and body).
+    pub bytes: Vec<u8>,
+    /// Index into `Plan::targets`.
+    pub target: usize,
+    /// Index into `Plan::classes`.
+    pub class: usize,
+    /// A HEAD request: its response has no body.
+    pub head: bool,
+    /// Expected body length of a successful response.
+    pub expect_body_bytes: Option<u64>,
+}
+
 /// Everything a worker needs, checked and precomputed.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    /// Where connections go.
-    pub addr: SocketAddr,
-    /// TLS server name when the URL is https.
-    pub tls_name: Option<ServerName<'static>>,
-    /// One encoded request.
-    pub request: Vec<u8>,
-    /// `pipeline` copies of `request`, written back to back.
+    /// Servers, by first appearance in the table.
+    pub targets: Vec<Target>,
+    /// The request table.
+    pub requests: Vec<Request>,
+    /// Weighted selection over `requests`.
+    pub table: AliasTable,
+    /// Class names.
+    pub classes: Vec<String>,
+    /// `pipeline` copies of the only request, written back to back.
     pub batch: Vec<u8>,
     /// Requests per batch.
     pub pipeline: u32,
-    /// Whether requests are HEAD (responses then carry no body).
-    pub head_request: bool,
     /// Reuse connections.
     pub keepalive: bool,
-    /// Connections in total and worker threads.
+    /// Connections in total.
     pub connections: u32,
     /// Worker threads.
     pub threads: u32,
+    /// Connections per client.
+    pub connections_per_client: u32,
     /// Run length, if bounded by time.
     pub duration: Option<Duration>,
     /// Requests to issue in total, if bounded by count.
     pub max_requests: Option<u64>,
+    /// Offsets from the start between which completions are counted.
+    pub window: Option<(Duration, Duration)>,
     /// When each connection sends.
     pub schedule: Schedule,
+    /// Largest random wait of a client before its first request.
+    pub client_start_delay: Duration,
+    /// Seed for selection and delays.
+    pub seed: u64,
     /// Per-request timeout.
     pub timeout: Duration,
     /// TLS verification and resumption.
@@ -61,47 +94,56 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Validates `config` and resolves its target.
+    /// Validates `config` and resolves its targets.
     pub fn new(config: &RunConfig) -> Result<Self, ConfigError> {
-        let url = url::Url::parse(&config.url)
-            .map_err(|e| ConfigError::new(format!("invalid URL '{}': {e}; expected http://host[:port]/path", config.url)))?;
-        let tls = match url.scheme() {
-            "http" => false,
-            "https" => true,
-            other => return Err(ConfigError::new(format!("unsupported URL scheme '{other}': use http:// or https://"))),
-        };
-        let host = url.host_str().filter(|h| !h.is_empty()).ok_or_else(|| {
-            ConfigError::new(format!("URL '{}' has no host: expected http://host[:port]/path", config.url))
-        })?;
-        let port = url.port_or_known_default().unwrap_or(if tls { 443 } else { 80 });
-        let addr = resolve(host, port)?;
-        let tls_name = if tls {
-            let bare = host.trim_start_matches('[').trim_end_matches(']');
-            Some(ServerName::try_from(bare.to_string()).map_err(|_| ConfigError::new(format!("invalid TLS server name '{bare}'")))?)
-        } else {
-            None
-        };
-        let host_header = match url.port() {
-            Some(p) => format!("{host}:{p}"),
-            None => host.to_string(),
-        };
-        let mut path = url.path().to_string();
-        if let Some(q) = url.query() {
-            path.push('?');
-            path.push_str(q);
-        }
         check_fields(config)?;
-        let keepalive = config.keepalive;
-        let request = encode_request(&RequestSpec {
-            method: &config.method,
-            path_and_query: &path,
-            host: &host_header,
-            version: config.http_version,
-            keepalive,
-            headers: &config.headers,
-            body: config.body.as_deref().map(str::as_bytes),
-        });
-        let batch = request.repeat(config.pipeline as usize);
+        let single;
+        let entries: &[RequestEntry] = if config.requests.is_empty() {
+            single = [RequestEntry { url: config.url.clone(), weight: 1.0, class: 0, expect_body_bytes: None }];
+            &single
+        } else {
+            &config.requests
+        };
+        let classes = if config.classes.is_empty() { vec!["all".to_string()] } else { config.classes.clone() };
+        let mut targets: Vec<(String, Target)> = Vec::new();
+        let mut requests = Vec::with_capacity(entries.len());
+        for (i, entry) in entries.iter().enumerate() {
+            let at = |msg: String| if entries.len() > 1 { ConfigError::new(format!("requests[{i}]: {msg}")) } else { ConfigError::new(msg) };
+            if !(entry.weight.is_finite() && entry.weight > 0.0) {
+                return Err(at(format!("weight must be > 0 (got {})", entry.weight)));
+            }
+            if entry.class as usize >= classes.len() {
+                return Err(at(format!("class {} is not one of the {} classes", entry.class, classes.len())));
+            }
+            let parsed = parse_url(&entry.url).map_err(|e| at(e.0))?;
+            let target = match targets.iter().position(|(key, _)| *key == parsed.key) {
+                Some(t) => t,
+                None => {
+                    targets.push((parsed.key.clone(), resolve_target(&parsed)?));
+                    targets.len() - 1
+                }
+            };
+            let bytes = encode_request(&RequestSpec {
+                method: &config.method,
+                path_and_query: &parsed.path,
+                host: &parsed.host_header,
+                version: config.http_version,
+                keepalive: config.keepalive,
+                headers: &config.headers,
+                body: config.body.as_deref().map(str::as_bytes),
+            });
+            requests.push(Request {
+                bytes,
+                target,
+                class: entry.class as usize,
+                head: config.method.eq_ignore_ascii_case("HEAD"),
+                expect_body_bytes: entry.expect_body_bytes,
+            });
+        }
+        if config.pipeline > 1 && requests.len() > 1 {
+            return Err(ConfigError::new("pipelining needs a single request, not a table"));
+        }
+        let targets: Vec<Target> = targets.into_iter().map(|(_, t)| t).collect();
         let source_addrs = config
             .source_addrs
             .iter()
@@ -110,26 +152,33 @@ impl Plan {
                     .map_err(|_| ConfigError::new(format!("source_addrs: '{s}' is not an IP address (e.g. 127.0.0.2)")))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        if let Some(bad) = source_addrs.iter().find(|ip| ip.is_ipv4() != addr.is_ipv4()) {
-            return Err(ConfigError::new(format!("source_addrs: {bad} is not of the target's address family ({addr})")));
+        for t in &targets {
+            if let Some(bad) = source_addrs.iter().find(|ip| ip.is_ipv4() != t.addr.is_ipv4()) {
+                return Err(ConfigError::new(format!("source_addrs: {bad} is not of the target's address family ({})", t.addr)));
+            }
         }
         let schedule = match config.rate_rps {
             Some(rate) => Schedule::open_loop(rate, config.connections),
             None => Schedule::closed_loop(Duration::from_secs_f64(config.think_time_s)),
         };
+        let table = AliasTable::new(&entries.iter().map(|e| e.weight).collect::<Vec<_>>());
         Ok(Self {
-            addr,
-            tls_name,
-            request,
-            batch,
+            batch: requests[0].bytes.repeat(config.pipeline as usize),
+            targets,
+            requests,
+            table,
+            classes,
             pipeline: config.pipeline,
-            head_request: config.method.eq_ignore_ascii_case("HEAD"),
-            keepalive,
+            keepalive: config.keepalive,
             connections: config.connections,
             threads: config.threads,
+            connections_per_client: config.connections_per_client,
             duration: config.duration_s.map(Duration::from_secs_f64),
             max_requests: config.max_requests,
+            window: config.window_s.map(|[a, b]| (Duration::from_secs_f64(a), Duration::from_secs_f64(b))),
             schedule,
+            client_start_delay: Duration::from_secs_f64(config.client_start_delay_s),
+            seed: config.seed,
             timeout: Duration::from_secs_f64(config.timeout_s),
             insecure: config.insecure,
             tls_resumption: config.tls_resumption,
@@ -140,6 +189,67 @@ impl Plan {
             start_at_unix_s: config.start_at_unix_s,
         })
     }
+
+    /// Whether any target speaks TLS.
+    pub fn uses_tls(&self) -> bool {
+        self.targets.iter().any(|t| t.tls_name.is_some())
+    }
+
+    /// The client that connection `index` belongs to.
+    pub fn client_of(&self, connection: u32) -> u32 {
+        connection / self.connections_per_client
+    }
+
+    /// Number of clients.
+    pub fn clients(&self) -> u32 {
+        self.connections.div_ceil(self.connections_per_client)
+    }
+}
+
+struct ParsedUrl {
+    key: String,
+    tls: bool,
+    host: String,
+    port: u16,
+    host_header: String,
+    path: String,
+}
+
+fn parse_url(raw: &str) -> Result<ParsedUrl, ConfigError> {
+    let url = url::Url::parse(raw)
+        .map_err(|e| ConfigError::new(format!("invalid URL '{raw}': {e}; expected http://host[:port]/path")))?;
+    let tls = match url.scheme() {
+        "http" => false,
+        "https" => true,
+        other => return Err(ConfigError::new(format!("unsupported URL scheme '{other}': use http:// or https://"))),
+    };
+    let host = url
+        .host_str()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| ConfigError::new(format!("URL '{raw}' has no host: expected http://host[:port]/path")))?
+        .to_string();
+    let port = url.port_or_known_default().unwrap_or(if tls { 443 } else { 80 });
+    let host_header = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.clone(),
+    };
+    let mut path = url.path().to_string();
+    if let Some(q) = url.query() {
+        path.push('?');
+        path.push_str(q);
+    }
+    Ok(ParsedUrl { key: format!("{}://{host}:{port}", url.scheme()), tls, host, port, host_header, path })
+}
+
+fn resolve_target(url: &ParsedUrl) -> Result<Target, ConfigError> {
+    let addr = resolve(&url.host, url.port)?;
+    let tls_name = if url.tls {
+        let bare = url.host.trim_start_matches('[').trim_end_matches(']');
+        Some(ServerName::try_from(bare.to_string()).map_err(|_| ConfigError::new(format!("invalid TLS server name '{bare}'")))?)
+    } else {
+        None
+    };
+    Ok(Target { addr, tls_name })
 }
 
 fn check_fields(c: &RunConfig) -> Result<(), ConfigError> {
@@ -159,6 +269,20 @@ fn check_fields(c: &RunConfig) -> Result<(), ConfigError> {
     }
     if c.threads == 0 || c.threads > c.connections {
         return fail(format!("connections ({}) must be >= threads ({}) and threads >= 1", c.connections, c.threads));
+    }
+    if c.connections_per_client == 0 {
+        return fail("connections_per_client must be >= 1 (got 0)".into());
+    }
+    if !(c.client_start_delay_s.is_finite() && c.client_start_delay_s >= 0.0) {
+        return fail(format!("client start delay must be >= 0 s (got {})", c.client_start_delay_s));
+    }
+    if let Some([a, b]) = c.window_s {
+        if !(a.is_finite() && b.is_finite() && a >= 0.0 && b > a) {
+            return fail(format!("window must be [start, end) seconds with 0 <= start < end (got [{a}, {b}])"));
+        }
+    }
+    if c.requests.is_empty() && c.url.is_empty() {
+        return fail("give a URL or a request table".into());
     }
     if c.duration_s.is_none() && c.max_requests.is_none() {
         return fail("give a duration or a request count: duration_s or max_requests".into());

@@ -27,6 +27,42 @@ pub struct TimelineEntry {
     pub bytes: u64,
 }
 
+/// One request class's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassReport {
+    /// Successful responses.
+    pub requests: u64,
+    /// Bytes of successful responses.
+    pub bytes: u64,
+    /// Failed requests.
+    pub errors: u64,
+    /// `requests / window_s`.
+    pub rps: f64,
+    /// `bytes / window_s`.
+    #[serde(rename = "throughput_Bps")]
+    pub throughput_bps: f64,
+    /// Latency of successful responses.
+    pub latency_us: LatencySummary,
+}
+
+/// One client's score (WebBench).
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientReport {
+    /// Client index.
+    pub client: usize,
+    /// Successful responses.
+    pub requests: u64,
+    /// Bytes of successful responses.
+    pub bytes: u64,
+    /// Failed requests.
+    pub errors: u64,
+    /// `requests / window_s`.
+    pub rps: f64,
+    /// `bytes / window_s`.
+    #[serde(rename = "throughput_Bps")]
+    pub throughput_bps: f64,
+}
+
 /// The result of one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
@@ -40,15 +76,22 @@ pub struct RunReport {
     pub error_notes: Vec<String>,
     /// Length of the run, seconds.
     pub duration_s: f64,
-    /// `requests / duration_s`.
+    /// Seconds over which counts and rates are measured: the window's
+    /// length (cut short by a cancel), or the whole run without one.
+    pub window_s: f64,
+    /// `requests / window_s`.
     pub rps: f64,
     /// Bytes received (heads + bodies).
     pub bytes: u64,
     /// Body bytes of complete responses.
     pub body_bytes: u64,
-    /// `bytes / duration_s`.
+    /// `bytes / window_s`.
     #[serde(rename = "throughput_Bps")]
     pub throughput_bps: f64,
+    /// Per request class, by name.
+    pub classes: BTreeMap<String, ClassReport>,
+    /// Per client, in client order.
+    pub clients: Vec<ClientReport>,
     /// Latency of successful requests.
     pub latency_us: LatencySummary,
     /// Responses by status code.
@@ -86,7 +129,11 @@ pub struct RunReport {
 
 impl RunReport {
     pub(crate) fn new(stats: Stats, plan: &Plan, elapsed: Duration, cpu: Duration, cancelled: bool) -> Self {
-        let secs = elapsed.as_secs_f64();
+        let window = match plan.window {
+            Some((start, end)) => end.min(elapsed).saturating_sub(start),
+            None => elapsed,
+        };
+        let secs = window.as_secs_f64();
         let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
         let rate_rps = match plan.schedule {
             crate::schedule::Schedule::OpenLoop { stagger, .. } => Some(1.0 / stagger.as_secs_f64()),
@@ -97,11 +144,41 @@ impl RunReport {
             responses: stats.responses,
             errors: ErrorKind::ALL.iter().map(|k| (k.name(), stats.errors[k.index()])).collect(),
             error_notes: notes(&stats),
-            duration_s: secs,
+            duration_s: elapsed.as_secs_f64(),
+            window_s: secs,
             rps: per_s(stats.requests),
             bytes: stats.bytes,
             body_bytes: stats.body_bytes,
             throughput_bps: per_s(stats.bytes),
+            classes: plan
+                .classes
+                .iter()
+                .zip(&stats.classes)
+                .map(|(name, c)| {
+                    let report = ClassReport {
+                        requests: c.requests,
+                        bytes: c.bytes,
+                        errors: c.errors,
+                        rps: per_s(c.requests),
+                        throughput_bps: per_s(c.bytes),
+                        latency_us: summarize(&c.latency_us),
+                    };
+                    (name.clone(), report)
+                })
+                .collect(),
+            clients: stats
+                .clients
+                .iter()
+                .enumerate()
+                .map(|(client, c)| ClientReport {
+                    client,
+                    requests: c.requests,
+                    bytes: c.bytes,
+                    errors: c.errors,
+                    rps: per_s(c.requests),
+                    throughput_bps: per_s(c.bytes),
+                })
+                .collect(),
             latency_us: summarize(&stats.latency_us),
             status: stats.status_counts().map(|(code, n)| (code.to_string(), n)).collect(),
             connections_opened: stats.connections_opened,

@@ -54,12 +54,12 @@ pub fn start(config: &RunConfig) -> Result<RunHandle, ConfigError> {
     for (index, job) in assignments(&plan).into_iter().enumerate() {
         let poll = Poll::new().map_err(os)?;
         handle.wakers.push(Waker::new(poll.registry(), WAKE_TOKEN).map_err(os)?);
-        let tls = match plan.tls_name {
-            Some(_) => {
+        let tls = match plan.uses_tls() {
+            true => {
                 let settings = TlsSettings { insecure: plan.insecure, resumption: plan.tls_resumption };
                 Some(client_config(settings).map_err(|e| ConfigError::new(format!("TLS setup failed: {e}")))?)
             }
-            None => None,
+            false => None,
         };
         let live = Arc::new(LiveCounters::default());
         handle.live.push(live.clone());

@@ -16,7 +16,8 @@ use crate::connection::{self, Transport};
 use crate::error::ErrorKind;
 use crate::plan::Plan;
 use crate::protocol::{Response, ResponseDecoder};
-use crate::stats::Stats;
+use crate::rng::Rng;
+use crate::stats::{Completion, Stats};
 
 /// Pause after a failed connect so a dead target is not hammered in a spin.
 const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
@@ -32,6 +33,8 @@ pub(crate) struct Ctx {
     pub registry: Registry,
     pub tls: Option<Arc<ClientConfig>>,
     pub origin: Instant,
+    /// Draws requests from the table.
+    pub rng: Rng,
     /// Requests this worker may still issue (None: unbounded).
     pub quota: Option<u64>,
     /// Slots not yet `Done`.
@@ -42,8 +45,8 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
-    fn second(&self, now: Instant) -> usize {
-        now.saturating_duration_since(self.origin).as_secs() as usize
+    fn offset(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.origin)
     }
 }
 
@@ -65,6 +68,10 @@ pub(crate) enum Phase {
 
 pub(crate) struct Slot {
     token: usize,
+    client: usize,
+    /// The table entry being sent, and the target of the live transport.
+    current: usize,
+    target: usize,
     pub phase: Phase,
     transport: Option<Transport>,
     source: Option<IpAddr>,
@@ -89,16 +96,19 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    pub fn new(token: usize, plan: &Plan, source: Option<IpAddr>, first: Instant) -> Self {
+    pub fn new(token: usize, client: usize, plan: &Plan, source: Option<IpAddr>, first: Instant) -> Self {
         Self {
             token,
+            client,
+            current: 0,
+            target: 0,
             phase: Phase::Waiting(first),
             transport: None,
             source,
             readable: false,
             writable: false,
             read_closed: false,
-            decoder: ResponseDecoder::new(plan.max_header_bytes, plan.max_body_bytes, plan.head_request),
+            decoder: ResponseDecoder::new(plan.max_header_bytes, plan.max_body_bytes, false),
             write_off: 0,
             batch_len: 0,
             inflight: 0,
@@ -166,8 +176,17 @@ impl Slot {
             }
             None => pipeline,
         };
+        let plan = &ctx.plan;
+        self.current = if plan.table.len() > 1 { plan.table.pick(&mut ctx.rng) } else { 0 };
+        let request = &plan.requests[self.current];
+        if request.target != self.target {
+            // A request for another server cannot use this connection.
+            self.transport = None;
+            self.target = request.target;
+        }
+        self.decoder.set_head_request(request.head);
         self.inflight = batch as u32;
-        self.batch_len = ctx.plan.request.len() * batch as usize;
+        self.batch_len = request.bytes.len() * batch as usize;
         self.write_off = 0;
         self.deadline = now + ctx.plan.timeout;
         self.sent_at = if ctx.plan.schedule.is_open_loop() { self.intended } else { now };
@@ -184,7 +203,7 @@ impl Slot {
         self.read_closed = false;
         self.decoder.reset();
         let plan = &ctx.plan;
-        match connection::connect(plan.addr, self.source, plan.recv_buffer_bytes) {
+        match connection::connect(plan.targets[self.target].addr, self.source, plan.recv_buffer_bytes) {
             Ok(mut stream) => {
                 if let Err(e) = ctx.registry.register(&mut stream, Token(self.token), Interest::READABLE | Interest::WRITABLE) {
                     return self.fail(ctx, now, ErrorKind::Connect, &e);
@@ -217,7 +236,7 @@ impl Slot {
             Err(e) => return self.fail(ctx, now, ErrorKind::Connect, &e),
         }
         ctx.stats.record_connect(now - self.phase_started);
-        let (Some(config), Some(name)) = (&ctx.tls, &ctx.plan.tls_name) else {
+        let (Some(config), Some(name)) = (&ctx.tls, &ctx.plan.targets[self.target].tls_name) else {
             self.start_writing(now, &ctx.plan);
             return GO;
         };
@@ -256,8 +275,10 @@ impl Slot {
 
     fn writing(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
         let transport = self.transport.as_mut().expect("invariant: writing has a transport");
+        let plan = &ctx.plan;
+        let out = if plan.pipeline > 1 { &plan.batch[..self.batch_len] } else { &plan.requests[self.current].bytes[..] };
         while self.write_off < self.batch_len {
-            match transport.write(&ctx.plan.batch[self.write_off..self.batch_len]) {
+            match transport.write(&out[self.write_off..]) {
                 Ok(0) => return self.fail(ctx, now, ErrorKind::Write, &"connection closed while writing"),
                 Ok(n) => self.write_off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -314,8 +335,7 @@ impl Slot {
         if n < ctx.scratch.len() && !self.read_closed && matches!(transport, Transport::Plain(_)) {
             self.readable = false;
         }
-        let second = ctx.second(now);
-        ctx.stats.record_bytes(second, n as u64);
+        ctx.stats.record_bytes(ctx.offset(now), n as u64);
         let mut off = 0;
         while off < n {
             match self.decoder.decode(&ctx.scratch[off..n]) {
@@ -335,7 +355,8 @@ impl Slot {
         if self.inflight == 0 && off < n {
             // The exchange is over; bytes nobody asked for poison the connection.
             self.transport = None;
-            ctx.stats.record_error(second, ErrorKind::Parse, Some(&"data after the last response"));
+            let class = ctx.plan.requests[self.current].class;
+            ctx.stats.record_error(ctx.offset(now), ErrorKind::Parse, class, self.client, Some(&"data after the last response"));
             if self.phase == Phase::Draining {
                 self.schedule_next(ctx, now, now);
             }
@@ -345,8 +366,24 @@ impl Slot {
 
     /// One response of the batch is complete.
     fn complete(&mut self, ctx: &mut Ctx, now: Instant, response: Response) {
-        let second = ctx.second(now);
-        ctx.stats.record_response(second, response.status, response.body_bytes, now - self.sent_at);
+        let request = &ctx.plan.requests[self.current];
+        let at = ctx.offset(now);
+        match request.expect_body_bytes {
+            Some(expected) if response.status == 200 && response.body_bytes != expected => {
+                let got = response.body_bytes;
+                let why = format_args!("body of {got} bytes where the manifest says {expected}");
+                ctx.stats.record_error(at, ErrorKind::Validation, request.class, self.client, Some(&why));
+            }
+            _ => ctx.stats.record_response(&Completion {
+                at,
+                status: response.status,
+                bytes: response.head_bytes + response.body_bytes,
+                body_bytes: response.body_bytes,
+                latency: now - self.sent_at,
+                class: request.class,
+                client: self.client,
+            }),
+        }
         self.inflight -= 1;
         if self.inflight > 0 {
             return;
@@ -399,9 +436,10 @@ impl Slot {
     }
 
     fn fail(&mut self, ctx: &mut Ctx, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) -> Step {
-        let second = ctx.second(now);
+        let at = ctx.offset(now);
+        let class = ctx.plan.requests[self.current].class;
         for _ in 0..self.inflight.max(1) {
-            ctx.stats.record_error(second, kind, Some(message));
+            ctx.stats.record_error(at, kind, class, self.client, Some(message));
         }
         self.inflight = 0;
         self.transport = None;

@@ -15,6 +15,7 @@ use rustls::ClientConfig;
 use crate::live::LiveCounters;
 use crate::plan::Plan;
 use crate::slot::{Ctx, Phase, Slot};
+use crate::rng::Rng;
 use crate::stats::Stats;
 
 /// Token of the waker that interrupts `poll` on cancel.
@@ -57,14 +58,24 @@ impl Worker {
         live: Arc<LiveCounters>,
     ) -> std::io::Result<Self> {
         let registry = poll.registry().try_clone()?;
+        let mut rng = Rng::new(plan.seed ^ u64::from(job.first_connection).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        // Each client's start delay is drawn once and shared by its connections.
+        let mut client_delay = (u32::MAX, Duration::ZERO);
         let slots: Vec<Slot> = (0..job.connections)
             .map(|i| {
                 let index = job.first_connection + i;
+                let client = plan.client_of(index);
+                if client_delay.0 != client {
+                    let mut client_rng = Rng::new(plan.seed.wrapping_add(u64::from(client)).wrapping_mul(0xD1B5_4A32_D192_ED03));
+                    client_delay = (client, plan.client_start_delay.mul_f64(client_rng.next_f64()));
+                }
                 let source = (!plan.source_addrs.is_empty())
                     .then(|| plan.source_addrs[index as usize % plan.source_addrs.len()]);
-                Slot::new(i as usize, &plan, source, origin + plan.schedule.first_send(index))
+                let first = origin + client_delay.1 + plan.schedule.first_send(index);
+                Slot::new(i as usize, client as usize, &plan, source, first)
             })
             .collect();
+        rng.next_u64();
         let mut wakeups = BinaryHeap::with_capacity(slots.len() + 1);
         for (i, slot) in slots.iter().enumerate() {
             if let Phase::Waiting(at) = slot.phase {
@@ -72,7 +83,8 @@ impl Worker {
             }
         }
         let ctx = Ctx {
-            stats: Stats::new(plan.duration),
+            stats: Stats::new(plan.duration, plan.classes.len(), plan.clients() as usize, plan.window),
+            rng,
             scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
             registry,
             tls,
@@ -117,6 +129,10 @@ impl Worker {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => panic!("event loop failed: {e}"),
+            }
+            // What arrives after the end is not part of the run.
+            if self.end.is_some_and(|end| Instant::now() >= end) {
+                break;
             }
             for event in &events {
                 if event.token() == WAKE_TOKEN {

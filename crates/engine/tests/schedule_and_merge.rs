@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crest_engine::schedule::Schedule;
-use crest_engine::stats::Stats;
+use crest_engine::stats::{Completion, Stats};
 use crest_engine::ErrorKind;
 
 #[test]
@@ -37,29 +37,51 @@ fn closed_loop_follows_responses_plus_think_time() {
 
 #[test]
 fn merged_stats_equal_stats_recorded_in_one_place() {
-    let mut one = Stats::new(None);
-    let mut a = Stats::new(None);
-    let mut b = Stats::new(None);
+    let new = || Stats::new(None, 3, 4, None);
+    let (mut one, mut a, mut b) = (new(), new(), new());
     for i in 0..1000u64 {
-        let latency = Duration::from_micros(50 + i * 37 % 5000);
-        let status = if i % 10 == 0 { 404 } else { 200 };
-        let second = (i / 300) as usize;
-        one.record_response(second, status, 100, latency);
-        one.record_bytes(second, 150);
+        let c = Completion {
+            at: Duration::from_millis(i * 3),
+            status: if i % 10 == 0 { 404 } else { 200 },
+            bytes: 150,
+            body_bytes: 100,
+            latency: Duration::from_micros(50 + i * 37 % 5000),
+            class: (i % 3) as usize,
+            client: (i % 4) as usize,
+        };
+        one.record_response(&c);
+        one.record_bytes(c.at, 150);
         let part = if i % 3 == 0 { &mut a } else { &mut b };
-        part.record_response(second, status, 100, latency);
-        part.record_bytes(second, 150);
+        part.record_response(&c);
+        part.record_bytes(c.at, 150);
     }
-    one.record_error(2, ErrorKind::Timeout, Some(&"slow"));
-    b.record_error(2, ErrorKind::Timeout, Some(&"slow"));
+    one.record_error(Duration::from_secs(2), ErrorKind::Timeout, 1, 2, Some(&"slow"));
+    b.record_error(Duration::from_secs(2), ErrorKind::Timeout, 1, 2, Some(&"slow"));
     a.merge(&b);
     assert_eq!(a.latency_us, one.latency_us);
-    assert_eq!(a.requests, one.requests);
-    assert_eq!(a.responses, one.responses);
-    assert_eq!(a.bytes, one.bytes);
-    assert_eq!(a.body_bytes, one.body_bytes);
+    assert_eq!((a.requests, a.responses, a.bytes, a.body_bytes), (one.requests, one.responses, one.bytes, one.body_bytes));
     assert_eq!(a.errors, one.errors);
+    assert_eq!(a.clients, one.clients);
+    for (x, y) in a.classes.iter().zip(&one.classes) {
+        assert_eq!((x.requests, x.bytes, x.errors), (y.requests, y.bytes, y.errors));
+        assert_eq!(x.latency_us, y.latency_us);
+    }
     assert_eq!(a.status_counts().collect::<Vec<_>>(), one.status_counts().collect::<Vec<_>>());
     assert_eq!(a.timeline.buckets(), one.timeline.buckets());
     assert_eq!(a.first_error[ErrorKind::Timeout.index()].as_deref(), Some("slow"));
+}
+
+#[test]
+fn a_window_counts_only_what_completes_inside_it() {
+    let window = Some((Duration::from_secs(1), Duration::from_secs(3)));
+    let mut s = Stats::new(None, 1, 1, window);
+    for ms in (0..4000).step_by(10) {
+        let at = Duration::from_millis(ms);
+        s.record_response(&Completion { at, status: 200, bytes: 10, body_bytes: 5, latency: Duration::from_micros(100), class: 0, client: 0 });
+        s.record_bytes(at, 10);
+    }
+    assert_eq!(s.requests, 200);
+    assert_eq!(s.bytes, 2000);
+    assert_eq!(s.clients[0].requests, 200);
+    assert_eq!(s.timeline.buckets().iter().map(|b| b.requests).sum::<u64>(), 400);
 }

@@ -75,6 +75,11 @@ impl ResponseDecoder {
         Self { state: State::Head, head: Vec::new(), max_header_bytes, max_body_bytes, head_request }
     }
 
+    /// Says whether the next responses answer HEAD requests (no body).
+    pub fn set_head_request(&mut self, head_request: bool) {
+        self.head_request = head_request;
+    }
+
     /// Forgets any partial response (after an error or a new connection).
     pub fn reset(&mut self) {
         self.state = State::Head;

@@ -1,6 +1,10 @@
-//! What a worker records: latencies, counters, status codes, errors and a
-//! per-second timeline. Allocated once per worker; recording never
-//! allocates. `merge` combines workers (or machines) exactly.
+//! What a worker records: latencies, counters, status codes, errors, per
+//! request class and per client, and a per-second timeline. Allocated once
+//! per worker; recording never allocates (but for a first error message).
+//! `merge` combines workers (or machines) exactly.
+//!
+//! With a window set, everything but the timeline counts only events inside
+//! [start, end) from the run's start, so ramps are cut exactly.
 
 mod histogram;
 mod timeline;
@@ -17,22 +21,65 @@ use crate::error::ErrorKind;
 /// Status codes are counted in a flat array indexed by code.
 const STATUS_SLOTS: usize = 600;
 
+/// Counts of one request class.
+#[derive(Debug, Clone)]
+pub struct ClassStats {
+    /// Successful responses.
+    pub requests: u64,
+    /// Bytes of successful responses (head + body).
+    pub bytes: u64,
+    /// Failed requests of this class, any kind.
+    pub errors: u64,
+    /// Latency of successful responses, µs.
+    pub latency_us: Histogram<u64>,
+}
+
+/// A client's score (WebBench): what its connections achieved together.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientScore {
+    /// Successful responses.
+    pub requests: u64,
+    /// Bytes of successful responses.
+    pub bytes: u64,
+    /// Failed requests.
+    pub errors: u64,
+}
+
+/// One completed response, as the slot saw it.
+#[derive(Debug, Clone, Copy)]
+pub struct Completion {
+    /// Offset from the run's start.
+    pub at: Duration,
+    /// Status code.
+    pub status: u16,
+    /// Head plus body bytes.
+    pub bytes: u64,
+    /// Body bytes after transfer decoding.
+    pub body_bytes: u64,
+    /// From intended send (open loop) or first byte written (closed loop).
+    pub latency: Duration,
+    /// Request class index.
+    pub class: usize,
+    /// Client index.
+    pub client: usize,
+}
+
 /// Counters and histograms of one worker, or of several merged.
 #[derive(Debug, Clone)]
 pub struct Stats {
-    /// Request latency in µs (from intended send in open loop, first byte written in closed loop).
+    /// Request latency in µs.
     pub latency_us: Histogram<u64>,
     /// TCP connect time in µs.
     pub connect_us: Histogram<u64>,
     /// TLS handshake time in µs (after the TCP connect).
     pub tls_handshake_us: Histogram<u64>,
-    /// Complete responses with status 2xx or 3xx.
+    /// Complete responses with status 2xx or 3xx that passed validation.
     pub requests: u64,
     /// Complete responses of any status.
     pub responses: u64,
     /// Bytes received: heads plus bodies as sent (after TLS, before chunk decoding).
     pub bytes: u64,
-    /// Body bytes after transfer decoding, of complete responses.
+    /// Body bytes of successful responses, after transfer decoding.
     pub body_bytes: u64,
     /// TCP connections established.
     pub connections_opened: u64,
@@ -46,14 +93,20 @@ pub struct Stats {
     pub addr_not_available: u64,
     /// First error message seen per kind, for the report's notes.
     pub first_error: [Option<String>; ErrorKind::COUNT],
+    /// Per request class.
+    pub classes: Vec<ClassStats>,
+    /// Per client.
+    pub clients: Vec<ClientScore>,
     status: Box<[u64; STATUS_SLOTS]>,
-    /// Per-second counts from the run's start.
+    /// Per-second counts from the run's start (not windowed).
     pub timeline: Timeline,
+    window: Option<(Duration, Duration)>,
 }
 
 impl Stats {
-    /// Empty stats with room for a run of `expected` length.
-    pub fn new(expected: Option<Duration>) -> Self {
+    /// Empty stats for `classes` classes and `clients` clients, with room
+    /// for a run of `expected` length, counting only inside `window`.
+    pub fn new(expected: Option<Duration>, classes: usize, clients: usize, window: Option<(Duration, Duration)>) -> Self {
         Self {
             latency_us: new_histogram(),
             connect_us: new_histogram(),
@@ -68,35 +121,66 @@ impl Stats {
             errors: [0; ErrorKind::COUNT],
             addr_not_available: 0,
             first_error: Default::default(),
+            classes: (0..classes.max(1))
+                .map(|_| ClassStats { requests: 0, bytes: 0, errors: 0, latency_us: new_histogram() })
+                .collect(),
+            clients: vec![ClientScore::default(); clients.max(1)],
             status: Box::new([0; STATUS_SLOTS]),
             timeline: Timeline::new(expected),
+            window,
         }
     }
 
-    /// A complete response `second`s into the run.
-    pub fn record_response(&mut self, second: usize, status: u16, body_bytes: u64, latency: Duration) {
+    fn in_window(&self, at: Duration) -> bool {
+        self.window.is_none_or(|(start, end)| at >= start && at < end)
+    }
+
+    /// A complete response that passed framing; judged by status here.
+    pub fn record_response(&mut self, c: &Completion) {
+        if !(200..400).contains(&c.status) {
+            self.record_error(c.at, ErrorKind::Status, c.class, c.client, None);
+            if self.in_window(c.at) {
+                self.responses += 1;
+                self.status[usize::from(c.status).min(STATUS_SLOTS - 1)] += 1;
+            }
+            return;
+        }
+        self.timeline.at(c.at.as_secs() as usize).requests += 1;
+        if !self.in_window(c.at) {
+            return;
+        }
         self.responses += 1;
-        self.status[usize::from(status).min(STATUS_SLOTS - 1)] += 1;
-        if (200..400).contains(&status) {
-            self.requests += 1;
-            self.body_bytes += body_bytes;
-            self.latency_us.saturating_record(micros(latency));
-            self.timeline.at(second).requests += 1;
-        } else {
-            self.record_error(second, ErrorKind::Status, None);
-        }
+        self.status[usize::from(c.status).min(STATUS_SLOTS - 1)] += 1;
+        self.requests += 1;
+        self.body_bytes += c.body_bytes;
+        let us = micros(c.latency);
+        self.latency_us.saturating_record(us);
+        let class = &mut self.classes[c.class];
+        class.requests += 1;
+        class.bytes += c.bytes;
+        class.latency_us.saturating_record(us);
+        let client = &mut self.clients[c.client];
+        client.requests += 1;
+        client.bytes += c.bytes;
     }
 
-    /// Bytes read from a connection `second`s into the run.
-    pub fn record_bytes(&mut self, second: usize, n: u64) {
-        self.bytes += n;
-        self.timeline.at(second).bytes += n;
+    /// Bytes read from a connection at offset `at`.
+    pub fn record_bytes(&mut self, at: Duration, n: u64) {
+        self.timeline.at(at.as_secs() as usize).bytes += n;
+        if self.in_window(at) {
+            self.bytes += n;
+        }
     }
 
     /// A failed request; `message` is kept only for the first of its kind.
-    pub fn record_error(&mut self, second: usize, kind: ErrorKind, message: Option<&dyn std::fmt::Display>) {
+    pub fn record_error(&mut self, at: Duration, kind: ErrorKind, class: usize, client: usize, message: Option<&dyn std::fmt::Display>) {
+        self.timeline.at(at.as_secs() as usize).errors += 1;
+        if !self.in_window(at) {
+            return;
+        }
         self.errors[kind.index()] += 1;
-        self.timeline.at(second).errors += 1;
+        self.classes[class].errors += 1;
+        self.clients[client].errors += 1;
         if let (None, Some(m)) = (&self.first_error[kind.index()], message) {
             self.first_error[kind.index()] = Some(m.to_string());
         }
@@ -128,9 +212,10 @@ impl Stats {
     /// Adds `other` into `self`; exact for every field.
     pub fn merge(&mut self, other: &Stats) {
         // Histograms share bounds (all built by new_histogram), so adding cannot fail.
-        self.latency_us.add(&other.latency_us).expect("invariant: same histogram bounds");
-        self.connect_us.add(&other.connect_us).expect("invariant: same histogram bounds");
-        self.tls_handshake_us.add(&other.tls_handshake_us).expect("invariant: same histogram bounds");
+        let add = |a: &mut Histogram<u64>, b: &Histogram<u64>| a.add(b).expect("invariant: same histogram bounds");
+        add(&mut self.latency_us, &other.latency_us);
+        add(&mut self.connect_us, &other.connect_us);
+        add(&mut self.tls_handshake_us, &other.tls_handshake_us);
         self.requests += other.requests;
         self.responses += other.responses;
         self.bytes += other.bytes;
@@ -144,6 +229,17 @@ impl Stats {
             if self.first_error[i].is_none() {
                 self.first_error[i].clone_from(&other.first_error[i]);
             }
+        }
+        for (a, b) in self.classes.iter_mut().zip(&other.classes) {
+            a.requests += b.requests;
+            a.bytes += b.bytes;
+            a.errors += b.errors;
+            add(&mut a.latency_us, &b.latency_us);
+        }
+        for (a, b) in self.clients.iter_mut().zip(&other.clients) {
+            a.requests += b.requests;
+            a.bytes += b.bytes;
+            a.errors += b.errors;
         }
         for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
             *a += b;

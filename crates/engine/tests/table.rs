@@ -1,0 +1,175 @@
+//! Weighted request tables: selection follows the weights, every class and
+//! client is accounted for, responses are validated against expected sizes,
+//! and one table may mix plain and TLS targets (WebBench e-commerce).
+
+mod support;
+
+use std::collections::HashMap;
+
+use crest_engine::rng::Rng;
+use crest_engine::table::AliasTable;
+use crest_engine::{RequestEntry, RunConfig};
+use support::{run, Conn, Fixture};
+
+#[test]
+fn alias_table_probabilities_are_exactly_the_normalised_weights() {
+    let weights = [35.0, 50.0, 14.0, 1.0, 0.001, 7.5];
+    let total: f64 = weights.iter().sum();
+    let table = AliasTable::new(&weights);
+    for (p, w) in table.probabilities().iter().zip(weights) {
+        assert!((p - w / total).abs() < 1e-12, "{p} vs {}", w / total);
+    }
+}
+
+#[test]
+fn alias_table_draws_follow_the_weights() {
+    let weights = [35.0, 50.0, 14.0, 1.0];
+    let table = AliasTable::new(&weights);
+    let mut rng = Rng::new(7);
+    let mut counts = [0u64; 4];
+    let draws = 1_000_000;
+    for _ in 0..draws {
+        counts[table.pick(&mut rng)] += 1;
+    }
+    for (c, w) in counts.iter().zip(weights) {
+        let p = w / 100.0;
+        let sd = (draws as f64 * p * (1.0 - p)).sqrt();
+        // Five standard deviations: a wrong distribution fails, chance does not.
+        assert!((*c as f64 - draws as f64 * p).abs() < 5.0 * sd, "{counts:?}");
+    }
+}
+
+/// Answers each request with a body whose length is the number in the path
+/// (`/n/1234` → 1234 bytes); `/bad/N` answers one byte short.
+fn sized_bodies(mut conn: Conn) {
+    while let Some(request) = conn.read_request() {
+        let line = String::from_utf8_lossy(&request).lines().next().unwrap_or_default().to_string();
+        let path = line.split(' ').nth(1).unwrap_or("/n/0");
+        let n: usize = path.rsplit('/').next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let n = if path.starts_with("/bad/") { n - 1 } else { n };
+        let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n");
+        if !conn.send(&[head.as_bytes(), &vec![b'x'; n]].concat()) {
+            return;
+        }
+    }
+}
+
+fn entry(fx: &Fixture, path: &str, weight: f64, class: u32, expect: Option<u64>) -> RequestEntry {
+    RequestEntry { url: fx.url(path), weight, class, expect_body_bytes: expect }
+}
+
+#[test]
+fn classes_get_their_shares_and_their_own_accounting() {
+    let fx = Fixture::start(sized_bodies);
+    let shares = [("class0", 35.0, 100), ("class1", 50.0, 1000), ("class2", 14.0, 10000), ("class3", 1.0, 100000)];
+    let config = RunConfig {
+        requests: shares.iter().enumerate().map(|(i, (_, w, n))| entry(&fx, &format!("/n/{n}"), *w, i as u32, Some(*n))).collect(),
+        classes: shares.iter().map(|(name, _, _)| name.to_string()).collect(),
+        max_requests: Some(4000),
+        connections: 4,
+        threads: 2,
+        seed: 42,
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    assert_eq!(report.requests, 4000, "{:?}", report.error_notes);
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    for request in fx.log.lock().unwrap().iter() {
+        let path = String::from_utf8_lossy(request).split(' ').nth(1).unwrap().to_string();
+        *seen.entry(path).or_default() += 1;
+    }
+    for (name, weight, n) in shares {
+        let class = &report.classes[name];
+        let p = weight / 100.0;
+        let sd = (4000.0 * p * (1.0 - p)).sqrt();
+        assert!((class.requests as f64 - 4000.0 * p).abs() < 5.0 * sd + 1.0, "{name}: {} requests", class.requests);
+        assert_eq!(seen[&format!("/n/{n}")], class.requests);
+        assert_eq!(class.errors, 0);
+        assert!(class.bytes >= class.requests * n as u64);
+        assert!(class.latency_us.p50 > 0);
+    }
+}
+
+#[test]
+fn a_body_of_the_wrong_size_is_a_validation_error() {
+    let fx = Fixture::start(sized_bodies);
+    let config = RunConfig {
+        requests: vec![entry(&fx, "/n/50", 1.0, 0, Some(50)), entry(&fx, "/bad/50", 1.0, 1, Some(50))],
+        classes: vec!["good".into(), "bad".into()],
+        max_requests: Some(200),
+        connections: 2,
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    assert_eq!(report.requests + report.errors["validation"], 200);
+    assert_eq!(report.classes["bad"].requests, 0);
+    assert_eq!(report.classes["bad"].errors, report.errors["validation"]);
+    assert_eq!(report.classes["good"].errors, 0);
+    assert!(report.error_notes.iter().any(|n| n.contains("49 bytes where the manifest says 50")), "{:?}", report.error_notes);
+}
+
+#[test]
+fn clients_get_scores_for_their_connections() {
+    let fx = Fixture::start(support::respond_always(support::OK_2));
+    let config = RunConfig {
+        url: fx.url("/"),
+        connections: 6,
+        threads: 2,
+        connections_per_client: 3,
+        max_requests: Some(600),
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    assert_eq!(report.clients.len(), 2);
+    assert_eq!(report.clients.iter().map(|c| c.requests).sum::<u64>(), 600);
+    assert!(report.clients.iter().all(|c| c.requests > 0 && c.errors == 0));
+}
+
+#[test]
+fn one_table_can_mix_plain_and_tls_targets() {
+    let docroot = tempfile::tempdir().unwrap();
+    std::fs::write(docroot.path().join("f.html"), vec![b'x'; 300]).unwrap();
+    let server = crest_target::Server::start(crest_target::ServeConfig {
+        docroot: docroot.path().into(),
+        tls_port: Some(0),
+        threads: 1,
+        ..Default::default()
+    })
+    .unwrap();
+    let urls = server.urls();
+    let config = RunConfig {
+        requests: vec![
+            RequestEntry { url: format!("{}f.html", urls[0]), weight: 92.0, class: 0, expect_body_bytes: Some(300) },
+            RequestEntry { url: format!("{}f.html", urls[1]), weight: 8.0, class: 1, expect_body_bytes: Some(300) },
+        ],
+        classes: vec!["plain".into(), "ssl".into()],
+        insecure: true,
+        keepalive: false,
+        max_requests: Some(300),
+        connections: 2,
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    assert_eq!(report.requests, 300, "{:?}", report.error_notes);
+    assert!(report.classes["ssl"].requests > 0);
+    assert_eq!(report.tls_handshakes, report.classes["ssl"].requests);
+    assert_eq!(report.connections_opened, 300);
+}
+
+#[test]
+fn a_window_cuts_the_ramps_of_a_real_run() {
+    let fx = Fixture::start(support::respond_always(support::OK_2));
+    let config = RunConfig {
+        url: fx.url("/"),
+        connections: 2,
+        duration_s: Some(3.0),
+        window_s: Some([1.0, 2.0]),
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    assert!((report.window_s - 1.0).abs() < 1e-9);
+    assert!(report.timeline.len() >= 3);
+    // Whole-second buckets line up with the window: the middle one is it.
+    assert_eq!(report.requests, report.timeline[1].requests);
+    assert!((report.rps - report.requests as f64).abs() < 1e-6);
+}
