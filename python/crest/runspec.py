@@ -43,6 +43,13 @@ class RunSpec:
     tls_resumption: bool = True
     source_addrs: tuple[str, ...] = field(default=())
     recv_buffer_bytes: int | None = None
+    # A weighted request table (suites); empty means every request goes to `url`.
+    requests: tuple[dict[str, Any], ...] = ()
+    classes: tuple[str, ...] = ()
+    connections_per_client: int = 1
+    window_s: tuple[float, float] | None = None
+    client_start_delay_s: float = 0.0
+    seed: int = 0
 
     def validate(self) -> TargetUrl:
         """Check every setting and their combinations; return the parsed URL.
@@ -127,6 +134,12 @@ class RunSpec:
             "tls_resumption": self.tls_resumption,
             "source_addrs": list(self.source_addrs),
             "recv_buffer_bytes": self.recv_buffer_bytes,
+            "requests": list(self.requests),
+            "classes": list(self.classes),
+            "connections_per_client": self.connections_per_client,
+            "window_s": list(self.window_s) if self.window_s else None,
+            "client_start_delay_s": self.client_start_delay_s,
+            "seed": self.seed,
         }
 
 

@@ -23,7 +23,7 @@ _ClickException: type[Exception] = next(
 
 app = typer.Typer(
     name="crest",
-    help="crest: a web-server capacity lab. Load-test a URL (bench) or serve a docroot (serve).",
+    help="crest: a web-server capacity lab. Run a suite against a target (run), load-test a URL (bench), serve a docroot (serve).",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -44,10 +44,19 @@ def version_command() -> int:
 def _register() -> None:
     # Imported here, not at the top, so that a missing engine is reported in one line.
     from crest.cli.bench import bench_command
+    from crest.cli.fileset import app as fileset_app
+    from crest.cli.run import run_command
+    from crest.cli.runs import runs_command, show_command
     from crest.cli.serve import serve_command
+    from crest.cli.suites import suites_command
 
     if not app.registered_commands:
         app.command("bench", no_args_is_help=True)(bench_command)
+        app.command("run", no_args_is_help=True)(run_command)
+        app.command("runs")(runs_command)
+        app.command("show", no_args_is_help=True)(show_command)
+        app.command("suites")(suites_command)
+        app.add_typer(fileset_app, name="fileset")
         app.command("serve")(serve_command)
         app.command("version")(version_command)
 

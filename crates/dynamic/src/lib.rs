@@ -1,0 +1,12 @@
+//! The CGI programs crest installs on targets, as library code the two thin
+//! binaries in `src/bin/` call: `crest-env` (the WebBench-style 1024-byte
+//! environment page, [`env_page`]) and `crest-bytes` (WebStone's `?size=N`
+//! pseudo-random bytes, [`bytes`]), plus the CGI plumbing both share
+//! ([`cgi`]).
+//!
+//! std only, no dependencies, no heap-heavy start-up: a target starts one of
+//! these per request, so start-up cost is part of what a CGI mix measures.
+
+pub mod bytes;
+pub mod cgi;
+pub mod env_page;

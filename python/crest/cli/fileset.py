@@ -1,0 +1,89 @@
+"""`crest fileset generate|verify`: write a standard fileset into a directory, or check one byte for byte.
+
+Parsing and printing only; crest.filesets does the work and raises
+ConfigError subclasses (exit 2) for bad input. verify exits 1 when files are
+damaged, because that is a finding about the tree, not bad input.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from crest.cli import EXIT_FAILURE, EXIT_OK
+from crest.filesets import NAMES
+from crest.filesets.catalog import check_name
+from crest.filesets.tree import check_files, generate_tree, load_manifest
+from crest.units import format_bytes, format_count, parse_count
+
+# verify prints at most this many problem lines, then a count of the rest.
+MAX_PROBLEMS_SHOWN = 20
+
+app = typer.Typer(
+    name="fileset",
+    help="Generate or verify a standard fileset: " + ", ".join(NAMES) + ".",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.command("generate", no_args_is_help=True)
+def generate_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Fileset: " + ", ".join(NAMES) + ".", show_default=False)],
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Directory to write (created if missing).", show_default=False)],
+    connections: Annotated[Optional[str], typer.Option("--connections", metavar="N", help="specweb99 only: simultaneous connections to size the tree for (25 + 40·N/61 directories) [default: 1].", show_default=False)] = None,
+    seed: Annotated[int, typer.Option("--seed", metavar="S", help="Recorded in the manifest; no current fileset is random.", min=0)] = 0,
+    full_check: Annotated[bool, typer.Option("--full-check", help="Compare existing files byte for byte (slower) and rewrite any that differ; default checks size and header line.")] = False,
+) -> int:
+    """Write fileset NAME and its manifest into DIR; files already correct are left untouched."""
+    check_name(name)  # before parsing --connections, so a wrong name is the error reported
+    conns = parse_count(connections, what="--connections") if connections is not None else None
+    result = generate_tree(name, directory, connections=conns, seed=seed, full_check=full_check)
+    manifest = result.manifest
+    total = manifest.total_bytes()
+    removed = f", removed {format_count(result.removed)}" if result.removed else ""
+    print(
+        f"{manifest.fileset}: {format_count(len(manifest.files))} files, {format_bytes(total)} "
+        f"({format_count(total)} bytes) in {directory} (wrote {format_count(result.written)}, "
+        f"kept {format_count(result.kept)}{removed}); manifest {result.manifest_path}",
+        flush=True,
+    )
+    return EXIT_OK
+
+
+@app.command("verify", no_args_is_help=True)
+def verify_command(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Directory holding a generated fileset.", show_default=False)],
+) -> int:
+    """Check every file DIR's manifest lists, byte for byte; exit 1 if any is missing or changed."""
+    manifest = load_manifest(directory)
+    problems = check_files(directory, manifest)
+    count = len(manifest.files)
+    if not problems:
+        print(f"ok: {format_count(count)} files intact", flush=True)
+        return EXIT_OK
+    for line in problems[:MAX_PROBLEMS_SHOWN]:
+        print(line)
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        print(f"… and {format_count(len(problems) - MAX_PROBLEMS_SHOWN)} more")
+    print(
+        f"damaged: {format_count(len(problems))} of {format_count(count)} files; "
+        f"repair with `{repair_command(manifest.fileset, manifest.params, directory)}`",
+        flush=True,
+    )
+    return EXIT_FAILURE
+
+
+def repair_command(fileset: str, params: dict[str, object], directory: Path) -> str:
+    """The generate command line that rewrites exactly this tree's damaged files."""
+    words = ["crest fileset generate --full-check", fileset, str(directory)]
+    if fileset == "specweb99" and params.get("connections") is not None:
+        words.append(f"--connections {params['connections']}")
+    if params.get("seed"):
+        words.append(f"--seed {params['seed']}")
+    return " ".join(words)

@@ -1,0 +1,152 @@
+"""`crest run SUITE --target URL`: a suite's ladder against a target, each mix stored as it ends.
+
+Owns the command's options, the live progress (stderr, terminals only) and
+the closing summary; the runner does the work and never prints.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
+from crest.errors import ConfigError, TargetError
+from crest.runner import Event, RunInterrupted, RunRequest, SuiteRunner
+from crest.store import DEFAULT_PATH, Store
+from crest.suite import PROFILES, load_suite
+from crest.units import format_bytes, format_latency_us, parse_duration
+
+
+def run_command(
+    suite: Annotated[str | None, typer.Argument(help="A built-in suite (see `crest suites`) or a suite .toml file.")] = None,
+    target: Annotated[str | None, typer.Option("--target", help="Base URL of the target, e.g. http://127.0.0.1:8080")] = None,
+    tls_target: Annotated[str | None, typer.Option("--tls-target", help="Base https URL for the suite's TLS classes.")] = None,
+    profile: Annotated[str, typer.Option("--profile", help="Durations: quick (seconds per mix), standard (60 s), full (the seed's).")] = "full",
+    repeat: Annotated[int | None, typer.Option("--repeat", min=1, help="Trials of the whole suite (default: the suite's).")] = None,
+    fileset: Annotated[Path | None, typer.Option("--fileset", help="A tree made by `crest fileset generate`: use its manifest.")] = None,
+    db: Annotated[Path, typer.Option("--db", help="Results store (SQLite).")] = DEFAULT_PATH,
+    resume: Annotated[str | None, typer.Option("--resume", help="Continue an interrupted run with its next mix.")] = None,
+    insecure: Annotated[bool, typer.Option("--insecure", help="Accept any TLS certificate (self-signed targets).")] = False,
+    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout, e.g. 10s.")] = "10s",
+    seed: Annotated[int, typer.Option("--seed", help="Seed for request selection and client delays.")] = 0,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No live progress.")] = False,
+) -> int:
+    """Run a suite's ladder of mixes against a target and store every mix."""
+    watcher = Progress(enabled=not quiet and sys.stderr.isatty())
+    try:
+        if resume is not None:
+            if suite or target:
+                raise ConfigError("--resume continues a stored run with its own suite and target: drop SUITE and --target")
+            run_ids = [SuiteRunner.resume(resume, db, watcher.on_event)]
+        else:
+            if suite is None or target is None:
+                raise ConfigError("give a suite and a target: crest run SUITE --target http://host:port (see `crest suites`)")
+            if profile not in PROFILES:
+                raise ConfigError(f"invalid --profile {profile!r}: use one of {', '.join(PROFILES)}")
+            request = RunRequest(
+                suite=load_suite(suite),
+                target=target,
+                tls_target=tls_target,
+                profile=profile,
+                repeat=repeat,
+                fileset_dir=fileset,
+                store_path=db,
+                insecure=insecure,
+                timeout_s=parse_duration(timeout, what="--timeout"),
+                seed=seed,
+            )
+            run_ids = SuiteRunner(request, watcher.on_event).run()
+    except RunInterrupted as exc:
+        watcher.stop()
+        _summaries(db, [exc.run_id])
+        print(f"crest: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except TargetError as exc:
+        watcher.stop()
+        if watcher.run_ids:
+            # The target died mid-run: show what was measured, then the reason.
+            _summaries(db, watcher.run_ids)
+            print(f"crest: error: {exc}", file=sys.stderr)
+            return EXIT_FAILURE
+        raise
+    finally:
+        watcher.stop()
+    _summaries(db, run_ids)
+    return EXIT_OK
+
+
+class Progress:
+    """The live line on stderr: suite progress, current mix and load, req/s, errors, time left."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.console = Console(stderr=True)
+        self.status: Any = None
+        self.run_ids: list[str] = []
+
+    def on_event(self, event: Event) -> None:
+        if event.kind == "run-started":
+            self.run_ids.append(event.run_id)
+        if not self.enabled:
+            return
+        if self.status is None:
+            self.status = self.console.status("starting")
+            self.status.start()
+        if event.mix is None:
+            return
+        mix, t = event.mix, event.mix.timing
+        head = f"run {event.run_id} · mix {mix.index}/{event.mixes or '?'} · {mix.clients} clients × {mix.threads_per_client} threads"
+        if event.kind == "mix-progress":
+            live = event.live
+            elapsed = float(live.get("elapsed_s", 0.0))
+            rate = live.get("requests", 0) / elapsed if elapsed > 0 else 0.0
+            left = max(0.0, t.length_s - elapsed)
+            self.status.update(f"{head} · {rate:,.0f} req/s · {live.get('errors', 0)} errors · {left:.0f}s left in mix")
+        elif event.kind == "mix-finished" and event.record is not None:
+            r = event.record
+            self.console.print(
+                f"  mix {mix.index:>3}: {mix.clients:>4} clients  {r.rps:>12,.1f} req/s  "
+                f"{format_bytes(r.throughput_Bps)}/s  p99 {format_latency_us(r.latency_us.get('p99', 0))}  "
+                f"errors {r.error_count}"
+            )
+        else:
+            self.status.update(head)
+
+    def stop(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+
+def _summaries(db: Path, run_ids: list[str]) -> None:
+    out = Console(highlight=False)
+    with Store(db) as store:
+        for run_id in run_ids:
+            detail = store.run(run_id)
+            table = Table(title=f"{escape(detail.meta.suite)} against {escape(detail.meta.target)} ({detail.meta.profile})")
+            for col in ("clients", "threads", "req/s", "throughput", "p99", "errors"):
+                table.add_column(col, justify="right")
+            for m in detail.mixes:
+                table.add_row(
+                    str(m.clients),
+                    str(m.threads_per_client),
+                    f"{m.rps:,.1f}",
+                    f"{format_bytes(m.throughput_Bps)}/s",
+                    format_latency_us(m.latency_us.get("p99", 0)),
+                    str(m.error_count),
+                )
+            out.print(table)
+            if detail.mixes:
+                peak = max(detail.mixes, key=lambda m: m.rps)
+                out.print(
+                    f"peak {peak.rps:,.1f} req/s at {peak.clients} clients × {peak.threads_per_client} threads"
+                    f" ({peak.connections} connections); {format_bytes(peak.throughput_Bps)}/s"
+                )
+            status = detail.status + (f" ({escape(detail.reason)})" if detail.reason else "")
+            out.print(f"run {detail.id}: {status}, {len(detail.mixes)} mixes stored in {db} · `crest show {detail.id}`")

@@ -1,0 +1,194 @@
+"""`crest runs` and `crest show RUN_ID`: list stored runs and show one run's mixes; reads the store, never writes it.
+
+Every string that came from a target, a suite or the file is printed as a rich
+Text with control characters made visible, so it can neither inject markup nor
+terminal escape sequences.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from crest.cli import EXIT_OK
+from crest.store import DEFAULT_PATH, MixRecord, RunDetail, RunSummary, Store, no_run_error
+from crest.units import format_count, format_latency_us, format_seconds
+
+# Piped output is read in logs and files, where wrapping a table row helps nobody.
+_PIPE_WIDTH = 200
+_LABEL_WIDTH = 10
+# C0 and C1 control characters and DEL: a target could send ESC sequences that repaint a terminal.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_HOST_FIELDS = (("hostname", "{}"), ("kernel", "{}"), ("cpu_model", "{}"), ("cpus", "{} CPUs"),
+                ("python", "Python {}"), ("crest_version", "crest {}"), ("engine_version", "engine {}"))  # fmt: skip
+
+DbOption = Annotated[Path, typer.Option("--db", metavar="PATH", help="The results database to read.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON to stdout and nothing else.")]
+
+
+def runs_command(db: DbOption = DEFAULT_PATH, json_output: JsonOption = False) -> int:
+    """List the stored runs, newest first: id, suite, target, status, mixes and peak req/s."""
+    summaries: list[RunSummary] = []
+    if db.exists():  # a listing never creates the file
+        with Store(db) as store:
+            summaries = store.runs()
+    if json_output:
+        print(json.dumps([_summary_json(s) for s in summaries]), flush=True)
+        return EXIT_OK
+    console = _console()
+    if not summaries:
+        console.print(Text(f"no runs yet in {_safe_str(str(db))}: start one with `crest run SUITE --target URL`"))
+        return EXIT_OK
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for name, justify in (("id", "left"), ("suite", "left"), ("target", "left"), ("status", "left"),
+                          ("mixes", "right"), ("peak req/s", "right"), ("started", "left")):  # fmt: skip
+        table.add_column(name, justify=justify, no_wrap=name != "target", overflow="fold")  # type: ignore[arg-type]
+    for s in summaries:
+        table.add_row(
+            _safe(s.id), _safe(s.suite), _safe(s.target), _safe(s.status), str(s.mixes),
+            "-" if s.peak_rps is None else f"{s.peak_rps:,.1f}", _local_time(s.started_at),
+        )  # fmt: skip
+    console.print(table)
+    return EXIT_OK
+
+
+def show_command(
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="A run id from `crest runs`, or a unique start of one.", show_default=False)],
+    db: DbOption = DEFAULT_PATH,
+    json_output: JsonOption = False,
+) -> int:
+    """Show one run: what ran where, and each mix in ladder order with req/s, throughput, latency and errors."""
+    if not db.exists():  # reading never creates the file
+        raise no_run_error(db, run_id)
+    with Store(db) as store:
+        detail = store.run(run_id)
+    if json_output:
+        print(json.dumps(_detail_json(detail)), flush=True)
+        return EXIT_OK
+    console = _console()
+    for line in _header(detail):
+        console.print(line)
+    if not detail.mixes:
+        console.print(Text("\n  no mixes stored yet"))
+        return EXIT_OK
+    console.print()
+    console.print(_mix_table(detail.mixes))
+    peak = max(detail.mixes, key=lambda m: m.rps if m.rps == m.rps else float("-inf"))  # NaN never peaks
+    console.print(Text(f"  {'Peak':<{_LABEL_WIDTH}}{peak.rps:,.1f} req/s at {_load(peak)} (mix {peak.index})"))
+    for mix in detail.mixes:
+        for warning in mix.warnings:
+            console.print(Text(f"  warning: mix {mix.index}: ") + _safe(warning))
+    return EXIT_OK
+
+
+def _console() -> Console:
+    # markup, emoji and highlighting off: nothing printed here is rich markup, and
+    # ":smile:" in a URL must stay text.
+    console = Console(markup=False, emoji=False, highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(markup=False, emoji=False, highlight=False, width=_PIPE_WIDTH)
+    return console
+
+
+def _safe_str(text: str) -> str:
+    """The text with control characters shown as escapes (\\x1b), so a terminal never interprets them."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def _safe(text: Any) -> Text:
+    return Text(_safe_str(str(text)))
+
+
+def _header(detail: RunDetail) -> list[Text]:
+    meta = detail.meta
+    status = detail.status + (f" ({detail.reason})" if detail.reason else "")
+    started = _local_time(detail.started_at, seconds=True)
+    if detail.ended_at is not None:
+        started += f", ended {_local_time(detail.ended_at, seconds=True)} ({format_seconds(round(detail.ended_at - detail.started_at))})"
+    lines = [
+        Text("Run ") + _safe(detail.id),
+        _labelled("suite", f"{meta.suite} (profile {meta.profile}, trial {meta.repeat_index})"),
+        _labelled("target", meta.target),
+        _labelled("status", status),
+        _labelled("started", started),
+    ]
+    host = [fmt.format(meta.host[key]) for key, fmt in _HOST_FIELDS if meta.host.get(key) not in (None, "")]
+    if host:
+        lines.append(_labelled("host", " · ".join(host)))
+    if meta.factors:
+        lines.append(_labelled("factors", ", ".join(f"{k}={v}" for k, v in meta.factors.items())))
+    return lines
+
+
+def _labelled(label: str, text: str) -> Text:
+    return Text(f"  {label:<{_LABEL_WIDTH}}") + _safe(text)
+
+
+def _mix_table(mixes: list[MixRecord]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for name in ("mix", "clients", "threads", "conns", "window", "requests", "req/s", "MB/s", "p50", "p99", "errors"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for m in mixes:
+        table.add_row(
+            str(m.index), format_count(m.clients), format_count(m.threads_per_client), format_count(m.connections),
+            format_seconds(m.window_s), format_count(m.requests), f"{m.rps:,.1f}", f"{m.throughput_Bps / 1e6:,.2f}",
+            _latency(m, "p50"), _latency(m, "p99"), format_count(m.error_count),
+        )  # fmt: skip
+    return table
+
+
+def _latency(mix: MixRecord, key: str) -> str:
+    value = mix.latency_us.get(key)
+    return "-" if value is None or mix.responses == 0 else format_latency_us(float(value))
+
+
+def _load(mix: MixRecord) -> str:
+    threads = mix.threads_per_client
+    return (f"{format_count(mix.clients)} client{'s' if mix.clients != 1 else ''}"
+            f" × {threads} thread{'s' if threads != 1 else ''}")  # fmt: skip
+
+
+def _local_time(unix_s: float, *, seconds: bool = False) -> str:
+    return datetime.fromtimestamp(unix_s).strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+def _summary_json(s: RunSummary) -> dict[str, Any]:
+    return {
+        "id": s.id, "suite": s.suite, "target": s.target, "profile": s.profile, "repeat_index": s.repeat_index,
+        "status": s.status, "reason": s.reason, "started_at": s.started_at, "ended_at": s.ended_at,
+        "mixes": s.mixes, "peak_rps": s.peak_rps, "factors": s.factors,
+    }  # fmt: skip
+
+
+def _detail_json(d: RunDetail) -> dict[str, Any]:
+    meta = d.meta
+    return {
+        "id": d.id, "suite": meta.suite, "target": meta.target, "profile": meta.profile,
+        "repeat_index": meta.repeat_index, "status": d.status, "reason": d.reason,
+        "started_at": d.started_at, "ended_at": d.ended_at,
+        "factors": meta.factors, "host": meta.host, "config": meta.config,
+        "mixes": [_mix_json(m) for m in d.mixes],
+    }  # fmt: skip
+
+
+def _mix_json(m: MixRecord) -> dict[str, Any]:
+    # The histogram stays in the store: it is for merging and re-analysis, not for reading.
+    return {
+        "index": m.index, "clients": m.clients, "threads": m.threads_per_client, "connections": m.connections,
+        "started_at": m.started_at, "ended_at": m.ended_at, "window_s": m.window_s,
+        "requests": m.requests, "responses": m.responses, "bytes": m.bytes, "body_bytes": m.body_bytes,
+        "rps": m.rps, "throughput_Bps": m.throughput_Bps,
+        "errors": m.error_count, "errors_by_kind": m.errors, "latency_us": m.latency_us, "status": m.status,
+        "classes": m.classes, "client_scores": m.client_scores, "timeline": m.timeline,
+        "monitor": m.monitor, "warnings": m.warnings,
+    }  # fmt: skip

@@ -1,0 +1,104 @@
+"""`crest suites`: list the built-in suites (or check one suite file) as a table or as JSON.
+
+Only this module prints; the suites and their summaries come from crest.suite.
+Problems in a suite file raise SuiteError (a ConfigError: one line, exit code 2).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Optional
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from crest.cli import EXIT_OK
+from crest.suite import PROFILES, Suite, SuiteError, builtin_suites, load_suite
+from crest.suite.describe import classes_text, clients_text, mixes_text, source_short, workload_text
+
+
+def suite_json(suite: Suite, profile: str = "full") -> dict[str, Any]:
+    """The --json object of one suite: {name, description, source, mixes, workload}."""
+    mixes = []
+    for mix in suite.mixes(profile):
+        timing = mix.timing.model_dump()
+        timing["window_s"] = mix.timing.window_s
+        mixes.append({
+            "index": mix.index,
+            "clients": mix.clients,
+            "threads_per_client": mix.threads_per_client,
+            "connections": mix.connections,
+            "timing": timing,
+        })
+    return {
+        "name": suite.name,
+        "description": suite.description,
+        "source": suite.source,
+        "mixes": mixes,
+        "workload": suite.workload.model_dump(),
+    }
+
+
+def _table(suites: list[Suite], profile: str) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("suite", no_wrap=True, style="bold")
+    table.add_column("source")
+    table.add_column("clients × threads per client")
+    table.add_column("mix s (window)")
+    table.add_column("workload", overflow="fold")
+    for suite in suites:
+        ladder = suite.ladder
+        threads = f"{ladder.threads_per_client}" + "".join(
+            f" ({o.threads_per_client} from {o.from_clients})" for o in ladder.overrides
+        )
+        timing = suite.mixes(profile)[0].timing
+        runs = f" ×{suite.repeat} runs" if suite.repeat > 1 else ""
+        table.add_row(
+            suite.name,
+            source_short(suite.source),
+            f"{clients_text(ladder)} × {threads}",
+            f"{timing.length_s:g} ({timing.window_s:g}){runs}",
+            classes_text(suite.workload),
+        )
+    return table
+
+
+def _details(suite: Suite, profile: str) -> list[str]:
+    lines = [
+        f"suite:       {suite.name}",
+        f"source:      {suite.source}",
+        f"mixes:       {mixes_text(suite, profile)}",
+        f"workload:    {workload_text(suite.workload)}",
+        f"description: {suite.description}",
+    ]
+    if suite.notes:
+        lines.append(f"notes:       {suite.notes}")
+    return lines
+
+
+def suites_command(
+    suite: Annotated[Optional[str], typer.Argument(metavar="[SUITE]", help="Show only this suite: a built-in name or a suite .toml file (validates the file).", show_default=False)] = None,
+    profile: Annotated[str, typer.Option("--profile", metavar="|".join(PROFILES), help="Timing to show: full (as published), standard (≤ 60 s mixes) or quick (4 s mixes).")] = "full",
+    json_output: Annotated[bool, typer.Option("--json", help="Print a JSON list of {name, description, source, mixes, workload} and nothing else.")] = False,
+) -> int:
+    """List the built-in suites: the published tests crest can re-run.
+
+    Each suite is a ladder of mixes (clients × threads per client) with its
+    timing and workload, taken from one seed report; the source column says
+    which report and figure.
+    """
+    if profile not in PROFILES:
+        raise SuiteError(f"unknown profile '{profile}': expected one of {', '.join(PROFILES)}")
+    suites = [load_suite(suite)] if suite is not None else builtin_suites()
+    if json_output:
+        print(json.dumps([suite_json(s, profile) for s in suites], indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if suite is not None:
+        # One suite: every detail, as plain lines (they wrap in the terminal, not in a cell).
+        print("\n".join(_details(suites[0], profile)))
+        return EXIT_OK
+    Console(highlight=False).print(_table(suites, profile))
+    print("Details of one suite: crest suites NAME; as JSON: crest suites --json")
+    return EXIT_OK

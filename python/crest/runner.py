@@ -1,0 +1,281 @@
+"""Runs a suite mix by mix through LoadClient and persists each mix as it ends.
+
+Owns the order of a run: resolve the fileset manifest and the request table,
+check the targets before any traffic, create the run record, then for each
+mix build the engine config (its window cuts the ramps exactly), run it and
+store it in one transaction before starting the next. Ctrl-C keeps every
+finished mix and marks the run interrupted; a target that dies marks it
+failed with the reason. Never prints: progress goes to a callback.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import crest
+from crest.errors import ConfigError, TargetError
+from crest.filesets import Manifest, build_manifest, load_manifest
+from crest.loadclient import LoadClient, engine_version
+from crest.preflight import check_reachable, parse_url
+from crest.runspec import RunSpec
+from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store
+from crest.suite import Mix, Suite
+from crest.urltable import RequestTable, build_table
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything `crest run` was asked, enough to start or resume a run."""
+
+    suite: Suite
+    target: str
+    tls_target: str | None = None
+    profile: str = "full"
+    repeat: int | None = None  # None: the suite's own repeat count
+    fileset_dir: Path | None = None
+    store_path: Path = DEFAULT_PATH
+    insecure: bool = False
+    timeout_s: float = 10.0
+    seed: int = 0
+    engine_threads: int | None = None  # None: one per available CPU, at most one per connection
+
+    def options(self) -> dict[str, Any]:
+        """The options as stored with the run (resume rebuilds the request from them)."""
+        d = asdict(self)
+        d.pop("suite")
+        d["fileset_dir"] = str(self.fileset_dir) if self.fileset_dir else None
+        d["store_path"] = str(self.store_path)
+        return d
+
+
+@dataclass(frozen=True)
+class Event:
+    """Progress for whoever watches (the CLI draws it); `kind` says which fields matter."""
+
+    kind: str  # run-started | mix-started | mix-progress | mix-finished | run-finished
+    run_id: str
+    repeat_index: int
+    mix: Mix | None = None
+    mixes: int = 0
+    live: dict[str, Any] = field(default_factory=dict)
+    record: MixRecord | None = None
+    status: str = ""
+    reason: str | None = None
+
+
+EventCallback = Callable[[Event], None]
+
+
+class RunInterrupted(Exception):
+    """Ctrl-C stopped a run; its finished mixes are stored and it is marked interrupted."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} interrupted: its finished mixes are stored; continue with `crest run --resume {run_id}`")
+        self.run_id = run_id
+
+
+class SuiteRunner:
+    """Runs one RunRequest: `run()` for new runs (one per repeat), `resume()` for an interrupted one."""
+
+    def __init__(self, request: RunRequest, on_event: EventCallback | None = None) -> None:
+        self.request = request
+        self.on_event = on_event or (lambda _event: None)
+        self.mixes = request.suite.mixes(request.profile)
+        self.manifest = self._manifest()
+        self.table: RequestTable = build_table(request.suite.workload, self.manifest, request.target, request.tls_target)
+
+    def preflight(self) -> None:
+        """Check every target accepts connections before anything is recorded or sent."""
+        for url in filter(None, (self.request.target, self.request.tls_target)):
+            check_reachable(parse_url(url))
+        # Validate one engine config now so a bad option fails before the run exists.
+        LoadClient(self._spec(self.mixes[0]))
+
+    def run(self) -> list[str]:
+        """Runs every repeat of the suite; returns the run ids in order."""
+        self.preflight()
+        repeats = self.request.repeat or self.request.suite.repeat
+        run_ids = []
+        with Store(self.request.store_path) as store:
+            for repeat_index in range(repeats):
+                run_id = store.create_run(self._meta(repeat_index))
+                run_ids.append(run_id)
+                self._execute(store, run_id, repeat_index, self.mixes)
+        return run_ids
+
+    @classmethod
+    def resume(cls, run_id: str, store_path: Path = DEFAULT_PATH, on_event: EventCallback | None = None) -> str:
+        """Continues a stored run with the mixes it has not finished."""
+        with Store(store_path) as store:
+            detail = store.run(run_id)
+            if detail.status == "complete":
+                raise ConfigError(f"run {detail.id} is already complete: nothing to resume")
+            options = dict(detail.meta.config["options"])
+            options["fileset_dir"] = Path(options["fileset_dir"]) if options["fileset_dir"] else None
+            options["store_path"] = store_path
+            request = RunRequest(suite=Suite.model_validate(detail.meta.config["suite"]), **options)
+            runner = cls(request, on_event)
+            runner.preflight()
+            done = {m.index for m in detail.mixes}
+            store.reopen_run(detail.id)
+            runner._execute(store, detail.id, detail.meta.repeat_index, [m for m in runner.mixes if m.index not in done])
+            return detail.id
+
+    def _execute(self, store: Store, run_id: str, repeat_index: int, mixes: list[Mix]) -> None:
+        self.on_event(Event("run-started", run_id, repeat_index, mixes=len(self.mixes)))
+        for mix in mixes:
+            self.on_event(Event("mix-started", run_id, repeat_index, mix=mix, mixes=len(self.mixes)))
+            try:
+                client = LoadClient(self._spec(mix, repeat_index))
+                client.preflight()
+            except TargetError as exc:
+                self._finish(store, run_id, repeat_index, "failed", f"target unreachable before mix {mix.index}: {exc}")
+                raise
+            started = time.time()
+            progress = lambda live, m=mix: self.on_event(Event("mix-progress", run_id, repeat_index, mix=m, live=live))  # noqa: E731
+            try:
+                result = client.run(progress)
+            except BaseException as exc:
+                self._finish(store, run_id, repeat_index, "failed", f"mix {mix.index}: {exc}")
+                raise
+            if result.interrupted:
+                self._finish(store, run_id, repeat_index, "interrupted", f"interrupted during mix {mix.index}")
+                raise RunInterrupted(run_id)
+            record = mix_record(mix, result.report, started, time.time())
+            store.add_mix(run_id, record)
+            self.on_event(Event("mix-finished", run_id, repeat_index, mix=mix, record=record, mixes=len(self.mixes)))
+            if record.requests == 0 and record.errors.get("connect", 0) > 0:
+                reason = self._dead_target_reason(mix)
+                if reason:
+                    self._finish(store, run_id, repeat_index, "failed", reason)
+                    raise TargetError(reason)
+        self._finish(store, run_id, repeat_index, "complete", None)
+
+    def _finish(self, store: Store, run_id: str, repeat_index: int, status: str, reason: str | None) -> None:
+        store.finish_run(run_id, status, reason)
+        self.on_event(Event("run-finished", run_id, repeat_index, status=status, reason=reason))
+
+    def _dead_target_reason(self, mix: Mix) -> str | None:
+        try:
+            for url in filter(None, (self.request.target, self.request.tls_target)):
+                check_reachable(parse_url(url))
+        except TargetError as exc:
+            return f"the target stopped answering during mix {mix.index}: {exc}"
+        return None
+
+    def _spec(self, mix: Mix, repeat_index: int = 0) -> RunSpec:
+        workload = self.request.suite.workload
+        t = mix.timing
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        return RunSpec(
+            url=self.table.requests[0]["url"],
+            http_version=workload.http_version,
+            keepalive=workload.keepalive,
+            connections=mix.connections,
+            threads=min(self.request.engine_threads or cpus, mix.connections),
+            duration_s=t.length_s,
+            think_time_s=t.think_time_s,
+            timeout_s=self.request.timeout_s,
+            insecure=self.request.insecure,
+            recv_buffer_bytes=workload.receive_buffer_bytes,
+            requests=self.table.requests,
+            classes=self.table.classes,
+            connections_per_client=mix.threads_per_client,
+            window_s=(t.ramp_up_s, t.length_s - t.ramp_down_s),
+            client_start_delay_s=t.delay_s,
+            seed=self.request.seed * 1_000_003 + repeat_index * 1009 + mix.index,
+        )
+
+    def _manifest(self) -> Manifest | None:
+        workload = self.request.suite.workload
+        if workload.fileset is None:
+            return None
+        if self.request.fileset_dir is not None:
+            manifest = load_manifest(self.request.fileset_dir)
+            if manifest.fileset != workload.fileset:
+                raise ConfigError(
+                    f"{self.request.fileset_dir} holds the {manifest.fileset} fileset but suite"
+                    f" {self.request.suite.name} needs {workload.fileset}: generate it with"
+                    f" `crest fileset generate {workload.fileset} DIR`"
+                )
+            return manifest
+        return build_manifest(workload.fileset, connections=fileset_connections(self.request.suite), seed=0)
+
+    def _meta(self, repeat_index: int) -> RunMeta:
+        config = {"suite": self.request.suite.model_dump(mode="json"), "options": self.request.options()}
+        return RunMeta(
+            suite=self.request.suite.name,
+            target=self.request.target,
+            profile=self.request.profile,
+            repeat_index=repeat_index,
+            config=config,
+            factors={},
+            host=host_facts(),
+        )
+
+
+def fileset_connections(suite: Suite) -> int | None:
+    """The `--connections` a suite's fileset is generated with (SPECweb99 scales directories by it)."""
+    if suite.workload.fileset != "specweb99":
+        return None
+    return suite.workload.fileset_connections or max(m.connections for m in suite.mixes("full"))
+
+
+def mix_record(mix: Mix, report: dict[str, Any], started_at: float, ended_at: float) -> MixRecord:
+    """A stored mix from the engine's report (whose counts already cover only the window)."""
+    warnings = list(report.get("error_notes", []))
+    if report.get("cancelled"):
+        warnings.append("the mix was cut short")
+    return MixRecord(
+        index=mix.index,
+        clients=mix.clients,
+        threads_per_client=mix.threads_per_client,
+        connections=mix.connections,
+        started_at=started_at,
+        ended_at=ended_at,
+        window_s=report["window_s"],
+        requests=report["requests"],
+        responses=report["responses"],
+        bytes=report["bytes"],
+        body_bytes=report["body_bytes"],
+        rps=report["rps"],
+        throughput_Bps=report["throughput_Bps"],
+        errors=dict(report["errors"]),
+        latency_us=dict(report["latency_us"]),
+        status=dict(report["status"]),
+        classes=dict(report["classes"]),
+        client_scores=list(report["clients"]),
+        timeline=list(report["timeline"]),
+        histogram_b64=report["histogram_b64"],
+        monitor={"client_cpu_s": report["client_cpu_s"], "connections_opened": report["connections_opened"]},
+        warnings=warnings,
+    )
+
+
+def host_facts() -> dict[str, Any]:
+    """What the run's numbers depend on besides the target: stored with every run."""
+    cpu_model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "hostname": platform.node(),
+        "kernel": platform.release(),
+        "cpu_model": cpu_model,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "crest_version": crest.__version__,
+        "engine_version": engine_version(),
+    }
+
+

@@ -1,0 +1,91 @@
+"""The records the store keeps (run meta, mixes, summaries); plain data, no SQL and no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+STATUSES = ("running", "complete", "interrupted", "failed")
+# The statuses a run can end in; "running" is only ever set by create_run.
+FINAL_STATUSES = STATUSES[1:]
+
+
+@dataclass
+class RunMeta:
+    """What the runner knows when a run starts."""
+
+    suite: str
+    target: str
+    profile: str
+    repeat_index: int
+    config: dict[str, Any]  # the full resolved suite + options
+    factors: dict[str, Any]  # e.g. {"server": "builtin", "cpus": 2}
+    host: dict[str, Any]  # hostname, kernel, cpu_model, cpus, python, crest_version, engine_version
+
+
+@dataclass
+class MixRecord:
+    """One finished mix, as the runner hands it over; times are unix seconds, latencies microseconds.
+
+    `clients` is the number of simulated clients; the per-client scores are
+    `client_scores` (one name cannot mean both the count and the list).
+    """
+
+    index: int
+    clients: int
+    threads_per_client: int
+    connections: int
+    started_at: float
+    ended_at: float
+    window_s: float
+    requests: int
+    responses: int
+    bytes: int
+    body_bytes: int
+    rps: float
+    throughput_Bps: float
+    errors: dict[str, int]  # by kind: connect, tls, timeout, read, write, status, parse, validation
+    latency_us: dict[str, float]  # p50, p90, p99, p999, max, mean, min, stdev
+    status: dict[str, int]  # "200" -> count
+    classes: dict[str, dict[str, Any]]  # per request class: requests, bytes, errors, rps, throughput_Bps, latency_us
+    client_scores: list[dict[str, Any]]  # WebBench's per-client scores: client, requests, bytes, errors, rps, throughput_Bps
+    timeline: list[dict[str, Any]]  # per second: second, requests, errors, bytes
+    histogram_b64: str  # HDR histogram of the window, in the engine's serialization
+    monitor: dict[str, Any] = field(default_factory=dict)  # resource samples
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def error_count(self) -> int:
+        """All errors of the mix, every kind together."""
+        return sum(int(n) for n in self.errors.values())
+
+
+@dataclass
+class RunSummary:
+    """One line of `crest runs`: a run without its mixes, plus what the mixes add up to so far."""
+
+    id: str
+    suite: str
+    target: str
+    profile: str
+    repeat_index: int
+    status: str
+    reason: str | None
+    started_at: float
+    ended_at: float | None
+    mixes: int  # mixes stored so far
+    peak_rps: float | None  # None until a mix is stored
+    factors: dict[str, Any]
+
+
+@dataclass
+class RunDetail:
+    """A whole run: its meta, where it stands, and every stored mix in ladder order."""
+
+    id: str
+    meta: RunMeta
+    status: str
+    reason: str | None
+    started_at: float
+    ended_at: float | None
+    mixes: list[MixRecord]

@@ -1,0 +1,124 @@
+"""The SQLite schema of a crest results file and its version check; owns DDL, never reads or writes records."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from crest.store.errors import StoreError
+
+# Bump on any change to the tables below, and add a migration from the previous version.
+SCHEMA_VERSION = 1
+# "CRST": marks the file as crest's, so a foreign SQLite file is refused instead of written into.
+APPLICATION_ID = 0x43525354
+
+# Times are unix seconds (REAL); *_s are seconds, *_us microseconds, *_Bps bytes per second.
+# Nested values are JSON text: they are read back whole, never queried piecewise.
+_TABLES = (
+    """
+    CREATE TABLE runs (
+        id            TEXT PRIMARY KEY,
+        suite         TEXT NOT NULL,
+        target        TEXT NOT NULL,
+        profile       TEXT NOT NULL,
+        repeat_index  INTEGER NOT NULL,
+        status        TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted', 'failed')),
+        reason        TEXT,
+        started_at    REAL NOT NULL,
+        ended_at      REAL,
+        config_json   TEXT NOT NULL,
+        factors_json  TEXT NOT NULL,
+        host_json     TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX runs_started_at ON runs (started_at)",
+    """
+    CREATE TABLE mixes (
+        run_id              TEXT NOT NULL REFERENCES runs (id),
+        idx                 INTEGER NOT NULL,
+        clients             INTEGER NOT NULL,
+        threads_per_client  INTEGER NOT NULL,
+        connections         INTEGER NOT NULL,
+        started_at          REAL NOT NULL,
+        ended_at            REAL NOT NULL,
+        window_s            REAL NOT NULL,
+        requests            INTEGER NOT NULL,
+        responses           INTEGER NOT NULL,
+        bytes               INTEGER NOT NULL,
+        body_bytes          INTEGER NOT NULL,
+        rps                 REAL,
+        throughput_Bps      REAL,
+        errors_json         TEXT NOT NULL,
+        latency_us_json     TEXT NOT NULL,
+        status_json         TEXT NOT NULL,
+        classes_json        TEXT NOT NULL,
+        clients_json        TEXT NOT NULL,
+        timeline_json       TEXT NOT NULL,
+        histogram_b64       TEXT NOT NULL,
+        monitor_json        TEXT NOT NULL,
+        warnings_json       TEXT NOT NULL,
+        PRIMARY KEY (run_id, idx)
+    )
+    """,
+)
+
+
+def ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
+    """Create the tables in a new file, or check that an existing file is a crest file of this version.
+
+    `conn` must be in autocommit mode (isolation_level=None).
+
+    Raises:
+        StoreError: the file belongs to another program, or to an older or newer crest.
+    """
+    version = _version(conn)
+    if version == 0:
+        version = _create(conn, path)
+    if int(conn.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
+        raise _foreign(path)
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} was written by a newer crest (store schema {version}, this crest reads {SCHEMA_VERSION}):"
+            " upgrade crest, or pass --db with another file"
+        )
+    if version < SCHEMA_VERSION:
+        # No older schema has been released yet; a migration goes here when one has.
+        raise StoreError(
+            f"{path} uses store schema {version}, which this crest cannot upgrade to {SCHEMA_VERSION}:"
+            " move the file aside, or pass --db with another file"
+        )
+
+
+def _create(conn: sqlite3.Connection, path: Path) -> int:
+    """Create the tables in an empty file; returns the schema version the file has afterwards.
+
+    The check and the creation share one IMMEDIATE transaction, so two processes
+    opening a new file at once cannot both create it.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = _version(conn)  # again, under the write lock: another process may have just created it
+        if version == 0:
+            # Only an empty file is ours to fill: never add tables to another program's database.
+            foreign_id = int(conn.execute("PRAGMA application_id").fetchone()[0]) not in (0, APPLICATION_ID)
+            if foreign_id or conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
+                raise _foreign(path)
+            for statement in _TABLES:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            version = SCHEMA_VERSION
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return version
+
+
+def _version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _foreign(path: Path) -> StoreError:
+    return StoreError(f"{path} is an SQLite file of another program, not a crest results file: pass --db with another file")

@@ -1,0 +1,302 @@
+"""Store: reads and writes runs and mixes in one SQLite file (WAL, a transaction per mix); never prints.
+
+One writer (the runner) and any number of readers (`crest runs`, `crest show`,
+reports) may use the same file at once, from threads or processes: WAL lets
+readers see the last committed mix without blocking the writer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from crest.store.errors import StoreError
+from crest.store.records import FINAL_STATUSES, MixRecord, RunDetail, RunMeta, RunSummary
+from crest.store.schema import ensure_schema
+
+DEFAULT_PATH = Path("crest-results/crest.db")  # relative to the current directory
+
+# How long a statement waits for another connection's lock before failing. Writes
+# are one small transaction per mix, so any real wait is a stuck process.
+BUSY_TIMEOUT_S = 30.0
+# A new id collides only if two runs start in the same minute with the same 16-bit
+# suffix; a few retries make that practically impossible.
+_ID_ATTEMPTS = 8
+# How many candidates an ambiguous prefix error lists.
+_AMBIGUOUS_SHOWN = 5
+
+_MIX_COLUMNS = (
+    "idx", "clients", "threads_per_client", "connections", "started_at", "ended_at", "window_s",
+    "requests", "responses", "bytes", "body_bytes", "rps", "throughput_Bps",
+    "errors_json", "latency_us_json", "status_json", "classes_json", "clients_json", "timeline_json",
+    "histogram_b64", "monitor_json", "warnings_json",
+)  # fmt: skip
+_RUN_COLUMNS = (
+    "id", "suite", "target", "profile", "repeat_index", "status", "reason", "started_at", "ended_at",
+    "config_json", "factors_json", "host_json",
+)  # fmt: skip
+
+
+class Store:
+    """The results database of one lab; opening it creates the file and its schema if needed.
+
+    Raises StoreError (one line, names the file and the fix) for an unusable file,
+    an unknown run or a mix stored twice. Safe to share between threads.
+    """
+
+    def __init__(self, path: Path = DEFAULT_PATH) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the directory {self.path.parent}: {exc.strerror}: pass --db with a writable place"
+            ) from exc
+        try:
+            # isolation_level=None: transactions are explicit (BEGIN IMMEDIATE per write), never implicit.
+            self._conn = sqlite3.connect(
+                str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}: pass --db with a writable file") from exc
+        try:
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            ensure_schema(self._conn, self.path)  # before WAL: never switch another program's file to WAL
+            # WAL: readers see the last commit and never block the writer, nor it them.
+            self.journal_mode = str(self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            # FULL, not NORMAL: with WAL both survive a crash of the process (the commit is in
+            # the OS's page cache), but only FULL fsyncs at each commit, so a mix also survives
+            # power loss or a kernel panic. A mix lasts minutes and costs one fsync: cheap.
+            self._conn.execute("PRAGMA synchronous = FULL")
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise StoreError(
+                f"{self.path} is not a usable crest results file ({exc}): pass --db with another file"
+            ) from exc
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the file; safe to call twice."""
+        with self._lock:
+            self._conn.close()
+
+    # -- writing (the runner) -------------------------------------------------------
+
+    def create_run(self, meta: RunMeta) -> str:
+        """Record a new run with status "running", started now; returns its id, e.g. "20261122-0712-a3f9"."""
+        started_at = time.time()
+        row = (
+            meta.suite, meta.target, meta.profile, int(meta.repeat_index), "running", None, started_at, None,
+            _dump(meta.config), _dump(meta.factors), _dump(meta.host),
+        )  # fmt: skip
+        sql = f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))})"
+        for _ in range(_ID_ATTEMPTS):
+            run_id = new_run_id(started_at)
+            try:
+                with self._write("create a run") as conn:
+                    conn.execute(sql, (run_id, *row))
+                return run_id
+            except sqlite3.IntegrityError as exc:
+                if "runs.id" not in str(exc):
+                    raise ValueError(f"the run meta lacks a value: {exc}") from exc
+                continue  # the id is taken: draw another suffix
+        raise StoreError(f"cannot find a free run id in {self.path} after {_ID_ATTEMPTS} tries: start the run again")
+
+    def add_mix(self, run_id: str, mix: MixRecord) -> None:
+        """Store one finished mix in one transaction; when this returns the mix is on disk."""
+        row = (
+            run_id, mix.index, mix.clients, mix.threads_per_client, mix.connections, mix.started_at, mix.ended_at,
+            mix.window_s, mix.requests, mix.responses, mix.bytes, mix.body_bytes, mix.rps, mix.throughput_Bps,
+            _dump(mix.errors), _dump(mix.latency_us), _dump(mix.status), _dump(mix.classes),
+            _dump(mix.client_scores), _dump(mix.timeline), mix.histogram_b64, _dump(mix.monitor),
+            _dump(mix.warnings),
+        )  # fmt: skip
+        sql = f"INSERT INTO mixes (run_id, {', '.join(_MIX_COLUMNS)}) VALUES ({', '.join('?' * len(row))})"
+        try:
+            with self._write(f"store mix {mix.index} of run {run_id}") as conn:
+                conn.execute(sql, row)
+        except sqlite3.IntegrityError as exc:
+            if "FOREIGN KEY" in str(exc):
+                raise self._unknown(run_id) from exc
+            if "UNIQUE" in str(exc):
+                resume_at = self.next_mix_index(run_id)
+                raise StoreError(
+                    f"mix {mix.index} of run {run_id} is already in {self.path}: resume from mix {resume_at}"
+                ) from exc
+            raise ValueError(f"mix {mix.index} of run {run_id} lacks a value: {exc}") from exc
+
+    def finish_run(self, run_id: str, status: str, reason: str | None = None) -> None:
+        """Mark a run complete, interrupted or failed (with a reason), ended now."""
+        if status not in FINAL_STATUSES:
+            raise ValueError(f"a run ends as one of {', '.join(FINAL_STATUSES)}, not {status!r}")
+        with self._write(f"finish run {run_id}") as conn:
+            updated = conn.execute(
+                "UPDATE runs SET status = ?, reason = ?, ended_at = ? WHERE id = ?",
+                (status, reason, time.time(), run_id),
+            ).rowcount
+        if updated == 0:
+            raise self._unknown(run_id)
+
+    def reopen_run(self, run_id: str) -> None:
+        """Mark a stopped run "running" again for resume: reason and end time cleared, start time kept."""
+        with self._write(f"reopen run {run_id}") as conn:
+            updated = conn.execute(
+                "UPDATE runs SET status = 'running', reason = NULL, ended_at = NULL WHERE id = ?", (run_id,)
+            ).rowcount
+        if updated == 0:
+            raise self._unknown(run_id)
+
+    # -- reading (crest runs, crest show, reports, resume) --------------------------
+
+    def runs(self) -> list[RunSummary]:
+        """Every run, newest first, with how many mixes are stored and the peak req/s among them."""
+        with self._read("list the runs") as conn:
+            rows = conn.execute(
+                "SELECT r.id, r.suite, r.target, r.profile, r.repeat_index, r.status, r.reason,"
+                " r.started_at, r.ended_at, COUNT(m.idx), MAX(m.rps), r.factors_json"
+                " FROM runs r LEFT JOIN mixes m ON m.run_id = r.id"
+                " GROUP BY r.id ORDER BY r.started_at DESC, r.id DESC"
+            ).fetchall()
+        return [RunSummary(*row[:11], factors=json.loads(row[11])) for row in rows]
+
+    def run(self, run_id: str) -> RunDetail:
+        """One run with all its stored mixes in ladder order; `run_id` may be a unique prefix of the id."""
+        with self._read(f"read run {run_id}") as conn:
+            full_id = self._resolve(conn, run_id)
+            row = conn.execute(f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE id = ?", (full_id,)).fetchone()
+            mix_rows = conn.execute(
+                f"SELECT {', '.join(_MIX_COLUMNS)} FROM mixes WHERE run_id = ? ORDER BY idx", (full_id,)
+            ).fetchall()
+        (id_, suite, target, profile, repeat_index, status, reason, started_at, ended_at,
+         config_json, factors_json, host_json) = row  # fmt: skip
+        meta = RunMeta(suite, target, profile, repeat_index, json.loads(config_json), json.loads(factors_json),
+                       json.loads(host_json))  # fmt: skip
+        return RunDetail(id_, meta, status, reason, started_at, ended_at, [_mix(r) for r in mix_rows])
+
+    def resolve(self, run_id: str) -> str:
+        """The full id of the run that `run_id` names exactly or as a unique prefix."""
+        with self._read(f"look up run {run_id}") as conn:
+            return self._resolve(conn, run_id)
+
+    def next_mix_index(self, run_id: str) -> int:
+        """Where a resumed run continues: 1 + the last stored mix index, 0 when none is stored."""
+        with self._read(f"read run {run_id}") as conn:
+            if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+                raise self._unknown(run_id)
+            last = conn.execute("SELECT MAX(idx) FROM mixes WHERE run_id = ?", (run_id,)).fetchone()[0]
+        return 0 if last is None else int(last) + 1
+
+    # -- internals ----------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self, action: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction; IMMEDIATE takes the write lock up front so it waits at BEGIN, not midway."""
+        with self._lock, self._sqlite_errors(action):
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def _read(self, action: str) -> Iterator[sqlite3.Connection]:
+        """One read transaction: every SELECT inside sees the same snapshot, even while a run writes."""
+        with self._lock, self._sqlite_errors(action):
+            self._conn.execute("BEGIN")
+            try:
+                yield self._conn
+            finally:
+                if self._conn.in_transaction:
+                    self._conn.execute("COMMIT")
+
+    @contextmanager
+    def _sqlite_errors(self, action: str) -> Iterator[None]:
+        # IntegrityError is left to the caller, which knows what the constraint means.
+        try:
+            yield
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"cannot {action} in {self.path}: {exc}: check the disk has space and no other program locks the file"
+            ) from exc
+
+    def _resolve(self, conn: sqlite3.Connection, run_id: str) -> str:
+        if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None:
+            return run_id
+        if not run_id:
+            raise self._unknown(run_id)  # the empty prefix would match every run
+        matches = [r[0] for r in conn.execute(
+            "SELECT id FROM runs WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT ?",
+            (len(run_id), run_id, _AMBIGUOUS_SHOWN + 1),
+        )]  # fmt: skip
+        if len(matches) == 1:
+            return str(matches[0])
+        if not matches:
+            raise self._unknown(run_id)
+        shown = ", ".join(matches[:_AMBIGUOUS_SHOWN]) + (", …" if len(matches) > _AMBIGUOUS_SHOWN else "")
+        raise StoreError(f"run id {run_id!r} is ambiguous in {self.path}: it starts {shown}: give more of the id")
+
+    def _unknown(self, run_id: str) -> StoreError:
+        return no_run_error(self.path, run_id)
+
+
+def no_run_error(path: Path, run_id: str) -> StoreError:
+    """The error for a run id that names no run in the file at `path` (or when there is no file)."""
+    hint = "crest runs" if Path(path) == DEFAULT_PATH else f"crest runs --db {path}"
+    return StoreError(f"no run {run_id!r} in {path}: see `{hint}`")
+
+
+def new_run_id(at: float) -> str:
+    """A short id that sorts by start minute: UTC date-time plus 16 random bits, e.g. "20261122-0712-a3f9".
+
+    UTC, so ids from different time zones, or either side of a DST change, still sort by time.
+    """
+    return time.strftime("%Y%m%d-%H%M", time.gmtime(at)) + "-" + secrets.token_hex(2)
+
+
+def _dump(value: Any) -> str:
+    # default=str: a resolved config may hold Paths or enums; their text is what a reader needs.
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _mix(row: tuple[Any, ...]) -> MixRecord:
+    (idx, clients, threads, connections, started_at, ended_at, window_s, requests, responses, nbytes,
+     body_bytes, rps, throughput, *json_columns, histogram_b64, monitor_json, warnings_json) = row  # fmt: skip
+    errors, latency_us, status, classes, client_scores, timeline = (json.loads(c) for c in json_columns)
+    return MixRecord(
+        index=idx, clients=clients, threads_per_client=threads, connections=connections,
+        started_at=started_at, ended_at=ended_at, window_s=window_s, requests=requests, responses=responses,
+        bytes=nbytes, body_bytes=body_bytes, rps=_real(rps), throughput_Bps=_real(throughput),
+        errors=errors, latency_us=latency_us, status=status, classes=classes, client_scores=client_scores,
+        timeline=timeline, histogram_b64=histogram_b64, monitor=json.loads(monitor_json),
+        warnings=json.loads(warnings_json),
+    )  # fmt: skip
+
+
+def _real(value: float | None) -> float:
+    # SQLite stores a NaN as NULL; read it back as the NaN it was.
+    return math.nan if value is None else float(value)

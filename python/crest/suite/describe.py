@@ -1,0 +1,101 @@
+"""Short human summaries of a suite's ladder, timing and workload; pure functions returning str, never printing."""
+
+from __future__ import annotations
+
+import re
+
+from crest.suite.models import Ladder, Suite, Workload
+from crest.suite.timing import Timing
+
+
+def _num(x: float) -> str:
+    return format(x, "g")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def clients_text(ladder: Ladder) -> str:
+    """E.g. "1, 4, 8 … 60" or "1, 2, 4, 8, 16, 32"."""
+    counts = ladder.client_counts()
+    if len(counts) <= 6:
+        return ", ".join(map(str, counts))
+    return f"{counts[0]}, {counts[1]}, {counts[2]} … {counts[-1]}"
+
+
+def threads_text(ladder: Ladder) -> str:
+    """E.g. "1 thread", "10 threads, 15 from 96 clients"."""
+    text = _plural(ladder.threads_per_client, "thread")
+    for o in ladder.overrides:
+        text += f", {o.threads_per_client} from {o.from_clients} clients"
+    return text
+
+
+def timing_text(timing: Timing) -> str:
+    """E.g. "300 s (30 s ramp-up, 30 s ramp-down, 240 s window)"."""
+    parts = [f"{_num(timing.ramp_up_s)} s ramp-up", f"{_num(timing.ramp_down_s)} s ramp-down",
+             f"{_num(timing.window_s)} s window"]
+    if timing.delay_s:
+        parts.append(f"≤ {_num(timing.delay_s)} s start delay")
+    if timing.think_time_s:
+        parts.append(f"{_num(timing.think_time_s)} s think time")
+    return f"{_num(timing.length_s)} s ({', '.join(parts)})"
+
+
+def mixes_text(suite: Suite, profile: str = "full") -> str:
+    """E.g. "16 mixes: 1, 4, 8 … 60 clients × 1 thread; 300 s (…); 2 repeats"."""
+    text = f"{ladder_text(suite)}; {timing_text(suite.mixes(profile)[0].timing)}"
+    if suite.repeat > 1:
+        text += f"; {suite.repeat} repeats"
+    return text
+
+
+def workload_text(workload: Workload) -> str:
+    """E.g. "80% static, 20% cgi · fileset webbench · HTTP/1.0, new connection per request · 4096 B receive buffer"."""
+    shares = workload.shares()
+    classes = []
+    for c in workload.classes:
+        label = f"{_num(round(100 * shares[c.name], 2))}% {c.name}"
+        details = []
+        if c.name != c.kind:
+            details.append(c.kind)
+        if c.tls:
+            details.append("TLS")
+        if c.size_bytes is not None:
+            details.append(f"{c.size_bytes} B")
+        if details:
+            label += f" ({', '.join(details)})"
+        classes.append(label)
+    parts = [", ".join(classes)]
+    if workload.fileset is not None:
+        parts.append(f"fileset {workload.fileset}")
+    reuse = "keep-alive" if workload.keepalive else "new connection per request"
+    parts.append(f"HTTP/{workload.http_version}, {reuse}")
+    if workload.receive_buffer_bytes is not None:
+        parts.append(f"{workload.receive_buffer_bytes} B receive buffer")
+    return " · ".join(parts)
+
+
+def source_short(source: str) -> str:
+    """The report part of a source, e.g. "VeriTest 2003 (seed 000)"."""
+    match = re.match(r".*?\(seed \d+\)", source)
+    return match.group(0) if match else source
+
+
+def ladder_text(suite: Suite) -> str:
+    """E.g. "16 mixes: 1, 4, 8 … 60 clients × 1 thread"."""
+    counts = suite.ladder.client_counts()
+    return (
+        f"{len(counts)} mix{'' if len(counts) == 1 else 'es'}: {clients_text(suite.ladder)}"
+        f" client{'' if counts == [1] else 's'} × {threads_text(suite.ladder)}"
+    )
+
+
+def classes_text(workload: Workload) -> str:
+    """E.g. "80% static, 20% cgi (webbench)": the shares and the fileset."""
+    shares = workload.shares()
+    text = ", ".join(f"{_num(round(100 * shares[c.name], 2))}% {c.name}" for c in workload.classes)
+    if workload.fileset is not None:
+        text += f" ({workload.fileset})"
+    return text

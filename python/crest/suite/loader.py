@@ -1,0 +1,132 @@
+"""Reads suites: TOML files and the built-in suites shipped as package data; it never prints.
+
+Every problem is reported as one line naming the file, the dotted key, the rule
+and the value, and all problems of a file are reported at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import types
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from crest.suite.errors import SuiteError, problems_from
+from crest.suite.models import Suite
+
+tomllib: types.ModuleType | None
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, published as tomli
+    try:
+        import tomli as tomllib  # type: ignore[no-redef, import-not-found, unused-ignore]
+    except ModuleNotFoundError:
+        tomllib = None
+
+# The built-in suites in listing order: by seed report, then simple before elaborate.
+BUILTIN_ORDER = (
+    "veritest-static",
+    "veritest-static-mt4",
+    "veritest-cgi",
+    "veritest-isapi",
+    "veritest-ecommerce",
+    "veritest-ecommerce-isapi",
+    "veritest-large",
+    "veritest-large-mt4",
+    "veritest-static-mt",
+    "veritest-large-cgi",
+    "veritest-isapi-mt",
+    "veritest-large-ecommerce",
+    "mindcraft-webbench",
+    "kornecki-detail-static",
+    "kornecki-detail-dynamic",
+    "zeus-cached",
+    "zeus-noncached",
+    "zeus-dynamic",
+    "webcat-webstone",
+    "webcat-large-filemix",
+    "webcat-cgi-html",
+)
+_BUILTIN_PACKAGE = "crest.suite"
+_BUILTIN_DIR = "builtin"
+
+
+def parse_suite(data: Mapping[str, Any], origin: str = "suite") -> Suite:
+    """Validate a suite given as a mapping (a parsed TOML document); origin prefixes every problem."""
+    try:
+        return Suite.model_validate(dict(data))
+    except ValidationError as exc:
+        raise SuiteError(problems_from(exc, origin)) from None
+
+
+def parse_toml(text: str, origin: str = "suite.toml") -> Suite:
+    """Validate a suite written as TOML text."""
+    if tomllib is None:
+        raise SuiteError(f"{origin}: reading suite files needs Python ≥ 3.11 (tomllib) or the tomli package: pip install tomli")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # The parser's message already ends with "(at line L, column C)".
+        raise SuiteError(f"{origin}: TOML syntax error: {exc}") from None
+    return parse_suite(data, origin)
+
+
+def _read_text(raw: bytes, origin: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SuiteError(f"{origin}: not UTF-8 text (byte {exc.start}): save the file as UTF-8") from None
+
+
+def load_file(path: str | Path) -> Suite:
+    """Load and validate one suite .toml file; problems are prefixed with the path as given."""
+    origin = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise SuiteError(f"{origin}: cannot read the suite file: {exc.strerror or exc}") from None
+    return parse_toml(_read_text(raw, origin), origin)
+
+
+def builtin_names() -> list[str]:
+    """The names of the built-in suites, in listing order."""
+    return list(BUILTIN_ORDER)
+
+
+@functools.cache
+def _builtins() -> tuple[Suite, ...]:
+    folder = importlib.resources.files(_BUILTIN_PACKAGE).joinpath(_BUILTIN_DIR)
+    suites = []
+    for name in BUILTIN_ORDER:
+        origin = f"{name}.toml"
+        suite = parse_toml(_read_text(folder.joinpath(origin).read_bytes(), origin), origin)
+        if suite.name != name:
+            raise SuiteError(f"{origin}: name: must match the file name (got '{suite.name}')")
+        suites.append(suite)
+    return tuple(suites)
+
+
+def builtin_suites() -> list[Suite]:
+    """Every built-in suite, validated, in listing order."""
+    return list(_builtins())
+
+
+def load_suite(path_or_name: str) -> Suite:
+    """A built-in suite by name, or a suite .toml file by path.
+
+    A value ending in .toml or containing a path separator is always a path;
+    otherwise a built-in name wins over a file of the same name.
+    """
+    looks_like_path = path_or_name.endswith(".toml") or "/" in path_or_name or "\\" in path_or_name
+    if not looks_like_path and path_or_name in BUILTIN_ORDER:
+        return next(s for s in _builtins() if s.name == path_or_name)
+    if looks_like_path or Path(path_or_name).is_file():
+        return load_file(path_or_name)
+    raise SuiteError(
+        f"no built-in suite or file named '{path_or_name}': use a suite .toml file"
+        f" or one of {', '.join(BUILTIN_ORDER)} (`crest suites` lists them)"
+    )

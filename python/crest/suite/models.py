@@ -1,0 +1,259 @@
+"""The suite models (request class, workload, ladder, mix, suite) and every rule a suite must obey; no I/O, no printing.
+
+A Suite is data: it says what load to offer and for how long. Running it, and
+generating its fileset, belong to the runner and crest.filesets.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from crest.suite.errors import Loc, RuleError, show
+from crest.suite.timing import PROFILES, Timing, scale_timing
+
+_MODEL_CONFIG = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+# The fileset names crest.filesets defines; used only if that package cannot be imported.
+_FALLBACK_FILESETS = (
+    "specweb99", "specweb96", "webstone", "webcat-webstone", "webcat-large-filemix",
+    "webcat-cgi-html", "webbench", "sizes",
+)
+WEBSTONE_CGI_DEFAULT_SIZE = 10240  # WebStone cgi-send's default response size (bytes)
+
+RequestKind = Literal["static", "cgi", "inproc", "fastcgi", "webstone-cgi"]
+
+
+def fileset_names() -> tuple[str, ...]:
+    """The fileset names crest knows (crest.filesets.NAMES, imported lazily so the suite package stands alone)."""
+    try:
+        from crest.filesets import NAMES  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return _FALLBACK_FILESETS
+    return tuple(NAMES)
+
+
+def _check_name(value: str) -> str:
+    if not _NAME.fullmatch(value):
+        raise ValueError(
+            "must start with a lowercase letter or digit and use only lowercase letters,"
+            f" digits, '-', '_' and '.' (got {show(value)})"
+        )
+    return value
+
+
+class RequestClass(BaseModel):
+    """One kind of request and its share of the workload (weights are normalised over the workload)."""
+
+    model_config = _MODEL_CONFIG
+
+    name: str  # unique within the workload, e.g. "static", "cgi", "ssl-static"
+    kind: RequestKind
+    weight: float = Field(gt=0)
+    tls: bool = False
+    # webstone-cgi only: response size in bytes (?size=N); filled with 10240 when omitted.
+    size_bytes: int | None = Field(default=None, ge=1)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return _check_name(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_size(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("kind") == "webstone-cgi" and data.get("size_bytes") is None:
+            return {**data, "size_bytes": WEBSTONE_CGI_DEFAULT_SIZE}
+        return data
+
+    @model_validator(mode="after")
+    def _size_only_for_webstone_cgi(self) -> RequestClass:
+        if self.size_bytes is not None and self.kind != "webstone-cgi":
+            raise RuleError([(("size_bytes",), (
+                f"only kind 'webstone-cgi' takes a response size (got {self.size_bytes} with kind {show(self.kind)})"
+            ))])
+        return self
+
+
+class Workload(BaseModel):
+    """The weighted request classes plus protocol settings; the same for every mix of a suite."""
+
+    model_config = _MODEL_CONFIG
+
+    classes: list[RequestClass] = Field(min_length=1)
+    # A name from crest.filesets.NAMES; required iff any class is static.
+    fileset: str | None = None
+    # SPECweb99 directory scaling (directories = int(25 + 0.6557 × connections)); None → the runner derives it.
+    fileset_connections: int | None = Field(default=None, ge=1)
+    http_version: Literal["1.0", "1.1"] = "1.0"  # WebBench sent HTTP/1.0
+    keepalive: bool = False
+    receive_buffer_bytes: int | None = Field(default=None, ge=1)  # Mindcraft's WebBench: 4096
+
+    @model_validator(mode="after")
+    def _rules(self) -> Workload:
+        problems: list[tuple[Loc, str]] = []
+        seen: dict[str, int] = {}
+        for i, cls in enumerate(self.classes):
+            if cls.name in seen:
+                problems.append(((("classes", i, "name")), (
+                    f"must be unique within the workload (got {show(cls.name)}, also classes[{seen[cls.name]}])"
+                )))
+            seen.setdefault(cls.name, i)
+        static = [c.name for c in self.classes if c.kind == "static"]
+        if static and self.fileset is None:
+            problems.append((("fileset",), f"required because class {show(static[0])} is static (got nothing)"))
+        elif not static and self.fileset is not None:
+            problems.append((("fileset",), f"must be omitted: no class is static (got {show(self.fileset)})"))
+        elif self.fileset is not None and self.fileset not in (names := fileset_names()):
+            problems.append((("fileset",), f"must be one of {', '.join(names)} (got {show(self.fileset)})"))
+        if self.fileset_connections is not None and self.fileset != "specweb99":
+            problems.append((("fileset_connections",), (
+                f"only fileset 'specweb99' scales with connections (got {self.fileset_connections}"
+                f" with fileset {show(self.fileset)})"
+            )))
+        if problems:
+            raise RuleError(problems)
+        return self
+
+    def shares(self) -> dict[str, float]:
+        """Each class's share of requests, 0..1, by name (weights normalised)."""
+        total = sum(c.weight for c in self.classes)
+        return {c.name: c.weight / total for c in self.classes}
+
+
+class MixOverride(BaseModel):
+    """Threads per client for every mix with at least from_clients clients (the last matching override wins)."""
+
+    model_config = _MODEL_CONFIG
+
+    from_clients: int = Field(ge=1)
+    threads_per_client: int = Field(ge=1)
+
+
+class Ladder(BaseModel):
+    """The load points: an explicit client list, or start then the multiples of step up to stop inclusive.
+
+    WebBench's 1, 4, 8, …, 60 is start=1, step=4, stop=60.
+    """
+
+    model_config = _MODEL_CONFIG
+
+    clients: list[int] | None = None
+    start: int | None = Field(default=None, ge=1)
+    step: int | None = Field(default=None, ge=1)
+    stop: int | None = Field(default=None, ge=1)
+    threads_per_client: int = Field(default=1, ge=1)
+    overrides: list[MixOverride] = []
+
+    @field_validator("clients")
+    @classmethod
+    def _clients(cls, value: list[int] | None) -> list[int] | None:
+        if value is None:
+            return None
+        problems: list[tuple[Loc, str]] = []
+        if not value:
+            problems.append(((), "must list at least 1 load point (got [])"))
+        for i, n in enumerate(value):
+            if n < 1:
+                problems.append(((i,), f"must be ≥ 1 (got {n})"))
+            elif i and n <= value[i - 1]:
+                problems.append(((i,), f"must be greater than the entry before it (got {n} after {value[i - 1]})"))
+        if problems:
+            raise RuleError(problems)
+        return value
+
+    @model_validator(mode="after")
+    def _shape(self) -> Ladder:
+        arithmetic = {"start": self.start, "step": self.step, "stop": self.stop}
+        given = [k for k, v in arithmetic.items() if v is not None]
+        problems: list[tuple[Loc, str]] = []
+        if self.clients is not None and given:
+            problems.append(((), (
+                f"define exactly one of clients or start, step and stop (got clients and {', '.join(given)})"
+            )))
+        elif self.clients is None and len(given) < 3:
+            missing = [k for k in arithmetic if k not in given]
+            got = f"only {', '.join(given)}" if given else "neither"
+            problems.append(((), (
+                f"define exactly one of clients or start, step and stop (got {got}; missing {', '.join(missing)})"
+            )))
+        elif self.clients is None and self.start is not None and self.stop is not None and self.stop < self.start:
+            problems.append((("stop",), f"must be ≥ start (got {self.stop} < {self.start})"))
+        if not problems:
+            largest = self.client_counts()[-1]
+            for i, o in enumerate(self.overrides):
+                if o.from_clients > largest:
+                    problems.append((("overrides", i, "from_clients"), (
+                        f"matches no load point: the largest is {largest} clients (got {o.from_clients})"
+                    )))
+        if problems:
+            raise RuleError(problems)
+        return self
+
+    def client_counts(self) -> list[int]:
+        """The client count of each load point, in order."""
+        if self.clients is not None:
+            return list(self.clients)
+        assert self.start is not None and self.step is not None and self.stop is not None
+        first_multiple = (self.start // self.step + 1) * self.step
+        return [self.start, *range(first_multiple, self.stop + 1, self.step)]
+
+    def threads_for(self, clients: int) -> int:
+        """Threads per client at this load point: the last matching override, else threads_per_client."""
+        threads = self.threads_per_client
+        for o in self.overrides:
+            if clients >= o.from_clients:
+                threads = o.threads_per_client
+        return threads
+
+
+class Mix(BaseModel):
+    """One load point, fully resolved: clients × threads for one timing (WebBench's word)."""
+
+    model_config = _MODEL_CONFIG
+
+    index: int = Field(ge=1)  # 1-based position in the ladder: WebBench numbers mixes from 1
+    clients: int = Field(ge=1)
+    threads_per_client: int = Field(ge=1)
+    timing: Timing
+
+    @property
+    def connections(self) -> int:
+        """Closed-loop threads in the mix (each keeps one request outstanding)."""
+        return self.clients * self.threads_per_client
+
+
+class Suite(BaseModel):
+    """A ladder of mixes with their timing and one workload: what one run of a published test offers."""
+
+    model_config = _MODEL_CONFIG
+
+    name: str
+    description: str = Field(min_length=1)
+    # Which report and figure/table it reproduces, e.g. "VeriTest 2003 (seed 000), figure 2".
+    source: str = Field(min_length=1)
+    # What the runner must do beyond the ladder, and what crest cannot do yet.
+    notes: str | None = None
+    workload: Workload
+    ladder: Ladder
+    timing: Timing
+    repeat: int = Field(default=1, ge=1)  # trials of the whole suite (VeriTest ran each twice)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return _check_name(value)
+
+    def mixes(self, profile: str = "full") -> list[Mix]:
+        """The load points with the profile's timing; profiles scale durations and nothing else."""
+        timing = scale_timing(self.timing, profile)
+        return [
+            Mix(index=i, clients=n, threads_per_client=self.ladder.threads_for(n), timing=timing)
+            for i, n in enumerate(self.ladder.client_counts(), start=1)
+        ]
+
+
+__all__ = ["PROFILES", "Ladder", "Mix", "MixOverride", "RequestClass", "Suite", "Timing", "Workload", "fileset_names"]

@@ -1,0 +1,72 @@
+"""The engine's weighted request table for a workload on a target.
+
+Owns the URL each request class maps to and each request's expected body
+size (from the fileset manifest); knows nothing of sockets, suites' timing or
+the store. Shares: a class's weight normalised over the workload, times a
+file's weight within the fileset, so the table reproduces the published
+distribution exactly (the engine draws by the alias method).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from crest.errors import ConfigError
+from crest.filesets import Manifest
+from crest.suite import Workload
+
+# Where crest's dynamic programs live on a target (see crest.dynamic), with
+# the body size each returns. `inproc` is the built-in target's in-process
+# page, the ISAPI analogue; real servers serve the FastCGI responder there.
+ENV_PAGE_BYTES = 1024
+DYNAMIC_PATHS = {
+    "cgi": "/cgi-bin/crest-env",
+    "inproc": "/dyn/env",
+    "fastcgi": "/fcgi/crest-env",
+}
+WEBSTONE_CGI_PATH = "/cgi-bin/crest-bytes"
+
+
+@dataclass(frozen=True)
+class RequestTable:
+    """What the engine takes: entries (url, weight, class, expected size) and class names."""
+
+    requests: tuple[dict[str, Any], ...]
+    classes: tuple[str, ...]
+
+
+def build_table(workload: Workload, manifest: Manifest | None, base_url: str, tls_base_url: str | None) -> RequestTable:
+    """The request table of `workload` against `base_url` (and `tls_base_url` for TLS classes).
+
+    Raises:
+        ConfigError: a TLS class without a TLS target, or a static class without a manifest.
+    """
+    total = sum(c.weight for c in workload.classes)
+    entries: list[dict[str, Any]] = []
+    for index, cls in enumerate(workload.classes):
+        share = cls.weight / total
+        base = _base_for(cls.tls, cls.name, base_url, tls_base_url)
+        if cls.kind == "static":
+            if manifest is None:
+                raise ConfigError(f"class {cls.name!r} is static but no fileset manifest was given")
+            for f in manifest.files:
+                entries.append(_entry(f"{base}/{f.path}", share * f.weight, index, f.size))
+        elif cls.kind == "webstone-cgi":
+            size = cls.size_bytes or 10240
+            entries.append(_entry(f"{base}{WEBSTONE_CGI_PATH}?size={size}", share, index, size))
+        else:
+            entries.append(_entry(f"{base}{DYNAMIC_PATHS[cls.kind]}", share, index, ENV_PAGE_BYTES))
+    return RequestTable(tuple(entries), tuple(c.name for c in workload.classes))
+
+
+def _entry(url: str, weight: float, class_index: int, size: int) -> dict[str, Any]:
+    return {"url": url, "weight": weight, "class": class_index, "expect_body_bytes": size}
+
+
+def _base_for(tls: bool, name: str, base_url: str, tls_base_url: str | None) -> str:
+    if not tls:
+        return base_url.rstrip("/")
+    if tls_base_url is None:
+        raise ConfigError(f"class {name!r} goes over TLS: give the target's https URL with --tls-target https://host:port")
+    return tls_base_url.rstrip("/")

@@ -1,0 +1,266 @@
+"""Suite models, ladders, profiles and the built-in suites: the seeds' numbers, resolved into mixes."""
+
+from __future__ import annotations
+
+import importlib.resources
+import math
+import re
+
+import pytest
+
+from crest.errors import ConfigError
+from crest.suite import (
+    PROFILES,
+    Ladder,
+    MixOverride,
+    RequestClass,
+    Suite,
+    SuiteError,
+    Timing,
+    Workload,
+    builtin_names,
+    builtin_suites,
+    load_suite,
+    parse_suite,
+    scale_timing,
+)
+
+BY_NAME = {s.name: s for s in builtin_suites()}
+
+
+def _counts(suite: Suite, profile: str = "full") -> list[tuple[int, int]]:
+    return [(m.clients, m.threads_per_client) for m in suite.mixes(profile)]
+
+
+# ---------------------------------------------------------------- built-ins, generic
+
+
+def test_builtin_names_match_the_shipped_files_in_a_stable_order() -> None:
+    folder = importlib.resources.files("crest.suite").joinpath("builtin")
+    shipped = sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+    assert sorted(builtin_names()) == shipped
+    assert [s.name for s in builtin_suites()] == builtin_names()
+    assert builtin_names() == builtin_names()
+
+
+def test_at_least_the_suites_the_design_names_are_built_in() -> None:
+    required = {
+        "veritest-static", "veritest-static-mt", "veritest-cgi", "veritest-ecommerce", "veritest-isapi",
+        "veritest-large", "mindcraft-webbench", "webcat-webstone", "webcat-cgi-html", "webcat-large-filemix",
+        "zeus-cached", "zeus-noncached", "zeus-dynamic", "kornecki-detail-static", "kornecki-detail-dynamic",
+    }
+    assert required <= set(builtin_names())
+
+
+@pytest.mark.parametrize("name", builtin_names())
+def test_every_builtin_loads_validates_and_cites_its_seed(name: str) -> None:
+    suite = load_suite(name)
+    assert suite == BY_NAME[name]
+    assert re.search(r"\(seed 00[0-4]\)", suite.source), suite.source
+    assert suite.description.strip()
+    # A round trip through the model proves the shipped data obeys every rule.
+    assert parse_suite(suite.model_dump(exclude_none=True), name) == suite
+
+
+@pytest.mark.parametrize("name", builtin_names())
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_builtin_resolves_in_every_profile(name: str, profile: str) -> None:
+    suite = BY_NAME[name]
+    mixes = suite.mixes(profile)
+    assert [m.index for m in mixes] == list(range(1, len(mixes) + 1))
+    assert [m.clients for m in mixes] == suite.ladder.client_counts()
+    full = suite.mixes("full")
+    # Profiles scale durations and nothing else.
+    assert [(m.clients, m.threads_per_client, m.connections) for m in mixes] == [
+        (m.clients, m.threads_per_client, m.connections) for m in full
+    ]
+    for mix in mixes:
+        t = mix.timing
+        assert t.window_s > 0
+        assert t.ramp_up_s == math.floor(t.ramp_up_s) and t.ramp_down_s == math.floor(t.ramp_down_s)
+        assert t.think_time_s == suite.timing.think_time_s
+        if profile == "quick":
+            assert (t.length_s, t.ramp_up_s, t.ramp_down_s, t.window_s) == (4, 1, 1, 2)
+            assert t.delay_s == min(suite.timing.delay_s, 0.5)
+        elif profile == "standard":
+            assert t.length_s == min(60, suite.timing.length_s)
+            assert t.window_s >= 2 / 3 * t.length_s or t == suite.timing
+        else:
+            assert t == suite.timing
+
+
+# ---------------------------------------------------------------- built-ins, the seeds' numbers
+
+
+def test_veritest_static_is_the_standard_60_client_webbench_suite() -> None:
+    suite = BY_NAME["veritest-static"]
+    assert _counts(suite) == [(1, 1)] + [(n, 1) for n in range(4, 61, 4)]
+    assert len(suite.mixes()) == 16
+    t = suite.timing
+    assert (t.length_s, t.ramp_up_s, t.ramp_down_s, t.delay_s, t.think_time_s, t.window_s) == (300, 30, 30, 0, 0, 240)
+    w = suite.workload
+    assert (w.http_version, w.keepalive, w.fileset) == ("1.0", False, "webbench")
+    assert w.shares() == {"static": 1.0}
+    assert suite.repeat == 2  # VeriTest ran each suite twice and averaged
+
+
+def test_veritest_large_suites_climb_to_120_clients_in_eights() -> None:
+    for name in ("veritest-large", "veritest-large-cgi", "veritest-large-ecommerce", "veritest-large-mt4"):
+        assert BY_NAME[name].ladder.client_counts() == [1, *range(8, 121, 8)], name
+    assert {t for _, t in _counts(BY_NAME["veritest-large-mt4"])} == {4}
+    assert {t for _, t in _counts(BY_NAME["veritest-static-mt4"])} == {4}
+    assert BY_NAME["veritest-static-mt4"].ladder.client_counts() == [1, *range(4, 61, 4)]
+
+
+@pytest.mark.parametrize("name", ["veritest-static-mt", "veritest-isapi-mt"])
+def test_veritest_multithreaded_switches_from_10_to_15_threads_after_88_clients(name: str) -> None:
+    mixes = {m.clients: m for m in BY_NAME[name].mixes()}
+    assert len(mixes) == 16
+    assert all(mixes[n].threads_per_client == 10 for n in mixes if n <= 88)
+    assert all(mixes[n].threads_per_client == 15 for n in mixes if n >= 96)
+    assert (mixes[88].connections, mixes[96].connections, mixes[120].connections) == (880, 1440, 1800)
+
+
+def test_veritest_dynamic_mixes() -> None:
+    assert BY_NAME["veritest-cgi"].workload.shares() == {"static": 0.8, "cgi": 0.2}
+    isapi = BY_NAME["veritest-isapi"].workload
+    assert isapi.shares() == {"static": 0.8, "isapi": 0.2}
+    assert [c.kind for c in isapi.classes] == ["static", "inproc"]
+    ecommerce = BY_NAME["veritest-ecommerce"].workload
+    assert ecommerce.shares() == pytest.approx({"static": 0.76, "cgi": 0.16, "ssl-static": 0.04, "ssl-cgi": 0.04})
+    assert [(c.kind, c.tls) for c in ecommerce.classes] == [
+        ("static", False), ("cgi", False), ("static", True), ("cgi", True)
+    ]
+    tls_share = sum(v for k, v in ecommerce.shares().items() if k.startswith("ssl-"))
+    assert tls_share == pytest.approx(0.08)
+    assert [c.kind for c in BY_NAME["veritest-ecommerce-isapi"].workload.classes] == [
+        "static", "inproc", "static", "inproc"
+    ]
+
+
+def test_mindcraft_is_144_clients_in_sixteens_with_2_threads() -> None:
+    suite = BY_NAME["mindcraft-webbench"]
+    assert _counts(suite) == [(1, 2)] + [(n, 2) for n in range(16, 145, 16)]
+    assert [m.connections for m in suite.mixes()][-1] == 288  # "up through 288 test threads"
+    t = suite.timing
+    assert (t.length_s, t.ramp_up_s, t.ramp_down_s, t.delay_s, t.think_time_s) == (300, 30, 30, 0, 0)
+    w = suite.workload
+    assert (w.http_version, w.keepalive, w.receive_buffer_bytes) == ("1.0", False, 4096)
+    assert w.shares() == {"static": 1.0}
+
+
+def test_kornecki_detail_is_static_and_dynamic_at_1_to_32_clients_three_times() -> None:
+    static, dynamic = BY_NAME["kornecki-detail-static"], BY_NAME["kornecki-detail-dynamic"]
+    for suite in (static, dynamic):
+        assert _counts(suite) == [(n, 1) for n in (1, 2, 4, 8, 16, 32)]
+        assert suite.repeat == 3
+        assert suite.timing.length_s == 30
+    assert static.workload.shares() == {"static": 1.0}
+    assert {c.kind for c in dynamic.workload.classes} == {"static", "cgi"}
+
+
+def test_webcat_suites_use_their_filesets_and_the_48_to_264_ladder() -> None:
+    for name, fileset in (("webcat-webstone", "webcat-webstone"), ("webcat-large-filemix", "webcat-large-filemix"),
+                          ("webcat-cgi-html", "webcat-cgi-html")):
+        suite = BY_NAME[name]
+        assert suite.workload.fileset == fileset
+        assert _counts(suite) == [(48, 1), (96, 1), (192, 1), (264, 1)]
+    cgi = BY_NAME["webcat-cgi-html"].workload
+    assert cgi.shares() == {"cgi": 0.75, "static": 0.25}
+    assert [(c.kind, c.size_bytes) for c in cgi.classes] == [("webstone-cgi", 10240), ("static", None)]
+
+
+def test_zeus_suites_pick_the_nearest_filesets_and_say_what_the_runner_must_do() -> None:
+    assert BY_NAME["zeus-cached"].workload.fileset == "sizes"
+    assert BY_NAME["zeus-noncached"].workload.fileset == "specweb99"
+    noncached = BY_NAME["zeus-noncached"].notes or ""
+    assert "drop_caches" in noncached and "once" in noncached and "Not possible in crest yet" in noncached
+    dynamic = BY_NAME["zeus-dynamic"].workload
+    assert dynamic.fileset is None and [c.kind for c in dynamic.classes] == ["webstone-cgi"]
+    for name in ("zeus-cached", "zeus-noncached", "zeus-dynamic"):
+        assert BY_NAME[name].notes
+
+
+# ---------------------------------------------------------------- ladders
+
+
+@pytest.mark.parametrize(
+    ("start", "step", "stop", "expected"),
+    [
+        (1, 4, 60, [1, *range(4, 61, 4)]),
+        (1, 8, 120, [1, *range(8, 121, 8)]),
+        (1, 16, 144, [1, *range(16, 145, 16)]),
+        (4, 4, 12, [4, 8, 12]),
+        (1, 16, 150, [1, *range(16, 145, 16)]),  # stop need not be a multiple
+        (5, 5, 5, [5]),
+        (3, 4, 12, [3, 4, 8, 12]),
+    ],
+)
+def test_arithmetic_ladder_is_start_then_multiples_of_step(start: int, step: int, stop: int, expected: list[int]) -> None:
+    assert Ladder(start=start, step=step, stop=stop).client_counts() == expected
+
+
+def test_the_last_matching_override_wins() -> None:
+    ladder = Ladder(
+        clients=[1, 5, 10, 20],
+        threads_per_client=1,
+        overrides=[MixOverride(from_clients=10, threads_per_client=2), MixOverride(from_clients=5, threads_per_client=3)],
+    )
+    assert [ladder.threads_for(n) for n in ladder.client_counts()] == [1, 3, 3, 3]
+
+
+# ---------------------------------------------------------------- profiles
+
+
+def test_standard_profile_keeps_the_ramp_shares_in_60_seconds() -> None:
+    t = scale_timing(Timing(length_s=300, ramp_up_s=30, ramp_down_s=30), "standard")
+    assert (t.length_s, t.ramp_up_s, t.ramp_down_s, t.window_s) == (60, 6, 6, 48)
+
+
+def test_standard_profile_caps_ramps_at_a_third_and_delay_so_every_client_runs_two_thirds() -> None:
+    t = scale_timing(Timing(length_s=120, ramp_up_s=50, ramp_down_s=30, delay_s=50, think_time_s=2), "standard")
+    assert (t.length_s, t.ramp_up_s + t.ramp_down_s) == (60, 20)
+    assert t.window_s >= 40
+    assert t.delay_s == 20 - t.ramp_down_s
+    assert t.think_time_s == 2
+    small = scale_timing(Timing(length_s=660, ramp_up_s=30, ramp_down_s=30, delay_s=5, think_time_s=2), "standard")
+    assert (small.ramp_up_s, small.ramp_down_s, small.delay_s, small.think_time_s) == (3, 3, 5, 2)
+
+
+def test_standard_profile_leaves_short_suites_alone() -> None:
+    t = Timing(length_s=30, ramp_up_s=5, ramp_down_s=5)
+    assert scale_timing(t, "standard") == t
+
+
+def test_quick_profile_is_four_seconds_with_a_two_second_window() -> None:
+    t = scale_timing(Timing(length_s=300, ramp_up_s=30, ramp_down_s=30, delay_s=5, think_time_s=2), "quick")
+    assert (t.length_s, t.ramp_up_s, t.ramp_down_s, t.window_s, t.delay_s, t.think_time_s) == (4, 1, 1, 2, 0.5, 2)
+
+
+def test_unknown_profile_is_a_config_error() -> None:
+    with pytest.raises(SuiteError, match="unknown profile 'slow': expected one of quick, standard, full"):
+        BY_NAME["veritest-static"].mixes("slow")
+    assert issubclass(SuiteError, ConfigError)
+
+
+# ---------------------------------------------------------------- python API
+
+
+def test_webstone_cgi_size_defaults_to_10240() -> None:
+    assert RequestClass(name="cgi", kind="webstone-cgi", weight=1).size_bytes == 10240
+    assert RequestClass(name="cgi", kind="webstone-cgi", weight=1, size_bytes=500).size_bytes == 500
+    assert RequestClass(name="cgi", kind="cgi", weight=1).size_bytes is None
+
+
+def test_models_are_immutable_and_build_from_python() -> None:
+    suite = Suite(
+        name="tiny",
+        description="d",
+        source="s",
+        workload=Workload(classes=[RequestClass(name="dyn", kind="inproc", weight=1)]),
+        ladder=Ladder(clients=[1, 2]),
+        timing=Timing(length_s=10, ramp_up_s=2, ramp_down_s=2),
+    )
+    assert [(m.index, m.connections, m.timing.window_s) for m in suite.mixes()] == [(1, 1, 6), (2, 2, 6)]
+    with pytest.raises(Exception):
+        suite.repeat = 3  # type: ignore[misc]
