@@ -12,13 +12,12 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
 from crest.errors import ConfigError, TargetError
 from crest.runner import Event, RunInterrupted, RunRequest, SuiteRunner
-from crest.store import DEFAULT_PATH, Store
+from crest.cli.runs import show_command
+from crest.store import DEFAULT_PATH
 from crest.suite import PROFILES, load_suite
 from crest.units import format_bytes, format_latency_us, parse_duration
 
@@ -125,28 +124,8 @@ class Progress:
 
 
 def _summaries(db: Path, run_ids: list[str]) -> None:
-    out = Console(highlight=False)
-    with Store(db) as store:
-        for run_id in run_ids:
-            detail = store.run(run_id)
-            table = Table(title=f"{escape(detail.meta.suite)} against {escape(detail.meta.target)} ({detail.meta.profile})")
-            for col in ("clients", "threads", "req/s", "throughput", "p99", "errors"):
-                table.add_column(col, justify="right")
-            for m in detail.mixes:
-                table.add_row(
-                    str(m.clients),
-                    str(m.threads_per_client),
-                    f"{m.rps:,.1f}",
-                    f"{format_bytes(m.throughput_Bps)}/s",
-                    format_latency_us(m.latency_us.get("p99", 0)),
-                    str(m.error_count),
-                )
-            out.print(table)
-            if detail.mixes:
-                peak = max(detail.mixes, key=lambda m: m.rps)
-                out.print(
-                    f"peak {peak.rps:,.1f} req/s at {peak.clients} clients × {peak.threads_per_client} threads"
-                    f" ({peak.connections} connections); {format_bytes(peak.throughput_Bps)}/s"
-                )
-            status = detail.status + (f" ({escape(detail.reason)})" if detail.reason else "")
-            out.print(f"run {detail.id}: {status}, {len(detail.mixes)} mixes stored in {db} · `crest show {detail.id}`")
+    """Each run as `crest show` prints it: the summary a person reads after a run."""
+    for run_id in run_ids:
+        print()
+        show_command(run_id, db=db)
+        print(f"stored in {db} (run {run_id})")

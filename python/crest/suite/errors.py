@@ -85,6 +85,11 @@ _TYPE_RULES = {
 }
 
 
+def _bound(value: Any) -> str:
+    # pydantic stores a float field's bound as 0.0; the rule reads better as "> 0".
+    return format(value, "g") if isinstance(value, float) else str(value)
+
+
 def _rule(error: dict[str, Any]) -> str:
     kind = error["type"]
     ctx = error.get("ctx") or {}
@@ -92,13 +97,13 @@ def _rule(error: dict[str, Any]) -> str:
     if kind in _TYPE_RULES:
         return f"{_TYPE_RULES[kind]} (got {got})"
     if kind == "greater_than_equal":
-        return f"must be ≥ {show(ctx['ge'])} (got {got})"
+        return f"must be ≥ {_bound(ctx['ge'])} (got {got})"
     if kind == "greater_than":
-        return f"must be > {show(ctx['gt'])} (got {got})"
+        return f"must be > {_bound(ctx['gt'])} (got {got})"
     if kind == "less_than_equal":
-        return f"must be ≤ {show(ctx['le'])} (got {got})"
+        return f"must be ≤ {_bound(ctx['le'])} (got {got})"
     if kind == "less_than":
-        return f"must be < {show(ctx['lt'])} (got {got})"
+        return f"must be < {_bound(ctx['lt'])} (got {got})"
     if kind == "literal_error":
         return f"must be {ctx['expected']} (got {got})"
     if kind == "too_short":
