@@ -1,43 +1,14 @@
-"""`crest fileset generate|verify` through the real CLI entry point (crest.cli.main.main) in a subprocess.
-
-Until the lead wires the command into crest.cli.main, the subprocess adds it
-the way main would (app.add_typer(fileset.app, name="fileset")); once it is
-wired, the same script runs main unchanged.
-"""
+"""`crest fileset generate|verify` through the real CLI (python -m crest) in a subprocess: output, exit codes, files."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import run_cli
 
-pytestmark = pytest.mark.integration  # crest.cli.main imports the compiled engine
-
-_WIRING = """
-import sys
-from crest.cli import main as m
-from crest.cli.fileset import app as fileset_app
-m._register()
-if not any(g.name == "fileset" for g in m.app.registered_groups):
-    m.app.add_typer(fileset_app, name="fileset")
-sys.exit(m.main(sys.argv[1:]))
-"""
-
-
-def run_crest(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run `crest ARGS` with the fileset command available; captured text output, no stdin."""
-    return subprocess.run(
-        [sys.executable, "-c", _WIRING, *args],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "120"},
-        check=False,
-    )
+pytestmark = pytest.mark.integration  # the crest CLI imports the compiled engine
 
 
 def assert_one_error_line(result: subprocess.CompletedProcess[str], fragment: str) -> None:
@@ -52,41 +23,41 @@ def assert_one_error_line(result: subprocess.CompletedProcess[str], fragment: st
 
 def test_generate_then_verify_round_trip(tmp_path: Path) -> None:
     root = tmp_path / "docroot"
-    result = run_crest("fileset", "generate", "webstone", str(root))
+    result = run_cli("fileset", "generate", "webstone", str(root))
     assert result.returncode == 0, result.stderr
     assert result.stdout == (
         f"webstone: 5 files, 5.82 MB (5,817,375 bytes) in {root} (wrote 5, kept 0); "
         f"manifest {root}/crest-manifest.json\n"
     )
-    again = run_crest("fileset", "generate", "webstone", str(root))
+    again = run_cli("fileset", "generate", "webstone", str(root))
     assert "(wrote 0, kept 5)" in again.stdout
-    checked = run_crest("fileset", "verify", str(root))
+    checked = run_cli("fileset", "verify", str(root))
     assert (checked.returncode, checked.stdout, checked.stderr) == (0, "ok: 5 files intact\n", "")
 
 
 def test_verify_tampered_tree_exits_1(tmp_path: Path) -> None:
-    assert run_crest("fileset", "generate", "webcat-webstone", str(tmp_path)).returncode == 0
+    assert run_cli("fileset", "generate", "webcat-webstone", str(tmp_path)).returncode == 0
     with open(tmp_path / "webcat" / "33K.html", "r+b") as f:
         f.seek(5000)
         f.write(b"#")
     (tmp_path / "webcat" / "1K.html").unlink()
-    result = run_crest("fileset", "verify", str(tmp_path))
+    result = run_cli("fileset", "verify", str(tmp_path))
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
         "webcat/1K.html: missing",
         "webcat/33K.html: content differs at byte 5000",
         f"damaged: 2 of 18 files; repair with `crest fileset generate --full-check webcat-webstone {tmp_path}`",
     ]
-    repaired = run_crest("fileset", "generate", "--full-check", "webcat-webstone", str(tmp_path))
+    repaired = run_cli("fileset", "generate", "--full-check", "webcat-webstone", str(tmp_path))
     assert "(wrote 2, kept 16)" in repaired.stdout
-    assert run_crest("fileset", "verify", str(tmp_path)).returncode == 0
+    assert run_cli("fileset", "verify", str(tmp_path)).returncode == 0
 
 
 def test_verify_shows_first_20_problems(tmp_path: Path) -> None:
-    assert run_crest("fileset", "generate", "sizes", str(tmp_path)).returncode == 0
+    assert run_cli("fileset", "generate", "sizes", str(tmp_path)).returncode == 0
     for path in (tmp_path / "sizes").iterdir():
         path.unlink()
-    result = run_crest("fileset", "verify", str(tmp_path))
+    result = run_cli("fileset", "verify", str(tmp_path))
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     assert len(lines) == 22
@@ -108,13 +79,13 @@ def test_verify_shows_first_20_problems(tmp_path: Path) -> None:
 def test_bad_input_is_one_line_exit_2(tmp_path: Path, args: list[str], fragment: str) -> None:
     target = tmp_path / "target"
     target.mkdir()
-    result = run_crest("fileset", *[str(target) if a == "DIR" else a for a in args])
+    result = run_cli("fileset", *[str(target) if a == "DIR" else a for a in args])
     assert_one_error_line(result, fragment)
     assert list(target.iterdir()) == []  # nothing written
 
 
 def test_directory_with_another_fileset_exits_2(tmp_path: Path) -> None:
-    assert run_crest("fileset", "generate", "webstone", str(tmp_path)).returncode == 0
-    result = run_crest("fileset", "generate", "sizes", str(tmp_path))
+    assert run_cli("fileset", "generate", "webstone", str(tmp_path)).returncode == 0
+    result = run_cli("fileset", "generate", "sizes", str(tmp_path))
     assert_one_error_line(result, f"{tmp_path} holds the webstone fileset, not sizes")
     assert not (tmp_path / "sizes").exists()

@@ -15,32 +15,27 @@ pub const BLOCK: usize = 64 * 1024;
 
 /// The CGI response to a query that is not a valid size.
 pub const BAD_REQUEST: &str = "Status: 400 Bad Request\r\nContent-Type: text/plain\r\n\
-                               Content-Length: 68\r\n\r\n\
+                               Content-Length: 64\r\n\r\n\
                                bad size: use ?size=N with N a whole number from 0 to 100000000\n";
 
 /// The size a query string asks for: the first `size=` parameter (other
 /// parameters, such as cache busters, are ignored), or [`DEFAULT_SIZE`]
-/// when there is none. `Err` for anything but plain decimal digits within
-/// [`MAX_SIZE`].
-pub fn parse_size(query: &[u8]) -> Result<u64, ()> {
+/// when there is none. `None` (a bad request) for anything but plain decimal
+/// digits within [`MAX_SIZE`].
+pub fn parse_size(query: &[u8]) -> Option<u64> {
     let Some(param) = query
         .split(|&b| b == b'&')
         .find(|p| p.split(|&b| b == b'=').next() == Some(b"size"))
     else {
-        return Ok(DEFAULT_SIZE);
+        return Some(DEFAULT_SIZE);
     };
-    let value = param.strip_prefix(b"size=").ok_or(())?;
+    let value = param.strip_prefix(b"size=")?;
     if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
-        return Err(());
+        return None;
     }
+    // Checked at every digit, so the running value stays small.
     value.iter().try_fold(0u64, |n, &d| {
-        let n = n * 10 + u64::from(d - b'0');
-        // Checked at every digit, so the running value stays small.
-        if n > MAX_SIZE {
-            Err(())
-        } else {
-            Ok(n)
-        }
+        Some(n * 10 + u64::from(d - b'0')).filter(|&n| n <= MAX_SIZE)
     })
 }
 
@@ -95,13 +90,13 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(parse_size(b""), Ok(DEFAULT_SIZE));
-        assert_eq!(parse_size(b"x=1"), Ok(DEFAULT_SIZE));
-        assert_eq!(parse_size(b"sizes=3"), Ok(DEFAULT_SIZE));
-        assert_eq!(parse_size(b"size=0"), Ok(0));
-        assert_eq!(parse_size(b"a=b&size=5000&size=7"), Ok(5000));
-        assert_eq!(parse_size(b"size=000000000100000000"), Ok(MAX_SIZE));
-        assert_eq!(parse_size(b"size=100000000"), Ok(MAX_SIZE));
+        assert_eq!(parse_size(b""), Some(DEFAULT_SIZE));
+        assert_eq!(parse_size(b"x=1"), Some(DEFAULT_SIZE));
+        assert_eq!(parse_size(b"sizes=3"), Some(DEFAULT_SIZE));
+        assert_eq!(parse_size(b"size=0"), Some(0));
+        assert_eq!(parse_size(b"a=b&size=5000&size=7"), Some(5000));
+        assert_eq!(parse_size(b"size=000000000100000000"), Some(MAX_SIZE));
+        assert_eq!(parse_size(b"size=100000000"), Some(MAX_SIZE));
         for bad in [
             &b"size"[..],
             b"size=",
@@ -114,7 +109,7 @@ mod tests {
             b"size= 1",
             b"size=%31",
         ] {
-            assert_eq!(parse_size(bad), Err(()), "{}", String::from_utf8_lossy(bad));
+            assert_eq!(parse_size(bad), None, "{}", String::from_utf8_lossy(bad));
         }
     }
 

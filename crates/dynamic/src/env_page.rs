@@ -55,7 +55,10 @@ const FIXED: usize = {
     }
     n
 };
-const _: () = assert!(FIXED <= PAGE_BYTES, "the page's markup alone exceeds PAGE_BYTES");
+const _: () = assert!(
+    FIXED <= PAGE_BYTES,
+    "the page's markup alone exceeds PAGE_BYTES"
+);
 
 /// Bytes left for the (escaped) values of all rows together.
 pub const VALUE_BUDGET: usize = PAGE_BYTES - FIXED;
@@ -182,7 +185,9 @@ mod tests {
         values[12] = b"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)";
         let p = page_of(&values);
         assert!(p.contains("<tr><th>QUERY_STRING</th><td>x=1&amp;y=&lt;script&gt;</td></tr>\n"));
-        assert!(p.contains("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)<"));
+        assert!(
+            p.contains("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)<")
+        );
         assert!(!p.contains("<script>"));
         assert!(p.contains("</table>\n ") && p.ends_with(" </body></html>\n"));
         for name in VARIABLES {
@@ -197,7 +202,7 @@ mod tests {
             let plain = "x".repeat(n);
             let values: [&[u8]; N] = std::array::from_fn(|i| {
                 if i % 3 == 0 {
-                    escapes[..n.min(escapes.len())].as_bytes()
+                    &escapes.as_bytes()[..n.min(escapes.len())]
                 } else {
                     plain.as_bytes()
                 }
@@ -210,7 +215,9 @@ mod tests {
             for (i, _) in p.match_indices('&') {
                 let rest = &p[i..];
                 assert!(
-                    ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|e| rest.starts_with(e)),
+                    ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"]
+                        .iter()
+                        .any(|e| rest.starts_with(e)),
                     "n = {n}: {}",
                     &rest[..rest.len().min(8)]
                 );

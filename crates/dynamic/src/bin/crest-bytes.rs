@@ -19,7 +19,7 @@ const HEADER_ROOM: usize = 128;
 fn main() -> ExitCode {
     cgi::discard_body();
     let query = std::env::var_os("QUERY_STRING").unwrap_or_default();
-    let Ok(size) = bytes::parse_size(query.as_bytes()) else {
+    let Some(size) = bytes::parse_size(query.as_bytes()) else {
         return cgi::respond(NAME, BAD_REQUEST.as_bytes());
     };
     let header = bytes::header(size);

@@ -1,0 +1,169 @@
+"""The suite runner against real targets: every mix stored with its window,
+Ctrl-C keeps finished mixes and resume completes the run, and a target that
+dies mid-run fails the run with the reason while keeping what was measured."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crest.filesets import generate
+from support import run_cli
+
+SUITE = """
+name = "test-ladder"
+description = "three small mixes for tests"
+source = "crest tests"
+[workload]
+fileset = "webcat-large-filemix"
+http_version = "1.1"
+keepalive = true
+[[workload.classes]]
+name = "static"
+kind = "static"
+weight = 1
+[ladder]
+clients = [1, 2, 3]
+threads_per_client = 2
+[timing]
+length_s = {length}
+ramp_up_s = 1
+ramp_down_s = 1
+"""
+
+# Long enough to be caught mid-run; each test bounds its waits by these.
+WAIT_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def fileset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fileset")
+    generate("webcat-large-filemix", root)
+    return root
+
+
+def _suite(tmp_path: Path, length: int) -> Path:
+    path = tmp_path / "suite.toml"
+    path.write_text(SUITE.format(length=length))
+    return path
+
+
+@pytest.fixture
+def target(fileset: Path) -> Iterator[subprocess.Popen[str]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "crest", "serve", "--docroot", str(fileset), "--port", "0", "--threads", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    proc.url = proc.stdout.readline().strip().rstrip("/")  # type: ignore[attr-defined]
+    yield proc
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(10)
+    proc.stdout.close()
+
+
+def _rows(db: Path, sql: str, *args: object) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql, args).fetchall()
+
+
+def _wait_for_mixes(db: Path, n: int) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if db.exists():
+            try:
+                if _rows(db, "SELECT COUNT(*) FROM mixes")[0][0] >= n:
+                    return
+            except sqlite3.OperationalError:
+                pass
+        time.sleep(0.1)
+    pytest.fail(f"no {n} mixes stored within {WAIT_S}s")
+
+
+def test_every_mix_is_stored_with_its_window(tmp_path: Path, target: subprocess.Popen[str], fileset: Path) -> None:
+    db = tmp_path / "crest.db"
+    result = run_cli("run", str(_suite(tmp_path, 4)), "--target", target.url, "--db", str(db), "-q")  # type: ignore[attr-defined]
+    assert result.returncode == 0, result.stderr
+    assert "Peak" in result.stdout
+    runs = json.loads(run_cli("runs", "--db", str(db), "--json").stdout)
+    assert [(r["suite"], r["status"], r["mixes"]) for r in runs] == [("test-ladder", "complete", 3)]
+    shown = json.loads(run_cli("show", runs[0]["id"], "--db", str(db), "--json").stdout)
+    assert [m["clients"] for m in shown["mixes"]] == [1, 2, 3]
+    for mix in shown["mixes"]:
+        assert mix["threads"] == 2
+        assert mix["window_s"] == pytest.approx(2.0)
+        assert mix["requests"] > 0 and mix["errors"] == 0
+        assert mix["rps"] == pytest.approx(mix["requests"] / 2.0)
+        # Ramps are cut: the window's requests are those of seconds 1 and 2 only.
+        timeline = mix["timeline"]
+        assert mix["requests"] == sum(b["requests"] for b in timeline if 1 <= b["second"] < 3)
+        assert len(mix["client_scores"]) == mix["clients"]
+        assert sum(c["requests"] for c in mix["client_scores"]) == mix["requests"]
+        assert mix["classes"]["static"]["requests"] == mix["requests"]
+
+
+def test_interrupt_keeps_finished_mixes_and_resume_completes(tmp_path: Path, target: subprocess.Popen[str]) -> None:
+    db = tmp_path / "crest.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "crest", "run", str(_suite(tmp_path, 3)), "--target", target.url, "--db", str(db), "-q"],  # type: ignore[attr-defined]
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    _wait_for_mixes(db, 1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=WAIT_S)
+    assert proc.returncode == 130, err
+    assert "--resume" in err
+    [(run_id, status)] = _rows(db, "SELECT id, status FROM runs")
+    assert status == "interrupted"
+    stored = _rows(db, "SELECT idx FROM mixes ORDER BY idx")
+    assert 1 <= len(stored) < 3
+    result = run_cli("run", "--resume", run_id, "--db", str(db), "-q")
+    assert result.returncode == 0, result.stderr
+    assert _rows(db, "SELECT status FROM runs") == [("complete",)]
+    assert [i for (i,) in _rows(db, "SELECT idx FROM mixes ORDER BY idx")] == [1, 2, 3]
+
+
+def test_a_target_that_dies_fails_the_run_and_keeps_what_was_measured(tmp_path: Path, target: subprocess.Popen[str]) -> None:
+    db = tmp_path / "crest.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "crest", "run", str(_suite(tmp_path, 3)), "--target", target.url, "--db", str(db), "-q"],  # type: ignore[attr-defined]
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    _wait_for_mixes(db, 1)
+    target.kill()
+    target.wait(10)
+    out, err = proc.communicate(timeout=WAIT_S)
+    assert proc.returncode == 1, (out, err)
+    assert "crest: error:" in err and "target" in err
+    [(status, reason)] = _rows(db, "SELECT status, reason FROM runs")
+    assert status == "failed"
+    assert "mix" in reason
+    assert _rows(db, "SELECT COUNT(*) FROM mixes")[0][0] >= 1
+
+
+def test_a_target_down_at_start_is_an_error_before_any_run_is_recorded(tmp_path: Path, closed_port: int) -> None:
+    db = tmp_path / "crest.db"
+    result = run_cli("run", str(_suite(tmp_path, 3)), "--target", f"http://127.0.0.1:{closed_port}", "--db", str(db))
+    assert result.returncode == 2
+    assert result.stderr.startswith("crest: error: cannot connect")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not db.exists() or _rows(db, "SELECT COUNT(*) FROM runs") == [(0,)]
+
+
+def test_a_bad_suite_file_names_the_file_key_and_rule(tmp_path: Path, closed_port: int) -> None:
+    path = tmp_path / "suite.toml"
+    path.write_text(SUITE.format(length=3).replace("threads_per_client = 2", "threads_per_client = 0"))
+    result = run_cli("run", str(path), "--target", f"http://127.0.0.1:{closed_port}")
+    assert result.returncode == 2
+    assert result.stderr.startswith("crest: error: ")
+    assert result.stderr.strip().endswith("suite.toml: ladder.threads_per_client: must be ≥ 1 (got 0)")
+    assert len(result.stderr.strip().splitlines()) == 1
