@@ -30,9 +30,29 @@ $(STAMPS)/venv: pyproject.toml
 	@touch $@
 
 # Release build, so `cargo test --release` below reuses the same compiled dependencies.
-$(STAMPS)/build: $(STAMPS)/venv $(BUILD_INPUTS)
+# The CGI programs are order-only: remade when theirs change, without re-running maturin.
+$(STAMPS)/build: $(STAMPS)/venv $(BUILD_INPUTS) | $(STAMPS)/dynamic
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras dev
 	@touch $@
+
+# The CGI programs crest installs on targets (crates/dynamic), copied into the Python
+# package that installs them (python/crest/dynamic/bin/, git-ignored).
+DYNAMIC_BIN := python/crest/dynamic/bin
+DYNAMIC_PROGRAMS := crest-env crest-bytes
+DYNAMIC_INPUTS := $(shell find crates/dynamic -type f \( -name '*.rs' -o -name '*.toml' \) 2>/dev/null) \
+                  Cargo.toml $(wildcard Cargo.lock)
+
+DYNAMIC_COPIES := $(addprefix $(DYNAMIC_BIN)/,$(DYNAMIC_PROGRAMS))
+
+$(STAMPS)/dynamic: $(DYNAMIC_INPUTS) $(DYNAMIC_COPIES)
+	cargo build --release -p crest-dynamic
+	@mkdir -p $(DYNAMIC_BIN) $(STAMPS)
+	install -m 0755 $(addprefix $${CARGO_TARGET_DIR:-target}/release/,$(DYNAMIC_PROGRAMS)) $(DYNAMIC_BIN)/
+	@touch $@
+
+# No recipe on purpose: a copy deleted by hand only makes the stamp above stale, so
+# `make build` (what crest's error says to run) puts it back.
+$(DYNAMIC_COPIES):
 
 demo: build
 	$(PY) scripts/demo.py
@@ -49,4 +69,5 @@ bench: build
 clean:
 	rm -rf $(VENV) $(STAMPS) target .pytest_cache
 	rm -f python/crest/_engine*.so
+	rm -rf python/crest/dynamic/bin
 	find python tests scripts -name __pycache__ -type d -prune -exec rm -rf {} +
