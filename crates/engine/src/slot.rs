@@ -33,6 +33,8 @@ pub(crate) struct Ctx {
     pub registry: Registry,
     pub tls: Option<Arc<ClientConfig>>,
     pub origin: Instant,
+    /// When the run ends (None: by quota or cancel only).
+    pub end: Option<Instant>,
     /// Draws requests from the table.
     pub rng: Rng,
     /// Requests this worker may still issue (None: unbounded).
@@ -162,7 +164,15 @@ impl Slot {
 
     fn begin(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
         let pipeline = u64::from(ctx.plan.pipeline);
+        // Nothing is sent after the end, even within the last batch of events.
+        let over = ctx.end.is_some_and(|end| now >= end);
         let batch = match &mut ctx.quota {
+            _ if over => {
+                self.phase = Phase::Done;
+                self.transport = None;
+                ctx.active -= 1;
+                return WAIT;
+            }
             Some(0) => {
                 self.phase = Phase::Done;
                 self.transport = None;

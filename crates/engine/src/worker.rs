@@ -89,6 +89,7 @@ impl Worker {
             registry,
             tls,
             origin,
+            end: plan.duration.map(|d| origin + d),
             quota: job.quota,
             active: slots.len(),
             wakeups,
