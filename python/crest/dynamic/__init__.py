@@ -21,7 +21,9 @@ CGI_BYTES = "crest-bytes"
 PROGRAMS = (CGI_ENV, CGI_BYTES)
 
 # Where `make build` copies the binaries from the workspace's target/release/.
-_BIN_DIR = Path(__file__).resolve().parent / "bin"
+# Where `make build` puts the compiled programs; the built-in target serves them as its cgi-bin.
+PROGRAMS_DIR = Path(__file__).resolve().parent / "bin"
+_BIN_DIR = PROGRAMS_DIR
 _MODE = 0o755
 
 

@@ -64,6 +64,17 @@ class ServeSpec:
         except ValueError:
             return False
 
+    def _cgi_dir(self) -> Path | None:
+        """The CGI directory: as given, else the docroot's cgi-bin, else crest's own programs
+        (so the suites' CGI classes run against a bare fileset)."""
+        if self.cgi_dir is not None:
+            return self.cgi_dir.resolve()
+        if (self.docroot / "cgi-bin").is_dir():
+            return None
+        from crest.dynamic import PROGRAMS_DIR
+
+        return PROGRAMS_DIR if PROGRAMS_DIR.is_dir() else None
+
     def to_config(self) -> dict[str, Any]:
         """The ServeConfig dict the engine takes."""
         return {
@@ -73,7 +84,7 @@ class ServeSpec:
             "tls": self.tls,
             "tls_port": self.tls_port,
             "threads": self.threads,
-            "cgi_dir": str(self.cgi_dir.resolve()) if self.cgi_dir else None,
+            "cgi_dir": str(self._cgi_dir()) if self._cgi_dir() else None,
             "access_log": str(self.access_log.resolve()) if self.access_log else None,
         }
 
