@@ -143,6 +143,39 @@ def start_builtin(docroot: Path) -> tuple[Process, int]:
     return Process([CREST, "serve", "--docroot", str(docroot), "--port", str(port), "--threads", "1"], port), port
 
 
+OVERHEAD_MIX_S = 3
+OVERHEAD_SUITE = """
+name = "bench-overhead"
+description = "five short mixes to time the harness"
+source = "crest make bench"
+[workload]
+fileset = "webcat-large-filemix"
+[[workload.classes]]
+name = "static"
+kind = "static"
+weight = 1
+[ladder]
+clients = [1, 2, 4, 8, 16]
+[timing]
+length_s = %d
+""" % OVERHEAD_MIX_S
+
+
+def harness_overhead(work: Path, docroot: Path, port: int) -> tuple[float, int]:
+    """Seconds per mix that `crest run` spends beyond the mixes' own length."""
+    subprocess.run([CREST, "fileset", "generate", "webcat-large-filemix", str(docroot)], check=True, capture_output=True)
+    suite = work / "overhead.toml"
+    suite.write_text(OVERHEAD_SUITE)
+    started = time.monotonic()
+    timed([CREST, "version"])
+    startup = time.monotonic() - started
+    started = time.monotonic()
+    timed([CREST, "run", str(suite), "--target", f"http://127.0.0.1:{port}", "--fileset", str(docroot), "--db", str(work / "bench.db"), "-q"])
+    wall = time.monotonic() - started
+    mixes = 5
+    return (wall - startup - mixes * OVERHEAD_MIX_S) / mixes, mixes
+
+
 def alternate(a, b, rounds: int = ROUNDS) -> tuple[list[Sample], list[Sample]]:
     xs, ys = [], []
     for _ in range(rounds):
@@ -200,6 +233,10 @@ def main() -> None:
             print(f"10,000 keep-alive connections: crest peak RSS {big.max_rss_kb / 1024:.1f} MiB (Python alone {base / 1024:.1f} MiB), {big.rps:,.0f} req/s, errors {big.extra['errors']}")
             rows.append(("10,000 concurrent keep-alive connections: crest peak RSS (whole process)", f"{big.max_rss_kb / 1024:.1f} MiB (interpreter alone {base / 1024:.1f} MiB)", "", "≤ 100 MB", verdict(big.max_rss_kb * 1024 <= 100e6)))
             commands.append(f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c 10000 -d {SECONDS}s URL")
+            per_mix, mixes = harness_overhead(work, docroot, port)
+            print(f"harness overhead: {per_mix:.3f} s per mix beyond its length ({mixes} mixes of {OVERHEAD_MIX_S} s)")
+            rows.append((f"harness overhead per mix beyond its length (crest run, {mixes} mixes of {OVERHEAD_MIX_S} s, minus interpreter start)", f"{per_mix:.3f} s", "", "≤ 1 s", verdict(per_mix <= 1.0)))
+            commands.append(f"taskset -c {CLIENT_CPU} crest run SUITE.toml --target URL --fileset DIR -q")
         finally:
             nginx.stop()
         builtin, bport = start_builtin(docroot)
