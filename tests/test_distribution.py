@@ -73,3 +73,24 @@ def test_observed_requests_follow_the_manifest(tmp_path: Path) -> None:
         sd = math.sqrt(total * entry.weight * (1 - entry.weight))
         # Five standard deviations: a wrong distribution fails, chance does not.
         assert abs(paths[entry.path] - expected) <= 5 * sd + 1, (entry.path, paths[entry.path], expected)
+
+
+def test_content_check_catches_a_changed_file(tmp_path: Path) -> None:
+    docroot = tmp_path / "fileset"
+    manifest = generate("webcat-large-filemix", docroot)
+    # Same size, different first line: only the content check can tell.
+    victim = manifest.files[0]
+    data = bytearray((docroot / victim.path).read_bytes())
+    data[0:10] = b"tampered!!"
+    (docroot / victim.path).write_bytes(bytes(data))
+    suite = tmp_path / "suite.toml"
+    suite.write_text(SUITE)
+    db = tmp_path / "crest.db"
+    with BuiltinServer(ServeSpec(docroot=docroot, threads=1)) as server:
+        plain = run_cli("run", str(suite), "--target", server.url, "--db", str(db), "-q")
+        checked = run_cli("run", str(suite), "--target", server.url, "--db", str(db), "-q", "--validate-content")
+    assert plain.returncode == 0 and checked.returncode == 0, (plain.stderr, checked.stderr)
+    runs = json.loads(run_cli("runs", "--db", str(db), "--json").stdout)
+    by_id = {r["id"]: json.loads(run_cli("show", r["id"], "--db", str(db), "--json").stdout) for r in runs}
+    errors = sorted(show["mixes"][0]["errors_by_kind"].get("validation", 0) for show in by_id.values())
+    assert errors[0] == 0 and errors[1] > 0

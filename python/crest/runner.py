@@ -43,6 +43,7 @@ class RunRequest:
     insecure: bool = False
     timeout_s: float = 10.0
     seed: int = 0
+    validate_content: bool = False  # check each static body's first line, not only its size
     engine_threads: int | None = None  # None: one per available CPU, at most one per connection
 
     def options(self) -> dict[str, Any]:
@@ -88,7 +89,9 @@ class SuiteRunner:
         self.on_event = on_event or (lambda _event: None)
         self.mixes = request.suite.mixes(request.profile)
         self.manifest = self._manifest()
-        self.table: RequestTable = build_table(request.suite.workload, self.manifest, request.target, request.tls_target)
+        self.table: RequestTable = build_table(
+            request.suite.workload, self.manifest, request.target, request.tls_target, check_content=request.validate_content
+        )
 
     def preflight(self) -> None:
         """Check every target accepts connections before anything is recorded or sent."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crest.errors import ConfigError
-from crest.filesets import Manifest
+from crest.filesets import Manifest, header_line
 from crest.suite import Workload
 
 # Where crest's dynamic programs live on a target (see crest.dynamic), with
@@ -36,8 +36,18 @@ class RequestTable:
     classes: tuple[str, ...]
 
 
-def build_table(workload: Workload, manifest: Manifest | None, base_url: str, tls_base_url: str | None) -> RequestTable:
+def build_table(
+    workload: Workload,
+    manifest: Manifest | None,
+    base_url: str,
+    tls_base_url: str | None,
+    *,
+    check_content: bool = False,
+) -> RequestTable:
     """The request table of `workload` against `base_url` (and `tls_base_url` for TLS classes).
+
+    With `check_content`, each static file's response must also start with the
+    file's first line (which states its size and path), not just have its size.
 
     Raises:
         ConfigError: a TLS class without a TLS target, or a static class without a manifest.
@@ -51,7 +61,10 @@ def build_table(workload: Workload, manifest: Manifest | None, base_url: str, tl
             if manifest is None:
                 raise ConfigError(f"class {cls.name!r} is static but no fileset manifest was given")
             for f in manifest.files:
-                entries.append(_entry(f"{base}/{f.path}", share * f.weight, index, f.size))
+                entry = _entry(f"{base}/{f.path}", share * f.weight, index, f.size)
+                if check_content:
+                    entry["expect_body_prefix"] = header_line(f)[: f.size].decode("ascii")
+                entries.append(entry)
         elif cls.kind == "webstone-cgi":
             size = cls.size_bytes or 10240
             entries.append(_entry(f"{base}{WEBSTONE_CGI_PATH}?size={size}", share, index, size))

@@ -31,6 +31,10 @@ pub struct RequestEntry {
     /// Expected body length of a successful response; a different length is a validation error.
     #[serde(default)]
     pub expect_body_bytes: Option<u64>,
+    /// Expected first bytes of a successful response's body (a content
+    /// check); a different start is a validation error.
+    #[serde(default)]
+    pub expect_body_prefix: Option<String>,
 }
 
 /// One run of the engine. Defaults follow wrk where wrk has one.

@@ -13,6 +13,9 @@ use crate::protocol::{encode_request, RequestSpec};
 use crate::schedule::Schedule;
 use crate::table::AliasTable;
 
+/// Longest body prefix a content check compares.
+pub const MAX_BODY_PREFIX: usize = 512;
+
 /// Most requests pipelined on one connection.
 pub const MAX_PIPELINE: u32 = 256;
 
@@ -38,6 +41,8 @@ pub struct Request {
     pub head: bool,
     /// Expected body length of a successful response.
     pub expect_body_bytes: Option<u64>,
+    /// Expected first bytes of a successful response's body.
+    pub expect_body_prefix: Option<Vec<u8>>,
 }
 
 /// Everything a worker needs, checked and precomputed.
@@ -99,7 +104,13 @@ impl Plan {
         check_fields(config)?;
         let single;
         let entries: &[RequestEntry] = if config.requests.is_empty() {
-            single = [RequestEntry { url: config.url.clone(), weight: 1.0, class: 0, expect_body_bytes: None }];
+            single = [RequestEntry {
+                url: config.url.clone(),
+                weight: 1.0,
+                class: 0,
+                expect_body_bytes: None,
+                expect_body_prefix: None,
+            }];
             &single
         } else {
             &config.requests
@@ -111,6 +122,9 @@ impl Plan {
             let at = |msg: String| if entries.len() > 1 { ConfigError::new(format!("requests[{i}]: {msg}")) } else { ConfigError::new(msg) };
             if !(entry.weight.is_finite() && entry.weight > 0.0) {
                 return Err(at(format!("weight must be > 0 (got {})", entry.weight)));
+            }
+            if entry.expect_body_prefix.as_ref().is_some_and(|p| p.len() > MAX_BODY_PREFIX) {
+                return Err(at(format!("expect_body_prefix is longer than {MAX_BODY_PREFIX} bytes")));
             }
             if entry.class as usize >= classes.len() {
                 return Err(at(format!("class {} is not one of the {} classes", entry.class, classes.len())));
@@ -138,6 +152,7 @@ impl Plan {
                 class: entry.class as usize,
                 head: config.method.eq_ignore_ascii_case("HEAD"),
                 expect_body_bytes: entry.expect_body_bytes,
+                expect_body_prefix: entry.expect_body_prefix.as_ref().map(|p| p.as_bytes().to_vec()),
             });
         }
         if config.pipeline > 1 && requests.len() > 1 {

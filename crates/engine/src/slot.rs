@@ -195,6 +195,7 @@ impl Slot {
             self.target = request.target;
         }
         self.decoder.set_head_request(request.head);
+        self.decoder.set_capture(request.expect_body_prefix.as_ref().map_or(0, Vec::len));
         self.inflight = batch as u32;
         self.batch_len = request.bytes.len() * batch as usize;
         self.write_off = 0;
@@ -384,6 +385,10 @@ impl Slot {
                 let why = format_args!("body of {got} bytes where the manifest says {expected}");
                 ctx.stats.record_error(at, ErrorKind::Validation, request.class, self.client, Some(&why));
             }
+            _ if response.status == 200 && !prefix_matches(request.expect_body_prefix.as_deref(), self.decoder.captured(), response.body_bytes) => {
+                let why = "body does not start with the content the manifest gives";
+                ctx.stats.record_error(at, ErrorKind::Validation, request.class, self.client, Some(&why));
+            }
             _ => ctx.stats.record_response(&Completion {
                 at,
                 status: response.status,
@@ -473,6 +478,14 @@ impl Slot {
             ctx.wakeups.push(std::cmp::Reverse((at, self.token)));
         }
     }
+}
+
+/// The content check: the body starts with the expected bytes (as many of
+/// them as the body is long).
+fn prefix_matches(expected: Option<&[u8]>, captured: &[u8], body_bytes: u64) -> bool {
+    let Some(expected) = expected else { return true };
+    let n = expected.len().min(usize::try_from(body_bytes).unwrap_or(usize::MAX));
+    captured.len() == n && captured == &expected[..n]
 }
 
 /// Whether `drive` should keep looping (`Ok`) or wait for an event (`Err`).

@@ -55,7 +55,7 @@ fn sized_bodies(mut conn: Conn) {
 }
 
 fn entry(fx: &Fixture, path: &str, weight: f64, class: u32, expect: Option<u64>) -> RequestEntry {
-    RequestEntry { url: fx.url(path), weight, class, expect_body_bytes: expect }
+    RequestEntry { url: fx.url(path), weight, class, expect_body_bytes: expect, expect_body_prefix: None }
 }
 
 #[test]
@@ -139,8 +139,8 @@ fn one_table_can_mix_plain_and_tls_targets() {
     let urls = server.urls();
     let config = RunConfig {
         requests: vec![
-            RequestEntry { url: format!("{}f.html", urls[0]), weight: 92.0, class: 0, expect_body_bytes: Some(300) },
-            RequestEntry { url: format!("{}f.html", urls[1]), weight: 8.0, class: 1, expect_body_bytes: Some(300) },
+            RequestEntry { url: format!("{}f.html", urls[0]), weight: 92.0, class: 0, expect_body_bytes: Some(300), expect_body_prefix: None },
+            RequestEntry { url: format!("{}f.html", urls[1]), weight: 8.0, class: 1, expect_body_bytes: Some(300), expect_body_prefix: None },
         ],
         classes: vec!["plain".into(), "ssl".into()],
         insecure: true,
@@ -172,4 +172,69 @@ fn a_window_cuts_the_ramps_of_a_real_run() {
     // Whole-second buckets line up with the window: the middle one is it.
     assert_eq!(report.requests, report.timeline[1].requests);
     assert!((report.rps - report.requests as f64).abs() < 1e-6);
+}
+
+/// Serves `/ok/N` and `/bad/N` as N-byte bodies starting "head:N\n" (bad: "HEAD"),
+/// with Content-Length, or chunked in 3-byte chunks when the path ends in `c`.
+fn headed_bodies(mut conn: Conn) {
+    while let Some(request) = conn.read_request() {
+        let line = String::from_utf8_lossy(&request).lines().next().unwrap_or_default().to_string();
+        let path = line.split(' ').nth(1).unwrap_or("/ok/0").to_string();
+        let chunked = path.ends_with('c');
+        let n: usize = path.trim_end_matches('c').rsplit('/').next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let head = if path.starts_with("/bad/") { format!("HEAD:{n}\n") } else { format!("head:{n}\n") };
+        let mut body = head.into_bytes();
+        body.resize(n, b'.');
+        let response = if chunked {
+            let mut r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+            for piece in body.chunks(3) {
+                r.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+                r.extend_from_slice(piece);
+                r.extend_from_slice(b"\r\n");
+            }
+            r.extend_from_slice(b"0\r\n\r\n");
+            r
+        } else {
+            [format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n").into_bytes(), body].concat()
+        };
+        if !conn.send(&response) {
+            return;
+        }
+    }
+}
+
+#[test]
+fn a_body_that_starts_wrong_is_a_validation_error() {
+    let fx = Fixture::start(headed_bodies);
+    let with_prefix = |path: &str, class: u32, n: u64| RequestEntry {
+        url: fx.url(path),
+        weight: 1.0,
+        class,
+        expect_body_bytes: Some(n),
+        expect_body_prefix: Some(format!("head:{n}\n")),
+    };
+    let config = RunConfig {
+        requests: vec![
+            with_prefix("/ok/500", 0, 500),
+            with_prefix("/ok/500c", 1, 500),
+            with_prefix("/ok/4", 2, 4),
+            with_prefix("/bad/500", 3, 500),
+            with_prefix("/bad/500c", 4, 500),
+        ],
+        classes: vec!["ok".into(), "ok-chunked".into(), "ok-short".into(), "bad".into(), "bad-chunked".into()],
+        max_requests: Some(500),
+        connections: 2,
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    for good in ["ok", "ok-chunked", "ok-short"] {
+        assert_eq!(report.classes[good].errors, 0, "{good}: {:?}", report.error_notes);
+        assert!(report.classes[good].requests > 0);
+    }
+    for bad in ["bad", "bad-chunked"] {
+        assert_eq!(report.classes[bad].requests, 0);
+        assert!(report.classes[bad].errors > 0);
+    }
+    assert_eq!(report.errors["validation"], report.classes["bad"].errors + report.classes["bad-chunked"].errors);
+    assert!(report.error_notes.iter().any(|n| n.contains("does not start with")), "{:?}", report.error_notes);
 }

@@ -34,6 +34,9 @@ def run_command(
     insecure: Annotated[bool, typer.Option("--insecure", help="Accept any TLS certificate (self-signed targets).")] = False,
     timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout, e.g. 10s.")] = "10s",
     seed: Annotated[int, typer.Option("--seed", help="Seed for request selection and client delays.")] = 0,
+    validate_content: Annotated[
+        bool, typer.Option("--validate-content", help="Check each static file's first line too, not only its size.")
+    ] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No live progress.")] = False,
 ) -> int:
     """Run a suite's ladder of mixes against a target and store every mix."""
@@ -59,6 +62,7 @@ def run_command(
                 insecure=insecure,
                 timeout_s=parse_duration(timeout, what="--timeout"),
                 seed=seed,
+                validate_content=validate_content,
             )
             run_ids = SuiteRunner(request, watcher.on_event).run()
     except RunInterrupted as exc:

@@ -68,11 +68,17 @@ pub struct ChunkProgress {
 impl ChunkedDecoder {
     /// Feeds `input`; stops right after the body ends.
     pub fn feed(&mut self, input: &[u8]) -> Result<ChunkProgress, ChunkError> {
+        self.feed_with(input, |_| {})
+    }
+
+    /// Like `feed`, handing each run of decoded data to `data`.
+    pub fn feed_with(&mut self, input: &[u8], mut data: impl FnMut(&[u8])) -> Result<ChunkProgress, ChunkError> {
         let mut i = 0;
         let mut data_bytes = 0u64;
         while i < input.len() && self.state != State::Done {
             if self.state == State::Data {
                 let take = self.remaining.min((input.len() - i) as u64);
+                data(&input[i..i + take as usize]);
                 self.remaining -= take;
                 data_bytes += take;
                 i += take as usize;

@@ -63,6 +63,9 @@ enum State {
 pub struct ResponseDecoder {
     state: State,
     head: Vec<u8>,
+    /// The first body bytes of the current response, up to `capture_limit`.
+    captured: Vec<u8>,
+    capture_limit: usize,
     max_header_bytes: usize,
     max_body_bytes: u64,
     head_request: bool,
@@ -72,7 +75,27 @@ impl ResponseDecoder {
     /// A decoder with the given limits. `head_request` says responses answer
     /// HEAD requests and so carry no body whatever their headers say.
     pub fn new(max_header_bytes: usize, max_body_bytes: u64, head_request: bool) -> Self {
-        Self { state: State::Head, head: Vec::new(), max_header_bytes, max_body_bytes, head_request }
+        Self {
+            state: State::Head,
+            head: Vec::new(),
+            captured: Vec::new(),
+            capture_limit: 0,
+            max_header_bytes,
+            max_body_bytes,
+            head_request,
+        }
+    }
+
+    /// Keeps the first `limit` body bytes of each following response (see
+    /// `captured`). The buffer is allocated here, once, not per response.
+    pub fn set_capture(&mut self, limit: usize) {
+        self.capture_limit = limit;
+        self.captured.reserve(limit.saturating_sub(self.captured.capacity()));
+    }
+
+    /// The first body bytes of the last complete response (up to the capture limit).
+    pub fn captured(&self) -> &[u8] {
+        &self.captured
     }
 
     /// Says whether the next responses answer HEAD requests (no body).
@@ -152,6 +175,7 @@ impl ResponseDecoder {
             }
             Some(head) => {
                 self.head.clear();
+                self.captured.clear();
                 self.state = State::Body {
                     body: head.body,
                     status: head.status,
@@ -180,19 +204,26 @@ impl ResponseDecoder {
         let State::Body { body, body_bytes, .. } = &mut self.state else {
             unreachable!("decode_body is called in the body state")
         };
+        let (limit, captured) = (self.capture_limit, &mut self.captured);
+        let mut capture = |data: &[u8]| {
+            let room = limit.saturating_sub(captured.len());
+            captured.extend_from_slice(&data[..data.len().min(room)]);
+        };
         let (used, done) = match body {
             Body::Length(remaining) => {
                 let take = (*remaining).min(input.len() as u64);
+                capture(&input[..take as usize]);
                 *remaining -= take;
                 *body_bytes += take;
                 (take as usize, *remaining == 0)
             }
             Body::Chunked(chunks) => {
-                let progress = chunks.feed(input)?;
+                let progress = chunks.feed_with(input, &mut capture)?;
                 *body_bytes += progress.data_bytes;
                 (progress.consumed, progress.done)
             }
             Body::UntilClose => {
+                capture(input);
                 *body_bytes += input.len() as u64;
                 (input.len(), false)
             }
