@@ -140,6 +140,7 @@ class SuiteRunner:
             except TargetError as exc:
                 self._finish(store, run_id, repeat_index, "failed", f"target unreachable before mix {mix.index}: {exc}")
                 raise
+            warnings = drop_page_cache() if self.request.suite.workload.drop_caches else []
             started = time.time()
             progress = lambda live, m=mix: self.on_event(Event("mix-progress", run_id, repeat_index, mix=m, live=live))  # noqa: E731
             try:
@@ -150,7 +151,7 @@ class SuiteRunner:
             if result.interrupted:
                 self._finish(store, run_id, repeat_index, "interrupted", f"interrupted during mix {mix.index}")
                 raise RunInterrupted(run_id)
-            record = mix_record(mix, result.report, started, time.time())
+            record = mix_record(mix, result.report, started, time.time(), warnings)
             store.add_mix(run_id, record)
             self.on_event(Event("mix-finished", run_id, repeat_index, mix=mix, record=record, mixes=len(self.mixes)))
             if record.requests == 0 and record.errors.get("connect", 0) > 0:
@@ -193,6 +194,7 @@ class SuiteRunner:
             window_s=(t.ramp_up_s, t.length_s - t.ramp_down_s),
             client_start_delay_s=t.delay_s,
             seed=self.request.seed * 1_000_003 + repeat_index * 1009 + mix.index,
+            selection=workload.selection,
         )
 
     def _manifest(self) -> Manifest | None:
@@ -230,9 +232,21 @@ def fileset_connections(suite: Suite) -> int | None:
     return suite.workload.fileset_connections or max(m.connections for m in suite.mixes("full"))
 
 
-def mix_record(mix: Mix, report: dict[str, Any], started_at: float, ended_at: float) -> MixRecord:
+def drop_page_cache() -> list[str]:
+    """Empties the OS page cache so files come from disk; returns a warning when not permitted."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError as exc:
+        return [f"page cache not dropped ({exc.strerror}; needs root): files may have been served from memory"]
+    return []
+
+
+def mix_record(
+    mix: Mix, report: dict[str, Any], started_at: float, ended_at: float, warnings: list[str] | None = None
+) -> MixRecord:
     """A stored mix from the engine's report (whose counts already cover only the window)."""
-    warnings = list(report.get("error_notes", []))
+    warnings = [*(warnings or []), *report.get("error_notes", [])]
     if report.get("cancelled"):
         warnings.append("the mix was cut short")
     return MixRecord(

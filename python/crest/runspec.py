@@ -50,6 +50,7 @@ class RunSpec:
     window_s: tuple[float, float] | None = None
     client_start_delay_s: float = 0.0
     seed: int = 0
+    selection: str = "weighted"
 
     def validate(self) -> TargetUrl:
         """Check every setting and their combinations; return the parsed URL.
@@ -140,6 +141,7 @@ class RunSpec:
             "window_s": list(self.window_s) if self.window_s else None,
             "client_start_delay_s": self.client_start_delay_s,
             "seed": self.seed,
+            "selection": self.selection,
         }
 
 

@@ -17,6 +17,19 @@ pub enum HttpVersion {
     Http11,
 }
 
+/// How requests are drawn from the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Selection {
+    /// Independently by weight, with replacement.
+    #[default]
+    Weighted,
+    /// Every entry exactly once, in a shuffled order (weights ignored); the
+    /// run ends when all are sent (Zeus' non-cached test: nothing is
+    /// requested twice, so nothing is served from a cache).
+    Once,
+}
+
 /// One entry of a weighted request table.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -98,6 +111,8 @@ pub struct RunConfig {
     pub client_start_delay_s: f64,
     /// Seed for request selection and start delays.
     pub seed: u64,
+    /// How requests are drawn from the table.
+    pub selection: Selection,
 }
 
 impl Default for RunConfig {
@@ -130,6 +145,7 @@ impl Default for RunConfig {
             window_s: None,
             client_start_delay_s: 0.0,
             seed: 0,
+            selection: Selection::Weighted,
         }
     }
 }

@@ -27,7 +27,7 @@ pub mod stats;
 pub mod table;
 mod worker;
 
-pub use config::{HttpVersion, RequestEntry, RunConfig};
+pub use config::{HttpVersion, RequestEntry, RunConfig, Selection};
 pub use error::{ConfigError, ErrorKind};
 pub use live::LiveSnapshot;
 pub use report::{LatencySummary, RunReport};

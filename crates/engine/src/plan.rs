@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rustls::pki_types::ServerName;
 
-use crate::config::{HttpVersion, RequestEntry, RunConfig};
+use crate::config::{HttpVersion, RequestEntry, RunConfig, Selection};
 use crate::error::ConfigError;
 use crate::protocol::{encode_request, RequestSpec};
 use crate::schedule::Schedule;
@@ -80,6 +80,8 @@ pub struct Plan {
     pub client_start_delay: Duration,
     /// Seed for selection and delays.
     pub seed: u64,
+    /// How requests are drawn.
+    pub selection: Selection,
     /// Per-request timeout.
     pub timeout: Duration,
     /// TLS verification and resumption.
@@ -194,6 +196,7 @@ impl Plan {
             schedule,
             client_start_delay: Duration::from_secs_f64(config.client_start_delay_s),
             seed: config.seed,
+            selection: config.selection,
             timeout: Duration::from_secs_f64(config.timeout_s),
             insecure: config.insecure,
             tls_resumption: config.tls_resumption,
@@ -299,7 +302,8 @@ fn check_fields(c: &RunConfig) -> Result<(), ConfigError> {
     if c.requests.is_empty() && c.url.is_empty() {
         return fail("give a URL or a request table".into());
     }
-    if c.duration_s.is_none() && c.max_requests.is_none() {
+    // A run that sends each entry once ends by itself.
+    if c.duration_s.is_none() && c.max_requests.is_none() && c.selection != Selection::Once {
         return fail("give a duration or a request count: duration_s or max_requests".into());
     }
     if let Some(d) = c.duration_s {

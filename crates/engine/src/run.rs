@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mio::{Poll, Waker};
 
-use crate::config::RunConfig;
+use crate::config::{RunConfig, Selection};
 use crate::connection::{client_config, TlsSettings};
 use crate::error::ConfigError;
 use crate::live::{LiveCounters, LiveSnapshot};
@@ -159,7 +159,15 @@ fn assignments(plan: &Plan) -> Vec<Assignment> {
         .map(|i| {
             let connections = plan.connections / threads + u32::from(i < plan.connections % threads);
             let quota = plan.max_requests.map(|n| n / u64::from(threads) + u64::from(u64::from(i) < n % u64::from(threads)));
-            Assignment { first_connection: 0, connections, quota }
+            let quota = match plan.selection {
+                // Worker i sends entries i, i+T, i+2T, …: its share, once each.
+                Selection::Once => {
+                    let share = (plan.requests.len() as u64).saturating_sub(u64::from(i)).div_ceil(u64::from(threads));
+                    Some(quota.map_or(share, |q| q.min(share)))
+                }
+                Selection::Weighted => quota,
+            };
+            Assignment { index: i, first_connection: 0, connections, quota }
         })
         .collect()
 }

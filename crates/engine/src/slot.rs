@@ -37,6 +37,9 @@ pub(crate) struct Ctx {
     pub end: Option<Instant>,
     /// Draws requests from the table.
     pub rng: Rng,
+    /// With `Selection::Once`: this worker's entries in sending order, and the next one.
+    pub order: Vec<u32>,
+    pub next: usize,
     /// Requests this worker may still issue (None: unbounded).
     pub quota: Option<u64>,
     /// Slots not yet `Done`.
@@ -187,7 +190,15 @@ impl Slot {
             None => pipeline,
         };
         let plan = &ctx.plan;
-        self.current = if plan.table.len() > 1 { plan.table.pick(&mut ctx.rng) } else { 0 };
+        self.current = if !ctx.order.is_empty() {
+            // The quota equals the order's length, so this never runs past it.
+            ctx.next += 1;
+            ctx.order[ctx.next - 1] as usize
+        } else if plan.table.len() > 1 {
+            plan.table.pick(&mut ctx.rng)
+        } else {
+            0
+        };
         let request = &plan.requests[self.current];
         if request.target != self.target {
             // A request for another server cannot use this connection.

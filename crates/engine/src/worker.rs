@@ -15,6 +15,7 @@ use rustls::ClientConfig;
 use crate::live::LiveCounters;
 use crate::plan::Plan;
 use crate::slot::{Ctx, Phase, Slot};
+use crate::config::Selection;
 use crate::rng::Rng;
 use crate::stats::Stats;
 
@@ -25,6 +26,8 @@ const SCRATCH_BYTES: usize = 64 * 1024;
 
 /// The part of the run one worker owns.
 pub(crate) struct Assignment {
+    /// Worker index.
+    pub index: u32,
     /// Index of the first connection (for open-loop staggering).
     pub first_connection: u32,
     pub connections: u32,
@@ -82,7 +85,13 @@ impl Worker {
                 wakeups.push(Reverse((at, i)));
             }
         }
+        let order = match plan.selection {
+            Selection::Once => once_order(plan.requests.len(), job.index, plan.threads, &mut rng),
+            Selection::Weighted => Vec::new(),
+        };
         let ctx = Ctx {
+            order,
+            next: 0,
             stats: Stats::new(plan.duration, plan.classes.len(), plan.clients() as usize, plan.window),
             rng,
             scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
@@ -169,6 +178,16 @@ impl Worker {
             self.slots[index].wake(&mut self.ctx, at, now);
         }
     }
+}
+
+/// This worker's share of the table (entries `worker`, `worker + threads`, …)
+/// in a shuffled order (Fisher–Yates).
+fn once_order(entries: usize, worker: u32, threads: u32, rng: &mut Rng) -> Vec<u32> {
+    let mut order: Vec<u32> = (worker as usize..entries).step_by(threads as usize).map(|i| i as u32).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    order
 }
 
 /// CPU time (user + system) of the calling thread.

@@ -238,3 +238,31 @@ fn a_body_that_starts_wrong_is_a_validation_error() {
     assert_eq!(report.errors["validation"], report.classes["bad"].errors + report.classes["bad-chunked"].errors);
     assert!(report.error_notes.iter().any(|n| n.contains("does not start with")), "{:?}", report.error_notes);
 }
+
+#[test]
+fn once_sends_every_entry_exactly_once_and_ends_by_itself() {
+    let fx = Fixture::start(sized_bodies);
+    let config = RunConfig {
+        requests: (0..53).map(|i| entry(&fx, &format!("/n/{}", 10 + i), 1.0 + i as f64, 0, Some(10 + i))).collect(),
+        selection: crest_engine::Selection::Once,
+        connections: 5,
+        threads: 3,
+        seed: 9,
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    assert_eq!(report.requests, 53, "{:?}", report.error_notes);
+    let mut seen: Vec<String> = fx
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| String::from_utf8_lossy(r).split(' ').nth(1).unwrap().to_string())
+        .collect();
+    let in_order = seen.clone();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 53, "a path was requested twice");
+    let sorted: Vec<String> = (0..53).map(|i| format!("/n/{}", 10 + i)).collect();
+    assert_ne!(in_order, sorted, "the order is shuffled");
+}

@@ -86,11 +86,16 @@ class Workload(BaseModel):
     classes: list[RequestClass] = Field(min_length=1)
     # A name from crest.filesets.NAMES; required iff any class is static.
     fileset: str | None = None
-    # SPECweb99 directory scaling (directories = int(25 + 0.6557 × connections)); None → the runner derives it.
+    # SPECweb99 directory scaling (the kit's int(25 + 40 × connections / 61)); None → the runner derives it.
     fileset_connections: int | None = Field(default=None, ge=1)
     http_version: Literal["1.0", "1.1"] = "1.0"  # WebBench sent HTTP/1.0
     keepalive: bool = False
     receive_buffer_bytes: int | None = Field(default=None, ge=1)  # Mindcraft's WebBench: 4096
+    # "weighted": by share, with replacement; "once": every table entry exactly once, shuffled,
+    # and a mix ends when all are sent (Zeus' non-cached test: nothing is requested twice).
+    selection: Literal["weighted", "once"] = "weighted"
+    # Drop the OS page cache before each mix (root only; otherwise the mix carries a warning).
+    drop_caches: bool = False
 
     @model_validator(mode="after")
     def _rules(self) -> Workload:
