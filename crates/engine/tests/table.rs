@@ -85,7 +85,7 @@ fn classes_get_their_shares_and_their_own_accounting() {
         assert!((class.requests as f64 - 4000.0 * p).abs() < 5.0 * sd + 1.0, "{name}: {} requests", class.requests);
         assert_eq!(seen[&format!("/n/{n}")], class.requests);
         assert_eq!(class.errors, 0);
-        assert!(class.bytes >= class.requests * n as u64);
+        assert!(class.bytes >= class.requests * n);
         assert!(class.latency_us.p50 > 0);
     }
 }
