@@ -191,7 +191,7 @@ fn stops_right_after_body_end_every_split() {
 fn large_chunk_fed_in_pieces() {
     let n = 1 << 20;
     let mut body = format!("{n:x}\r\n").into_bytes();
-    body.extend(std::iter::repeat(b'q').take(n));
+    body.extend(std::iter::repeat_n(b'q', n));
     body.extend_from_slice(b"\r\n0\r\n\r\n");
     let parts: Vec<&[u8]> = body.chunks(4093).collect();
     assert_eq!(feed_parts(&parts), Ok(done(body.len(), n as u64)));
@@ -202,7 +202,7 @@ fn many_small_chunks() {
     let mut body = Vec::new();
     for i in 1..=300usize {
         body.extend_from_slice(format!("{:x}\r\n", i % 17 + 1).as_bytes());
-        body.extend(std::iter::repeat(b'.').take(i % 17 + 1));
+        body.extend(std::iter::repeat_n(b'.', i % 17 + 1));
         body.extend_from_slice(b"\r\n");
     }
     body.extend_from_slice(b"0\r\n\r\n");
@@ -315,7 +315,7 @@ fn fifteen_hex_digits_are_accepted_as_a_size_line() {
 #[test]
 fn too_long_chunk_extension() {
     let mut body = b"5;".to_vec();
-    body.extend(std::iter::repeat(b'x').take(10_000));
+    body.extend(std::iter::repeat_n(b'x', 10_000));
     body.extend_from_slice(b"\r\nhello\r\n0\r\n\r\n");
     assert_eq!(whole(&body), Err(ChunkError::BadSize));
     let parts: Vec<&[u8]> = body.chunks(7).collect();
@@ -325,7 +325,7 @@ fn too_long_chunk_extension() {
 #[test]
 fn moderately_long_chunk_extension_is_accepted() {
     let mut body = b"5;".to_vec();
-    body.extend(std::iter::repeat(b'x').take(1000));
+    body.extend(std::iter::repeat_n(b'x', 1000));
     body.extend_from_slice(b"\r\nhello\r\n0\r\n\r\n");
     assert_eq!(whole(&body), Ok(done(body.len(), 5)));
 }

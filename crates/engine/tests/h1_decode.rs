@@ -135,7 +135,7 @@ fn content_length_large_body_fed_in_pieces() {
     let n = 1_000_000usize;
     let mut bytes = format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n").into_bytes();
     let head = bytes.len();
-    bytes.extend(std::iter::repeat(b'b').take(n));
+    bytes.extend(std::iter::repeat_n(b'b', n));
     let parts: Vec<&[u8]> = bytes.chunks(16 * 1024).collect();
     let mut d = decoder();
     let (rs, used) = feed(&mut d, &parts).unwrap();
@@ -765,14 +765,14 @@ fn endless_head_errors_as_soon_as_limit_is_passed() {
 #[test]
 fn endless_head_first_feed_larger_than_limit() {
     let mut stream = b"HTTP/1.1 200 OK\r\n".to_vec();
-    stream.extend(std::iter::repeat(b'a').take(LIMIT * 2));
+    stream.extend(std::iter::repeat_n(b'a', LIMIT * 2));
     assert_eq!(limited().decode(&stream), Err(DecodeError::HeadTooLarge(LIMIT)));
 }
 
 #[test]
 fn oversized_interim_head_is_rejected() {
     let mut interim = b"HTTP/1.1 100 Continue\r\nX-Pad: ".to_vec();
-    interim.extend(std::iter::repeat(b'p').take(LIMIT));
+    interim.extend(std::iter::repeat_n(b'p', LIMIT));
     interim.extend_from_slice(b"\r\n\r\n");
     let bytes = [&interim[..], b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"].concat();
     assert_fails_every_split(limited, &bytes, |e| *e == DecodeError::HeadTooLarge(LIMIT));
