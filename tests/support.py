@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -25,6 +26,16 @@ def run_cli(*args: str, timeout_s: float = CLI_TIMEOUT_S) -> subprocess.Complete
     )
 
 
+def default_sigint() -> None:
+    """In a child: SIGINT back to its default, so Python raises KeyboardInterrupt.
+
+    A shell that starts a job in the background (`cmd &`, nohup) ignores SIGINT
+    in it, and children inherit that; tests that send SIGINT must not depend on
+    how the test run itself was started.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_cli(*args: str) -> subprocess.Popen[str]:
     """Start `python -m crest ARGS` in the background with piped text stdout/stderr."""
     return subprocess.Popen(
@@ -33,6 +44,7 @@ def start_cli(*args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
 
 

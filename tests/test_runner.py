@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from crest.filesets import generate
-from support import run_cli
+from support import default_sigint, run_cli
 
 SUITE = """
 name = "test-ladder"
@@ -115,7 +115,7 @@ def test_interrupt_keeps_finished_mixes_and_resume_completes(tmp_path: Path, tar
     db = tmp_path / "crest.db"
     proc = subprocess.Popen(
         [sys.executable, "-m", "crest", "run", str(_suite(tmp_path, 3)), "--target", target.url, "--db", str(db), "-q"],  # type: ignore[attr-defined]
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint,
     )  # fmt: skip
     _wait_for_mixes(db, 1)
     proc.send_signal(signal.SIGINT)
@@ -136,7 +136,7 @@ def test_a_target_that_dies_fails_the_run_and_keeps_what_was_measured(tmp_path: 
     db = tmp_path / "crest.db"
     proc = subprocess.Popen(
         [sys.executable, "-m", "crest", "run", str(_suite(tmp_path, 3)), "--target", target.url, "--db", str(db), "-q"],  # type: ignore[attr-defined]
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint,
     )  # fmt: skip
     _wait_for_mixes(db, 1)
     target.kill()
