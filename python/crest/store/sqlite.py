@@ -177,7 +177,14 @@ class Store:
                 " FROM runs r LEFT JOIN mixes m ON m.run_id = r.id"
                 " GROUP BY r.id ORDER BY r.started_at DESC, r.id DESC"
             ).fetchall()
-        return [RunSummary(*row[:11], factors=json.loads(row[11])) for row in rows]
+        return [
+            RunSummary(
+                id=row[0], suite=row[1], target=row[2], profile=row[3], repeat_index=row[4], status=row[5],
+                reason=row[6], started_at=row[7], ended_at=row[8], mixes=row[9], peak_rps=row[10],
+                factors=json.loads(row[11]),
+            )
+            for row in rows
+        ]  # fmt: skip
 
     def run(self, run_id: str) -> RunDetail:
         """One run with all its stored mixes in ladder order; `run_id` may be a unique prefix of the id."""

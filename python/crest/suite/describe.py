@@ -57,7 +57,7 @@ def workload_text(workload: Workload) -> str:
     classes = []
     for c in workload.classes:
         label = f"{_num(round(100 * shares[c.name], 2))}% {c.name}"
-        details = []
+        details: list[str] = []
         if c.name != c.kind:
             details.append(c.kind)
         if c.tls:

@@ -6,7 +6,7 @@ can find the key in their TOML file without reading a traceback.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -90,7 +90,7 @@ def _bound(value: Any) -> str:
     return format(value, "g") if isinstance(value, float) else str(value)
 
 
-def _rule(error: dict[str, Any]) -> str:
+def _rule(error: Mapping[str, Any]) -> str:
     kind = error["type"]
     ctx = error.get("ctx") or {}
     got = show(error.get("input"))
