@@ -265,3 +265,17 @@ def test_models_are_immutable_and_build_from_python() -> None:
     assert [(m.index, m.connections, m.timing.window_s) for m in suite.mixes()] == [(1, 1, 6), (2, 2, 6)]
     with pytest.raises(Exception):
         suite.repeat = 3  # type: ignore[misc]
+
+
+def test_kornecki_detail_is_a_group_of_static_and_dynamic_runs() -> None:
+    from crest.suite import load_group
+
+    members = load_group("kornecki-detail")
+    assert [(s.name, f) for s, f in members] == [
+        ("kornecki-detail-static", {"workload": "static"}),
+        ("kornecki-detail-dynamic", {"workload": "dynamic"}),
+    ]
+    for suite, _ in members:
+        assert [m.clients for m in suite.mixes("full")] == [1, 2, 4, 8, 16, 32]
+        assert suite.repeat == 3
+    assert load_group("veritest-static") == []

@@ -45,6 +45,7 @@ class RunRequest:
     seed: int = 0
     validate_content: bool = False  # check each static body's first line, not only its size
     engine_threads: int | None = None  # None: one per available CPU, at most one per connection
+    factors: dict[str, Any] = field(default_factory=dict)  # stored with each run, for grouping in analysis
 
     def options(self) -> dict[str, Any]:
         """The options as stored with the run (resume rebuilds the request from them)."""
@@ -220,7 +221,7 @@ class SuiteRunner:
             profile=self.request.profile,
             repeat_index=repeat_index,
             config=config,
-            factors={},
+            factors=dict(self.request.factors),
             host=host_facts(),
         )
 

@@ -18,7 +18,7 @@ from crest.errors import ConfigError, TargetError
 from crest.runner import Event, RunInterrupted, RunRequest, SuiteRunner
 from crest.cli.runs import show_command
 from crest.store import DEFAULT_PATH
-from crest.suite import PROFILES, load_suite
+from crest.suite import PROFILES, load_group, load_suite
 from crest.units import format_bytes, format_latency_us, parse_duration
 
 
@@ -51,20 +51,29 @@ def run_command(
                 raise ConfigError("give a suite and a target: crest run SUITE --target http://host:port (see `crest suites`)")
             if profile not in PROFILES:
                 raise ConfigError(f"invalid --profile {profile!r}: use one of {', '.join(PROFILES)}")
-            request = RunRequest(
-                suite=load_suite(suite),
-                target=target,
-                tls_target=tls_target,
-                profile=profile,
-                repeat=repeat,
-                fileset_dir=fileset,
-                store_path=db,
-                insecure=insecure,
-                timeout_s=parse_duration(timeout, what="--timeout"),
-                seed=seed,
-                validate_content=validate_content,
-            )
-            run_ids = SuiteRunner(request, watcher.on_event).run()
+            members = load_group(suite) or [(load_suite(suite), {})]
+            requests = [
+                RunRequest(
+                    suite=member,
+                    factors=factors,
+                    target=target,
+                    tls_target=tls_target,
+                    profile=profile,
+                    repeat=repeat,
+                    fileset_dir=fileset,
+                    store_path=db,
+                    insecure=insecure,
+                    timeout_s=parse_duration(timeout, what="--timeout"),
+                    seed=seed,
+                    validate_content=validate_content,
+                )
+                for member, factors in members
+            ]
+            # Every member is checked (suite, fileset, targets) before any of them sends.
+            runners = [SuiteRunner(r, watcher.on_event) for r in requests]
+            for runner in runners:
+                runner.preflight()
+            run_ids = [run_id for runner in runners for run_id in runner.run()]
     except RunInterrupted as exc:
         watcher.stop()
         _summaries(db, [exc.run_id])

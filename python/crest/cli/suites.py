@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from crest.cli import EXIT_OK
-from crest.suite import PROFILES, Suite, SuiteError, builtin_suites, load_suite
+from crest.suite import GROUPS, PROFILES, Suite, SuiteError, builtin_suites, load_suite
 from crest.suite.describe import classes_text, clients_text, mixes_text, source_short, workload_text
 
 
@@ -100,5 +100,8 @@ def suites_command(
         print("\n".join(_details(suites[0], profile)))
         return EXIT_OK
     Console(highlight=False).print(_table(suites, profile))
+    for name, (source, factors) in GROUPS.items():
+        members = ", ".join(s for names in factors.values() for s in names)
+        print(f"group {name}: {source}; `crest run {name}` runs {members}")
     print("Details of one suite: crest suites NAME; as JSON: crest suites --json")
     return EXIT_OK

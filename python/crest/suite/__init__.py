@@ -5,11 +5,12 @@ Load one with `load_suite("veritest-static")` or `load_suite("my-suite.toml")`;
 """
 
 from crest.suite.errors import SuiteError
-from crest.suite.loader import builtin_names, builtin_suites, load_file, load_suite, parse_suite, parse_toml
+from crest.suite.loader import GROUPS, builtin_names, builtin_suites, load_file, load_group, load_suite, parse_suite, parse_toml
 from crest.suite.models import Ladder, Mix, MixOverride, RequestClass, Suite, Workload, fileset_names
 from crest.suite.timing import PROFILES, Timing, scale_timing
 
 __all__ = [
+    "GROUPS",
     "PROFILES",
     "Ladder",
     "Mix",
@@ -23,6 +24,7 @@ __all__ = [
     "builtin_suites",
     "fileset_names",
     "load_file",
+    "load_group",
     "load_suite",
     "parse_suite",
     "parse_toml",

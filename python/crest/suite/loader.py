@@ -92,6 +92,30 @@ def load_file(path: str | Path) -> Suite:
     return parse_toml(_read_text(raw, origin), origin)
 
 
+# Experiments published as one test but needing several workloads: each member
+# suite runs as its own run, tagged with the factor that tells them apart.
+GROUPS: dict[str, tuple[str, dict[str, tuple[str, str]]]] = {
+    "kornecki-detail": (
+        "Kornecki et al. (seed 002), the detail experiment: static and dynamic workloads"
+        " × 1, 2, 4, 8, 16, 32 clients × 3 repeats",
+        {"workload": ("kornecki-detail-static", "kornecki-detail-dynamic")},
+    ),
+}
+
+
+def load_group(name: str) -> list[tuple[Suite, dict[str, str]]]:
+    """The member suites of a group with each one's factor values, or [] when `name` is no group."""
+    if name not in GROUPS:
+        return []
+    _, factors = GROUPS[name]
+    members = []
+    for factor, suite_names in factors.items():
+        for suite_name in suite_names:
+            level = suite_name.rsplit("-", 1)[-1]
+            members.append((load_suite(suite_name), {factor: level}))
+    return members
+
+
 def builtin_names() -> list[str]:
     """The names of the built-in suites, in listing order."""
     return list(BUILTIN_ORDER)
