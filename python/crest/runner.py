@@ -133,6 +133,14 @@ class SuiteRunner:
 
     def _execute(self, store: Store, run_id: str, repeat_index: int, mixes: list[Mix]) -> None:
         self.on_event(Event("run-started", run_id, repeat_index, mixes=len(self.mixes)))
+        try:
+            self._execute_mixes(store, run_id, repeat_index, mixes)
+        except KeyboardInterrupt:
+            # Ctrl-C outside a mix's load (a preflight, storing a mix): still interrupted, not "running".
+            self._finish(store, run_id, repeat_index, "interrupted", "interrupted between mixes")
+            raise RunInterrupted(run_id) from None
+
+    def _execute_mixes(self, store: Store, run_id: str, repeat_index: int, mixes: list[Mix]) -> None:
         for mix in mixes:
             self.on_event(Event("mix-started", run_id, repeat_index, mix=mix, mixes=len(self.mixes)))
             try:
@@ -146,7 +154,7 @@ class SuiteRunner:
             progress = lambda live, m=mix: self.on_event(Event("mix-progress", run_id, repeat_index, mix=m, live=live))  # noqa: E731
             try:
                 result = client.run(progress)
-            except BaseException as exc:
+            except Exception as exc:
                 self._finish(store, run_id, repeat_index, "failed", f"mix {mix.index}: {exc}")
                 raise
             if result.interrupted:
