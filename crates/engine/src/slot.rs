@@ -44,6 +44,9 @@ pub(crate) struct Ctx {
     pub quota: Option<u64>,
     /// Slots not yet `Done`.
     pub active: usize,
+    /// Slots to begin their next exchange after this batch of events
+    /// (preallocated: one entry per slot at most).
+    pub ready: Vec<usize>,
     /// Slots waiting for a time: (wake time, slot index). At most one live
     /// entry per slot; a stale one is recognised by its time.
     pub wakeups: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>>,
@@ -59,6 +62,8 @@ impl Ctx {
 pub(crate) enum Phase {
     /// Begin the next exchange now.
     Ready,
+    /// Begin once the current batch of events is handled.
+    Queued,
     /// Wait until the time, then begin (think time or open-loop pacing).
     Waiting(Instant),
     Connecting,
@@ -130,7 +135,7 @@ impl Slot {
         loop {
             let step = match self.phase {
                 Phase::Ready => self.begin(ctx, now),
-                Phase::Waiting(_) => return self.watch_idle(),
+                Phase::Waiting(_) | Phase::Queued => return self.watch_idle(),
                 Phase::Connecting => self.connecting(ctx, now),
                 Phase::Handshaking => self.handshaking(ctx, now),
                 Phase::Writing => self.writing(ctx, now),
@@ -155,6 +160,14 @@ impl Slot {
             _ => return,
         }
         self.drive(ctx, now);
+    }
+
+    /// The batch of events that queued this slot is handled.
+    pub fn dequeue(&mut self, ctx: &mut Ctx, now: Instant) {
+        if self.phase == Phase::Queued {
+            self.phase = Phase::Ready;
+            self.drive(ctx, now);
+        }
     }
 
     /// A waiting time has come.
@@ -483,7 +496,10 @@ impl Slot {
         self.intended = ctx.origin + schedule.next_send(intended, done);
         let at = self.intended.max(earliest);
         if at <= now {
-            self.phase = Phase::Ready;
+            // Begin after the worker has read every ready socket, as wrk does:
+            // reads first, then writes, one pass each per loop.
+            self.phase = Phase::Queued;
+            ctx.ready.push(self.token);
         } else {
             self.phase = Phase::Waiting(at);
             ctx.wakeups.push(std::cmp::Reverse((at, self.token)));

@@ -43,6 +43,8 @@ pub(crate) struct Outcome {
 
 pub(crate) struct Worker {
     poll: Poll,
+    /// The previous pass's ready list, swapped with `ctx.ready` (no allocation).
+    draining: Vec<usize>,
     slots: Vec<Slot>,
     ctx: Ctx,
     end: Option<Instant>,
@@ -101,10 +103,12 @@ impl Worker {
             end: plan.duration.map(|d| origin + d),
             quota: job.quota,
             active: slots.len(),
+            ready: Vec::with_capacity(slots.len()),
             wakeups,
             plan: plan.clone(),
         };
-        Ok(Self { poll, slots, ctx, end: plan.duration.map(|d| origin + d), cancel, live })
+        let draining = Vec::with_capacity(slots.len());
+        Ok(Self { poll, draining, slots, ctx, end: plan.duration.map(|d| origin + d), cancel, live })
     }
 
     pub fn run(mut self) -> Outcome {
@@ -118,6 +122,7 @@ impl Worker {
         loop {
             let now = Instant::now();
             self.fire_timers(now);
+            self.begin_queued();
             if now >= next_sweep {
                 for slot in &mut self.slots {
                     slot.check_deadline(&mut self.ctx, now);
@@ -134,6 +139,9 @@ impl Worker {
             }
             if let Some(end) = self.end {
                 wait = wait.min(end.saturating_duration_since(now));
+            }
+            if !self.ctx.ready.is_empty() {
+                wait = Duration::ZERO;
             }
             match self.poll.poll(&mut events, Some(wait)) {
                 Ok(()) => {}
@@ -160,9 +168,21 @@ impl Worker {
                 }
                 slot.drive(&mut self.ctx, Instant::now());
             }
+            self.begin_queued();
         }
         self.live.publish(&self.ctx.stats);
         Outcome { stats: self.ctx.stats, cpu: thread_cpu_time(), ended: Instant::now() }
+    }
+
+    /// Begins the exchanges queued while handling events. Slots queued by
+    /// these begins (instant failures) wait for the next pass.
+    fn begin_queued(&mut self) {
+        std::mem::swap(&mut self.draining, &mut self.ctx.ready);
+        let now = Instant::now();
+        for &index in &self.draining {
+            self.slots[index].dequeue(&mut self.ctx, now);
+        }
+        self.draining.clear();
     }
 
     fn finished(&self, now: Instant) -> bool {
