@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from crest.dynamic import CGI_BYTES, CGI_ENV
 from crest.errors import ConfigError
 from crest.filesets import Manifest, header_line
 from crest.suite import Workload
@@ -21,11 +22,11 @@ from crest.suite import Workload
 # page, the ISAPI analogue; real servers serve the FastCGI responder there.
 ENV_PAGE_BYTES = 1024
 DYNAMIC_PATHS = {
-    "cgi": "/cgi-bin/crest-env",
+    "cgi": f"/cgi-bin/{CGI_ENV}",
     "inproc": "/dyn/env",
-    "fastcgi": "/fcgi/crest-env",
+    "fastcgi": f"/fcgi/{CGI_ENV}",
 }
-WEBSTONE_CGI_PATH = "/cgi-bin/crest-bytes"
+WEBSTONE_CGI_PATH = f"/cgi-bin/{CGI_BYTES}"
 
 
 @dataclass(frozen=True)
