@@ -13,20 +13,34 @@ from __future__ import annotations
 import os
 import platform
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import crest
 from crest.errors import ConfigError, TargetError
 from crest.filesets import Manifest, build_manifest, load_manifest
+from crest.filesets.cache import cached_fileset
 from crest.loadclient import LoadClient, engine_version
+from crest.monitor import Monitor, client_bound_warning
 from crest.preflight import check_reachable, parse_url
 from crest.runspec import RunSpec
+from crest.servers import cpus as cpu_split
+from crest.servers.base import DYNAMIC_KINDS, ServerSettings, Target
+from crest.servers.cgroup import MemoryLimit
+from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store
 from crest.suite import Mix, Suite
 from crest.urltable import RequestTable, build_table
+
+# A mix whose window runs to its end lets in-flight exchanges finish (they
+# count), so its counts equal the target's own; bounded by the request timeout.
+# After a mix, how long the target may take to write its last access-log lines.
+ACCESS_LOG_SETTLE_S = 0.2
+# At the peak, a target using less than this share of its cores was not the bottleneck.
+IDLE_AT_PEAK_PCT = 75.0
 
 
 @dataclass(frozen=True)
@@ -34,7 +48,7 @@ class RunRequest:
     """Everything `crest run` was asked, enough to start or resume a run."""
 
     suite: Suite
-    target: str
+    target: str | None  # the URL; None when crest provisions the target (`server`)
     tls_target: str | None = None
     profile: str = "full"
     repeat: int | None = None  # None: the suite's own repeat count
@@ -46,6 +60,13 @@ class RunRequest:
     validate_content: bool = False  # check each static body's first line, not only its size
     engine_threads: int | None = None  # None: one per available CPU, at most one per connection
     factors: dict[str, Any] = field(default_factory=dict)  # stored with each run, for grouping in analysis
+    experiment: str | None = None  # the id shared by every run of one `crest run` invocation
+    # A target crest provisions, starts and stops for each run (an adapter name), and its factors.
+    server: str | None = None
+    cpus: int | None = None  # cores the target is pinned to; the engine gets the rest
+    memory_bytes: int | None = None  # the target's memory limit (cgroup)
+    server_options: dict[str, str] = field(default_factory=dict)
+    access_log: bool = False  # the target logs each request; each mix stores the count
 
     def options(self) -> dict[str, Any]:
         """The options as stored with the run (resume rebuilds the request from them)."""
@@ -89,13 +110,43 @@ class SuiteRunner:
         self.request = request
         self.on_event = on_event or (lambda _event: None)
         self.mixes = request.suite.mixes(request.profile)
+        self.split = cpu_split.split(request.cpus) if request.cpus else None
+        if request.server is None:
+            if request.target is None:
+                raise ConfigError("give a target URL (--target) or a server to provision (--server)")
+            if request.cpus or request.memory_bytes or request.server_options or request.access_log:
+                raise ConfigError(
+                    "--cpus, --memory, --server-opt and --access-log need a target crest starts:"
+                    " give --server NAME instead of --target (see `crest servers`)"
+                )
         self.manifest = self._manifest()
-        self.table: RequestTable = build_table(
-            request.suite.workload, self.manifest, request.target, request.tls_target, check_content=request.validate_content
-        )
+        self.table: RequestTable | None = None
+        if request.target is not None:
+            self._bind(request)
+
+    def _bind(self, request: RunRequest) -> None:
+        """Point the runner at a target's URLs (a provisioned target gets new ports each run)."""
+        self.request = request
+        self.table = build_table(
+            request.suite.workload, self.manifest, request.target or "", request.tls_target,
+            check_content=request.validate_content,
+        )  # fmt: skip
 
     def preflight(self) -> None:
-        """Check every target accepts connections before anything is recorded or sent."""
+        """Check the target before anything is recorded or sent: a URL accepts connections, or a
+        server can be provisioned as asked (installed, serves the workload's kinds, cores, memory)."""
+        if self.request.server is not None:
+            settings = self._settings()
+            Target(server_adapter(self.request.server), settings)  # checks; starts nothing
+            if settings.memory_bytes is not None:
+                with MemoryLimit(settings.memory_bytes):
+                    pass
+            if self.table is None:
+                self._bind(replace(self.request, target="http://127.0.0.1:1", tls_target="https://127.0.0.1:1"))
+                LoadClient(self._spec(self.mixes[0]))
+                self.table = None
+                self.request = replace(self.request, target=None, tls_target=None)
+            return
         for url in filter(None, (self.request.target, self.request.tls_target)):
             check_reachable(parse_url(url))
         # Validate one engine config now so a bad option fails before the run exists.
@@ -105,13 +156,52 @@ class SuiteRunner:
         """Runs every repeat of the suite; returns the run ids in order."""
         self.preflight()
         repeats = self.request.repeat or self.request.suite.repeat
-        run_ids = []
         with Store(self.request.store_path) as store:
-            for repeat_index in range(repeats):
-                run_id = store.create_run(self._meta(repeat_index))
-                run_ids.append(run_id)
-                self._execute(store, run_id, repeat_index, self.mixes)
-        return run_ids
+            return [self.run_trial(store, repeat_index) for repeat_index in range(repeats)]
+
+    def run_trial(self, store: Store, repeat_index: int) -> str:
+        """One run of the suite (one trial), with a freshly started target when crest provisions it."""
+        with self._target() as target:
+            run_id = store.create_run(self._meta(repeat_index, target))
+            if target is not None:
+                target.keep_logs = store.path.parent / "logs" / run_id
+            self._execute(store, run_id, repeat_index, self.mixes, target)
+            return run_id
+
+    @contextmanager
+    def _target(self) -> Iterator[Target | None]:
+        """The provisioned target for one run, started and bound; None for a URL target."""
+        if self.request.server is None:
+            yield None
+            return
+        target = Target(server_adapter(self.request.server), self._settings())
+        with target:
+            self._bind(replace(self.request, target=target.url, tls_target=target.tls_url, insecure=True))
+            try:
+                yield target
+            finally:
+                self.request = replace(self.request, target=None, tls_target=None)
+                self.table = None
+
+    def _settings(self) -> ServerSettings:
+        workload = self.request.suite.workload
+        kinds = {c.kind for c in workload.classes if c.kind in DYNAMIC_KINDS}
+        cores = self.split.target if self.split else ()
+        docroot = self.request.fileset_dir
+        if docroot is None:
+            docroot = cached_fileset(workload.fileset, connections=fileset_connections(self.request.suite)) \
+                if workload.fileset else _empty_docroot()
+        return ServerSettings(
+            docroot=docroot,
+            cpus=cores,
+            workers=len(cores) if cores else (os.cpu_count() or 1),
+            memory_bytes=self.request.memory_bytes,
+            access_log=self.request.access_log,
+            tls=any(c.tls for c in workload.classes),
+            kinds=frozenset(kinds),
+            keepalive=workload.keepalive,
+            options=dict(self.request.server_options),
+        )
 
     @classmethod
     def resume(cls, run_id: str, store_path: Path = DEFAULT_PATH, on_event: EventCallback | None = None) -> str:
@@ -124,23 +214,31 @@ class SuiteRunner:
             options["fileset_dir"] = Path(options["fileset_dir"]) if options["fileset_dir"] else None
             options["store_path"] = store_path
             request = RunRequest(suite=Suite.model_validate(detail.meta.config["suite"]), **options)
+            if request.server is not None:
+                request = replace(request, target=None, tls_target=None)
             runner = cls(request, on_event)
             runner.preflight()
             done = {m.index for m in detail.mixes}
             store.reopen_run(detail.id)
-            runner._execute(store, detail.id, detail.meta.repeat_index, [m for m in runner.mixes if m.index not in done])
+            with runner._target() as target:
+                if target is not None:
+                    target.keep_logs = store.path.parent / "logs" / detail.id
+                left = [m for m in runner.mixes if m.index not in done]
+                runner._execute(store, detail.id, detail.meta.repeat_index, left, target)
             return detail.id
 
-    def _execute(self, store: Store, run_id: str, repeat_index: int, mixes: list[Mix]) -> None:
+    def _execute(self, store: Store, run_id: str, repeat_index: int, mixes: list[Mix], target: Target | None) -> None:
         self.on_event(Event("run-started", run_id, repeat_index, mixes=len(self.mixes)))
         try:
-            self._execute_mixes(store, run_id, repeat_index, mixes)
+            self._execute_mixes(store, run_id, repeat_index, mixes, target)
         except KeyboardInterrupt:
             # Ctrl-C outside a mix's load (a preflight, storing a mix): still interrupted, not "running".
             self._finish(store, run_id, repeat_index, "interrupted", "interrupted between mixes")
             raise RunInterrupted(run_id) from None
 
-    def _execute_mixes(self, store: Store, run_id: str, repeat_index: int, mixes: list[Mix]) -> None:
+    def _execute_mixes(
+        self, store: Store, run_id: str, repeat_index: int, mixes: list[Mix], target: Target | None
+    ) -> None:
         for mix in mixes:
             self.on_event(Event("mix-started", run_id, repeat_index, mix=mix, mixes=len(self.mixes)))
             try:
@@ -150,32 +248,72 @@ class SuiteRunner:
                 self._finish(store, run_id, repeat_index, "failed", f"target unreachable before mix {mix.index}: {exc}")
                 raise
             warnings = drop_page_cache() if self.request.suite.workload.drop_caches else []
+            if self.split is not None and self.split.warning():
+                warnings.append(str(self.split.warning()))
+            monitor = Monitor(
+                target.pids if target is not None else None,
+                target_cores=len(target.settings.cpus) or (os.cpu_count() or 1) if target is not None else 0,
+                engine_cores=len(self.split.engine) if self.split else len(cpu_split.available()),
+            )
+            logged_before = target.access_log_lines() if target is not None else 0
             started = time.time()
             progress = lambda live, m=mix: self.on_event(Event("mix-progress", run_id, repeat_index, mix=m, live=live))  # noqa: E731
+            monitor.start()
             try:
-                result = client.run(progress)
+                with cpu_split.pinned(self.split.engine) if self.split else nullcontext():
+                    result = client.run(progress)
             except Exception as exc:
                 self._finish(store, run_id, repeat_index, "failed", f"mix {mix.index}: {exc}")
                 raise
+            finally:
+                monitor.stop()
+            ended = time.time()
             if result.interrupted:
                 self._finish(store, run_id, repeat_index, "interrupted", f"interrupted during mix {mix.index}")
                 raise RunInterrupted(run_id)
-            record = mix_record(mix, result.report, started, time.time(), warnings)
+            record = mix_record(mix, result.report, started, ended, warnings)
+            t = mix.timing
+            record.monitor.update(monitor.summary(started + t.ramp_up_s, started + t.length_s - t.ramp_down_s))
+            warning = client_bound_warning(record.monitor)
+            if warning:
+                record.warnings.append(warning)
+            if target is not None and self.request.access_log:
+                time.sleep(ACCESS_LOG_SETTLE_S)
+                record.monitor["access_log_requests"] = target.access_log_lines() - logged_before
             store.add_mix(run_id, record)
             self.on_event(Event("mix-finished", run_id, repeat_index, mix=mix, record=record, mixes=len(self.mixes)))
             if record.requests == 0 and record.errors.get("connect", 0) > 0:
-                reason = self._dead_target_reason(mix)
+                reason = self._dead_target_reason(mix, target)
                 if reason:
                     self._finish(store, run_id, repeat_index, "failed", reason)
                     raise TargetError(reason)
+        if target is not None:
+            self._flag_idle_peak(store, run_id)
         self._finish(store, run_id, repeat_index, "complete", None)
+
+    def _flag_idle_peak(self, store: Store, run_id: str) -> None:
+        """Adds a warning to the peak mix when the target had idle CPU there: the bottleneck was elsewhere."""
+        mixes = store.run(run_id).mixes
+        if not mixes:
+            return
+        peak = max(mixes, key=lambda m: m.rps if m.rps == m.rps else -1.0)
+        cpu = peak.monitor.get("target", {})
+        util = cpu.get("cpu_util_pct")
+        if util is not None and util < IDLE_AT_PEAK_PCT:
+            store.add_mix_warning(
+                run_id, peak.index,
+                f"target idle: at the peak (mix {peak.index}, {peak.rps:,.0f} req/s) the target used {util:.0f}% of"
+                f" its {cpu.get('cores')} core(s): the bottleneck was elsewhere (load engine, network, locks, disk)",
+            )  # fmt: skip
 
     def _finish(self, store: Store, run_id: str, repeat_index: int, status: str, reason: str | None) -> None:
         store.finish_run(run_id, status, reason)
         self.on_event(Event("run-finished", run_id, repeat_index, status=status, reason=reason))
 
-    def _dead_target_reason(self, mix: Mix) -> str | None:
+    def _dead_target_reason(self, mix: Mix, target: Target | None = None) -> str | None:
         try:
+            if target is not None:
+                target.processes.check_alive()
             for url in filter(None, (self.request.target, self.request.tls_target)):
                 check_reachable(parse_url(url))
         except TargetError as exc:
@@ -185,7 +323,10 @@ class SuiteRunner:
     def _spec(self, mix: Mix, repeat_index: int = 0) -> RunSpec:
         workload = self.request.suite.workload
         t = mix.timing
-        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        cpus = len(self.split.engine) if self.split else len(cpu_split.available())
+        assert self.table is not None, "a runner is bound to its target before it builds engine configs"
+        # A window that runs to the end of the mix lets in-flight exchanges finish and count.
+        drain_s = self.request.timeout_s if t.ramp_down_s == 0 else 0.0
         return RunSpec(
             url=self.table.requests[0]["url"],
             http_version=workload.http_version,
@@ -200,7 +341,8 @@ class SuiteRunner:
             requests=self.table.requests,
             classes=self.table.classes,
             connections_per_client=mix.threads_per_client,
-            window_s=(t.ramp_up_s, t.length_s - t.ramp_down_s),
+            window_s=(t.ramp_up_s, t.length_s - t.ramp_down_s + drain_s),
+            drain_s=drain_s,
             client_start_delay_s=t.delay_s,
             seed=self.request.seed * 1_000_003 + repeat_index * 1009 + mix.index,
             selection=workload.selection,
@@ -221,17 +363,37 @@ class SuiteRunner:
             return manifest
         return build_manifest(workload.fileset, connections=fileset_connections(self.request.suite), seed=0)
 
-    def _meta(self, repeat_index: int) -> RunMeta:
-        config = {"suite": self.request.suite.model_dump(mode="json"), "options": self.request.options()}
+    def _meta(self, repeat_index: int, target: Target | None = None) -> RunMeta:
+        options = self.request.options()
+        if target is not None:
+            options.update(target=None, tls_target=None)  # new ports every run: resume provisions again
+        config = {
+            "suite": self.request.suite.model_dump(mode="json"),
+            "options": options,
+            "experiment": self.request.experiment,
+        }
+        if target is not None:
+            config["server"] = target.metadata()
+            config["cpus"] = {"target": list(target.settings.cpus), "engine": list(self.split.engine) if self.split else []}
         return RunMeta(
             suite=self.request.suite.name,
-            target=self.request.target,
+            target=f"{self.request.server} at {self.request.target}" if target is not None else str(self.request.target),
             profile=self.request.profile,
             repeat_index=repeat_index,
             config=config,
             factors=dict(self.request.factors),
             host=host_facts(),
         )
+
+
+def _empty_docroot() -> Path:
+    """A docroot for workloads without static files (dynamic only): an empty cached directory."""
+    from crest.filesets.cache import cache_root
+
+    path = cache_root() / "empty-docroot"
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o755)
+    return path
 
 
 def fileset_connections(suite: Suite) -> int | None:

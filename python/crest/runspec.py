@@ -49,6 +49,7 @@ class RunSpec:
     connections_per_client: int = 1
     window_s: tuple[float, float] | None = None
     client_start_delay_s: float = 0.0
+    drain_s: float = 0.0  # after the end, let in-flight exchanges finish for up to this long
     seed: int = 0
     selection: str = "weighted"
 
@@ -140,6 +141,7 @@ class RunSpec:
             "connections_per_client": self.connections_per_client,
             "window_s": list(self.window_s) if self.window_s else None,
             "client_start_delay_s": self.client_start_delay_s,
+            "drain_s": self.drain_s,
             "seed": self.seed,
             "selection": self.selection,
         }

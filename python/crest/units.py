@@ -113,3 +113,20 @@ def format_seconds(s: float) -> str:
         minutes, rest = divmod(int(s), 60)
         return f"{minutes}m{rest}s" if rest else f"{minutes}m"
     return f"{s:g}s"
+
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+               "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}  # fmt: skip
+
+
+def parse_size(text: str, *, what: str = "size") -> int:
+    """Bytes from "512M", "1G", "1.5GiB" or "4096" (binary units: K = 1024).
+
+    Raises:
+        ConfigError: not a positive size.
+    """
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*", text)
+    unit = match.group(2).lower() if match else ""
+    if match is None or unit not in _SIZE_UNITS or float(match.group(1)) <= 0:
+        raise ConfigError(f"invalid {what} {text!r}: give a size such as 512M, 1G or 4096 (bytes)")
+    return int(float(match.group(1)) * _SIZE_UNITS[unit])

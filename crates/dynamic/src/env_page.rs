@@ -88,6 +88,17 @@ pub fn render(values: &[&[u8]; N]) -> [u8; PAGE_BYTES] {
     page.buf
 }
 
+/// The page for the request whose CGI variables `var` looks up by name
+/// (`None`: unset, shown empty). crest-env looks them up in its environment,
+/// crest-fcgi in the request's FastCGI params, so both render the same page
+/// for the same request.
+pub fn render_vars<V: AsRef<[u8]>>(mut var: impl FnMut(&str) -> Option<V>) -> [u8; PAGE_BYTES] {
+    let values = VARIABLES.map(&mut var);
+    render(&std::array::from_fn(|i| {
+        values[i].as_ref().map_or(&b""[..], AsRef::as_ref)
+    }))
+}
+
 /// Max-min fair split of `total` bytes: rows are served shortest first, each
 /// taking its whole length or an equal share of what is left, whichever is
 /// smaller.
@@ -249,6 +260,23 @@ mod tests {
         values[12] = b"agent \xff\xfe";
         let page = render(&values);
         assert!(page.windows(8).any(|w| w == b"agent \xff\xfe"));
+    }
+
+    #[test]
+    fn render_vars_matches_render_and_shows_unset_as_empty() {
+        let mut values: [&[u8]; N] = [b""; N];
+        values[5] = b"GET";
+        values[8] = b"a=1";
+        let by_name = |name: &str| match name {
+            "REQUEST_METHOD" => Some(&b"GET"[..]),
+            "QUERY_STRING" => Some(&b"a=1"[..]),
+            "HTTPS" => None,
+            _ => Some(&b""[..]),
+        };
+        assert_eq!(render_vars(by_name), render(&values));
+        let owned = render_vars(|name| (name == "REQUEST_METHOD").then(|| b"GET".to_vec()));
+        let row = b"<th>REQUEST_METHOD</th><td>GET</td>";
+        assert!(owned.windows(row.len()).any(|w| w == row));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! binaries in `src/bin/` call: `crest-env` (the WebBench-style 1024-byte
 //! environment page, [`env_page`]) and `crest-bytes` (WebStone's `?size=N`
 //! pseudo-random bytes, [`bytes`]), plus the CGI plumbing both share
-//! ([`cgi`]).
+//! ([`cgi`]). crest's FastCGI responder (crates/fcgi) answers with the same
+//! pages through [`env_page`] and [`bytes`], so CGI and FastCGI mixes
+//! transfer the same bytes.
 //!
 //! std only, no dependencies, no heap-heavy start-up: a target starts one of
 //! these per request, so start-up cost is part of what a CGI mix measures.

@@ -109,6 +109,10 @@ pub struct RunConfig {
     pub window_s: Option<[f64; 2]>,
     /// Each client waits a random time up to this before its first request.
     pub client_start_delay_s: f64,
+    /// After `duration_s`, wait up to this long for the exchanges still in
+    /// flight (nothing new is sent); they count when the window reaches past
+    /// the end. 0 drops them, as wrk does.
+    pub drain_s: f64,
     /// Seed for request selection and start delays.
     pub seed: u64,
     /// How requests are drawn from the table.
@@ -144,6 +148,7 @@ impl Default for RunConfig {
             connections_per_client: 1,
             window_s: None,
             client_start_delay_s: 0.0,
+            drain_s: 0.0,
             seed: 0,
             selection: Selection::Weighted,
         }

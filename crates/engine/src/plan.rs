@@ -78,6 +78,8 @@ pub struct Plan {
     pub schedule: Schedule,
     /// Largest random wait of a client before its first request.
     pub client_start_delay: Duration,
+    /// How long in-flight exchanges may finish after the end.
+    pub drain: Duration,
     /// Seed for selection and delays.
     pub seed: u64,
     /// How requests are drawn.
@@ -195,6 +197,7 @@ impl Plan {
             window: config.window_s.map(|[a, b]| (Duration::from_secs_f64(a), Duration::from_secs_f64(b))),
             schedule,
             client_start_delay: Duration::from_secs_f64(config.client_start_delay_s),
+            drain: Duration::from_secs_f64(config.drain_s),
             seed: config.seed,
             selection: config.selection,
             timeout: Duration::from_secs_f64(config.timeout_s),
@@ -293,6 +296,9 @@ fn check_fields(c: &RunConfig) -> Result<(), ConfigError> {
     }
     if !(c.client_start_delay_s.is_finite() && c.client_start_delay_s >= 0.0) {
         return fail(format!("client start delay must be >= 0 s (got {})", c.client_start_delay_s));
+    }
+    if !(c.drain_s.is_finite() && (0.0..=3600.0).contains(&c.drain_s)) {
+        return fail(format!("drain must be 0 to 3600 s (got {})", c.drain_s));
     }
     if let Some([a, b]) = c.window_s {
         if !(a.is_finite() && b.is_finite() && a >= 0.0 && b > a) {

@@ -130,7 +130,9 @@ pub struct RunReport {
 impl RunReport {
     pub(crate) fn new(stats: Stats, plan: &Plan, elapsed: Duration, cpu: Duration, cancelled: bool) -> Self {
         let window = match plan.window {
-            Some((start, end)) => end.min(elapsed).saturating_sub(start),
+            // Drained completions count in a window that reaches past the end,
+            // but the seconds measured stop at the end: nothing was sent after it.
+            Some((start, end)) => end.min(plan.duration.unwrap_or(elapsed)).min(elapsed).saturating_sub(start),
             None => elapsed,
         };
         let secs = window.as_secs_f64();

@@ -170,6 +170,15 @@ impl Slot {
         }
     }
 
+    /// The run has ended: a slot waiting to begin its next exchange never will.
+    pub fn retire_if_waiting(&mut self, ctx: &mut Ctx) {
+        if matches!(self.phase, Phase::Waiting(_) | Phase::Ready | Phase::Queued) {
+            self.phase = Phase::Done;
+            self.transport = None;
+            ctx.active -= 1;
+        }
+    }
+
     /// A waiting time has come.
     pub fn wake(&mut self, ctx: &mut Ctx, at: Instant, now: Instant) {
         if self.phase == Phase::Waiting(at) {

@@ -48,6 +48,10 @@ pub(crate) struct Worker {
     slots: Vec<Slot>,
     ctx: Ctx,
     end: Option<Instant>,
+    /// `end` plus the drain time: in-flight exchanges may finish until then.
+    stop: Option<Instant>,
+    /// Set once the end has passed and idle slots were retired.
+    ended: bool,
     cancel: Arc<AtomicBool>,
     live: Arc<LiveCounters>,
 }
@@ -108,7 +112,9 @@ impl Worker {
             plan: plan.clone(),
         };
         let draining = Vec::with_capacity(slots.len());
-        Ok(Self { poll, draining, slots, ctx, end: plan.duration.map(|d| origin + d), cancel, live })
+        let end = plan.duration.map(|d| origin + d);
+        let stop = end.map(|e| e + plan.drain);
+        Ok(Self { poll, draining, slots, ctx, end, stop, ended: false, cancel, live })
     }
 
     pub fn run(mut self) -> Outcome {
@@ -130,6 +136,12 @@ impl Worker {
                 next_sweep = now + sweep_every;
             }
             self.live.publish(&self.ctx.stats);
+            if !self.ended && self.end.is_some_and(|end| now >= end) {
+                self.ended = true;
+                for slot in &mut self.slots {
+                    slot.retire_if_waiting(&mut self.ctx);
+                }
+            }
             if self.finished(now) {
                 break;
             }
@@ -137,7 +149,7 @@ impl Worker {
             if let Some(Reverse((at, _))) = self.ctx.wakeups.peek() {
                 wait = wait.min(at.saturating_duration_since(now));
             }
-            if let Some(end) = self.end {
+            if let Some(end) = if self.ended { self.stop } else { self.end } {
                 wait = wait.min(end.saturating_duration_since(now));
             }
             if !self.ctx.ready.is_empty() {
@@ -148,8 +160,9 @@ impl Worker {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => panic!("event loop failed: {e}"),
             }
-            // What arrives after the end is not part of the run.
-            if self.end.is_some_and(|end| Instant::now() >= end) {
+            // What arrives after the end (and the drain) is not part of the run.
+            let now = Instant::now();
+            if self.stop.is_some_and(|stop| now >= stop) {
                 break;
             }
             for event in &events {
@@ -186,7 +199,7 @@ impl Worker {
     }
 
     fn finished(&self, now: Instant) -> bool {
-        self.ctx.active == 0 || self.end.is_some_and(|end| now >= end) || self.cancel.load(Ordering::Relaxed)
+        self.ctx.active == 0 || self.stop.is_some_and(|stop| now >= stop) || self.cancel.load(Ordering::Relaxed)
     }
 
     fn fire_timers(&mut self, now: Instant) {

@@ -7,7 +7,9 @@ or unreachable target (nothing was sent), 130 interrupted.
 from __future__ import annotations
 
 import os
+import signal
 import sys
+from types import FrameType
 
 import typer
 
@@ -44,10 +46,13 @@ def version_command() -> int:
 def _register() -> None:
     # Imported here, not at the top, so that a missing engine is reported in one line.
     from crest.cli.bench import bench_command
+    from crest.cli.doe import doe_command
     from crest.cli.fileset import app as fileset_app
+    from crest.cli.importing import import_command
     from crest.cli.run import run_command
     from crest.cli.runs import runs_command, show_command
     from crest.cli.serve import serve_command
+    from crest.cli.servers import servers_command
     from crest.cli.suites import suites_command
 
     if not app.registered_commands:
@@ -58,7 +63,10 @@ def _register() -> None:
         app.command("suites")(suites_command)
         app.add_typer(fileset_app, name="fileset")
         app.command("serve")(serve_command)
+        app.command("servers")(servers_command)
         app.command("version")(version_command)
+        app.command("doe")(doe_command)
+        app.command("import", no_args_is_help=True)(import_command)
 
 
 def error(message: str) -> None:
@@ -66,8 +74,15 @@ def error(message: str) -> None:
     print(f"crest: error: {' '.join(message.split())}", file=sys.stderr, flush=True)
 
 
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    # SIGTERM ends crest the way Ctrl-C does: finished mixes kept, started targets stopped.
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the crest CLI and return its exit code (the console script's entry point)."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         _register()
     except ImportError as exc:

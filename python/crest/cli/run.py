@@ -6,7 +6,10 @@ the closing summary; the runner does the work and never prints.
 
 from __future__ import annotations
 
+import itertools
+import secrets
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,14 +20,20 @@ from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
 from crest.errors import ConfigError, TargetError
 from crest.runner import Event, RunInterrupted, RunRequest, SuiteRunner
 from crest.cli.runs import show_command
-from crest.store import DEFAULT_PATH
+from crest.servers.registry import EXTERNAL
+from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, load_group, load_suite
-from crest.units import format_bytes, format_latency_us, parse_duration
+from crest.units import format_bytes, format_latency_us, parse_count, parse_duration, parse_size
 
 
 def run_command(
     suite: Annotated[str | None, typer.Argument(help="A built-in suite (see `crest suites`) or a suite .toml file.")] = None,
-    target: Annotated[str | None, typer.Option("--target", help="Base URL of the target, e.g. http://127.0.0.1:8080")] = None,
+    target: Annotated[str | None, typer.Option("--target", help="Base URL of a target crest does not start, e.g. http://127.0.0.1:8080")] = None,
+    server: Annotated[str | None, typer.Option("--server", help="Targets crest starts, comma-separated, e.g. nginx,apache-event (see `crest servers`).")] = None,
+    cpus: Annotated[str | None, typer.Option("--cpus", help="Cores to pin the target to, comma-separated values (e.g. 1,2); the engine gets the rest.")] = None,
+    memory: Annotated[str | None, typer.Option("--memory", help="Memory limits for the target (cgroup), comma-separated, e.g. 256M,1G.")] = None,
+    server_opt: Annotated[list[str] | None, typer.Option("--server-opt", help="KEY=VALUE setting of the server (repeatable), e.g. MaxRequestWorkers=400.")] = None,
+    access_log: Annotated[bool, typer.Option("--access-log", help="The started target logs every request; each mix stores the count.")] = False,
     tls_target: Annotated[str | None, typer.Option("--tls-target", help="Base https URL for the suite's TLS classes.")] = None,
     profile: Annotated[str, typer.Option("--profile", help="Durations: quick (seconds per mix), standard (60 s), full (the seed's).")] = "full",
     repeat: Annotated[int | None, typer.Option("--repeat", min=1, help="Trials of the whole suite (default: the suite's).")] = None,
@@ -47,16 +56,28 @@ def run_command(
                 raise ConfigError("--resume continues a stored run with its own suite and target: drop SUITE and --target")
             run_ids = [SuiteRunner.resume(resume, db, watcher.on_event)]
         else:
-            if suite is None or target is None:
-                raise ConfigError("give a suite and a target: crest run SUITE --target http://host:port (see `crest suites`)")
+            if suite is None or (target is None and server is None):
+                raise ConfigError(
+                    "give a suite and a target: crest run SUITE --server nginx (see `crest servers`)"
+                    " or crest run SUITE --target http://host:port (see `crest suites`)"
+                )
             if profile not in PROFILES:
                 raise ConfigError(f"invalid --profile {profile!r}: use one of {', '.join(PROFILES)}")
+            combos = _combinations(server, target, cpus, memory)
+            options = _server_options(server_opt or [])
+            experiment = "x" + time.strftime("%Y%m%d-%H%M", time.gmtime()) + "-" + secrets.token_hex(2)
             members = load_group(suite) or [(load_suite(suite), {})]
             requests = [
                 RunRequest(
                     suite=member,
-                    factors=factors,
-                    target=target,
+                    factors={**factors, **combo_factors},
+                    experiment=experiment,
+                    server=combo_server,
+                    cpus=combo_cpus,
+                    memory_bytes=combo_memory,
+                    server_options=options,
+                    access_log=access_log,
+                    target=target if combo_server is None else None,
                     tls_target=tls_target,
                     profile=profile,
                     repeat=repeat,
@@ -68,12 +89,24 @@ def run_command(
                     validate_content=validate_content,
                 )
                 for member, factors in members
+                for combo_server, combo_cpus, combo_memory, combo_factors in combos
             ]
-            # Every member is checked (suite, fileset, targets) before any of them sends.
+            # Every combination is checked (suite, fileset, server, cores, memory) before any of them sends.
             runners = [SuiteRunner(r, watcher.on_event) for r in requests]
             for runner in runners:
                 runner.preflight()
-            run_ids = [run_id for runner in runners for run_id in runner.run()]
+            run_ids = []
+            trials = max(r.request.repeat or r.request.suite.repeat for r in runners)
+            with Store(db) as store:
+                # Trials outermost: each combination's trials are spread over the whole experiment,
+                # so a slow drift of the machine does not land on one configuration.
+                for trial in range(trials):
+                    for runner in runners:
+                        if trial < (runner.request.repeat or runner.request.suite.repeat):
+                            run_ids.append(runner.run_trial(store, trial))
+            if len(run_ids) > 1:
+                print(f"experiment {experiment}: {len(run_ids)} runs; compare them with `crest compare {experiment}`",
+                      file=sys.stderr)
     except RunInterrupted as exc:
         watcher.stop()
         _summaries(db, [exc.run_id])
@@ -91,6 +124,51 @@ def run_command(
         watcher.stop()
     _summaries(db, run_ids)
     return EXIT_OK
+
+
+def _combinations(
+    server: str | None, target: str | None, cpus: str | None, memory: str | None
+) -> list[tuple[str | None, int | None, int | None, dict[str, Any]]]:
+    """Every (server, cpus, memory) combination asked for, with the factor values stored with its runs."""
+    servers = _list(server, "--server") if server else [EXTERNAL]
+    if target is not None and server is not None and servers != [EXTERNAL]:
+        raise ConfigError("--target names a target crest does not start; --server starts one: give one of them")
+    if EXTERNAL in servers and (len(servers) > 1 or target is None):
+        raise ConfigError("--server external means the URL given with --target, alone: add --target http://host:port")
+    cpu_values: list[int | None] = [parse_count(c, what="--cpus") for c in _list(cpus, "--cpus")] if cpus else [None]
+    memory_values: list[tuple[str, int] | None] = (
+        [(m, parse_size(m, what="--memory")) for m in _list(memory, "--memory")] if memory else [None]
+    )
+    combos = []
+    for name, n, mem in itertools.product(servers, cpu_values, memory_values):
+        factors: dict[str, Any] = {}
+        if server is not None:
+            factors["server"] = name
+        if n is not None:
+            factors["cpus"] = n
+        if mem is not None:
+            factors["memory"] = mem[0]
+        combos.append((None if name == EXTERNAL else name, n, mem[1] if mem else None, factors))
+    return combos
+
+
+def _list(text: str, what: str) -> list[str]:
+    items = [item.strip() for item in text.split(",")]
+    if not all(items):
+        raise ConfigError(f"{what} {text!r} has an empty item: give comma-separated values, e.g. 1,2")
+    if len(set(items)) != len(items):
+        raise ConfigError(f"{what} {text!r} repeats a value: give each once")
+    return items
+
+
+def _server_options(pairs: list[str]) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ConfigError(f"--server-opt {pair!r}: give KEY=VALUE, e.g. --server-opt worker_connections=4096")
+        options[key.strip()] = value.strip()
+    return options
 
 
 class Progress:

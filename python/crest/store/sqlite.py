@@ -166,6 +166,15 @@ class Store:
         if updated == 0:
             raise self._unknown(run_id)
 
+    def add_mix_warning(self, run_id: str, index: int, warning: str) -> None:
+        """Append a warning to a stored mix (what only the whole run shows, e.g. an idle target at the peak)."""
+        with self._write(f"add a warning to mix {index} of run {run_id}") as conn:
+            row = conn.execute("SELECT warnings_json FROM mixes WHERE run_id = ? AND idx = ?", (run_id, index)).fetchone()
+            if row is None:
+                raise StoreError(f"no mix {index} in run {run_id} of {self.path}: see `crest show {run_id}`")
+            warnings = [*json.loads(row[0]), warning]
+            conn.execute("UPDATE mixes SET warnings_json = ? WHERE run_id = ? AND idx = ?", (_dump(warnings), run_id, index))
+
     # -- reading (crest runs, crest show, reports, resume) --------------------------
 
     def runs(self) -> list[RunSummary]:
@@ -199,6 +208,26 @@ class Store:
         meta = RunMeta(suite, target, profile, repeat_index, json.loads(config_json), json.loads(factors_json),
                        json.loads(host_json))  # fmt: skip
         return RunDetail(id_, meta, status, reason, started_at, ended_at, [_mix(r) for r in mix_rows])
+
+    def select(self, names: list[str]) -> list[RunDetail]:
+        """The runs that `names` name, in the order given, each once.
+
+        A name is a run id (or a unique prefix of one) or an experiment id: the
+        id that one `crest run` invocation gives every run it starts (stored in
+        the run's config as "experiment"), which names all of those runs.
+        """
+        chosen: dict[str, None] = {}
+        for name in names:
+            with self._read(f"look up {name}") as conn:
+                members = [r[0] for r in conn.execute(
+                    "SELECT id FROM runs WHERE json_extract(config_json, '$.experiment') = ?"
+                    " ORDER BY started_at, id",
+                    (name,),
+                )]  # fmt: skip
+                if not members:
+                    members = [self._resolve(conn, name)]
+            chosen.update(dict.fromkeys(members))
+        return [self.run(run_id) for run_id in chosen]
 
     def resolve(self, run_id: str) -> str:
         """The full id of the run that `run_id` names exactly or as a unique prefix."""

@@ -4,16 +4,15 @@
 //! A request body (POST) is read and discarded first. Always exits 0 unless
 //! the response cannot be written.
 
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::OsStringExt;
 use std::process::ExitCode;
 
 use crest_dynamic::cgi;
-use crest_dynamic::env_page::{self, HEADER, PAGE_BYTES, VARIABLES};
+use crest_dynamic::env_page::{self, HEADER, PAGE_BYTES};
 
 fn main() -> ExitCode {
     cgi::discard_body();
-    let values = VARIABLES.map(|name| std::env::var_os(name).unwrap_or_default());
-    let page = env_page::render(&std::array::from_fn(|i| values[i].as_bytes()));
+    let page = env_page::render_vars(|name| std::env::var_os(name).map(OsStringExt::into_vec));
     let mut response = [0u8; HEADER.len() + PAGE_BYTES];
     response[..HEADER.len()].copy_from_slice(HEADER.as_bytes());
     response[HEADER.len()..].copy_from_slice(&page);

@@ -1,0 +1,71 @@
+//! `crest-fcgi`: parse the command line, open the listener, serve until
+//! SIGTERM or SIGINT. Prints nothing on success; any error is one line on
+//! stderr, with exit code 2 for bad arguments or a listener that cannot be
+//! opened and 1 for anything that fails later.
+
+use std::num::NonZeroUsize;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crest_fcgi::cli::{self, Command, Config};
+use crest_fcgi::connection::Limits;
+use crest_fcgi::{limits, listen, server};
+use tokio::signal::unix::{signal, SignalKind};
+
+/// How long connections still running at shutdown get to finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+fn main() -> ExitCode {
+    let threads = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
+    let config = match cli::parse(std::env::args_os().skip(1), threads) {
+        Ok(Command::Serve(config)) => config,
+        Ok(Command::Help) => {
+            print!("{}", cli::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Ok(Command::Version) => {
+            println!("crest-fcgi {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => return fail(&message, 2),
+    };
+    match serve(&config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((message, code)) => fail(&message, code),
+    }
+}
+
+fn serve(config: &Config) -> Result<(), (String, u8)> {
+    let limits = Limits {
+        max_conns: limits::raise_open_files(),
+    };
+    // Opened before the runtime starts, so a bad address fails fast and a
+    // socket file is never left behind by a half-started process.
+    let listener = listen::open(&config.address).map_err(|e| (e.to_string(), 2))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.threads.get())
+        .thread_name("crest-fcgi")
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| (format!("cannot start the runtime: {e}"), 1))?;
+    let served = runtime.block_on(async {
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let stop = async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        };
+        server::run(listener, limits, stop).await
+    });
+    // Kept-alive connections never end by themselves: stop waiting for them.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    served.map_err(|e| (format!("cannot serve: {e}"), 1))
+}
+
+fn fail(message: &str, code: u8) -> ExitCode {
+    eprintln!("crest-fcgi: error: {message}");
+    ExitCode::from(code)
+}

@@ -1,0 +1,78 @@
+"""Analysis: pure functions over stored records (and published tables) — peaks, curve shape, comparisons,
+scaling, weighted throughput, repeated trials and 2^k designs.
+
+Nothing here prints, measures, or opens a socket; bad input raises
+crest.errors.ConfigError with one line naming the problem and the fix. It
+depends on crest.store for the records and never on the runner, the CLI or
+the servers. docs/analysis.md gives the formulas and thresholds.
+"""
+
+from crest.analysis.compare import (
+    PairedResult,
+    PeakRow,
+    PeakTable,
+    metric_value,
+    paired_difference,
+    peak_table,
+    percent_improvement,
+)
+from crest.analysis.csvdata import CsvTable, read_csv
+from crest.analysis.doe import DoeResult, alias_structure, analyze, defining_relation, design
+from crest.analysis.group import Configuration, configurations
+from crest.analysis.points import LOAD_AXES, LoadPoint, point_from_mix, points_from_run, preferred_load_axis
+from crest.analysis.published import (
+    PUBLISHED_DATA_DIR,
+    load_published,
+    load_published_runs,
+    parse_factors,
+    store_published,
+)
+from crest.analysis.repeats import PointStats, aggregate_trials
+from crest.analysis.scaling import ScalingRow, scaling
+from crest.analysis.stats import Summary, describe, interval_from_summary, t_quantile
+from crest.analysis.summary import GRACEFUL_RATIO, PLATEAU_RATIO, CurveSummary, summarize
+from crest.analysis.weighted import SPECWEB99_WEIGHTS, parse_weights, weighted_throughput
+
+__all__ = [
+    "GRACEFUL_RATIO",
+    "LOAD_AXES",
+    "PLATEAU_RATIO",
+    "PUBLISHED_DATA_DIR",
+    "SPECWEB99_WEIGHTS",
+    "Configuration",
+    "CsvTable",
+    "CurveSummary",
+    "DoeResult",
+    "LoadPoint",
+    "PairedResult",
+    "PeakRow",
+    "PeakTable",
+    "PointStats",
+    "ScalingRow",
+    "Summary",
+    "aggregate_trials",
+    "alias_structure",
+    "analyze",
+    "configurations",
+    "defining_relation",
+    "describe",
+    "design",
+    "interval_from_summary",
+    "load_published",
+    "load_published_runs",
+    "metric_value",
+    "paired_difference",
+    "parse_factors",
+    "parse_weights",
+    "peak_table",
+    "percent_improvement",
+    "point_from_mix",
+    "points_from_run",
+    "preferred_load_axis",
+    "read_csv",
+    "scaling",
+    "store_published",
+    "summarize",
+    "t_quantile",
+    "weighted_throughput",
+]

@@ -1,0 +1,171 @@
+"""Is A faster than B? Percent improvement, peak tables, and Lilja's paired-difference test.
+
+Owns comparisons between configurations: the seed reports' "percent
+improvement of A over B" (per point and at peak) and the confidence interval
+of the mean of paired differences over matched (load, trial) points. It must
+not group runs (group.py) or judge a single curve (summary.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crest.analysis.group import Configuration
+from crest.analysis.points import LoadPoint
+from crest.analysis.stats import CONFIDENCE, describe, excludes_zero, mean
+from crest.analysis.summary import CurveSummary, summarize
+from crest.errors import ConfigError
+
+# LoadPoint attributes a comparison may use; latency percentiles are named by their key (p50, p99, …).
+POINT_METRICS = ("rps", "throughput_Bps", "error_rate", "littles_load_factor", "target_cpu_pct", "engine_cpu_pct")
+LATENCY_KEYS = ("p50", "p90", "p99", "p999", "max", "mean", "min", "stdev")
+
+
+def percent_improvement(a: float, b: float) -> float:
+    """How much better A is than B, in percent of B: (A − B) ÷ B × 100; NaN when B is 0 (undefined)."""
+    if b == 0:
+        return math.nan
+    return (a - b) / b * 100.0
+
+
+@dataclass
+class PeakRow:
+    """One configuration's peak, the mean over its trials (sd and CI None for a single trial)."""
+
+    label: str
+    factors: dict[str, Any]
+    n: int
+    peak_rps: float
+    peak_rps_sd: float | None
+    peak_rps_ci95: tuple[float, float] | None
+    peak_rps_load: float  # the load most trials peaked at
+    peak_throughput_Bps: float
+    summaries: list[CurveSummary] = field(default_factory=list)  # one per trial
+
+
+@dataclass
+class PeakTable:
+    """Peaks side by side; improvement_pct[i][j] is the percent improvement of rows[i] over rows[j]."""
+
+    rows: list[PeakRow]
+    improvement_pct: list[list[float]]
+
+    def improvement(self, a: str, b: str) -> float:
+        """The percent improvement of the configuration labelled `a` over the one labelled `b`."""
+        labels = [r.label for r in self.rows]
+        for label in (a, b):
+            if label not in labels:
+                raise ConfigError(f"no configuration {label!r} in the table: it has {', '.join(map(repr, labels))}")
+        return self.improvement_pct[labels.index(a)][labels.index(b)]
+
+
+def peak_table(configs: Sequence[Configuration], load_axis: str = "clients") -> PeakTable:
+    """Each configuration's peak req/s (mean over trials) and the percent improvement of each over each."""
+    rows = [_peak_row(c, load_axis) for c in configs]
+    matrix = [[percent_improvement(a.peak_rps, b.peak_rps) for b in rows] for a in rows]
+    return PeakTable(rows, matrix)
+
+
+@dataclass
+class PairedResult:
+    """Lilja's paired comparison of A and B over matched (load, trial) points: differences are A − B.
+
+    The difference is significant when its confidence interval excludes 0;
+    then the sign of mean_diff says which is better. With n = 1 there is no
+    interval and the verdict is "not significant".
+    """
+
+    a: str
+    b: str
+    n: int
+    mean_diff: float
+    sd: float | None
+    ci95: tuple[float, float] | None
+    significant: bool
+    verdict: str  # "significant" or "not significant"
+    metric: str = "rps"
+    mean_a: float = math.nan
+    mean_b: float = math.nan
+    confidence: float = CONFIDENCE
+
+
+def paired_difference(
+    a: Configuration,
+    b: Configuration,
+    metric: str = "rps",
+    load_axis: str = "clients",
+    confidence: float = CONFIDENCE,
+) -> PairedResult:
+    """Compare A and B point by point: trial i of A against trial i of B, at every load both measured.
+
+    metric: a LoadPoint figure (rps, throughput_Bps, error_rate, …) or a latency
+    percentile key (p50, p99, mean, …). Points lacking the metric are left out.
+    """
+    check_metric(metric)
+    pairs: list[tuple[float, float]] = []
+    for trial_a, trial_b in zip(a.trial_points(load_axis), b.trial_points(load_axis)):
+        at_b = {p.load: p for p in trial_b}
+        for point in trial_a:
+            if point.load in at_b:
+                va, vb = metric_value(point, metric), metric_value(at_b[point.load], metric)
+                if va is not None and vb is not None:
+                    pairs.append((va, vb))
+    if not pairs:
+        raise ConfigError(
+            f"{a.label!r} and {b.label!r} have no load point in common with a {metric} value:"
+            " compare runs of the same suite ladder"
+        )
+    diffs = describe([x - y for x, y in pairs], confidence)
+    significant = excludes_zero(diffs.ci95)
+    return PairedResult(
+        a=a.label,
+        b=b.label,
+        n=diffs.n,
+        mean_diff=diffs.mean,
+        sd=diffs.sd,
+        ci95=diffs.ci95,
+        significant=significant,
+        verdict="significant" if significant else "not significant",
+        metric=metric,
+        mean_a=mean([x for x, _ in pairs]),
+        mean_b=mean([y for _, y in pairs]),
+        confidence=confidence,
+    )
+
+
+def metric_value(point: LoadPoint, metric: str) -> float | None:
+    """One figure of a point by name; None when the point lacks it (or it is NaN)."""
+    check_metric(metric)
+    value = getattr(point, metric) if metric in POINT_METRICS else point.latency_us.get(metric)
+    if value is None or math.isnan(float(value)):
+        return None
+    return float(value)
+
+
+def check_metric(metric: str) -> None:
+    """Raise ConfigError unless `metric` names a LoadPoint figure or a latency key."""
+    if metric not in POINT_METRICS and metric not in LATENCY_KEYS:
+        raise ConfigError(f"unknown metric {metric!r}: use one of {', '.join(POINT_METRICS + LATENCY_KEYS)}")
+
+
+def _peak_row(config: Configuration, load_axis: str) -> PeakRow:
+    summaries = [summarize(points) for points in config.trial_points(load_axis) if points]
+    if not summaries:
+        raise ConfigError(f"configuration {config.label!r} has no stored mix in any trial: pick runs that measured")
+    peaks = describe([s.peak_rps for s in summaries])
+    load, _ = Counter(s.peak_rps_load for s in summaries).most_common(1)[0]
+    return PeakRow(
+        label=config.label,
+        factors=dict(config.factors),
+        n=peaks.n,
+        peak_rps=peaks.mean,
+        peak_rps_sd=peaks.sd,
+        peak_rps_ci95=peaks.ci95,
+        peak_rps_load=load,
+        peak_throughput_Bps=mean([s.peak_throughput_Bps for s in summaries]),
+        summaries=summaries,
+    )

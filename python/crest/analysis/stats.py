@@ -1,0 +1,104 @@
+"""Descriptive statistics of repeated measurements: mean, sample sd, t confidence interval, CV.
+
+Owns the small-sample formulas every other analysis module uses, so a
+confidence interval is computed one way everywhere. Pure functions over
+numbers: no records, no I/O. t quantiles come from scipy.stats.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scipy import stats as _scipy_stats  # type: ignore[import-untyped, unused-ignore]
+
+from crest.errors import ConfigError
+
+CONFIDENCE = 0.95  # the level of every interval crest reports unless asked otherwise
+
+
+@dataclass
+class Summary:
+    """n values described: mean, sample sd, CI of the mean and coefficient of variation.
+
+    `sd`, `cv` and `ci95` are None when n = 1 (one value has no spread), and
+    `cv` is None when the mean is 0 (the ratio is undefined).
+    """
+
+    n: int
+    mean: float
+    sd: float | None
+    ci95: tuple[float, float] | None
+    cv: float | None
+
+
+def t_quantile(p: float, df: int) -> float:
+    """The p-quantile of Student's t distribution with df degrees of freedom, e.g. t(0.975, 8) = 2.306."""
+    if df < 1:
+        raise ValueError(f"a t quantile needs at least 1 degree of freedom (got {df})")
+    return float(_scipy_stats.t.ppf(p, df))
+
+
+def mean(values: Sequence[float]) -> float:
+    """The arithmetic mean; a NaN among the values gives NaN."""
+    _require(values)
+    return math.fsum(values) / len(values)
+
+
+def sample_sd(values: Sequence[float]) -> float | None:
+    """The sample standard deviation (n − 1 in the denominator); None for a single value."""
+    _require(values)
+    n = len(values)
+    if n < 2:
+        return None
+    m = mean(values)
+    return math.sqrt(math.fsum((v - m) ** 2 for v in values) / (n - 1))
+
+
+def confidence_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+    """The two-sided CI of the mean: mean ± t[1 − α/2; n − 1] · s/√n; None for a single value."""
+    sd = sample_sd(values)
+    if sd is None:
+        return None
+    return interval_from_summary(mean(values), sd, len(values), confidence)
+
+
+def interval_from_summary(m: float, sd: float, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The t interval of a mean known only by its mean, sample sd and n (as papers print them)."""
+    if n < 2:
+        raise ConfigError(f"a confidence interval needs at least 2 values (got {n}): repeat the measurement")
+    if not 0.0 < confidence < 1.0:
+        raise ConfigError(f"invalid confidence {confidence}: give a level between 0 and 1, e.g. 0.95")
+    half = t_quantile(1.0 - (1.0 - confidence) / 2.0, n - 1) * sd / math.sqrt(n)
+    return (m - half, m + half)
+
+
+def coefficient_of_variation(values: Sequence[float]) -> float | None:
+    """sd ÷ mean; None for a single value or a zero mean."""
+    sd = sample_sd(values)
+    m = mean(values)
+    if sd is None or m == 0:
+        return None
+    return sd / abs(m)
+
+
+def describe(values: Sequence[float], confidence: float = CONFIDENCE) -> Summary:
+    """All of the above at once."""
+    return Summary(
+        n=len(values),
+        mean=mean(values),
+        sd=sample_sd(values),
+        ci95=confidence_interval(values, confidence),
+        cv=coefficient_of_variation(values),
+    )
+
+
+def excludes_zero(interval: tuple[float, float] | None) -> bool:
+    """Whether a CI lies wholly on one side of 0 (Lilja's test of a difference); False without a CI."""
+    return interval is not None and (interval[0] > 0.0 or interval[1] < 0.0)
+
+
+def _require(values: Sequence[float]) -> None:
+    if len(values) == 0:
+        raise ConfigError("no values to describe: the selection holds no measurements; check the run ids")

@@ -1,0 +1,131 @@
+"""CurveSummary: where a load curve peaks, whether the peak was reached, and how it behaves past it.
+
+Owns the saturation verdict, the curve-shape thresholds and the curve-level
+warnings (errors, client-bound points, an idle target at the peak). Works on
+LoadPoints only; comparing curves belongs to compare.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from crest.analysis.points import LoadPoint
+from crest.errors import ConfigError
+
+# Shape past the peak, from min(req/s after the peak) ÷ peak req/s. A plateau keeps
+# ≥ 90% (run-to-run noise of a healthy server is a few %); "graceful" keeps at least
+# half; below half the server collapsed (Mindcraft's Apache fell to 7%).
+PLATEAU_RATIO = 0.9
+GRACEFUL_RATIO = 0.5
+# A point whose error rate exceeds this gets a warning: 1% is where WebBench-era
+# reports stopped trusting a mix.
+ERROR_RATE_WARN = 0.01
+# The monitor's target_idle_pct at the peak above which the target was not the bottleneck.
+TARGET_IDLE_WARN_PCT = 25.0
+
+NOT_SATURATED = "not saturated — add load"
+
+
+@dataclass
+class CurveSummary:
+    """A load curve in a few figures; loads are on the axis the points were built with.
+
+    shape: "rising" (the peak is the last point), "plateau", "graceful
+    degradation", "collapse", or "single point" (one point makes no curve).
+    past_peak_ratio: min req/s after the peak ÷ peak req/s; None with no point after it.
+    """
+
+    peak_rps: float
+    peak_rps_load: float
+    peak_throughput_Bps: float
+    peak_throughput_load: float
+    saturated: bool
+    verdict: str
+    past_peak_ratio: float | None
+    shape: str
+    max_error_rate: float
+    warnings: list[str] = field(default_factory=list)
+    points: int = 0  # how many load points the summary covers
+
+
+def summarize(points: Sequence[LoadPoint]) -> CurveSummary:
+    """Summarise one curve. Points are taken in load order; a NaN req/s never peaks.
+
+    Raises ConfigError when there is no point with a measured req/s.
+    """
+    ordered = sorted(points, key=lambda p: p.load)
+    measured = [p for p in ordered if not math.isnan(p.rps)]
+    if not measured:
+        raise ConfigError("no load points with a measured req/s: the run stored no usable mix; pick another run")
+    peak_at = max(range(len(measured)), key=lambda i: (measured[i].rps, -i))  # the first of equal maxima
+    peak = measured[peak_at]
+    with_throughput = [p for p in ordered if not math.isnan(p.throughput_Bps)]
+    tp_peak = max(with_throughput, key=lambda p: p.throughput_Bps) if with_throughput else peak
+    after = measured[peak_at + 1 :]
+    ratio = min(p.rps for p in after) / peak.rps if after and peak.rps > 0 else None
+    shape, saturated, verdict = _shape(len(measured), after, ratio)
+    return CurveSummary(
+        peak_rps=peak.rps,
+        peak_rps_load=peak.load,
+        peak_throughput_Bps=tp_peak.throughput_Bps,
+        peak_throughput_load=tp_peak.load,
+        saturated=saturated,
+        verdict=verdict,
+        past_peak_ratio=ratio,
+        shape=shape,
+        max_error_rate=max(p.error_rate for p in ordered),
+        warnings=_warnings(ordered, peak),
+        points=len(ordered),
+    )
+
+
+def shape_of(ratio: float) -> str:
+    """The name of a curve's behaviour past its peak, from min-after-peak ÷ peak."""
+    if ratio >= PLATEAU_RATIO:
+        return "plateau"
+    if ratio >= GRACEFUL_RATIO:
+        return "graceful degradation"
+    return "collapse"
+
+
+def _shape(n: int, after: list[LoadPoint], ratio: float | None) -> tuple[str, bool, str]:
+    if n == 1:
+        return "single point", False, "one load point: no curve to judge; measure a ladder of loads"
+    if not after:
+        return "rising", False, NOT_SATURATED
+    if ratio is None:  # a peak of 0 req/s: nothing was served at any load
+        return "collapse", True, "saturated — no request succeeded at any load"
+    shape = shape_of(ratio)
+    return shape, True, f"saturated — {shape} past the peak (falls to {ratio:.0%} of peak)"
+
+
+def _warnings(points: list[LoadPoint], peak: LoadPoint) -> list[str]:
+    warnings: list[str] = []
+    erring = [p for p in points if p.error_rate > ERROR_RATE_WARN]
+    if erring:
+        worst = max(erring, key=lambda p: p.error_rate)
+        warnings.append(
+            f"errors above {ERROR_RATE_WARN:.0%} of attempts at {len(erring)} load point(s)"
+            f" (worst {worst.error_rate:.1%} at load {_load(worst.load)}): see the errors by kind"
+        )
+    bound = [p for p in points if p.client_bound]
+    if bound:
+        loads = ", ".join(_load(p.load) for p in bound)
+        warnings.append(
+            f"client-bound at load {loads}: the load generator, not the target, limited these points;"
+            " add client CPUs or machines"
+        )
+    idle = peak.target_idle or (peak.target_idle_pct is not None and peak.target_idle_pct >= TARGET_IDLE_WARN_PCT)
+    if idle:
+        detail = f" ({peak.target_idle_pct:.0f}% idle)" if peak.target_idle_pct is not None else ""
+        warnings.append(
+            f"target idle at the peak (load {_load(peak.load)}){detail}: something other than the target's CPU"
+            " limited the peak (network, client, locks)"
+        )
+    return warnings
+
+
+def _load(load: float) -> str:
+    return f"{load:g}"

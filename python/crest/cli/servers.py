@@ -1,0 +1,33 @@
+"""`crest servers`: the server adapters, whether each is installed, its version and how to install it."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from crest.cli import EXIT_OK
+from crest.servers.registry import describe_all
+
+
+def servers_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> int:
+    """List the targets crest can start (--server NAME): installed or not, version, install command."""
+    rows = describe_all()
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        if r["name"] == "external":
+            state = "always available"
+        elif r["installed"]:
+            state = f"installed   {r['version']}"
+        else:
+            state = f"missing     install: {r['install']}"
+        print(f"{r['name']:<{width}}  {state}")
+        kinds = ", ".join(r["kinds"]) or "static only"
+        print(f"{'':<{width}}  {r['title']}; dynamic: {kinds}")
+    return EXIT_OK

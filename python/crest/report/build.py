@@ -1,0 +1,352 @@
+"""build_report: stored runs → the report document, a plain JSON-able dict that every renderer reads.
+
+Owns what a report says and in which order: the configurations with their
+curves, peaks and fairness, the comparison and scaling tables, per-mix rows,
+run metadata and the plain-words summary at the top. The statistics come from
+crest.analysis; this module only arranges them. The document's shape is
+python/crest/schemas/report.schema.json (tested). Nothing here prints or
+escapes: renderers escape.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from crest import __version__
+from crest.analysis import (
+    LOAD_AXES,
+    Configuration,
+    CurveSummary,
+    LoadPoint,
+    PairedResult,
+    PeakTable,
+    PointStats,
+    aggregate_trials,
+    configurations,
+    paired_difference,
+    peak_table,
+    points_from_run,
+    scaling,
+    summarize,
+)
+from crest.errors import ConfigError
+from crest.report import fmt
+from crest.report.narrative import findings
+from crest.store import MixRecord, RunDetail
+
+SCHEMA_VERSION = 1
+CPUS_FACTOR = "cpus"
+_LATENCY_KEYS = ("p50", "p90", "p99", "p999")
+
+
+def build_report(details: Sequence[RunDetail], *, title: str | None = None, load_axis: str = "clients") -> dict[str, Any]:
+    """The report document of the given runs (trials of one configuration are grouped automatically).
+
+    Raises:
+        ConfigError: no runs, an unknown load axis, or no run with a stored mix.
+    """
+    if load_axis not in LOAD_AXES:
+        raise ConfigError(f"unknown load axis {load_axis!r}: use one of {', '.join(LOAD_AXES)}")
+    measured = [d for d in details if d.mixes]
+    if not measured:
+        names = ", ".join(d.id for d in details) or "none"
+        raise ConfigError(f"no stored mix in the runs given ({names}): pick runs that measured (see `crest runs`)")
+    configs = configurations(measured)
+    table = peak_table(configs, load_axis)
+    entries = [_configuration(i, c, table, load_axis) for i, c in enumerate(configs)]
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "title": title or _title(measured, configs),
+        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "crest_version": __version__,
+        "load_axis": load_axis,
+        "configurations": entries,
+        "comparison": _comparison(configs, table, entries, load_axis) if len(configs) > 1 else None,
+        "scaling": _scaling(configs, load_axis),
+        "mixes": [row for i, c in enumerate(configs) for t in c.trials for row in _mix_rows(t, c.label, i, load_axis)],
+        "runs": [_run(t, c.label) for c in configs for t in c.trials],
+        "hosts": _hosts(measured),
+        "skipped_runs": [d.id for d in details if not d.mixes],
+    }
+    doc["summary"] = findings(doc)
+    return clean(doc)
+
+
+def clean(value: Any) -> Any:
+    """The value with NaN and infinities as None and tuples as lists: strict JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    return value
+
+
+# -- one configuration --------------------------------------------------------------------
+
+
+def _configuration(index: int, config: Configuration, table: PeakTable, load_axis: str) -> dict[str, Any]:
+    trial_points = [p for p in config.trial_points(load_axis) if p]
+    stats = aggregate_trials(trial_points)
+    curve = summarize(_mean_curve(stats, trial_points))
+    row = table.rows[index]
+    first = config.trials[0]
+    server = first.meta.config.get("server") if isinstance(first.meta.config, dict) else None
+    return {
+        "index": index,
+        "label": config.label,
+        "factors": dict(config.factors),
+        "trials": len(config.trials),
+        "run_ids": [t.id for t in config.trials],
+        "suite": first.meta.suite,
+        "profile": first.meta.profile,
+        "target": first.meta.target,
+        "server": dict(server) if isinstance(server, dict) else None,
+        "points": [_point(s, trial_points) for s in stats],
+        "peak": {
+            "rps": row.peak_rps,
+            "rps_sd": row.peak_rps_sd,
+            "rps_ci95": row.peak_rps_ci95,
+            "load": row.peak_rps_load,
+            "throughput_Bps": row.peak_throughput_Bps,
+            "n": row.n,
+            "trial_peaks": [s.peak_rps for s in row.summaries],
+        },
+        "summary": _summary(curve, row.summaries),
+        "fairness": _fairness(row.peak_rps_load, trial_points),
+    }
+
+
+def _mean_curve(stats: list[PointStats], trials: list[list[LoadPoint]]) -> list[LoadPoint]:
+    """The configuration's curve: one LoadPoint per load with the trials' means (the same as the
+    trial itself when there is one), so summarize() judges the curve a reader sees."""
+    curve: list[LoadPoint] = []
+    for s in stats:
+        at = [p for trial in trials for p in trial if p.load == s.load]
+        first = at[0]
+        curve.append(LoadPoint(
+            load=s.load, clients=first.clients, threads=first.threads, connections=first.connections,
+            rps=s.rps_mean, throughput_Bps=s.throughput_Bps_mean, requests=sum(p.requests for p in at),
+            errors=sum(p.errors for p in at), error_rate=s.error_rate_mean, latency_us=dict(s.latency_us),
+            target_cpu_pct=s.target_cpu_pct_mean, engine_cpu_pct=_mean_or_none([p.engine_cpu_pct for p in at]),
+            client_bound=any(p.client_bound for p in at), client_rps=[], littles_load_factor=None,
+            index=first.index, window_s=first.window_s,
+            target_idle_pct=_mean_or_none([p.target_idle_pct for p in at]),
+            target_idle=any(p.target_idle for p in at), warnings=[],
+        ))  # fmt: skip
+    return curve
+
+
+def _point(s: PointStats, trials: list[list[LoadPoint]]) -> dict[str, Any]:
+    at = [p for trial in trials for p in trial if p.load == s.load]
+    return {
+        "load": s.load,
+        "n": s.n,
+        "clients": at[0].clients,
+        "threads": at[0].threads,
+        "connections": at[0].connections,
+        "rps": s.rps_mean,
+        "rps_sd": s.rps_sd,
+        "rps_ci95": s.rps_ci95,
+        "rps_cv": s.rps_cv,
+        "throughput_Bps": s.throughput_Bps_mean,
+        "throughput_Bps_sd": s.throughput_Bps_sd,
+        "throughput_Bps_ci95": s.throughput_Bps_ci95,
+        "latency_us": {k: v for k, v in s.latency_us.items() if k in (*_LATENCY_KEYS, "max", "mean")},
+        "error_rate": s.error_rate_mean,
+        "errors": sum(p.errors for p in at),
+        "target_cpu_pct": s.target_cpu_pct_mean,
+        "engine_cpu_pct": _mean_or_none([p.engine_cpu_pct for p in at]),
+        "client_bound": any(p.client_bound for p in at),
+    }
+
+
+def _summary(curve: CurveSummary, trial_summaries: list[CurveSummary]) -> dict[str, Any]:
+    warnings: dict[str, None] = dict.fromkeys(curve.warnings)
+    for i, s in enumerate(trial_summaries):
+        for w in s.warnings:
+            if w not in warnings:
+                warnings[f"trial {i + 1}: {w}" if len(trial_summaries) > 1 else w] = None
+    return {
+        "peak_rps": curve.peak_rps,
+        "peak_rps_load": curve.peak_rps_load,
+        "peak_throughput_Bps": curve.peak_throughput_Bps,
+        "peak_throughput_load": curve.peak_throughput_load,
+        "saturated": curve.saturated,
+        "verdict": curve.verdict,
+        "past_peak_ratio": curve.past_peak_ratio,
+        "shape": curve.shape,
+        "max_error_rate": curve.max_error_rate,
+        "warnings": list(warnings),
+    }
+
+
+def _fairness(peak_load: float, trials: list[list[LoadPoint]]) -> dict[str, Any] | None:
+    """Per-client req/s at the peak load (every trial's clients together): WebBench's client scores."""
+    clients: list[dict[str, Any]] = []
+    for t, trial in enumerate(trials):
+        for point in trial:
+            if point.load == peak_load:
+                clients.extend({"trial": t + 1, "client": c + 1, "rps": r} for c, r in enumerate(point.client_rps))
+    values = [c["rps"] for c in clients if not fmt.missing(c["rps"])]
+    if not values:
+        return None
+    mean_rps = math.fsum(values) / len(values)
+    sd = math.sqrt(math.fsum((v - mean_rps) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None
+    return {
+        "load": peak_load,
+        "clients": clients,
+        "mean_rps": mean_rps,
+        "min_rps": min(values),
+        "max_rps": max(values),
+        "cv": sd / mean_rps if sd is not None and mean_rps > 0 else None,
+        "min_over_max": min(values) / max(values) if max(values) > 0 else None,
+    }
+
+
+# -- across configurations --------------------------------------------------------------------
+
+
+def _comparison(
+    configs: list[Configuration], table: PeakTable, entries: list[dict[str, Any]], load_axis: str
+) -> dict[str, Any]:
+    ranked = sorted(range(len(configs)), key=lambda i: -_finite(table.rows[i].peak_rps))
+    paired: list[dict[str, Any]] = []
+    for pos, i in enumerate(ranked):
+        for j in ranked[pos + 1 :]:
+            paired.append(_paired(configs[i], configs[j], load_axis))
+    return {
+        "ranking": [configs[i].label for i in ranked],
+        "improvement_pct": [
+            {"a": table.rows[i].label, "b": table.rows[j].label, "pct": table.improvement_pct[i][j]}
+            for i in ranked for j in ranked if i != j
+        ],  # fmt: skip
+        "paired": paired,
+        "by_load": _by_load(entries, ranked[0]),
+    }
+
+
+def _paired(a: Configuration, b: Configuration, load_axis: str) -> dict[str, Any]:
+    try:
+        result: PairedResult | None = paired_difference(a, b, "rps", load_axis)
+    except ConfigError as exc:
+        return {"a": a.label, "b": b.label, "n": 0, "mean_diff": None, "sd": None, "ci95": None,
+                "significant": False, "verdict": "not comparable", "note": str(exc),
+                "mean_a": None, "mean_b": None}  # fmt: skip
+    assert result is not None
+    return {
+        "a": result.a, "b": result.b, "n": result.n, "mean_diff": result.mean_diff, "sd": result.sd,
+        "ci95": result.ci95, "significant": result.significant, "verdict": result.verdict, "note": None,
+        "mean_a": result.mean_a, "mean_b": result.mean_b,
+    }  # fmt: skip
+
+
+def _by_load(entries: list[dict[str, Any]], best: int) -> list[dict[str, Any]]:
+    """req/s of every configuration at every load any of them measured, and the leader's gain over each."""
+    loads = sorted({p["load"] for e in entries for p in e["points"]})
+    rows: list[dict[str, Any]] = []
+    for load in loads:
+        values = [next((p["rps"] for p in e["points"] if p["load"] == load), None) for e in entries]
+        lead = values[best]
+        gains = [
+            None if i == best or lead is None or v is None or v == 0 else (lead - v) / v * 100.0
+            for i, v in enumerate(values)
+        ]  # fmt: skip
+        rows.append({"load": load, "rps": values, "leader_gain_pct": gains})
+    return rows
+
+
+def _scaling(configs: list[Configuration], load_axis: str) -> list[dict[str, Any]] | None:
+    cpus = {str(c.factors.get(CPUS_FACTOR)) for c in configs if CPUS_FACTOR in c.factors}
+    if len(cpus) < 2:
+        return None
+    return [
+        {"group": r.group_label, "label": r.label, "cpus": r.cpus, "base_cpus": r.base_cpus, "n": r.n,
+         "peak_rps": r.peak_rps, "speedup": r.speedup, "efficiency": r.efficiency}
+        for r in scaling(configs, load_axis)
+    ]  # fmt: skip
+
+
+# -- per mix and per run ------------------------------------------------------------------------
+
+
+def _mix_rows(detail: RunDetail, label: str, index: int, load_axis: str) -> list[dict[str, Any]]:
+    mixes = {m.index: m for m in detail.mixes}
+    rows: list[dict[str, Any]] = []
+    for point in points_from_run(detail, load_axis):
+        mix = mixes[point.index]
+        rows.append({
+            "configuration": label, "configuration_index": index, "run_id": detail.id,
+            "trial": detail.meta.repeat_index + 1, "mix": point.index, "load": point.load,
+            "clients": point.clients, "threads": point.threads, "connections": point.connections,
+            "window_s": point.window_s, "requests": point.requests, "responses": mix.responses,
+            "rps": point.rps, "throughput_Bps": point.throughput_Bps, "body_bytes": mix.body_bytes,
+            "errors": point.errors, "error_rate": point.error_rate, "errors_by_kind": _errors(mix),
+            "latency_us": {k: point.latency_us.get(k) for k in (*_LATENCY_KEYS, "max", "mean")},
+            "target_cpu_pct": point.target_cpu_pct, "engine_cpu_pct": point.engine_cpu_pct,
+            "client_bound": point.client_bound, "littles_load_factor": point.littles_load_factor,
+            "status": {str(k): int(v) for k, v in mix.status.items()}, "warnings": list(point.warnings),
+        })  # fmt: skip
+    return rows
+
+
+def _errors(mix: MixRecord) -> dict[str, int]:
+    return {str(kind): int(n) for kind, n in mix.errors.items() if int(n)}
+
+
+def _run(detail: RunDetail, label: str) -> dict[str, Any]:
+    meta = detail.meta
+    config = meta.config if isinstance(meta.config, dict) else {}
+    server = config.get("server")
+    options = config.get("options")
+    return {
+        "id": detail.id,
+        "configuration": label,
+        "trial": meta.repeat_index + 1,
+        "suite": meta.suite,
+        "profile": meta.profile,
+        "target": meta.target,
+        "status": detail.status,
+        "reason": detail.reason,
+        "started_at": detail.started_at,
+        "ended_at": detail.ended_at,
+        "mixes": len(detail.mixes),
+        "factors": dict(meta.factors),
+        "experiment": config.get("experiment"),
+        "host": dict(meta.host),
+        "server": dict(server) if isinstance(server, dict) else None,
+        "options": dict(options) if isinstance(options, dict) else {},
+    }
+
+
+def _hosts(details: list[RunDetail]) -> list[dict[str, Any]]:
+    """The distinct load-generator hosts, each with the runs measured on it."""
+    seen: dict[str, dict[str, Any]] = {}
+    for d in details:
+        host = {k: v for k, v in d.meta.host.items()}
+        key = repr(sorted((str(k), str(v)) for k, v in host.items()))
+        seen.setdefault(key, {"facts": host, "runs": []})["runs"].append(d.id)
+    return list(seen.values())
+
+
+def _title(details: list[RunDetail], configs: list[Configuration]) -> str:
+    suites = list(dict.fromkeys(d.meta.suite for d in details))
+    suite = suites[0] if len(suites) == 1 else f"{len(suites)} suites"
+    if len(configs) == 1:
+        return f"{suite}: {configs[0].label}"
+    if len(configs) <= 3:
+        return f"{suite}: " + " vs ".join(c.label for c in configs)
+    return f"{suite}: {len(configs)} configurations compared"
+
+
+def _mean_or_none(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return math.fsum(known) / len(known) if known else None
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else -math.inf

@@ -1,0 +1,163 @@
+"""How numbers read in reports (HTML, Markdown, terminal); pure functions returning plain text.
+
+Sizes are decimal SI (1 MB = 10^6 bytes), as everywhere in crest. A missing
+value (None or NaN) reads "–" so a table never shows "nan".
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+from typing import Any
+
+DASH = "–"
+
+LOAD_UNITS = {"clients": ("client", "clients"), "threads": ("thread", "threads"),
+              "connections": ("connection", "connections")}  # fmt: skip
+
+
+def missing(value: Any) -> bool:
+    """None, NaN and infinities are "no value"."""
+    return value is None or (isinstance(value, float) and not math.isfinite(value))
+
+
+def rps(value: Any) -> str:
+    """Requests per second: 41,230 (one decimal below 100: 12.5)."""
+    if missing(value):
+        return DASH
+    v = float(value)
+    return f"{v:,.1f}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def signed_rps(value: Any) -> str:
+    """A difference in requests per second, always signed: +3,120 or −45.2."""
+    if missing(value):
+        return DASH
+    text = rps(abs(float(value)))
+    return ("−" if float(value) < 0 else "+") + text
+
+
+def mbytes(value_Bps: Any) -> str:
+    """Throughput in MB/s: 32.15 (three significant digits at least)."""
+    if missing(value_Bps):
+        return DASH
+    v = float(value_Bps) / 1e6
+    return f"{v:,.2f}" if abs(v) < 100 else f"{v:,.1f}"
+
+
+def mbits(value_Bps: Any) -> str:
+    """Throughput in Mbit/s: 257.2."""
+    if missing(value_Bps):
+        return DASH
+    v = float(value_Bps) * 8 / 1e6
+    return f"{v:,.2f}" if abs(v) < 10 else f"{v:,.1f}"
+
+
+def ms(value_us: Any) -> str:
+    """A latency in milliseconds with sensible precision: 0.412, 3.10, 48.2, 1,204."""
+    if missing(value_us):
+        return DASH
+    v = float(value_us) / 1000
+    if v < 1:
+        return f"{v:.3f}"
+    if v < 10:
+        return f"{v:.2f}"
+    if v < 100:
+        return f"{v:.1f}"
+    return f"{v:,.0f}"
+
+
+def percent(value: Any, *, signed: bool = False, digits: int = 0) -> str:
+    """A fraction as a percentage: 0.231 → "23%" (signed: "+23%", "−4%")."""
+    if missing(value):
+        return DASH
+    p = float(value) * 100
+    text = f"{abs(p):,.{digits}f}%"
+    if signed:
+        return ("−" if p < 0 and text.strip("0.%") else "+") + text
+    return ("−" if p < 0 else "") + text
+
+
+def error_rate(value: Any) -> str:
+    """An error rate: "0" when none, else a percentage with enough digits to be non-zero."""
+    if missing(value):
+        return DASH
+    v = float(value)
+    if v == 0:
+        return "0"
+    p = v * 100
+    if p >= 10:
+        return f"{p:.0f}%"
+    if p >= 1:
+        return f"{p:.1f}%"
+    if p >= 0.01:
+        return f"{p:.2f}%"
+    return "<0.01%"
+
+
+def cpu(value: Any) -> str:
+    """A CPU utilisation in percent: 87%."""
+    if missing(value):
+        return DASH
+    return f"{float(value):.0f}%"
+
+
+def number(value: Any, digits: int = 2) -> str:
+    """A plain number (speedup, ratio): 1.87."""
+    if missing(value):
+        return DASH
+    return f"{float(value):,.{digits}f}"
+
+
+def load(value: Any, axis: str = "clients") -> str:
+    """A load point with its unit: "1 client", "48 clients", "2.5 threads"."""
+    if missing(value):
+        return DASH
+    one, many = LOAD_UNITS.get(axis, (axis, axis))
+    v = float(value)
+    text = f"{v:,.0f}" if v == int(v) else f"{v:,.1f}"
+    return f"{text} {one if v == 1 else many}"
+
+
+def load_number(value: Any) -> str:
+    """A load point without its unit: 48."""
+    if missing(value):
+        return DASH
+    v = float(value)
+    return f"{v:,.0f}" if v == int(v) else f"{v:,.1f}"
+
+
+def interval(pair: Any, fmt: Any = None) -> str:
+    """A confidence interval: "+2,400 to +3,800" (fmt formats each end; signed req/s by default)."""
+    if not pair or any(missing(v) for v in pair):
+        return DASH
+    f = fmt or signed_rps
+    return f"{f(pair[0])} to {f(pair[1])}"
+
+
+def when(unix_s: Any) -> str:
+    """A moment in UTC: 2026-11-22 07:12 UTC."""
+    if missing(unix_s):
+        return DASH
+    return datetime.fromtimestamp(float(unix_s), tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def duration(seconds: Any) -> str:
+    """A run's length: 45s, 12m 30s, 1h 05m."""
+    if missing(seconds):
+        return DASH
+    s = int(round(float(seconds)))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60:02d}s"
+    return f"{s // 3600}h {s % 3600 // 60:02d}m"
+
+
+def factor_value(value: Any) -> str:
+    """A factor's value as a reader sees it: strings bare, everything else as JSON would print."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return DASH
+    return str(value)

@@ -1,0 +1,198 @@
+"""The report document → one self-contained HTML page: inline CSS, inline SVG charts, a small inline script.
+
+The page loads nothing: no font, no script and no image from anywhere, and its
+Content-Security-Policy forbids it to (only its own two scripts, by hash, may
+run). Jinja autoescaping escapes every string of the document; the charts
+escape theirs in crest.report.svg.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from crest.report import fmt
+from crest.report.svg import MARKERS, PALETTE, Axis, Series, el, geometric, line_chart, short_number, strip_chart
+
+_LATENCY = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))
+
+
+@dataclass
+class Chart:
+    """One figure: its caption and SVG; `group` is the heading it appears under."""
+
+    group: str
+    caption: str
+    svg: Markup
+    note: str = ""
+
+
+def render_html(doc: dict[str, Any]) -> str:
+    """The whole page as a string."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("crest.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        rps=fmt.rps, signed_rps=fmt.signed_rps, mbytes=fmt.mbytes, mbits=fmt.mbits, ms=fmt.ms, percent=fmt.percent,
+        error_rate=fmt.error_rate, cpu=fmt.cpu, number=fmt.number, load=fmt.load, load_number=fmt.load_number,
+        interval=fmt.interval, when=fmt.when, duration=fmt.duration, factor=fmt.factor_value, pct=_pct,
+    )  # fmt: skip
+    guard = _asset("guard.js")
+    script = _asset("report.js")
+    charts = build_charts(doc)
+    page = env.get_template("report.html.j2").render(
+        doc=doc,
+        charts=charts,
+        groups=list(dict.fromkeys(c.group for c in charts)),
+        css=Markup(_asset("report.css")),
+        guard=Markup(guard),
+        script=Markup(script),
+        csp=_csp(guard, script),
+        swatches=[_swatch(c["index"]) for c in doc["configurations"]],
+        colours=[PALETTE[c["index"] % len(PALETTE)] for c in doc["configurations"]],
+        axis=doc["load_axis"],
+    )
+    return page
+
+
+def build_charts(doc: dict[str, Any]) -> list[Chart]:
+    """Every chart the page shows, in page order; a chart with nothing to plot is left out."""
+    configs: list[dict[str, Any]] = doc["configurations"]
+    axis_name = doc["load_axis"]
+    loads = [p["load"] for c in configs for p in c["points"]]
+    x = Axis(f"load ({axis_name})", log=geometric(loads), fmt=fmt.load_number)
+    several = any(c["trials"] > 1 for c in configs)
+    band_note = " · shaded: 95% CI over trials" if several else ""
+    charts = [
+        Chart("Capacity", f"Requests/s vs load{band_note}",
+              line_chart("chart-rps", "Requests per second vs load", x, Axis("req/s", fmt=_tick),
+                         [_series(c, "rps", "rps_ci95", peak=True) for c in configs])),
+        Chart("Capacity", f"Throughput vs load{band_note}",
+              line_chart("chart-throughput", "Throughput vs load", x, Axis("MB/s", fmt=_tick),
+                         [_series(c, "throughput_Bps", "throughput_Bps_ci95", scale=1e-6) for c in configs])),
+    ]  # fmt: skip
+    for key, name in _LATENCY:
+        series = [_latency_series(c, key) for c in configs]
+        if any(v is not None for s in series for _, v in s.points):
+            charts.append(Chart("Latency", f"{name} latency vs load (log scale)",
+                                line_chart(f"chart-latency-{key}", f"{name} latency vs load", x,
+                                           Axis(f"{name} latency (ms)", log=True, fmt=_ms_tick),
+                                           series)))  # fmt: skip
+    errors = [_series(c, "error_rate", None, scale=100.0) for c in configs]
+    no_errors = all((v or 0) == 0 for s in errors for _, v in s.points)
+    charts.append(Chart("Errors and resources", "Error rate vs load",
+                        line_chart("chart-errors", "Error rate vs load", x, Axis("errors (% of attempts)", fmt=_tick),
+                                   errors, note="no errors at any load" if no_errors else "")))  # fmt: skip
+    cpu = [_series(c, "target_cpu_pct", None) for c in configs]
+    if any(v is not None for s in cpu for _, v in s.points):
+        charts.append(Chart("Errors and resources", "Target CPU vs load",
+                            line_chart("chart-cpu", "Target CPU vs load", x,
+                                       Axis("target CPU (% of its CPUs)", fmt=_tick), cpu)))  # fmt: skip
+    fairness = _fairness_chart(configs, axis_name)
+    if fairness is not None:
+        charts.append(fairness)
+    return charts
+
+
+def _series(config: dict[str, Any], key: str, ci_key: str | None, *, scale: float = 1.0, peak: bool = False) -> Series:
+    points = config["points"]
+    values = [(p["load"], None if fmt.missing(p[key]) else p[key] * scale) for p in points]
+    band = []
+    if ci_key is not None and config["trials"] > 1:
+        band = [(p["load"], p[ci_key][0] * scale, p[ci_key][1] * scale) for p in points if p[ci_key]]
+    top = None
+    if peak:
+        known = [(x, y) for x, y in values if y is not None]
+        top = max(known, key=lambda v: v[1]) if known else None
+    return Series(config["index"], config["label"], values, band, peak=top)
+
+
+def _latency_series(config: dict[str, Any], key: str) -> Series:
+    values = []
+    for p in config["points"]:
+        us = p["latency_us"].get(key)
+        values.append((p["load"], None if fmt.missing(us) else us / 1000.0))
+    return Series(config["index"], config["label"], values)
+
+
+def _fairness_chart(configs: list[dict[str, Any]], axis_name: str) -> Chart | None:
+    rows: list[tuple[Series, list[str]]] = []
+    for c in configs:
+        f = c["fairness"]
+        if not f or not f["mean_rps"]:
+            continue
+        many_trials = len({cl["trial"] for cl in f["clients"]}) > 1
+        points: list[tuple[float, float | None]] = []
+        tips: list[str] = []
+        for cl in f["clients"]:
+            share = cl["rps"] / f["mean_rps"] * 100.0
+            points.append((share, None))
+            who = f"client {cl['client']}" + (f" (trial {cl['trial']})" if many_trials else "")
+            tips.append(f"{c['label']} · {who}: {fmt.rps(cl['rps'])} req/s, {share:.0f}% of the mean")
+        rows.append((Series(c["index"], c["label"], points), tips))
+    if not rows:
+        return None
+    values = [p[0] for s, _ in rows for p in s.points]
+    lo, hi = min(values), max(values)
+    span = max(abs(100 - lo), abs(hi - 100), 5.0)
+    x = Axis("client req/s, % of the configuration's mean per client", fmt=lambda v: f"{v:.0f}%", zero=False)
+    svg = strip_chart("chart-fairness", "Per-client req/s at each configuration's peak", x, rows, 100.0,
+                      domain=(max(0.0, 100 - span * 1.15), 100 + span * 1.15))  # fmt: skip
+    return Chart("Fairness", f"Per-client req/s at the peak load ({axis_name} differ by configuration)", svg)
+
+
+def _swatch(index: int) -> Markup:
+    """The legend's sample of a configuration: its line and its marker."""
+    colour = PALETTE[index % len(PALETTE)]
+    line = el("line", {"x1": 1, "x2": 25, "y1": 6, "y2": 6, "stroke": colour, "stroke-width": 2})
+    shape = MARKERS[index % len(MARKERS)]
+    mark: Markup
+    if shape == "circle":
+        mark = el("circle", {"cx": 13, "cy": 6, "r": 4, "fill": colour})
+    else:
+        d = {"square": "M9,2 h8 v8 h-8 Z", "triangle": "M13,1 L17.5,10 L8.5,10 Z", "down": "M13,11 L17.5,2 L8.5,2 Z",
+             "diamond": "M13,0.5 L18,6 L13,11.5 L8,6 Z", "cross": "M9,2 L17,10 M9,10 L17,2"}[shape]  # fmt: skip
+        mark = el("path", {"d": d, "fill": "none" if shape == "cross" else colour, "stroke": colour,
+                           "stroke-width": 2 if shape == "cross" else 0})  # fmt: skip
+    return el("svg", {"viewBox": "0 0 26 12", "aria-hidden": "true"}, line, mark)
+
+
+def _csp(*scripts: str) -> str:
+    hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in scripts)
+    return f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src {hashes}; base-uri 'none'; form-action 'none'"
+
+
+def _asset(name: str) -> str:
+    return resources.files("crest.report").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def _tick(value: float) -> str:
+    return short_number(value)
+
+
+def _ms_tick(value: float) -> str:
+    if value >= 1:
+        return f"{value:,.0f}" if value >= 10 else f"{value:g}"
+    return f"{value:g}"
+
+
+def _pct(value: Any, signed: bool = True) -> str:
+    """A value already in percent (analysis's percent improvement): +23%."""
+    if fmt.missing(value):
+        return fmt.DASH
+    v = float(value)
+    text = f"{abs(v):,.0f}%" if abs(v) >= 10 or v == 0 else f"{abs(v):,.1f}%"
+    if not signed:
+        return ("−" if v < 0 else "") + text
+    return ("−" if v < 0 else "+") + text
+

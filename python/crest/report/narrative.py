@@ -1,0 +1,154 @@
+"""The summary at the top of a report, in plain words: who peaked where, by how much, how sure, what to mind.
+
+Reads the report document built so far (configurations, comparison, scaling,
+runs) and returns sentences; it computes no statistic of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crest.report import fmt
+
+# A coefficient of variation of the peak's req/s across trials above this makes
+# differences of that size noise; 10% is where repeated web benchmarks stop agreeing.
+NOISY_CV = 0.10
+
+
+def findings(doc: dict[str, Any]) -> dict[str, Any]:
+    """{"headline": str, "findings": [str], "warnings": [str]} for the document."""
+    configs: list[dict[str, Any]] = doc["configurations"]
+    axis: str = doc["load_axis"]
+    comparison = doc.get("comparison")
+    lines: list[str] = []
+    if comparison is None:
+        headline = _single(configs[0], axis)
+    else:
+        headline = _leader(configs, comparison, axis)
+        lines += [_paired(p) for p in comparison["paired"] if p["a"] == comparison["ranking"][0]]
+        lines += [f"{c['label']}: peak {fmt.rps(c['peak']['rps'])} req/s at {fmt.load(c['peak']['load'], axis)};"
+                  f" {_shape(c, axis)}." for c in _ranked(configs, comparison)]  # fmt: skip
+        if all(c["trials"] == 1 for c in configs):
+            lines.append("Each configuration ran once: the paired test pairs load points of one trial each;"
+                         " repeat the runs (--repeat 3) to put confidence intervals on the peaks too.")  # fmt: skip
+    lines += _scaling(doc.get("scaling"))
+    return {"headline": headline, "findings": lines, "warnings": _warnings(doc)}
+
+
+def _single(config: dict[str, Any], axis: str) -> str:
+    peak = config["peak"]
+    text = (f"{config['label']} peaked at {fmt.rps(peak['rps'])} req/s{_ci(peak)}"
+            f" ({fmt.mbytes(peak['throughput_Bps'])} MB/s) at {fmt.load(peak['load'], axis)}")  # fmt: skip
+    return f"{text}; {_shape(config, axis)}."
+
+
+def _leader(configs: list[dict[str, Any]], comparison: dict[str, Any], axis: str) -> str:
+    ranked = _ranked(configs, comparison)
+    best, rest = ranked[0], ranked[1:]
+    gains = {(g["a"], g["b"]): g["pct"] for g in comparison["improvement_pct"]}
+    parts = []
+    for other in rest[:3]:
+        pct = gains.get((best["label"], other["label"]))
+        parts.append(f"{_gain(pct)} {other['label']} ({fmt.rps(other['peak']['rps'])} req/s"
+                     f" at {fmt.load(other['peak']['load'], axis)})")  # fmt: skip
+    if len(rest) > 3:
+        parts.append(f"and more than the {len(rest) - 3} others")
+    peak = best["peak"]
+    return (f"{best['label']} had the highest peak: {fmt.rps(peak['rps'])} req/s{_ci(peak)} at"
+            f" {fmt.load(peak['load'], axis)}, " + _join(parts) + ".")  # fmt: skip
+
+
+def _gain(pct: Any) -> str:
+    if fmt.missing(pct):
+        return "compared with"
+    if abs(float(pct)) < 0.5:
+        return "level with"
+    return f"{fmt.percent(float(pct) / 100)} {'above' if pct > 0 else 'below'}"
+
+
+def _paired(p: dict[str, Any]) -> str:
+    if p["verdict"] == "not comparable":
+        return f"{p['a']} vs {p['b']}: no load point in common, so no paired test."
+    head = f"{p['a']} vs {p['b']}, paired over {p['n']} matched load points"
+    if p["ci95"] is None:
+        return f"{head}: mean difference {fmt.signed_rps(p['mean_diff'])} req/s; one pair is too few for a test."
+    ci = fmt.interval(p["ci95"])
+    if p["significant"]:
+        return f"{head}: the difference is significant — mean {fmt.signed_rps(p['mean_diff'])} req/s, 95% CI {ci}."
+    return (f"{head}: the difference is not significant — mean {fmt.signed_rps(p['mean_diff'])} req/s,"
+            f" but the 95% CI ({ci}) includes zero, so these runs cannot tell them apart.")  # fmt: skip
+
+
+def _shape(config: dict[str, Any], axis: str) -> str:
+    s = config["summary"]
+    ratio = fmt.percent(s["past_peak_ratio"])
+    last = max((p["load"] for p in config["points"]), default=None)
+    return {
+        "rising": f"still rising at the highest load measured ({fmt.load(last, axis)}): not saturated",
+        "plateau": f"past the peak it held a plateau (never below {ratio} of peak)",
+        "graceful degradation": f"past the peak it degraded gracefully (to {ratio} of peak)",
+        "collapse": f"past the peak it collapsed (to {ratio} of peak)",
+        "single point": "one load point only: no curve to judge",
+    }.get(s["shape"], str(s["verdict"]))
+
+
+def _scaling(rows: list[dict[str, Any]] | None) -> list[str]:
+    if not rows:
+        return []
+    lines: list[str] = []
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(r["group"], []).append(r)
+    for group, members in groups.items():
+        if len(members) < 2:
+            continue
+        top = members[-1]
+        lines.append(f"Scaling ({group}): {fmt.number(top['cpus'], 0)} CPUs gave {fmt.number(top['speedup'])}×"
+                     f" the req/s of {fmt.number(top['base_cpus'], 0)}"
+                     f" ({fmt.percent(top['efficiency'])} efficiency).")  # fmt: skip
+    return lines
+
+
+def _warnings(doc: dict[str, Any]) -> list[str]:
+    axis = doc["load_axis"]
+    warnings: list[str] = []
+    for c in doc["configurations"]:
+        s = c["summary"]
+        if s["shape"] == "rising":
+            last = max(p["load"] for p in c["points"])
+            warnings.append(f"{c['label']} was not saturated: req/s was still rising at the highest load"
+                            f" ({fmt.load(last, axis)}), so its real peak is higher; add load to find it.")  # fmt: skip
+        if s["shape"] == "collapse":
+            warnings.append(f"{c['label']} collapsed past its peak: req/s fell to {fmt.percent(s['past_peak_ratio'])}"
+                            " of the peak as load grew.")  # fmt: skip
+        warnings += [f"{c['label']}: {w}" for w in s["warnings"]]
+        at_peak = next((p for p in c["points"] if p["load"] == c["peak"]["load"]), None)
+        if at_peak and not fmt.missing(at_peak["rps_cv"]) and at_peak["rps_cv"] > NOISY_CV:
+            warnings.append(f"{c['label']}: its {c['trials']} trials disagree by {fmt.percent(at_peak['rps_cv'])}"
+                            " (coefficient of variation) at the peak: differences smaller than that are noise.")  # fmt: skip
+    for run in doc["runs"]:
+        if run["status"] != "complete":
+            why = f" ({run['reason']})" if run["reason"] else ""
+            warnings.append(f"run {run['id']} ({run['configuration']}) is {run['status']}{why}:"
+                            f" its curve ends after {run['mixes']} mixes.")  # fmt: skip
+    if doc.get("skipped_runs"):
+        warnings.append("left out, no mix stored: " + ", ".join(doc["skipped_runs"]) + ".")
+    return warnings
+
+
+def _ranked(configs: list[dict[str, Any]], comparison: dict[str, Any]) -> list[dict[str, Any]]:
+    by_label = {c["label"]: c for c in configs}
+    return [by_label[label] for label in comparison["ranking"]]
+
+
+def _ci(peak: dict[str, Any]) -> str:
+    if peak["n"] > 1 and peak["rps_ci95"]:
+        lo, hi = peak["rps_ci95"]
+        return f" (mean of {peak['n']} trials, 95% CI {fmt.rps(lo)}–{fmt.rps(hi)})"
+    return ""
+
+
+def _join(parts: list[str]) -> str:
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]

@@ -1,0 +1,310 @@
+"""Charts drawn on the server as inline SVG: they render without JavaScript, print, and load nothing.
+
+Every string that reaches the markup goes through `el()`, which escapes text
+and attribute values; nothing here concatenates unescaped input. The page's
+script only enhances (hover read-outs, hiding series) using the `data-*`
+attributes written here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from markupsafe import Markup, escape
+
+# Okabe & Ito's colour-blind-safe palette, darkest first (yellow, weak on white, last);
+# each series also has its own marker shape, so print in grey still tells them apart.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+MARKERS = ("circle", "square", "triangle", "diamond", "down", "cross", "circle", "square")
+
+WIDTH = 560
+HEIGHT = 300
+_MARGIN_LEFT = 62
+_MARGIN_RIGHT = 16
+_MARGIN_TOP = 14
+_MARGIN_BOTTOM = 46
+_MARK_R = 3.6
+_TICKS = 6
+_STRIP_LEFT = 170  # room for a configuration's name before its row
+
+Formatter = Callable[[float], str]
+
+
+@dataclass
+class Series:
+    """One configuration's line: points (x, y or None for a gap), an optional band (x, low, high)."""
+
+    index: int  # the configuration's position: picks colour and marker
+    label: str
+    points: list[tuple[float, float | None]]
+    band: list[tuple[float, float, float]] = field(default_factory=list)
+    peak: tuple[float, float] | None = None  # ringed, with its value in the tooltip
+    dash: bool = False
+
+
+@dataclass
+class Axis:
+    """What an axis shows: its label (with units), whether it is logarithmic, how ticks read."""
+
+    label: str
+    log: bool = False
+    fmt: Formatter = field(default=lambda v: short_number(v))
+    zero: bool = True  # a linear axis starts at 0 (capacity is read against zero)
+
+
+def el(tag: str, attrs: dict[str, object] | None = None, *children: str | Markup) -> Markup:
+    """One element; text children and every attribute value are escaped, Markup children are kept."""
+    parts = [tag]
+    for name, value in (attrs or {}).items():
+        if value is None or value is False:
+            continue
+        parts.append(f'{name}="{escape(str(value))}"')
+    inner = Markup("").join(c if isinstance(c, Markup) else escape(c) for c in children)
+    return Markup(f"<{' '.join(parts)}>{inner}</{tag}>")
+
+
+def short_number(value: float) -> str:
+    """Tick labels: 0, 250, 1.5k, 20k, 1.2M; decimals only when the value needs them."""
+    a = abs(value)
+    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if a >= limit:
+            return f"{value / limit:.3g}{suffix}"
+    if a == 0 or a >= 1:
+        return f"{value:.4g}"
+    return f"{value:.2g}"
+
+
+def nice_ticks(low: float, high: float, count: int = _TICKS) -> list[float]:
+    """Round tick values (1, 2, 2.5 or 5 × 10^k steps) covering [low, high]."""
+    if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+        high = low + 1.0
+    raw = (high - low) / max(1, count - 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    start = math.floor(low / step + 1e-9) * step
+    ticks: list[float] = []
+    value = start
+    while value < high + step * 0.999:
+        ticks.append(round(value, 12))
+        value += step
+    return ticks
+
+
+def log_ticks(low: float, high: float, base2: bool = False) -> list[float]:
+    """Tick values for a log axis: powers of two (loads) or 1-2-5 × 10^k (latencies)."""
+    low, high = max(low, 1e-12), max(high, low * 1.0001)
+    if base2:
+        first, last = math.floor(math.log2(low)), math.ceil(math.log2(high))
+        return [2.0**k for k in range(first, last + 1)]
+    ticks: list[float] = []
+    for k in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
+        ticks.extend(m * 10.0**k for m in (1, 2, 5))
+    inside = [t for t in ticks if low / 1.0001 <= t <= high * 1.0001]
+    below = [t for t in ticks if t < low]
+    above = [t for t in ticks if t > high]
+    return ([below[-1]] if below else []) + inside + ([above[0]] if above else [])
+
+
+class _Scale:
+    def __init__(self, low: float, high: float, start: float, end: float, log: bool) -> None:
+        self.log = log
+        self.low, self.high = (math.log(low), math.log(high)) if log else (low, high)
+        self.start, self.end = start, end
+
+    def __call__(self, value: float) -> float:
+        v = math.log(max(value, 1e-12)) if self.log else value
+        span = self.high - self.low or 1.0
+        return self.start + (v - self.low) / span * (self.end - self.start)
+
+
+def geometric(values: Sequence[float]) -> bool:
+    """Whether load points grow by a factor (1, 2, 4, 8 …) rather than a step: then x is logarithmic."""
+    xs = sorted({v for v in values if v > 0})
+    if len(xs) < 4 or xs[-1] / xs[0] < 16:
+        return False
+    ratios = sorted(b / a for a, b in zip(xs, xs[1:]))
+    return ratios[len(ratios) // 2] >= 1.5
+
+
+def line_chart(chart_id: str, title: str, x: Axis, y: Axis, series: Sequence[Series], note: str = "") -> Markup:
+    """A line chart of every series over a shared x axis, with bands, peak rings and a legend-free body."""
+    xs = [p[0] for s in series for p in s.points]
+    ys = [v for s in series for _, v in s.points if v is not None and math.isfinite(v)]
+    ys += [hi for s in series for _, _, hi in s.band if math.isfinite(hi)]
+    ys += [lo for s in series for _, lo, _ in s.band if math.isfinite(lo)]
+    x_ticks, x_scale = _x_axis(x, xs)
+    y_ticks, y_scale = _y_axis(y, ys)
+    body: list[Markup] = [_grid(x_ticks, y_ticks, x_scale, y_scale, x, y)]
+    for s in series:
+        body.append(_series(s, x_scale, y_scale, x, y))
+    if note:
+        body.append(el("text", {"class": "note", "x": (_MARGIN_LEFT + WIDTH - _MARGIN_RIGHT) / 2,
+                                "y": _MARGIN_TOP + 24, "text-anchor": "middle"}, note))  # fmt: skip
+    return _svg(chart_id, title, body)
+
+
+def strip_chart(
+    chart_id: str, title: str, x: Axis, rows: Sequence[tuple[Series, list[str]]], reference: float,
+    domain: tuple[float, float] | None = None,
+) -> Markup:
+    """One row per series, one mark per value (e.g. per-client req/s), a vertical reference line.
+
+    `rows` pairs each series (its points are (value, None): y is unused) with the tooltip of each mark.
+    """
+    values = [p[0] for s, _ in rows for p in s.points]
+    lo = min([*values, reference]) if values else 0.0
+    hi = max([*values, reference]) if values else 1.0
+    if domain is not None:
+        lo, hi = min(lo, domain[0]), max(hi, domain[1])
+    ticks = nice_ticks(0.0 if x.zero else lo, hi)
+    left = _STRIP_LEFT
+    scale = _Scale(ticks[0], ticks[-1], left, WIDTH - _MARGIN_RIGHT, False)
+    height = _MARGIN_TOP + _MARGIN_BOTTOM + 34 * max(1, len(rows))
+    body: list[Markup] = []
+    bottom = height - _MARGIN_BOTTOM
+    for t in ticks:
+        px = scale(t)
+        body.append(el("line", {"class": "gridline", "x1": _r(px), "x2": _r(px), "y1": _MARGIN_TOP, "y2": bottom}))
+        body.append(el("text", {"class": "tick", "x": _r(px), "y": bottom + 16, "text-anchor": "middle"}, x.fmt(t)))
+    body.append(el("text", {"class": "axis-label", "x": (left + WIDTH - _MARGIN_RIGHT) / 2,
+                            "y": height - 8, "text-anchor": "middle"}, x.label))  # fmt: skip
+    ref = scale(reference)
+    body.append(el("line", {"class": "reference", "x1": _r(ref), "x2": _r(ref), "y1": _MARGIN_TOP, "y2": bottom}))
+    for row, (s, tips) in enumerate(rows):
+        cy = _MARGIN_TOP + 17 + 34 * row
+        marks: list[Markup] = []
+        count = len(s.points)
+        for i, ((value, _), tip) in enumerate(zip(s.points, tips)):
+            jitter = ((i * 7) % 9 - 4) * 2.2 if count > 1 else 0.0
+            marks.append(_marker(s.index, scale(value), cy + jitter, tip, {"data-x": s.label, "data-v": tip}))
+        label = el("text", {"class": "row-label", "x": left - 10, "y": cy + 4, "text-anchor": "end"},
+                   _clip(s.label, 24))  # fmt: skip
+        body.append(el("g", _series_attrs(s), label, *marks))
+    return _svg(chart_id, title, body, height, kind="strip")
+
+
+def _x_axis(axis: Axis, xs: list[float]) -> tuple[list[float], _Scale]:
+    lo, hi = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    if axis.log and lo > 0:
+        ticks = log_ticks(lo, hi, base2=True)
+        return ticks, _Scale(lo, hi, _MARGIN_LEFT + 8, WIDTH - _MARGIN_RIGHT - 8, True)
+    axis.log = False
+    ticks = [t for t in nice_ticks(0.0 if axis.zero else lo, hi) if t <= hi * 1.0001 or hi == lo]
+    start = ticks[0] if axis.zero else lo
+    if hi <= start:
+        hi = start + 1.0
+    return ticks, _Scale(start, hi, _MARGIN_LEFT + 8, WIDTH - _MARGIN_RIGHT - 8, False)
+
+
+def _y_axis(axis: Axis, ys: list[float]) -> tuple[list[float], _Scale]:
+    top, bottom = _MARGIN_TOP, HEIGHT - _MARGIN_BOTTOM
+    positive = [v for v in ys if v > 0]
+    if axis.log and positive:
+        ticks = log_ticks(min(positive), max(positive))
+        return ticks, _Scale(ticks[0], ticks[-1], bottom, top, True)
+    axis.log = False
+    hi = max(ys) if ys else 1.0
+    lo = 0.0 if axis.zero else (min(ys) if ys else 0.0)
+    ticks = nice_ticks(lo, hi if hi > lo else lo + 1.0)
+    return ticks, _Scale(ticks[0], ticks[-1], bottom, top, False)
+
+
+def _grid(x_ticks: list[float], y_ticks: list[float], xs: _Scale, ys: _Scale, x: Axis, y: Axis) -> Markup:
+    top, bottom = _MARGIN_TOP, HEIGHT - _MARGIN_BOTTOM
+    left, right = _MARGIN_LEFT, WIDTH - _MARGIN_RIGHT
+    parts: list[Markup] = []
+    for t in y_ticks:
+        py = ys(t)
+        parts.append(el("line", {"class": "gridline", "x1": left, "x2": right, "y1": _r(py), "y2": _r(py)}))
+        parts.append(el("text", {"class": "tick", "x": left - 6, "y": _r(py + 4), "text-anchor": "end"}, y.fmt(t)))
+    for t in x_ticks:
+        px = xs(t)
+        if px < left - 1 or px > right + 1:
+            continue
+        parts.append(el("line", {"class": "tickmark", "x1": _r(px), "x2": _r(px), "y1": bottom, "y2": bottom + 4}))
+        parts.append(el("text", {"class": "tick", "x": _r(px), "y": bottom + 17, "text-anchor": "middle"}, x.fmt(t)))
+    parts.append(el("line", {"class": "axis", "x1": left, "x2": right, "y1": bottom, "y2": bottom}))
+    parts.append(el("text", {"class": "axis-label", "x": (left + right) / 2, "y": HEIGHT - 8,
+                             "text-anchor": "middle"}, x.label))  # fmt: skip
+    mid = (top + bottom) / 2
+    parts.append(el("text", {"class": "axis-label", "x": 14, "y": _r(mid), "text-anchor": "middle",
+                             "transform": f"rotate(-90 14 {_r(mid)})"}, y.label))  # fmt: skip
+    return el("g", {"class": "frame"}, *parts)
+
+
+def _series(s: Series, xs: _Scale, ys: _Scale, x: Axis, y: Axis) -> Markup:
+    parts: list[Markup] = []
+    if s.band:
+        upper = [f"{_r(xs(bx))},{_r(ys(_clamp_log(hi, ys)))}" for bx, _, hi in s.band]
+        lower = [f"{_r(xs(bx))},{_r(ys(_clamp_log(lo, ys)))}" for bx, lo, _ in reversed(s.band)]
+        parts.append(el("path", {"class": "band", "d": "M" + " L".join(upper + lower) + " Z",
+                                 "fill": PALETTE[s.index % len(PALETTE)]}))  # fmt: skip
+    segments: list[list[str]] = [[]]
+    for px, py in s.points:
+        if py is None or not math.isfinite(py) or (ys.log and py <= 0):
+            segments.append([])
+            continue
+        segments[-1].append(f"{_r(xs(px))},{_r(ys(py))}")
+    d = " ".join("M" + " L".join(seg) for seg in segments if seg)
+    if d:
+        parts.append(el("path", {"class": "line" + (" dashed" if s.dash else ""), "d": d,
+                                 "stroke": PALETTE[s.index % len(PALETTE)]}))  # fmt: skip
+    for px, py in s.points:
+        if py is None or not math.isfinite(py) or (ys.log and py <= 0):
+            continue
+        text = f"{s.label} · {x.fmt(px)}: {y.fmt(py)}"
+        parts.append(_marker(s.index, xs(px), ys(py), text, {"data-x": x.fmt(px), "data-v": y.fmt(py)}))
+    if s.peak is not None:
+        cx, cy = xs(s.peak[0]), ys(s.peak[1])
+        parts.append(el("circle", {"class": "peak", "cx": _r(cx), "cy": _r(cy), "r": 8,
+                                   "stroke": PALETTE[s.index % len(PALETTE)]},
+                        el("title", None, f"{s.label}: peak {y.fmt(s.peak[1])} at {x.fmt(s.peak[0])}")))  # fmt: skip
+    return el("g", _series_attrs(s), *parts)
+
+
+def _series_attrs(s: Series) -> dict[str, object]:
+    return {"class": "series", "data-series": s.index, "data-label": s.label}
+
+
+def _marker(index: int, cx: float, cy: float, tip: str, data: dict[str, object]) -> Markup:
+    shape = MARKERS[index % len(MARKERS)]
+    colour = PALETTE[index % len(PALETTE)]
+    r = _MARK_R
+    attrs: dict[str, object] = {"class": "mark", "fill": colour, **data}
+    title = el("title", None, tip)
+    if shape == "circle":
+        return el("circle", {**attrs, "cx": _r(cx), "cy": _r(cy), "r": r}, title)
+    paths = {
+        "square": f"M{_r(cx - r)},{_r(cy - r)} h{_r(2 * r)} v{_r(2 * r)} h{_r(-2 * r)} Z",
+        "triangle": f"M{_r(cx)},{_r(cy - r * 1.25)} L{_r(cx + r * 1.15)},{_r(cy + r * 0.9)} L{_r(cx - r * 1.15)},{_r(cy + r * 0.9)} Z",
+        "down": f"M{_r(cx)},{_r(cy + r * 1.25)} L{_r(cx + r * 1.15)},{_r(cy - r * 0.9)} L{_r(cx - r * 1.15)},{_r(cy - r * 0.9)} Z",
+        "diamond": f"M{_r(cx)},{_r(cy - r * 1.35)} L{_r(cx + r * 1.2)},{_r(cy)} L{_r(cx)},{_r(cy + r * 1.35)} L{_r(cx - r * 1.2)},{_r(cy)} Z",
+        "cross": f"M{_r(cx - r)},{_r(cy - r)} L{_r(cx + r)},{_r(cy + r)} M{_r(cx - r)},{_r(cy + r)} L{_r(cx + r)},{_r(cy - r)}",
+    }
+    if shape == "cross":
+        attrs = {**attrs, "class": "mark cross", "stroke": colour}
+    return el("path", {**attrs, "d": paths[shape]}, title)
+
+
+def _svg(chart_id: str, title: str, body: list[Markup], height: int = HEIGHT, kind: str = "line") -> Markup:
+    return el(
+        "svg",
+        {"class": f"chart {kind}", "id": chart_id, "viewBox": f"0 0 {WIDTH} {height}", "role": "img",
+         "aria-label": title, "preserveAspectRatio": "xMidYMid meet"},
+        el("title", None, title),
+        *body,
+    )  # fmt: skip
+
+
+def _clamp_log(value: float, scale: _Scale) -> float:
+    return max(value, math.exp(scale.low)) if scale.log else value
+
+
+def _clip(text: str, width_chars: int) -> str:
+    return text if len(text) <= width_chars else text[: width_chars - 1] + "…"
+
+
+def _r(value: float) -> str:
+    return f"{value:.1f}"

@@ -1,0 +1,359 @@
+"""The server adapter contract and the lifecycle every provisioned target shares.
+
+An adapter says how one kind of server is configured and started (its
+binary, version, config files, command line, which dynamic kinds it can
+serve and through which helper). `Target` does the rest the same way for
+all of them: the private site, helpers (crest's FastCGI responder, fcgiwrap),
+pinning, the memory cgroup, waiting until it answers, and stopping it with
+nothing left behind. Adapters never start processes themselves.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import subprocess
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar
+
+from crest.errors import ConfigError, TargetError
+from crest.servers.cgroup import MemoryLimit
+from crest.servers.process import Processes, wait_until
+from crest.servers.site import Site, create_site, remove_site
+
+# Request kinds a workload may need beyond static files (see crest.suite's RequestKind).
+DYNAMIC_KINDS = ("cgi", "webstone-cgi", "fastcgi", "inproc")
+# How long a server may take to answer after it was started.
+READY_TIMEOUT_S = 20.0
+# What a --server-opt value may contain: it is pasted into a config file, so nothing that
+# config syntaxes read as quotes, terminators, blocks, comments or line ends.
+OPTION_VALUE = re.compile(r"[\w.:/+=,@ -]+")
+# Where adapters keep their configuration templates (jinja2).
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """What a run asks of its target; adapters turn it into their server's configuration."""
+
+    docroot: Path
+    cpus: tuple[int, ...] = ()  # cores the target is pinned to; () = not pinned
+    workers: int = 1  # worker processes (or threads, for threaded servers); default = the cores given
+    memory_bytes: int | None = None
+    access_log: bool = False
+    tls: bool = False  # also listen for HTTPS on a second port
+    kinds: frozenset[str] = frozenset()  # dynamic request kinds the workload sends
+    keepalive: bool = True
+    options: Mapping[str, str] = field(default_factory=dict)  # --server-opt KEY=VALUE
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A process a server needs beside it (crest-fcgi, fcgiwrap)."""
+
+    name: str
+    argv: tuple[str, ...]
+    socket: Path  # ready once this exists
+    user: str | None = None  # the account it runs as (crest as root); None: crest's own
+
+
+class Adapter(ABC):
+    """One kind of server: how to find, configure and start it."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]  # e.g. "nginx", "Apache httpd (event MPM)"
+    package: ClassVar[str]  # the Debian package that provides it ("" when nothing needs installing)
+    kinds: ClassVar[frozenset[str]] = frozenset()  # dynamic kinds it can serve
+    # What to tell a user who asks for a kind this server cannot serve.
+    alternatives: ClassVar[Mapping[str, str]] = {}
+    options_help: ClassVar[Mapping[str, str]] = {}  # --server-opt keys it understands
+
+    # -- what a subclass provides ------------------------------------------------
+
+    @abstractmethod
+    def binary(self) -> Path | None:
+        """The server's executable, or None when it is not installed."""
+
+    @abstractmethod
+    def version(self) -> str:
+        """The server's version as it prints it (e.g. "nginx/1.22.1")."""
+
+    @abstractmethod
+    def config_files(self, site: Site, settings: ServerSettings) -> dict[Path, str]:
+        """The configuration files to write into the site, by path."""
+
+    @abstractmethod
+    def command(self, site: Site, settings: ServerSettings) -> list[str]:
+        """The command that runs the server in the foreground with that configuration."""
+
+    def helpers(self, site: Site, settings: ServerSettings) -> list[Helper]:
+        """Processes to start before the server: crest's FastCGI responder when FastCGI (or the
+        in-process kind, which real servers serve through it) is asked for."""
+        if settings.kinds & {"fastcgi", "inproc"}:
+            from crest.dynamic import responder_path  # only then: it raises when crest-fcgi is not built
+
+            threads = str(max(1, settings.workers))
+            return [Helper("crest-fcgi", (str(responder_path()), "--socket", str(site.fcgi_socket),
+                                          "--threads", threads), site.fcgi_socket)]  # fmt: skip
+        return []
+
+    def env(self, site: Site, settings: ServerSettings) -> dict[str, str] | None:
+        """The server's environment (None: crest's own)."""
+        return None
+
+    # -- shared behaviour ---------------------------------------------------------
+
+    def installed(self) -> bool:
+        return self.binary() is not None
+
+    def install_hint(self) -> str:
+        return f"apt-get install -y {self.package}" if self.package else ""
+
+    def check(self, settings: ServerSettings) -> None:
+        """Refuse, before anything starts, what this server cannot do.
+
+        Raises:
+            ConfigError: not installed, a dynamic kind it cannot serve, or an unknown --server-opt.
+        """
+        if not self.installed():
+            raise ConfigError(f"{self.title} is not installed: {self.install_hint()}")
+        for kind in sorted(settings.kinds - self.kinds):
+            alt = self.alternatives.get(kind, "use another server (see `crest servers`)")
+            raise ConfigError(f"{self.name} cannot serve {kind} requests: {alt}")
+        unknown = sorted(set(settings.options) - set(self.options_help))
+        if unknown:
+            known = ", ".join(sorted(self.options_help)) or "none"
+            raise ConfigError(f"--server-opt {unknown[0]} is not a setting of {self.name}: use one of {known}")
+        for key, value in sorted(settings.options.items()):
+            if not OPTION_VALUE.fullmatch(value):
+                raise ConfigError(
+                    f"--server-opt {key}={value!r}: a value may hold only letters, digits, spaces and . : / + = , @ -"
+                )
+
+    def stop_signal_ok(self) -> bool:
+        return True
+
+    def describe(self) -> dict[str, Any]:
+        """What `crest servers` shows."""
+        binary = self.binary()
+        return {
+            "name": self.name,
+            "title": self.title,
+            "installed": binary is not None,
+            "version": self.version() if binary is not None else None,
+            "binary": str(binary) if binary else None,
+            "install": None if binary is not None else self.install_hint(),
+            "kinds": sorted(self.kinds),
+            "options": dict(self.options_help),
+        }
+
+
+def which(*names: str) -> Path | None:
+    """The first of `names` found on PATH or in /usr/sbin and /usr/bin (root's tools live in sbin)."""
+    for name in names:
+        found = shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/bin:/sbin:/bin")
+        if found:
+            return Path(found)
+    return None
+
+
+def render(template: str, **values: Any) -> str:
+    """One of the adapters' configuration templates (python/crest/servers/templates/) filled in.
+
+    Undefined names are errors, so a template and its adapter cannot drift apart silently.
+    """
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    return env.get_template(template).render(**values)
+
+
+def int_option(settings: ServerSettings, key: str, default: int, *, minimum: int = 1) -> int:
+    """A --server-opt that crest computes with (not only pastes): a whole number ≥ `minimum`.
+
+    Raises:
+        ConfigError: the value is not such a number.
+    """
+    value = settings.options.get(key)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        number = minimum - 1
+    if number < minimum:
+        raise ConfigError(f"--server-opt {key}={value!r}: give a whole number of at least {minimum}")
+    return number
+
+
+def wants_cgi(settings: ServerSettings) -> bool:
+    return bool(settings.kinds & {"cgi", "webstone-cgi"})
+
+
+def wants_fastcgi(settings: ServerSettings) -> bool:
+    """FastCGI and the in-process kind, which real servers serve through crest's FastCGI responder."""
+    return bool(settings.kinds & {"fastcgi", "inproc"})
+
+
+def fcgiwrap_helper(site: Site, children: int) -> Helper:
+    """fcgiwrap on site.cgi_socket with `children` prefork processes, for servers without CGI of their own.
+
+    It runs as the site's account, like the server's workers, so the socket it makes is theirs to
+    connect to and the CGI programs run unprivileged.
+    """
+    binary = which("fcgiwrap")
+    if binary is None:
+        raise ConfigError("CGI through fcgiwrap needs fcgiwrap: apt-get install -y fcgiwrap")
+    argv = (str(binary), "-s", f"unix:{site.cgi_socket}", "-c", str(children))
+    return Helper("fcgiwrap", argv, site.cgi_socket, user=site.user)
+
+
+def version_output(argv: list[str], pattern: str) -> str:
+    """The first match of `pattern` in what `argv` prints (stdout and stderr), else the first line."""
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    text = (out.stdout or "") + (out.stderr or "")
+    match = re.search(pattern, text)
+    if match:
+        return match.group(0)
+    return text.strip().splitlines()[0] if text.strip() else "unknown"
+
+
+class Target:
+    """A provisioned, running target: `with Target(adapter, settings) as t: t.url`."""
+
+    def __init__(self, adapter: Adapter, settings: ServerSettings) -> None:
+        adapter.check(settings)
+        self.adapter = adapter
+        self.settings = settings
+        self.site: Site | None = None
+        self.processes = Processes()
+        self.memory: MemoryLimit | None = None
+        self.config_text = ""
+        self.keep_logs: Path | None = None  # where stop() copies the server's logs before removing the site
+
+    @property
+    def url(self) -> str:
+        assert self.site is not None
+        return f"http://127.0.0.1:{self.site.port}"
+
+    @property
+    def tls_url(self) -> str | None:
+        assert self.site is not None
+        return f"https://127.0.0.1:{self.site.tls_port}" if self.site.tls_port else None
+
+    def start(self) -> None:
+        """Provision the site, start helpers and the server, and wait until it answers.
+
+        Raises:
+            ConfigError: the site or the memory limit cannot be made.
+            TargetError: the server did not start or answer; everything started is stopped again.
+        """
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> None:
+        settings = self.settings
+        self.site = site = create_site(settings.docroot, tls=settings.tls)
+        if settings.memory_bytes is not None:
+            self.memory = MemoryLimit(settings.memory_bytes)
+            self.memory.create()
+        procs_file = self.memory.procs_file if self.memory else None
+        for helper in self.adapter.helpers(site, settings):
+            self.processes.start(helper.name, helper.argv, log=site.logs / f"{helper.name}.log",
+                                 cpus=settings.cpus, cgroup_procs=procs_file, user=helper.user)  # fmt: skip
+            wait_until(helper.socket.exists, timeout_s=READY_TIMEOUT_S,
+                       what=f"{helper.name} did not create {helper.socket}", processes=self.processes)  # fmt: skip
+        files = self.adapter.config_files(site, settings)
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        self.config_text = "\n".join(f"# {p.relative_to(site.root)}\n{t}" for p, t in files.items())
+        ports = [p for p in (site.port, site.tls_port) if p]
+        for port in ports:
+            # free_port() released it a moment ago; if another program took it since, the
+            # readiness check below would mistake that program for the server.
+            if _answers(port):
+                raise TargetError(f"port {port} was taken by another program before {self.adapter.title} "
+                                  "started: start the target again")  # fmt: skip
+        self.processes.start(self.adapter.name, self.adapter.command(site, settings), log=site.logs / "server.log",
+                             cwd=site.root, env=self.adapter.env(site, settings), cpus=settings.cpus,
+                             cgroup_procs=procs_file)  # fmt: skip
+        wait_until(lambda: all(_answers(p) for p in ports), timeout_s=READY_TIMEOUT_S,
+                   what=f"{self.adapter.title} did not answer on port {', '.join(map(str, ports))}",
+                   processes=self.processes)  # fmt: skip
+
+    def pids(self) -> list[int]:
+        """Every live process of the target (server, its workers, helpers and their children)."""
+        return self.processes.pids()
+
+    def access_log_lines(self) -> int:
+        """Requests the server has logged so far (0 with access logging off)."""
+        if self.site is None or not self.settings.access_log:
+            return 0
+        try:
+            with self.site.access_log.open("rb") as f:
+                return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 16), b""))
+        except FileNotFoundError:
+            return 0
+
+    def metadata(self) -> dict[str, Any]:
+        """What the run stores about its target."""
+        return {
+            "name": self.adapter.name,
+            "title": self.adapter.title,
+            "version": self.adapter.version(),
+            "cpus": list(self.settings.cpus),
+            "workers": self.settings.workers,
+            "memory_bytes": self.settings.memory_bytes,
+            "options": dict(self.settings.options),
+            "access_log": self.settings.access_log,
+            "config_text": self.config_text,
+        }
+
+    def stop(self) -> None:
+        """Stop every process (SIGTERM, then SIGKILL), remove the cgroup and the site; safe to call twice."""
+        self.processes.stop()
+        if self.memory is not None:
+            self.memory.remove()
+            self.memory = None
+        if self.site is not None:
+            if self.keep_logs is not None:
+                shutil.copytree(self.site.logs, self.keep_logs, dirs_exist_ok=True)
+            remove_site(self.site)
+            self.site = None
+
+    def __enter__(self) -> Target:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def _answers(port: int) -> bool:
+    """Whether something accepts connections on the loopback port (readiness, not correctness)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False

@@ -1,0 +1,114 @@
+"""Caddy: one Go process (GOMAXPROCS threads); CGI through fcgiwrap, FastCGI through its fastcgi transport.
+
+Owns Caddy's configuration (templates/Caddyfile.j2, adapted by `caddy run
+--adapter caddyfile`), command line and environment. Caddy has no way to
+drop root; it runs as crest does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import ClassVar
+
+from crest.errors import ConfigError
+from crest.servers.base import (
+    Adapter,
+    Helper,
+    ServerSettings,
+    fcgiwrap_helper,
+    int_option,
+    render,
+    version_output,
+    wants_cgi,
+    wants_fastcgi,
+    which,
+)
+from crest.servers.site import Site
+
+IDLE_TIMEOUT = "5m"  # Caddy's default
+DURATION = re.compile(r"\d+(ns|us|ms|s|m|h)|0")
+
+
+class CaddyAdapter(Adapter):
+    name = "caddy"
+    title = "Caddy"
+    package = "caddy"
+    kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "fastcgi", "inproc"})
+    options_help = {
+        "GOMAXPROCS": "threads running Go code at once (default: --workers)",
+        "GOGC": "Go garbage collector target, percent of live heap (default 100)",
+        "idle_timeout": f"how long an idle keep-alive connection stays open, e.g. 5s (default {IDLE_TIMEOUT})",
+        "read_timeout": "limit on reading a request's headers and body, e.g. 30s (default 0 = none)",
+        "write_timeout": "limit on writing a response, e.g. 30s (default 0 = none)",
+        "max_header_size": "largest request header accepted, e.g. 1MB (default 1MB)",
+        "fcgiwrap_children": "fcgiwrap processes running CGI programs (default 4 per worker, at least 8)",
+    }
+
+    def binary(self) -> Path | None:
+        return which("caddy")
+
+    def version(self) -> str:
+        binary = self.binary()
+        if binary is None:
+            return "unknown"
+        text = version_output([str(binary), "version"], r"v?\d+\.\d+\.\d+\S*")
+        return text if text == "unknown" else f"caddy/{text.lstrip('v')}"
+
+    def check(self, settings: ServerSettings) -> None:
+        super().check(settings)
+        int_option(settings, "GOMAXPROCS", 1)
+        int_option(settings, "GOGC", 1)
+        int_option(settings, "fcgiwrap_children", 1)
+        for key in ("idle_timeout", "read_timeout", "write_timeout"):
+            value = settings.options.get(key)
+            if value is not None and not DURATION.fullmatch(value):
+                raise ConfigError(f"--server-opt {key}={value!r}: give a duration such as 500ms, 5s or 2m")
+        if wants_cgi(settings) and which("fcgiwrap") is None:
+            raise ConfigError("caddy runs CGI through fcgiwrap, which is not installed: apt-get install -y fcgiwrap")
+
+    def helpers(self, site: Site, settings: ServerSettings) -> list[Helper]:
+        helpers = super().helpers(site, settings)
+        if wants_cgi(settings):
+            children = int_option(settings, "fcgiwrap_children", max(8, 4 * settings.workers))
+            helpers.append(fcgiwrap_helper(site, children))
+        return helpers
+
+    def config_path(self, site: Site) -> Path:
+        return site.conf_dir / "Caddyfile"
+
+    def config_files(self, site: Site, settings: ServerSettings) -> dict[Path, str]:
+        opts = settings.options
+        addresses = [f"http://127.0.0.1:{site.port}"]
+        if site.tls_port:
+            addresses.append(f"https://127.0.0.1:{site.tls_port}")
+        text = render(
+            "Caddyfile.j2",
+            site=site,
+            settings=settings,
+            addresses=addresses,
+            cgi=wants_cgi(settings),
+            fastcgi=wants_fastcgi(settings),
+            idle_timeout=opts.get("idle_timeout", IDLE_TIMEOUT),
+            read_timeout=opts.get("read_timeout", "0"),
+            write_timeout=opts.get("write_timeout", "0"),
+            max_header_size=opts.get("max_header_size", "1MB"),
+        )
+        return {self.config_path(site): text}
+
+    def command(self, site: Site, settings: ServerSettings) -> list[str]:
+        return [str(self.binary()), "run", "--config", str(self.config_path(site)), "--adapter", "caddyfile"]
+
+    def env(self, site: Site, settings: ServerSettings) -> dict[str, str] | None:
+        home = str(site.run_dir / "caddy")
+        env = {
+            **os.environ,
+            "GOMAXPROCS": str(int_option(settings, "GOMAXPROCS", max(1, settings.workers))),
+            "HOME": home,
+            "XDG_CONFIG_HOME": home,
+            "XDG_DATA_HOME": home,
+        }
+        if "GOGC" in settings.options:
+            env["GOGC"] = settings.options["GOGC"]
+        return env

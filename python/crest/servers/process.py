@@ -1,0 +1,214 @@
+"""Target-side processes: start one in its own session (pinned, in a cgroup), stop it and every descendant.
+
+Owns the lifetime of server and helper processes: nothing crest starts for a
+target outlives the `Processes` that started it — not on errors, not on
+Ctrl-C, not when the interpreter exits. Knows nothing of server configs.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pwd
+import signal
+import subprocess
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from crest.errors import TargetError
+
+# How long a process may take to exit after SIGTERM before it gets SIGKILL.
+STOP_GRACE_S = 5.0
+# Lines of a server's log quoted in a start-up error.
+LOG_TAIL_LINES = 5
+
+
+@dataclass
+class Started:
+    """One process crest started, with the files its output goes to."""
+
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+
+class Processes:
+    """The processes of one target (server and helpers); `stop()` ends them all, descendants included."""
+
+    def __init__(self) -> None:
+        self.started: list[Started] = []
+        _LIVE.add(self)
+
+    def start(
+        self,
+        name: str,
+        argv: Sequence[str],
+        *,
+        log: Path,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        cpus: Sequence[int] | None = None,
+        cgroup_procs: Path | None = None,
+        stdin_socket: int | None = None,
+        user: str | None = None,
+    ) -> Started:
+        """Start `argv` in a new session with stdout and stderr appended to `log`.
+
+        The child pins itself to `cpus` and joins the cgroup (by writing its
+        pid to `cgroup_procs`) before exec, so every process it forks is
+        pinned and limited from its first instruction. With `user` (crest
+        running as root) it then drops to that account and its primary group.
+
+        Raises:
+            TargetError: the program cannot be started.
+        """
+        def setup() -> None:
+            # Default signal dispositions: a server must see SIGINT/SIGTERM as it would from init.
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+                signal.signal(sig, signal.SIG_DFL)
+            if cgroup_procs is not None:
+                cgroup_procs.write_text(f"{os.getpid()}\n")
+            if cpus:
+                os.sched_setaffinity(0, set(cpus))
+            if account is not None:  # last: joining the cgroup needs root
+                os.setgroups([])
+                os.setgid(account.pw_gid)
+                os.setuid(account.pw_uid)
+
+        try:
+            account = pwd.getpwnam(user) if user is not None else None
+        except KeyError:
+            raise TargetError(f"cannot start {name}: no account {user!r} on this machine") from None
+        out = log.open("ab")
+        try:
+            popen = subprocess.Popen(
+                list(argv),
+                stdin=stdin_socket if stdin_socket is not None else subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+                preexec_fn=setup,
+                close_fds=True,
+            )
+        except OSError as exc:
+            raise TargetError(f"cannot start {name} ({argv[0]}): {exc.strerror or exc}") from None
+        finally:
+            out.close()
+        started = Started(name, popen, log)
+        self.started.append(started)
+        return started
+
+    def pids(self) -> list[int]:
+        """Every live process of the target: the started ones and all their descendants."""
+        found: dict[int, None] = {}
+        for s in self.started:
+            for proc in _tree(s.pid):
+                found[proc.pid] = None
+        return list(found)
+
+    def check_alive(self) -> None:
+        """Raises TargetError naming the first started process that has exited, with its log's last lines."""
+        for s in self.started:
+            code = s.popen.poll()
+            if code is not None:
+                raise TargetError(f"{s.name} exited with code {code}: {log_tail(s.log)}")
+
+    def stop(self) -> None:
+        """SIGTERM to every process group and descendant, then SIGKILL what is left; safe to call twice."""
+        procs = [p for s in self.started for p in _tree(s.pid)]
+        for s in self.started:
+            _signal_group(s.pid, signal.SIGTERM)
+        for p in procs:
+            _signal(p, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for s in self.started:
+            try:
+                s.popen.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        _, alive = psutil.wait_procs(procs, timeout=max(0.0, deadline - time.monotonic()))
+        for s in self.started:
+            _signal_group(s.pid, signal.SIGKILL)
+        for p in alive:
+            _signal(p, signal.SIGKILL)
+        psutil.wait_procs(alive, timeout=STOP_GRACE_S)
+        for s in self.started:
+            if s.popen.poll() is None:
+                s.popen.kill()
+            s.popen.wait()
+        self.started.clear()
+
+
+def wait_until(check: Callable[[], bool], *, timeout_s: float, what: str, processes: Processes) -> None:
+    """Poll `check` until it is true; fail early when a process dies, or after `timeout_s`.
+
+    Raises:
+        TargetError: a process exited, or `what` did not happen in time.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.01
+    while True:
+        processes.check_alive()
+        if check():
+            return
+        if time.monotonic() >= deadline:
+            logs = "; ".join(f"{s.name}: {log_tail(s.log)}" for s in processes.started)
+            raise TargetError(f"{what} within {timeout_s:.0f} s: {logs}")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last lines of a log, folded into one line (for one-line errors)."""
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()[-lines:]
+    except OSError:
+        return "(no log)"
+    return " | ".join(line.strip() for line in text) or "(empty log)"
+
+
+def _tree(pid: int) -> list[psutil.Process]:
+    try:
+        root = psutil.Process(pid)
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _signal(proc: psutil.Process, sig: signal.Signals) -> None:
+    try:
+        proc.send_signal(sig)
+    except psutil.Error:
+        pass
+
+
+# Every Processes still holding processes; stopped at interpreter exit and on SIGTERM
+# so a killed crest does not leave servers behind.
+_LIVE: weakref.WeakSet[Processes] = weakref.WeakSet()
+
+
+def stop_all() -> None:
+    """Stop every target process this interpreter started and has not stopped yet."""
+    for processes in list(_LIVE):
+        processes.stop()
+
+
+atexit.register(stop_all)

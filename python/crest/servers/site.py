@@ -1,0 +1,157 @@
+"""A target's private run directory: its ports, TLS key and certificate, cgi-bin, sockets and logs.
+
+Owns laying out and removing that directory; never writes a server's own
+configuration (adapters do) and never starts servers.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from crest.dynamic import install_cgi
+from crest.errors import ConfigError
+
+# The account servers switch to when crest runs as root (Debian's packages use it).
+UNPRIVILEGED_USER = "www-data"
+
+
+@dataclass
+class Site:
+    """Where one provisioned target lives; every path is inside `root` (mode 0750)."""
+
+    root: Path
+    docroot: Path
+    port: int
+    tls_port: int | None
+    user: str | None  # the account the server's workers run as when crest is root; None: crest's own
+    group: str | None
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.root / "conf"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def run_dir(self) -> Path:
+        """Sockets and pid files."""
+        return self.root / "run"
+
+    @property
+    def cgi_bin(self) -> Path:
+        return self.root / "cgi-bin"
+
+    @property
+    def cert(self) -> Path:
+        return self.root / "tls" / "cert.pem"
+
+    @property
+    def key(self) -> Path:
+        return self.root / "tls" / "key.pem"
+
+    @property
+    def access_log(self) -> Path:
+        return self.logs / "access.log"
+
+    @property
+    def error_log(self) -> Path:
+        return self.logs / "error.log"
+
+    @property
+    def fcgi_socket(self) -> Path:
+        """crest's FastCGI responder."""
+        return self.run_dir / "crest-fcgi.sock"
+
+    @property
+    def cgi_socket(self) -> Path:
+        """fcgiwrap, for servers that run CGI only through FastCGI."""
+        return self.run_dir / "fcgiwrap.sock"
+
+
+def create_site(docroot: Path, *, tls: bool, base: Path | None = None) -> Site:
+    """Make a private run directory with free ports, installed CGI programs and (with `tls`) a key pair.
+
+    Raises:
+        ConfigError: the directory, the programs or the key cannot be made.
+    """
+    root = Path(tempfile.mkdtemp(prefix="crest-target-", dir=base))
+    user, group = _server_account()
+    try:
+        for sub in ("conf", "logs", "run", "tls"):
+            (root / sub).mkdir()
+        install_cgi(root / "cgi-bin")
+        site = Site(root=root, docroot=docroot.resolve(), port=free_port(), tls_port=free_port() if tls else None,
+                    user=user, group=group)  # fmt: skip
+        if tls:
+            make_certificate(site.cert, site.key)
+        _share_with(root, group)
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    return site
+
+
+def remove_site(site: Site) -> None:
+    shutil.rmtree(site.root, ignore_errors=True)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now (the server binds it a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def make_certificate(cert: Path, key: Path) -> None:
+    """A self-signed certificate for 127.0.0.1 and localhost; the key is created with mode 0600.
+
+    Raises:
+        ConfigError: openssl is missing or failed.
+    """
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise ConfigError("TLS targets need openssl to make a certificate: apt-get install -y openssl")
+    key.touch(mode=0o600)
+    try:
+        subprocess.run(
+            [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+             "-keyout", str(key), "-out", str(cert), "-days", "7", "-subj", "/CN=localhost",
+             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1"],
+            check=True, capture_output=True, timeout=30,
+        )  # fmt: skip
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        raise ConfigError(f"openssl could not make a TLS certificate: {exc}") from None
+    key.chmod(0o600)
+
+
+def _server_account() -> tuple[str | None, str | None]:
+    """As root, servers drop to www-data (Apache refuses to serve as root); otherwise they run as we do."""
+    if os.geteuid() != 0:
+        return None, None
+    try:
+        pw = pwd.getpwnam(UNPRIVILEGED_USER)
+        return pw.pw_name, grp.getgrgid(pw.pw_gid).gr_name
+    except KeyError:
+        return None, None
+
+
+def _share_with(root: Path, group: str | None) -> None:
+    """Private to crest, readable by the server's group: dirs 0750, sockets' dir writable by the group."""
+    gid = grp.getgrnam(group).gr_gid if group else -1
+    for path in [root, *root.rglob("*")]:
+        if path == root / "tls" / "key.pem":
+            continue  # read by the server's master as root, never by its workers
+        if gid >= 0:
+            os.chown(path, -1, gid, follow_symlinks=False)
+        if path.is_dir():
+            path.chmod(0o770 if path.name in ("run", "logs") else 0o750)

@@ -1,0 +1,97 @@
+"""crest.analysis.summary: peaks, saturation and curve shape of rising, plateau, graceful and collapsing curves."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from analysis_records import mix, run
+
+from crest.analysis import CurveSummary, points_from_run, summarize
+from crest.analysis.points import point_from_mix
+from crest.analysis.summary import NOT_SATURATED, shape_of
+from crest.errors import ConfigError
+
+
+def summary_of(rps: list[float]) -> CurveSummary:
+    return summarize(points_from_run(run(rps, loads=[4 * (i + 1) for i in range(len(rps))])))
+
+
+def test_rising_curve_is_not_saturated() -> None:
+    s = summary_of([100.0, 200.0, 300.0])
+    assert (s.peak_rps, s.peak_rps_load) == (300.0, 12.0)
+    assert (s.saturated, s.shape, s.verdict, s.past_peak_ratio) == (False, "rising", NOT_SATURATED, None)
+    assert s.verdict == "not saturated — add load"
+    assert (s.peak_throughput_Bps, s.peak_throughput_load) == (300_000.0, 12.0)
+
+
+def test_plateau() -> None:
+    s = summary_of([100.0, 200.0, 190.0, 185.0])
+    assert (s.saturated, s.shape, s.peak_rps_load) == (True, "plateau", 8.0)
+    assert s.past_peak_ratio == pytest.approx(0.925)
+    assert s.verdict == "saturated — plateau past the peak (falls to 92% of peak)"
+
+
+def test_graceful_degradation() -> None:
+    s = summary_of([100.0, 200.0, 150.0, 120.0])
+    assert (s.saturated, s.shape, s.past_peak_ratio) == (True, "graceful degradation", 0.6)
+
+
+def test_collapse() -> None:
+    s = summary_of([100.0, 200.0, 20.0, 30.0])
+    assert (s.saturated, s.shape, s.past_peak_ratio) == (True, "collapse", 0.1)
+
+
+def test_thresholds() -> None:
+    assert [shape_of(r) for r in (1.0, 0.9, 0.89, 0.5, 0.49, 0.0)] == [
+        "plateau", "plateau", "graceful degradation", "graceful degradation", "collapse", "collapse",
+    ]  # fmt: skip
+
+
+def test_single_point() -> None:
+    s = summary_of([42.0])
+    assert (s.peak_rps, s.shape, s.saturated) == (42.0, "single point", False)
+
+
+def test_points_are_taken_in_load_order_and_nan_never_peaks() -> None:
+    points = points_from_run(run([300.0, math.nan, 100.0], loads=[12, 16, 4]))
+    s = summarize(points)
+    assert (s.peak_rps, s.peak_rps_load, s.shape) == (300.0, 12.0, "rising")
+
+
+def test_first_of_equal_peaks() -> None:
+    s = summary_of([100.0, 200.0, 200.0])
+    assert (s.peak_rps_load, s.shape, s.past_peak_ratio) == (8.0, "plateau", 1.0)
+
+
+def test_no_points() -> None:
+    with pytest.raises(ConfigError, match="no load points with a measured req/s"):
+        summarize([])
+
+
+def test_warnings() -> None:
+    points = [
+        point_from_mix(mix(0, 1, 100.0, requests=1000, errors={"timeout": 50})),
+        point_from_mix(mix(1, 2, 200.0, warnings=["client-bound: load generator CPU at 97%"])),
+        point_from_mix(mix(2, 3, 300.0, monitor={"target_idle_pct": 60.0})),
+    ]
+    s = summarize(points)
+    assert s.max_error_rate == pytest.approx(50 / 1050)
+    assert len(s.warnings) == 3
+    assert s.warnings[0].startswith("errors above 1% of attempts at 1 load point(s) (worst 4.8% at load 1)")
+    assert s.warnings[1].startswith("client-bound at load 2:")
+    assert s.warnings[2].startswith("target idle at the peak (load 3) (60% idle)")
+
+
+def test_idle_warning_from_the_monitor_warning_only_at_the_peak() -> None:
+    points = [
+        point_from_mix(mix(0, 1, 100.0, warnings=["target idle: 90% idle"])),
+        point_from_mix(mix(1, 2, 200.0)),
+    ]
+    assert summarize(points).warnings == []
+    points[1].target_idle = True
+    assert summarize(points).warnings[0].startswith("target idle at the peak (load 2):")
+
+
+def test_clean_curve_has_no_warnings() -> None:
+    assert summary_of([1.0, 2.0]).warnings == []
