@@ -1,16 +1,19 @@
-"""`crest doe`: 2^k factorial experiments; today `--analyze DATA.csv --response COL` (effects, % variation, CIs).
+"""`crest doe`: 2^k factorial experiments — run a DESIGN file, or `--analyze DATA.csv --response COL`.
 
 Owns the command's options and how a DoeResult is printed (a table, or JSON
-with --json); crest.analysis.doe does the arithmetic. Running a DESIGN file
-(one run per row of the design) is the next step: it plugs in at
-_run_design without changing the analysis path.
+with --json); crest.experiment turns a design into runs, crest.analysis.doe
+does the arithmetic.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
+import secrets
+import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +27,7 @@ from crest.analysis.csvdata import read_csv
 from crest.analysis.doe import ERROR, MEAN, DoeResult, analyze
 from crest.cli import EXIT_OK
 from crest.errors import ConfigError
+from crest.store import DEFAULT_PATH
 
 # Piped output is read in logs and files, where wrapping a table row helps nobody.
 _PIPE_WIDTH = 200
@@ -34,8 +38,10 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def doe_command(
     design: Annotated[
         Path | None,
-        typer.Argument(metavar="[DESIGN]", help="A design file to run (not built yet: use --analyze).", show_default=False),
+        typer.Argument(metavar="DESIGN", help="A design file (TOML) to run, then analyse; see docs/analysis.md.", show_default=False),
     ] = None,
+    db: Annotated[Path, typer.Option("--db", help="Results store (SQLite) for the design's runs.")] = DEFAULT_PATH,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No live progress.")] = False,
     analyze_path: Annotated[
         Path | None,
         typer.Option("--analyze", metavar="DATA.csv", help="Analyse measured data: one row per experiment, a column per factor."),
@@ -57,17 +63,40 @@ def doe_command(
     if design is not None:
         if analyze_path is not None:
             raise ConfigError("give either a DESIGN to run or --analyze DATA.csv, not both")
-        return _run_design(design)
+        return _run_design(design, db, quiet, json_output)
     if analyze_path is None:
-        raise ConfigError("nothing to do: give --analyze DATA.csv --response COLUMN (running a DESIGN file comes later)")
+        raise ConfigError("nothing to do: give a DESIGN.toml to run, or --analyze DATA.csv --response COLUMN")
     return _analyze(analyze_path, response, factors, generators or [], json_output)
 
 
-def _run_design(design: Path) -> int:
-    raise ConfigError(
-        f"running a design is not built yet ({design}): run each configuration with `crest run`,"
-        " then analyse the results with `crest doe --analyze DATA.csv --response COLUMN`"
-    )
+def _run_design(path: Path, db: Path, quiet: bool, json_output: bool) -> int:
+    from crest.cli.run import Progress
+    from crest.experiment import load_design, run_design
+
+    d = load_design(path)
+    experiment_id = "doe" + time.strftime("%Y%m%d-%H%M", time.gmtime()) + "-" + secrets.token_hex(2)
+    watcher = Progress(enabled=not quiet and sys.stderr.isatty())
+    try:
+        rows = run_design(d, store_path=db, experiment_id=experiment_id, on_event=watcher.on_event)
+    finally:
+        watcher.stop()
+    out = db.parent / "doe" / f"{experiment_id}.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    columns = [*d.factors, d.response, "run_id"]
+    with out.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        writer.writerows([[row[c] for c in columns] for row in rows])
+    result = analyze([{k: row[k] for k in (*d.factors, d.response)} for row in rows], d.response, list(d.factors),
+                     d.generators)  # fmt: skip
+    if json_output:
+        print(json.dumps({**result_json(result), "experiment": experiment_id, "data": str(out)}), flush=True)
+        return EXIT_OK
+    _print(result)
+    print(f"\nexperiment {experiment_id}: {len(rows)} runs; data in {out}")
+    print(f"re-analyse: crest doe --analyze {out} --response {d.response} --factors {','.join(d.factors)}")
+    print(f"report:     crest report {experiment_id}")
+    return EXIT_OK
 
 
 def _analyze(path: Path, response: str | None, factors: str | None, generators: list[str], json_output: bool) -> int:
@@ -147,7 +176,11 @@ def _percent(value: float) -> str:
 
 
 def _number(value: float) -> str:
-    return f"{value:,.6g}"
+    # Three decimals at most (responses are req/s or bytes/s); tiny effects keep three significant digits.
+    if value != 0 and abs(value) < 0.01:
+        return f"{value:.3g}"
+    text = f"{value:,.3f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
 
 
 def _safe(value: Any) -> Text:

@@ -1,0 +1,98 @@
+"""`crest doe DESIGN.toml`: a 2^k design becomes one run per row (replications as trials), each
+tagged with its levels under one experiment id, then analysed like `--analyze` would."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from crest.filesets import generate
+from support import run_cli
+
+pytestmark = pytest.mark.integration
+
+SUITE = """
+name = "doe-tiny"
+description = "one short mix"
+source = "crest tests"
+[workload]
+fileset = "webcat-large-filemix"
+http_version = "1.0"
+[[workload.classes]]
+name = "static"
+kind = "static"
+weight = 1
+[ladder]
+clients = [2]
+[timing]
+length_s = 2
+ramp_up_s = 1
+ramp_down_s = 0
+"""
+
+DESIGN = """
+suite = "{suite}"
+profile = "full"
+server = "builtin"
+replications = {reps}
+response = "peak_rps"
+[factors]
+keepalive = [false, true]
+clients = [1, 4]
+"""
+
+
+def _write(tmp_path: Path, reps: int = 1, extra: str = "") -> Path:
+    suite = tmp_path / "suite.toml"
+    suite.write_text(SUITE)
+    design = tmp_path / "design.toml"
+    design.write_text(DESIGN.format(suite=suite, reps=reps) + extra)
+    return design
+
+
+def test_design_runs_every_combination_and_reports_effects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CREST_CACHE_DIR", str(cache))
+    generate("webcat-large-filemix", cache / "filesets" / "webcat-large-filemix")
+    db = tmp_path / "r.db"
+    out = run_cli("doe", str(_write(tmp_path, reps=2)), "--db", str(db), "--json", "-q", timeout_s=240)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert set(result["effects"]) == {"mean", "keepalive", "clients", "keepalive:clients"}
+    assert set(result["variation_pct"]) == {"keepalive", "clients", "keepalive:clients", "error"}
+    assert abs(sum(result["variation_pct"].values()) - 100.0) < 1e-6
+    assert result["replications"] == 2 and result["ci95"] is not None
+    with open(result["data"], newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 8
+    assert {(r["keepalive"], r["clients"]) for r in rows} == {(k, c) for k in ("False", "True") for c in ("1", "4")}
+    with sqlite3.connect(db) as conn:
+        runs = conn.execute("SELECT factors_json, repeat_index, config_json FROM runs").fetchall()
+    assert len(runs) == 8
+    assert {json.loads(c)["experiment"] for _, _, c in runs} == {result["experiment"]}
+    assert sorted(r for _, r, _ in runs) == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert all(set(json.loads(f)) == {"keepalive", "clients"} for f, _, _ in runs)
+    # The same data analysed offline gives the same effects.
+    again = run_cli("doe", "--analyze", result["data"], "--response", "peak_rps", "--factors", "keepalive,clients", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["effects"] == pytest.approx(result["effects"])
+
+
+@pytest.mark.parametrize(
+    "extra,needle",
+    [
+        ("nosuch = [1, 2]\n", "unknown factor"),
+        ("threads = [1, 1]\n", "two different levels"),
+    ],
+)
+def test_bad_design_is_one_line_and_runs_nothing(tmp_path: Path, extra: str, needle: str) -> None:
+    db = tmp_path / "r.db"
+    out = run_cli("doe", str(_write(tmp_path, extra=extra)), "--db", str(db))
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("crest: error:") and needle in lines[0], out.stderr
+    assert not db.exists()
