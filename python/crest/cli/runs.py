@@ -22,7 +22,7 @@ from rich.text import Text
 
 from crest.cli import EXIT_OK
 from crest.store import DEFAULT_PATH, MixRecord, RunDetail, RunSummary, Store, no_run_error
-from crest.units import format_count, format_latency_us, format_seconds
+from crest.units import format_bytes, format_count, format_latency_us, format_seconds
 
 # Piped output is read in logs and files, where wrapping a table row helps nobody.
 _PIPE_WIDTH = 200
@@ -127,7 +127,17 @@ def _header(detail: RunDetail) -> list[Text]:
         lines.append(_labelled("host", " · ".join(host)))
     if meta.factors:
         lines.append(_labelled("factors", ", ".join(f"{k}={v}" for k, v in meta.factors.items())))
+    server = meta.config.get("server")
+    if isinstance(server, dict):
+        cpus = meta.config.get("cpus") or {}
+        where = f" · target cores {_cores(cpus.get('target'))}, engine cores {_cores(cpus.get('engine'))}" if cpus else ""
+        limit = f" · memory limit {format_bytes(server['memory_bytes'])}" if server.get("memory_bytes") else ""
+        lines.append(_labelled("server", f"{server.get('version', '?')}{where}{limit}"))
     return lines
+
+
+def _cores(cores: Any) -> str:
+    return ",".join(str(c) for c in cores) if cores else "all"
 
 
 def _labelled(label: str, text: str) -> Text:
@@ -136,15 +146,27 @@ def _labelled(label: str, text: str) -> Text:
 
 def _mix_table(mixes: list[MixRecord]) -> Table:
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for name in ("mix", "clients", "threads", "conns", "window", "requests", "req/s", "MB/s", "p50", "p99", "errors"):
+    monitored = any("target" in m.monitor for m in mixes)
+    names = ["mix", "clients", "threads", "conns", "window", "requests", "req/s", "MB/s", "p50", "p99", "errors"]
+    for name in names + (["target cpu", "engine cpu"] if monitored else []):
         table.add_column(name, justify="right", no_wrap=True)
     for m in mixes:
-        table.add_row(
+        cells = [
             str(m.index), format_count(m.clients), format_count(m.threads_per_client), format_count(m.connections),
             format_seconds(m.window_s), format_count(m.requests), f"{m.rps:,.1f}", f"{m.throughput_Bps / 1e6:,.2f}",
             _latency(m, "p50"), _latency(m, "p99"), format_count(m.error_count),
-        )  # fmt: skip
+        ]  # fmt: skip
+        if monitored:
+            cells += [_util(m.monitor.get("target")), _util(m.monitor.get("engine"))]
+        table.add_row(*cells)
     return table
+
+
+def _util(cpu: Any) -> str:
+    """CPU use as a share of the cores given, e.g. "87% of 1"."""
+    if not isinstance(cpu, dict) or "cpu_util_pct" not in cpu:
+        return "-"
+    return f"{cpu['cpu_util_pct']:.0f}% of {cpu.get('cores', '?')}"
 
 
 def _latency(mix: MixRecord, key: str) -> str:
