@@ -35,17 +35,18 @@ $(STAMPS)/build: $(STAMPS)/venv $(BUILD_INPUTS) | $(STAMPS)/dynamic
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras dev
 	@touch $@
 
-# The CGI programs crest installs on targets (crates/dynamic), copied into the Python
-# package that installs them (python/crest/dynamic/bin/, git-ignored).
+# The CGI programs crest installs on targets (crates/dynamic) and its FastCGI responder
+# (crates/fcgi), copied into the Python package that installs them (python/crest/dynamic/bin/,
+# git-ignored).
 DYNAMIC_BIN := python/crest/dynamic/bin
-DYNAMIC_PROGRAMS := crest-env crest-bytes
-DYNAMIC_INPUTS := $(shell find crates/dynamic -type f \( -name '*.rs' -o -name '*.toml' \) 2>/dev/null) \
+DYNAMIC_PROGRAMS := crest-env crest-bytes crest-fcgi
+DYNAMIC_INPUTS := $(shell find crates/dynamic crates/fcgi -type f \( -name '*.rs' -o -name '*.toml' \) 2>/dev/null) \
                   Cargo.toml $(wildcard Cargo.lock)
 
 DYNAMIC_COPIES := $(addprefix $(DYNAMIC_BIN)/,$(DYNAMIC_PROGRAMS))
 
 $(STAMPS)/dynamic: $(DYNAMIC_INPUTS) $(DYNAMIC_COPIES)
-	cargo build --release -p crest-dynamic
+	cargo build --release -p crest-dynamic -p crest-fcgi
 	@mkdir -p $(DYNAMIC_BIN) $(STAMPS)
 	install -m 0755 $(addprefix $${CARGO_TARGET_DIR:-target}/release/,$(DYNAMIC_PROGRAMS)) $(DYNAMIC_BIN)/
 	@touch $@

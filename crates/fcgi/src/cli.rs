@@ -94,9 +94,8 @@ pub fn parse(
 
 fn parse_listen(value: OsString) -> Result<SocketAddr, String> {
     let text = value.to_string_lossy();
-    text.parse().map_err(|_| {
-        format!("--listen: expected IP:PORT, e.g. 127.0.0.1:9000 (got {text:?})")
-    })
+    text.parse()
+        .map_err(|_| format!("--listen: expected IP:PORT, e.g. 127.0.0.1:9000 (got {text:?})"))
 }
 
 fn parse_threads(value: OsString) -> Result<NonZeroUsize, String> {
@@ -134,7 +133,10 @@ mod tests {
         );
         assert_eq!(
             run(&["--listen=127.0.0.1:9000"]),
-            Ok(serve(Address::Tcp("127.0.0.1:9000".parse().expect("valid")), 4))
+            Ok(serve(
+                Address::Tcp("127.0.0.1:9000".parse().expect("valid")),
+                4
+            ))
         );
         assert_eq!(run(&["--socket", "/s", "--help"]), Ok(Command::Help));
         assert_eq!(run(&["-V"]), Ok(Command::Version));
@@ -143,12 +145,22 @@ mod tests {
     #[test]
     fn errors_name_the_problem_and_the_fix() {
         let err = |args: &[&str]| run(args).expect_err("bad arguments");
-        assert_eq!(err(&["--socket", "/a", "--listen", "127.0.0.1:1"]), "give --socket or --listen, not both");
-        assert!(err(&["--listen", "localhost"]).contains("expected IP:PORT, e.g. 127.0.0.1:9000 (got \"localhost\")"));
+        assert_eq!(
+            err(&["--socket", "/a", "--listen", "127.0.0.1:1"]),
+            "give --socket or --listen, not both"
+        );
+        assert!(err(&["--listen", "localhost"])
+            .contains("expected IP:PORT, e.g. 127.0.0.1:9000 (got \"localhost\")"));
         assert!(err(&["--threads", "0"]).contains("from 1 to 1024 (got \"0\")"));
         assert!(err(&["--threads", "1025"]).contains("(got \"1025\")"));
         assert_eq!(err(&["--socket"]), "--socket needs a value: see --help");
-        assert_eq!(err(&["--socket="]), "--socket needs a path, e.g. --socket /tmp/crest-fcgi.sock");
-        assert_eq!(err(&["--port", "1"]), "unknown argument \"--port\": see --help");
+        assert_eq!(
+            err(&["--socket="]),
+            "--socket needs a path, e.g. --socket /tmp/crest-fcgi.sock"
+        );
+        assert_eq!(
+            err(&["--port", "1"]),
+            "unknown argument \"--port\": see --help"
+        );
     }
 }

@@ -69,7 +69,10 @@ enum State {
     Reading(Pending),
     /// Handed to the caller as [`Progress::Ready`]; [`Connection::finish`]
     /// ends it.
-    Answering { id: u16, keep_conn: bool },
+    Answering {
+        id: u16,
+        keep_conn: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -265,6 +268,11 @@ impl Connection {
                 }
             }
         }
-        record::encode_record(out, record::GET_VALUES_RESULT, record::NULL_REQUEST_ID, &body);
+        record::encode_record(
+            out,
+            record::GET_VALUES_RESULT,
+            record::NULL_REQUEST_ID,
+            &body,
+        );
     }
 }

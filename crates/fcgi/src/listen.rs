@@ -90,7 +90,9 @@ fn unix(path: &Path) -> Result<Listener, ListenError> {
     };
     remove_stale(path)?;
     let socket = Socket::new(Domain::UNIX, Type::STREAM, None).map_err(fail)?;
-    socket.bind(&SockAddr::unix(path).map_err(fail)?).map_err(fail)?;
+    socket
+        .bind(&SockAddr::unix(path).map_err(fail)?)
+        .map_err(fail)?;
     // From here on the file is ours: removed again if anything below fails.
     let file = SocketFile(path.to_owned());
     fs::set_permissions(path, fs::Permissions::from_mode(SOCKET_MODE)).map_err(fail)?;
@@ -158,8 +160,8 @@ fn inherited() -> Result<Listener, ListenError> {
     // SAFETY: fd was just created by F_DUPFD_CLOEXEC and nothing else owns it.
     let socket = Socket::from(unsafe { OwnedFd::from_raw_fd(fd) });
     // A file, a terminal or /dev/null fails these with ENOTSOCK.
-    let listening = socket.is_listener().unwrap_or(false)
-        && socket.r#type().is_ok_and(|t| t == Type::STREAM);
+    let listening =
+        socket.is_listener().unwrap_or(false) && socket.r#type().is_ok_and(|t| t == Type::STREAM);
     if !listening {
         return Err(ListenError::NoListener);
     }
@@ -168,7 +170,9 @@ fn inherited() -> Result<Listener, ListenError> {
             listener: UnixListener::from(OwnedFd::from(socket)),
             file: None,
         }),
-        Ok(Domain::IPV4 | Domain::IPV6) => Ok(Listener::Tcp(TcpListener::from(OwnedFd::from(socket)))),
+        Ok(Domain::IPV4 | Domain::IPV6) => {
+            Ok(Listener::Tcp(TcpListener::from(OwnedFd::from(socket))))
+        }
         _ => Err(ListenError::NoListener),
     }
 }

@@ -208,7 +208,16 @@ pub fn encode_header(
     let padding_len = u8::try_from(padding_len).expect("invariant: padding is below 8");
     let [id_hi, id_lo] = request_id.to_be_bytes();
     let [len_hi, len_lo] = content_len.to_be_bytes();
-    out.extend_from_slice(&[VERSION_1, kind, id_hi, id_lo, len_hi, len_lo, padding_len, 0]);
+    out.extend_from_slice(&[
+        VERSION_1,
+        kind,
+        id_hi,
+        id_lo,
+        len_hi,
+        len_lo,
+        padding_len,
+        0,
+    ]);
 }
 
 /// Appends one record carrying `content` (at most [`MAX_CONTENT_LEN`]
@@ -230,15 +239,30 @@ pub fn encode_stream(out: &mut Vec<u8>, kind: u8, request_id: u16, data: &[u8]) 
 }
 
 /// Appends `FCGI_END_REQUEST` for `request_id`.
-pub fn encode_end_request(out: &mut Vec<u8>, request_id: u16, app_status: u32, protocol_status: u8) {
+pub fn encode_end_request(
+    out: &mut Vec<u8>,
+    request_id: u16,
+    app_status: u32,
+    protocol_status: u8,
+) {
     let [a, b, c, d] = app_status.to_be_bytes();
-    encode_record(out, END_REQUEST, request_id, &[a, b, c, d, protocol_status, 0, 0, 0]);
+    encode_record(
+        out,
+        END_REQUEST,
+        request_id,
+        &[a, b, c, d, protocol_status, 0, 0, 0],
+    );
 }
 
 /// Appends `FCGI_UNKNOWN_TYPE`: the answer to a record type this
 /// application does not know.
 pub fn encode_unknown_type(out: &mut Vec<u8>, unknown: u8) {
-    encode_record(out, UNKNOWN_TYPE, NULL_REQUEST_ID, &[unknown, 0, 0, 0, 0, 0, 0, 0]);
+    encode_record(
+        out,
+        UNKNOWN_TYPE,
+        NULL_REQUEST_ID,
+        &[unknown, 0, 0, 0, 0, 0, 0, 0],
+    );
 }
 
 #[cfg(test)]

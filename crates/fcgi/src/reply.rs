@@ -58,7 +58,9 @@ struct Random {
 
 impl std::fmt::Debug for Random {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Random").field("left", &self.left).finish_non_exhaustive()
+        f.debug_struct("Random")
+            .field("left", &self.left)
+            .finish_non_exhaustive()
     }
 }
 
@@ -187,11 +189,20 @@ mod tests {
     #[test]
     fn routes_by_last_segment_of_any_path_param() {
         let route = |pairs: &[(&str, &str)]| program(&params(pairs));
-        assert_eq!(route(&[("SCRIPT_NAME", "/fcgi/crest-env")]), Some(Program::Env));
-        assert_eq!(route(&[("SCRIPT_NAME", "/dyn/env")]), Some(Program::Env));
-        assert_eq!(route(&[("DOCUMENT_URI", "/x/crest-bytes")]), Some(Program::Bytes));
         assert_eq!(
-            route(&[("SCRIPT_NAME", ""), ("REQUEST_URI", "/a/crest-bytes?size=1")]),
+            route(&[("SCRIPT_NAME", "/fcgi/crest-env")]),
+            Some(Program::Env)
+        );
+        assert_eq!(route(&[("SCRIPT_NAME", "/dyn/env")]), Some(Program::Env));
+        assert_eq!(
+            route(&[("DOCUMENT_URI", "/x/crest-bytes")]),
+            Some(Program::Bytes)
+        );
+        assert_eq!(
+            route(&[
+                ("SCRIPT_NAME", ""),
+                ("REQUEST_URI", "/a/crest-bytes?size=1")
+            ]),
             Some(Program::Bytes)
         );
         assert_eq!(route(&[("SCRIPT_NAME", "/fcgi/not-crest-env")]), None);

@@ -53,21 +53,43 @@ pub async fn run(
             Ok(stream) => {
                 tokio::spawn(serve(stream, limits));
             }
-            Err(e) if is_transient(&e) => {
+            Err(e) if is_out_of_resources(&e) => {
                 eprintln!("crest-fcgi: cannot accept a connection ({e}); retrying");
                 tokio::time::sleep(ACCEPT_BACKOFF).await;
             }
-            // The peer gave up before we accepted: nothing to do.
-            Err(_) => {}
+            Err(e) if is_peer_error(&e) => {}
+            Err(e) => return Err(e),
         }
     }
 }
 
 /// Out of descriptors or memory: worth retrying once connections close.
-fn is_transient(e: &io::Error) -> bool {
+fn is_out_of_resources(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
         Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// An error of the one connection being accepted, not of the listener:
+/// accept(2) on Linux reports these (the peer gave up, the network failed
+/// under it) and says to retry.
+fn is_peer_error(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(
+            libc::ECONNABORTED
+                | libc::EINTR
+                | libc::EPERM
+                | libc::EPROTO
+                | libc::ENOPROTOOPT
+                | libc::ENETDOWN
+                | libc::ENONET
+                | libc::EHOSTDOWN
+                | libc::EHOSTUNREACH
+                | libc::ENETUNREACH
+                | libc::EOPNOTSUPP
+        )
     )
 }
 
@@ -96,8 +118,9 @@ impl Accept {
             Accept::Tcp(l) => {
                 let (stream, _) = l.accept().await?;
                 // Records are small and each response goes out in one write:
-                // Nagle would only hold back the last segment.
-                stream.set_nodelay(true)?;
+                // Nagle would only hold back the last segment. A connection
+                // that cannot take the option fails on its own I/O instead.
+                let _ = stream.set_nodelay(true);
                 Ok(Stream::Tcp(stream))
             }
         }
@@ -175,9 +198,7 @@ async fn converse(stream: &mut Stream, limits: Limits) -> Result<(), Failure> {
     let mut input = Vec::new();
     let mut out = Vec::new();
     loop {
-        let (used, progress) = conn
-            .receive(&input, &mut out)
-            .map_err(Failure::Protocol)?;
+        let (used, progress) = conn.receive(&input, &mut out).map_err(Failure::Protocol)?;
         input.drain(..used);
         match progress {
             Progress::NeedMore => {

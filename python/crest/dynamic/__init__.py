@@ -1,4 +1,5 @@
-"""Owns the CGI programs crest installs on targets (built from crates/dynamic); never runs them itself."""
+"""Owns the CGI programs crest installs on targets (built from crates/dynamic) and its FastCGI
+responder (crates/fcgi); never runs them itself."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from crest.errors import ConfigError
 
-__all__ = ["CGI_BYTES", "CGI_ENV", "PROGRAMS", "install_cgi", "program_path"]
+__all__ = ["CGI_BYTES", "CGI_ENV", "FCGI_RESPONDER", "PROGRAMS", "install_cgi", "program_path", "responder_path"]
 
 CGI_ENV = "crest-env"
 """WebBench-style CGI: the request's CGI environment as an HTML page of exactly 1024 bytes."""
@@ -19,6 +20,12 @@ CGI_BYTES = "crest-bytes"
 """WebStone-style CGI: `?size=N` (default 10240, at most 10^8) pseudo-random bytes, a function of N."""
 
 PROGRAMS = (CGI_ENV, CGI_BYTES)
+
+FCGI_RESPONDER = "crest-fcgi"
+"""crest's FastCGI responder: crest-env's page at .../crest-env and /dyn/env, crest-bytes' at .../crest-bytes.
+
+Not one of PROGRAMS: a web server talks to it over a socket (`--socket PATH`, `--listen IP:PORT`, or
+a listening socket on fd 0), it is never installed into a cgi-bin."""
 
 # Where `make build` copies the binaries from the workspace's target/release/.
 # Where `make build` puts the compiled programs; the built-in target serves them as its cgi-bin.
@@ -38,6 +45,18 @@ def program_path(name: str) -> Path:
     path = _BIN_DIR / name
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise ConfigError("crest's CGI programs are not built: run `make build`")
+    return path
+
+
+def responder_path() -> Path:
+    """The built binary of crest's FastCGI responder (FCGI_RESPONDER).
+
+    Raises:
+        ConfigError: the responder is not built.
+    """
+    path = _BIN_DIR / FCGI_RESPONDER
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise ConfigError("crest's FastCGI responder is not built: run `make build`")
     return path
 
 
