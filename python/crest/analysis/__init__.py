@@ -1,10 +1,11 @@
-"""Analysis: pure functions over stored records (and published tables) — peaks, curve shape, comparisons,
-scaling, weighted throughput, repeated trials and 2^k designs.
+"""Analysis: pure functions over stored runs and published tables; this module only re-exports.
 
-Nothing here prints, measures, or opens a socket; bad input raises
-crest.errors.ConfigError with one line naming the problem and the fix. It
-depends on crest.store for the records and never on the runner, the CLI or
-the servers. docs/analysis.md gives the formulas and thresholds.
+Peaks and curve shape, trials, comparisons, scaling, weighted throughput and
+2^k designs, one module each. Nothing here prints, measures, or opens a
+socket; bad input raises crest.errors.ConfigError with one line naming the
+problem and the fix. It depends on crest.store for the records and never on
+the runner, the CLI or the servers. docs/analysis.md gives the formulas and
+thresholds.
 """
 
 from crest.analysis.compare import (

@@ -177,8 +177,8 @@ def analyze(
         missing = [c for c in (*factors, response) if c not in row]
         if missing:
             raise ConfigError(f"data row {number} has no {missing[0]!r} value: give every row the same columns")
-    levels = {f: _levels(f, [typed(row[f]) for row in rows]) for f in factors}
     gens = parse_generators(generators, factors)
+    levels = {f: _levels(f, [typed(row[f]) for row in rows]) for f in factors}
     base = _base(factors, gens)
     groups: dict[tuple[int, ...], list[float]] = {}
     for number, row in enumerate(rows, start=1):

@@ -39,7 +39,9 @@ DATASET_FACTOR = "dataset"  # the factor every published run carries: the --name
 LOAD_COLUMNS = ("clients", "threads", "connections", "load")
 RPS_COLUMNS = ("rps", "requests_per_s")
 # Throughput columns and their factor to bytes/s; sizes are decimal (1 MB = 10^6 bytes), as crest prints them.
-THROUGHPUT_COLUMNS = {"throughput_Bps": 1.0, "throughput_MBps": 1e6, "throughput_mbps": 1e6 / 8, "throughput_Mbps": 1e6 / 8}
+THROUGHPUT_COLUMNS = {
+    "throughput_Bps": 1.0, "throughput_MBps": 1e6, "throughput_mbps": 1e6 / 8, "throughput_Mbps": 1e6 / 8,
+}  # fmt: skip
 OPTIONAL_COLUMNS = ("window_s", "requests", "errors", "trial")
 PEAK_ONLY_WARNING = "published peak only: the report gives no load for this point"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]*")
@@ -166,7 +168,8 @@ def check_name(name: str) -> None:
     """Raise ConfigError unless `name` is a usable dataset name (letters, digits and . _ : + -)."""
     if not _NAME.fullmatch(name):
         raise ConfigError(
-            f"invalid name {name!r}: use letters, digits and . _ : + - (starting with a letter or digit), e.g. mindcraft-1999"
+            f"invalid name {name!r}: use letters, digits and . _ : + - (starting with a letter or digit),"
+            " e.g. mindcraft-1999"
         )
 
 
@@ -218,7 +221,10 @@ def _row(table: CsvTable, i: int, axis: str, extra: dict[str, Value], name: str)
     window_s = _number(cells, "window_s", where) or 0.0
     requests = _whole(cells, "requests", where)
     rps = _number(cells, rps_column, where, required=True)
-    throughput = _number(cells, throughput_column, where) if throughput_column else None
+    throughput = math.nan
+    if throughput_column is not None:
+        published = _number(cells, throughput_column, where)
+        throughput = math.nan if published is None else published * THROUGHPUT_COLUMNS[throughput_column]
     return _Row(
         factors=factors,
         trial=_whole(cells, "trial", where) or 0,
@@ -227,7 +233,7 @@ def _row(table: CsvTable, i: int, axis: str, extra: dict[str, Value], name: str)
         connections=clients * tpc,
         load=clients * tpc,
         rps=rps if rps is not None else math.nan,
-        throughput_Bps=throughput * THROUGHPUT_COLUMNS[throughput_column] if throughput is not None and throughput_column else math.nan,
+        throughput_Bps=throughput,
         window_s=window_s,
         requests=requests,
         errors=_whole(cells, "errors", where) or 0,
@@ -255,7 +261,9 @@ def _number(cells: dict[str, str], column: str | None, where: str, required: boo
         return None
     value = typed(cells[column].replace(",", ""))  # "1,000" as a report prints it
     if isinstance(value, str) or not math.isfinite(value) or value < 0:
-        raise ConfigError(f"{where}: {column} is {cells[column]!r}, not a number ≥ 0: leave unmeasured points out of the file")
+        raise ConfigError(
+            f"{where}: {column} is {cells[column]!r}, not a number ≥ 0: leave unmeasured points out of the file"
+        )
     return float(value)
 
 

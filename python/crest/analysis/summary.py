@@ -22,7 +22,8 @@ GRACEFUL_RATIO = 0.5
 # A point whose error rate exceeds this gets a warning: 1% is where WebBench-era
 # reports stopped trusting a mix.
 ERROR_RATE_WARN = 0.01
-# The monitor's target_idle_pct at the peak above which the target was not the bottleneck.
+# The monitor's target_idle_pct at the peak above which the target was not the bottleneck:
+# the runner's own rule (target CPU below 75% at the peak), for runs stored without its warning.
 TARGET_IDLE_WARN_PCT = 25.0
 
 NOT_SATURATED = "not saturated — add load"
@@ -117,7 +118,7 @@ def _warnings(points: list[LoadPoint], peak: LoadPoint) -> list[str]:
             f"client-bound at load {loads}: the load generator, not the target, limited these points;"
             " add client CPUs or machines"
         )
-    idle = peak.target_idle or (peak.target_idle_pct is not None and peak.target_idle_pct >= TARGET_IDLE_WARN_PCT)
+    idle = peak.target_idle or (peak.target_idle_pct is not None and peak.target_idle_pct > TARGET_IDLE_WARN_PCT)
     if idle:
         detail = f" ({peak.target_idle_pct:.0f}% idle)" if peak.target_idle_pct is not None else ""
         warnings.append(

@@ -19,7 +19,9 @@ SPECWEB99_WEIGHTS: dict[str, float] = {"class0": 0.35, "class1": 0.50, "class2":
 WEIGHT_SUM_TOLERANCE = 1e-3
 
 
-def weighted_throughput(values_by_class: Mapping[str, float], weights: Mapping[str, float] = SPECWEB99_WEIGHTS) -> float:
+def weighted_throughput(
+    values_by_class: Mapping[str, float], weights: Mapping[str, float] = SPECWEB99_WEIGHTS
+) -> float:
     """Σ over the weighted classes of value × weight; classes without a weight are ignored.
 
     Raises ConfigError when a weighted class has no value, or the weights are
@@ -61,7 +63,9 @@ def parse_weights(text: str) -> dict[str, float]:
         except ValueError:
             value = math.nan
         if not sep or not name or math.isnan(value) or name in weights:
-            raise ConfigError(f"invalid class weight {part!r}: expected NAME=SHARE, each class once, e.g. class0=0.35 or class0=35%")
+            raise ConfigError(
+                f"invalid class weight {part!r}: expected NAME=SHARE, each class once, e.g. class0=0.35 or class0=35%"
+            )
         weights[name] = value / 100.0 if percent else value
     check_weights(weights)
     return weights

@@ -18,21 +18,31 @@ from crest.cli import EXIT_OK
 from crest.store import DEFAULT_PATH, Store
 
 
+FileArgument = Annotated[
+    Path,
+    typer.Argument(metavar="FILE.csv", help="A table of published results (see docs/analysis.md).", show_default=False),
+]
+NameOption = Annotated[
+    str,
+    typer.Option("--name", help="The dataset's name, e.g. mindcraft-1999: it selects all its runs later.", show_default=False),
+]
+FactorOption = Annotated[
+    list[str] | None,
+    typer.Option("--factor", metavar="K=V", help="A factor value for every row, e.g. server=apache; repeatable."),
+]
+LoadAxisOption = Annotated[
+    str | None,
+    typer.Option("--load-axis", metavar="clients|threads", help="What the table's load counts (default: its load column)."),
+]
+DbOption = Annotated[Path, typer.Option("--db", metavar="PATH", help="The results database to store into.")]
+
+
 def import_command(
-    file: Annotated[Path, typer.Argument(metavar="FILE.csv", help="A table of published results (see docs/analysis.md).", show_default=False)],
-    name: Annotated[
-        str,
-        typer.Option("--name", help="The dataset's name, e.g. mindcraft-1999; later `crest compare NAME` selects its runs.", show_default=False),
-    ],
-    factor: Annotated[
-        list[str] | None,
-        typer.Option("--factor", metavar="K=V", help="A factor value for every row, e.g. server=apache; repeatable."),
-    ] = None,
-    load_axis: Annotated[
-        str | None,
-        typer.Option("--load-axis", metavar="clients|threads", help="What the table's load counts (default: its load column)."),
-    ] = None,
-    db: Annotated[Path, typer.Option("--db", metavar="PATH", help="The results database to store into.")] = DEFAULT_PATH,
+    file: FileArgument,
+    name: NameOption,
+    factor: FactorOption = None,
+    load_axis: LoadAxisOption = None,
+    db: DbOption = DEFAULT_PATH,
 ) -> int:
     """Store a published table (load, req/s, throughput, factor columns) as complete runs; print their ids."""
     details = load_published_runs(file, name, parse_factors(factor or []), load_axis)
@@ -40,5 +50,6 @@ def import_command(
         ids = store_published(store, details)
     for run_id in ids:
         print(run_id, flush=True)
-    print(f"crest: stored {len(ids)} run{'s' if len(ids) != 1 else ''} from {file.name} as {name}", file=sys.stderr, flush=True)
+    runs = f"{len(ids)} run{'s' if len(ids) != 1 else ''}"
+    print(f"crest: stored {runs} from {file.name} as {name}", file=sys.stderr, flush=True)
     return EXIT_OK

@@ -1,0 +1,70 @@
+"""crest.analysis.group: runs grouped into configurations and labelled by what differs."""
+
+from __future__ import annotations
+
+from analysis_records import run
+
+from crest.analysis import configurations
+
+
+def test_equal_factors_are_trials_of_one_configuration() -> None:
+    details = [
+        run([1.0], factors={"server": "nginx", "cpus": 2}, repeat_index=1, run_id="n1"),
+        run([1.0], factors={"server": "apache", "cpus": 2}, run_id="a0"),
+        run([1.0], factors={"cpus": 2, "server": "nginx"}, repeat_index=0, run_id="n0"),
+    ]
+    configs = configurations(details)
+    assert [c.label for c in configs] == ["server=nginx", "server=apache"]
+    assert [[t.id for t in c.trials] for c in configs] == [["n0", "n1"], ["a0"]]
+    assert configs[0].factors == {"server": "nginx", "cpus": 2}
+    assert len(configs[0].trial_points()) == 2
+
+
+def test_label_names_every_differing_factor_in_first_seen_order() -> None:
+    details = [
+        run([1.0], factors={"server": "nginx", "cpus": 1, "memory": "1G"}),
+        run([1.0], factors={"server": "nginx", "cpus": 2, "memory": "1G"}),
+        run([1.0], factors={"server": "apache", "cpus": 2, "memory": "1G"}),
+    ]
+    assert [c.label for c in configurations(details)] == ["server=nginx cpus=1", "server=nginx cpus=2", "server=apache cpus=2"]
+
+
+def test_a_missing_factor_shows_as_none() -> None:
+    details = [run([1.0], factors={"server": "nginx", "cpus": 2}), run([1.0], factors={"server": "nginx"})]
+    assert [c.label for c in configurations(details)] == ["cpus=2", "cpus=none"]
+
+
+def test_without_factors_the_target_tells_configurations_apart() -> None:
+    details = [
+        run([1.0], target="http://10.0.0.1/", run_id="x"),
+        run([1.0], target="http://10.0.0.2/", run_id="y"),
+        run([1.0], target="http://10.0.0.1/", repeat_index=1, run_id="z"),
+    ]
+    configs = configurations(details)
+    assert [c.label for c in configs] == ["http://10.0.0.1/", "http://10.0.0.2/"]
+    assert [t.id for t in configs[0].trials] == ["x", "z"]
+
+
+def test_suites_tell_configurations_apart_and_label_them() -> None:
+    details = [run([1.0], suite="static", run_id="s"), run([1.0], suite="cgi", run_id="c")]
+    assert [c.label for c in configurations(details)] == ["static", "cgi"]
+
+
+def test_one_configuration_is_labelled_by_its_factors_or_suite_and_target() -> None:
+    assert configurations([run([1.0], factors={"server": "nginx", "cpus": 2})])[0].label == "server=nginx cpus=2"
+    assert configurations([run([1.0])])[0].label == "webbench-static on http://127.0.0.1:8080/"
+
+
+def test_equal_labels_get_the_run_id() -> None:
+    # Same factors but different suites: the factors do not tell them apart, so the ids do.
+    details = [
+        run([1.0], factors={"server": "nginx"}, suite="a", run_id="id-a"),
+        run([1.0], factors={"server": "apache"}, suite="a", run_id="id-b"),
+        run([1.0], factors={"server": "nginx"}, suite="b", run_id="id-c"),
+    ]
+    labels = [c.label for c in configurations(details)]
+    assert labels == ["server=nginx (id-a)", "server=apache (id-b)", "server=nginx (id-c)"]
+
+
+def test_no_runs() -> None:
+    assert configurations([]) == []

@@ -1,0 +1,47 @@
+"""crest.analysis.repeats: trials merged load by load."""
+
+from __future__ import annotations
+
+import pytest
+from analysis_records import mix, run
+
+from crest.analysis import aggregate_trials, points_from_run
+from crest.analysis.points import point_from_mix
+from crest.analysis.stats import t_quantile
+
+
+def test_trials_merge_by_load() -> None:
+    trials = [points_from_run(run([10.0, 20.0], repeat_index=i)) for i in range(2)]
+    trials[1][0].rps, trials[1][1].rps = 14.0, 20.0
+    stats = aggregate_trials(trials)
+    assert [s.load for s in stats] == [1.0, 2.0]
+    first, second = stats
+    assert (first.n, first.rps_mean) == (2, 12.0)
+    assert first.rps_sd == pytest.approx(2.0 ** 0.5 * 2.0)  # values 10, 14: s = 2√2
+    sd = 8.0 ** 0.5
+    half = t_quantile(0.975, 1) * sd / 2.0 ** 0.5
+    assert first.rps_ci95 == pytest.approx((12.0 - half, 12.0 + half))
+    assert first.rps_cv == pytest.approx(sd / 12.0)
+    assert (second.rps_sd, second.rps_cv) == (0.0, 0.0)
+    assert first.latency_us == {"p50": 1000.0, "p90": 2000.0, "p99": 3000.0, "p999": 4000.0, "max": 5000.0, "mean": 1200.0}
+
+
+def test_a_load_missing_from_a_trial_has_a_smaller_n() -> None:
+    stats = aggregate_trials([points_from_run(run([10.0, 20.0])), points_from_run(run([12.0]))])
+    assert [(s.load, s.n) for s in stats] == [(1.0, 2), (2.0, 1)]
+    lone = stats[1]
+    assert (lone.rps_mean, lone.rps_sd, lone.rps_ci95, lone.rps_cv) == (20.0, None, None, None)
+
+
+def test_latency_keys_every_trial_has_and_cpu_when_monitored() -> None:
+    a = point_from_mix(mix(0, 1, 10.0, latency_us={"p50": 100.0, "p99": 900.0}, monitor={"target": {"cpu_util_pct": 50.0}}))
+    b = point_from_mix(mix(0, 1, 10.0, latency_us={"p50": 300.0}, errors={"read": 10}, requests=90))
+    (merged,) = aggregate_trials([[a], [b]])
+    assert merged.latency_us == {"p50": 200.0}
+    assert merged.target_cpu_pct_mean == 50.0
+    assert merged.error_rate_mean == pytest.approx((0.0 + 0.1) / 2)
+    assert merged.throughput_Bps_mean == 10_000.0
+
+
+def test_no_trials() -> None:
+    assert aggregate_trials([]) == []
