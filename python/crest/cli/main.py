@@ -49,6 +49,7 @@ def _register() -> None:
     from crest.cli.doe import doe_command
     from crest.cli.fileset import app as fileset_app
     from crest.cli.importing import import_command
+    from crest.cli.report import compare_command, report_command
     from crest.cli.run import run_command
     from crest.cli.runs import runs_command, show_command
     from crest.cli.serve import serve_command
@@ -67,6 +68,8 @@ def _register() -> None:
         app.command("version")(version_command)
         app.command("doe")(doe_command)
         app.command("import", no_args_is_help=True)(import_command)
+        app.command("report", no_args_is_help=True)(report_command)
+        app.command("compare", no_args_is_help=True)(compare_command)
 
 
 def error(message: str) -> None:

@@ -55,6 +55,7 @@ def run_command(
             if suite or target:
                 raise ConfigError("--resume continues a stored run with its own suite and target: drop SUITE and --target")
             run_ids = [SuiteRunner.resume(resume, db, watcher.on_event)]
+            experiment = run_ids[0]
         else:
             if suite is None or (target is None and server is None):
                 raise ConfigError(
@@ -122,7 +123,8 @@ def run_command(
         raise
     finally:
         watcher.stop()
-    _summaries(db, run_ids)
+    _summaries(db, run_ids if len(run_ids) == 1 else [])
+    _report(db, run_ids, experiment if len(run_ids) > 1 else run_ids[0])
     return EXIT_OK
 
 
@@ -220,3 +222,17 @@ def _summaries(db: Path, run_ids: list[str]) -> None:
         print()
         show_command(run_id, db=db)
         print(f"stored in {db} (run {run_id})")
+
+
+def _report(db: Path, run_ids: list[str], name: str) -> None:
+    """Write the runs' HTML report and print its summary: peaks, comparisons, warnings, where it is."""
+    from crest.cli.report import default_report_path, print_report_summary
+
+    if not run_ids:
+        return
+    with Store(db) as store:
+        details = store.select(run_ids)
+    if len(run_ids) > 1:
+        print(f"stored in {db}: {len(run_ids)} runs (`crest show RUN_ID` for each, `crest runs` lists them)")
+    print()
+    print_report_summary(details, default_report_path(db, name))

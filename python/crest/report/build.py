@@ -11,6 +11,7 @@ escapes: renderers escape.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -26,6 +27,7 @@ from crest.analysis import (
     PointStats,
     aggregate_trials,
     configurations,
+    describe,
     paired_difference,
     peak_table,
     points_from_run,
@@ -72,7 +74,8 @@ def build_report(details: Sequence[RunDetail], *, title: str | None = None, load
         "skipped_runs": [d.id for d in details if not d.mixes],
     }
     doc["summary"] = findings(doc)
-    return clean(doc)
+    cleaned: dict[str, Any] = clean(doc)
+    return cleaned
 
 
 def clean(value: Any) -> Any:
@@ -111,7 +114,7 @@ def _configuration(index: int, config: Configuration, table: PeakTable, load_axi
             "rps": row.peak_rps,
             "rps_sd": row.peak_rps_sd,
             "rps_ci95": row.peak_rps_ci95,
-            "load": row.peak_rps_load,
+            "load": _peak_load(row.summaries, curve),
             "throughput_Bps": row.peak_throughput_Bps,
             "n": row.n,
             "trial_peaks": [s.peak_rps for s in row.summaries],
@@ -119,6 +122,13 @@ def _configuration(index: int, config: Configuration, table: PeakTable, load_axi
         "summary": _summary(curve, row.summaries),
         "fairness": _fairness(row.peak_rps_load, trial_points),
     }
+
+
+def _peak_load(trials: list[CurveSummary], curve: CurveSummary) -> float:
+    """The load most trials peaked at; when no load has a majority, where the curve of means peaks."""
+    loads = [s.peak_rps_load for s in trials]
+    top = max(set(loads), key=loads.count)
+    return top if loads.count(top) * 2 > len(loads) else curve.peak_rps_load
 
 
 def _mean_curve(stats: list[PointStats], trials: list[list[LoadPoint]]) -> list[LoadPoint]:
@@ -166,10 +176,13 @@ def _point(s: PointStats, trials: list[list[LoadPoint]]) -> dict[str, Any]:
 
 
 def _summary(curve: CurveSummary, trial_summaries: list[CurveSummary]) -> dict[str, Any]:
+    # The curve of means speaks for the configuration; a trial adds a warning only of a
+    # kind the means do not show (e.g. one trial client-bound where the mean is not).
     warnings: dict[str, None] = dict.fromkeys(curve.warnings)
+    kinds = {_warning_kind(w) for w in curve.warnings}
     for i, s in enumerate(trial_summaries):
         for w in s.warnings:
-            if w not in warnings:
+            if _warning_kind(w) not in kinds:
                 warnings[f"trial {i + 1}: {w}" if len(trial_summaries) > 1 else w] = None
     return {
         "peak_rps": curve.peak_rps,
@@ -185,6 +198,11 @@ def _summary(curve: CurveSummary, trial_summaries: list[CurveSummary]) -> dict[s
     }
 
 
+def _warning_kind(warning: str) -> str:
+    """What a warning is about, without its numbers: "target idle at the peak", "errors above"."""
+    return re.split(r"[\d(]", warning, maxsplit=1)[0].strip()
+
+
 def _fairness(peak_load: float, trials: list[list[LoadPoint]]) -> dict[str, Any] | None:
     """Per-client req/s at the peak load (every trial's clients together): WebBench's client scores."""
     clients: list[dict[str, Any]] = []
@@ -195,15 +213,14 @@ def _fairness(peak_load: float, trials: list[list[LoadPoint]]) -> dict[str, Any]
     values = [c["rps"] for c in clients if not fmt.missing(c["rps"])]
     if not values:
         return None
-    mean_rps = math.fsum(values) / len(values)
-    sd = math.sqrt(math.fsum((v - mean_rps) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else None
+    spread = describe(values)
     return {
         "load": peak_load,
         "clients": clients,
-        "mean_rps": mean_rps,
+        "mean_rps": spread.mean,
         "min_rps": min(values),
         "max_rps": max(values),
-        "cv": sd / mean_rps if sd is not None and mean_rps > 0 else None,
+        "cv": spread.cv,
         "min_over_max": min(values) / max(values) if max(values) > 0 else None,
     }
 
@@ -232,12 +249,11 @@ def _comparison(
 
 def _paired(a: Configuration, b: Configuration, load_axis: str) -> dict[str, Any]:
     try:
-        result: PairedResult | None = paired_difference(a, b, "rps", load_axis)
-    except ConfigError as exc:
+        result: PairedResult = paired_difference(a, b, "rps", load_axis)
+    except ConfigError as exc:  # no load in common: a fact of the report, not a failure
         return {"a": a.label, "b": b.label, "n": 0, "mean_diff": None, "sd": None, "ci95": None,
                 "significant": False, "verdict": "not comparable", "note": str(exc),
                 "mean_a": None, "mean_b": None}  # fmt: skip
-    assert result is not None
     return {
         "a": result.a, "b": result.b, "n": result.n, "mean_diff": result.mean_diff, "sd": result.sd,
         "ci95": result.ci95, "significant": result.significant, "verdict": result.verdict, "note": None,
@@ -345,7 +361,7 @@ def _title(details: list[RunDetail], configs: list[Configuration]) -> str:
 
 def _mean_or_none(values: Sequence[float | None]) -> float | None:
     known = [v for v in values if v is not None]
-    return math.fsum(known) / len(known) if known else None
+    return describe(known).mean if known else None
 
 
 def _finite(value: float) -> float:

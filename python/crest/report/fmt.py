@@ -6,6 +6,7 @@ value (None or NaN) reads "–" so a table never shows "nan".
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import datetime, timezone
 from typing import Any
@@ -26,7 +27,8 @@ def rps(value: Any) -> str:
     if missing(value):
         return DASH
     v = float(value)
-    return f"{v:,.1f}" if abs(v) < 100 else f"{v:,.0f}"
+    text = f"{abs(v):,.1f}" if abs(v) < 100 else f"{abs(v):,.0f}"
+    return ("−" if v < 0 and text.strip("0.,") else "") + text
 
 
 def signed_rps(value: Any) -> str:
@@ -160,4 +162,17 @@ def factor_value(value: Any) -> str:
         return "yes" if value else "no"
     if value is None:
         return DASH
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, default=str, ensure_ascii=False)
     return str(value)
+
+
+def pct(value: Any, signed: bool = True) -> str:
+    """A value already in percent (analysis's percent improvement), signed: +23%, −4.5%."""
+    if missing(value):
+        return DASH
+    v = float(value)
+    text = f"{abs(v):,.0f}%" if abs(v) >= 10 or v == 0 else f"{abs(v):,.1f}%"
+    if not signed:
+        return ("−" if v < 0 else "") + text
+    return ("−" if v < 0 else "+") + text

@@ -18,7 +18,7 @@ import jinja2
 from markupsafe import Markup
 
 from crest.report import fmt
-from crest.report.svg import MARKERS, PALETTE, Axis, Series, el, geometric, line_chart, short_number, strip_chart
+from crest.report.svg import MARKERS, PALETTE, WIDTH, Axis, Series, el, geometric, line_chart, short_number, strip_chart
 
 _LATENCY = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))
 
@@ -45,7 +45,7 @@ def render_html(doc: dict[str, Any]) -> str:
     env.filters.update(
         rps=fmt.rps, signed_rps=fmt.signed_rps, mbytes=fmt.mbytes, mbits=fmt.mbits, ms=fmt.ms, percent=fmt.percent,
         error_rate=fmt.error_rate, cpu=fmt.cpu, number=fmt.number, load=fmt.load, load_number=fmt.load_number,
-        interval=fmt.interval, when=fmt.when, duration=fmt.duration, factor=fmt.factor_value, pct=_pct,
+        interval=fmt.interval, when=fmt.when, duration=fmt.duration, factor=fmt.factor_value, pct=fmt.pct,
     )  # fmt: skip
     guard = _asset("guard.js")
     script = _asset("report.js")
@@ -61,6 +61,8 @@ def render_html(doc: dict[str, Any]) -> str:
         swatches=[_swatch(c["index"]) for c in doc["configurations"]],
         colours=[PALETTE[c["index"] % len(PALETTE)] for c in doc["configurations"]],
         axis=doc["load_axis"],
+        ranked=_ranked(doc),
+        rps_fmt=fmt.rps,
     )
     return page
 
@@ -70,15 +72,15 @@ def build_charts(doc: dict[str, Any]) -> list[Chart]:
     configs: list[dict[str, Any]] = doc["configurations"]
     axis_name = doc["load_axis"]
     loads = [p["load"] for c in configs for p in c["points"]]
-    x = Axis(f"load ({axis_name})", log=geometric(loads), fmt=fmt.load_number)
+    x = Axis(f"load ({axis_name})", log=geometric(loads), fmt=fmt.load_number, unit=axis_name)
     several = any(c["trials"] > 1 for c in configs)
     band_note = " · shaded: 95% CI over trials" if several else ""
     charts = [
         Chart("Capacity", f"Requests/s vs load{band_note}",
-              line_chart("chart-rps", "Requests per second vs load", x, Axis("req/s", fmt=_tick),
+              line_chart("chart-rps", "Requests per second vs load", x, Axis("req/s", fmt=short_number, unit="req/s", value=fmt.rps),
                          [_series(c, "rps", "rps_ci95", peak=True) for c in configs])),
         Chart("Capacity", f"Throughput vs load{band_note}",
-              line_chart("chart-throughput", "Throughput vs load", x, Axis("MB/s", fmt=_tick),
+              line_chart("chart-throughput", "Throughput vs load", x, Axis("MB/s", fmt=short_number, unit="MB/s", value=_mb),
                          [_series(c, "throughput_Bps", "throughput_Bps_ci95", scale=1e-6) for c in configs])),
     ]  # fmt: skip
     for key, name in _LATENCY:
@@ -86,18 +88,18 @@ def build_charts(doc: dict[str, Any]) -> list[Chart]:
         if any(v is not None for s in series for _, v in s.points):
             charts.append(Chart("Latency", f"{name} latency vs load (log scale)",
                                 line_chart(f"chart-latency-{key}", f"{name} latency vs load", x,
-                                           Axis(f"{name} latency (ms)", log=True, fmt=_ms_tick),
+                                           Axis(f"{name} latency (ms)", log=True, fmt=_ms_tick, unit="ms", value=_ms),
                                            series)))  # fmt: skip
     errors = [_series(c, "error_rate", None, scale=100.0) for c in configs]
     no_errors = all((v or 0) == 0 for s in errors for _, v in s.points)
     charts.append(Chart("Errors and resources", "Error rate vs load",
-                        line_chart("chart-errors", "Error rate vs load", x, Axis("errors (% of attempts)", fmt=_tick),
+                        line_chart("chart-errors", "Error rate vs load", x, Axis("errors (% of attempts)", fmt=short_number, unit="%", value=_pct),
                                    errors, note="no errors at any load" if no_errors else "")))  # fmt: skip
     cpu = [_series(c, "target_cpu_pct", None) for c in configs]
     if any(v is not None for s in cpu for _, v in s.points):
         charts.append(Chart("Errors and resources", "Target CPU vs load",
                             line_chart("chart-cpu", "Target CPU vs load", x,
-                                       Axis("target CPU (% of its CPUs)", fmt=_tick), cpu)))  # fmt: skip
+                                       Axis("target CPU (% of its CPUs)", fmt=short_number, unit="%", value=_pct), cpu)))  # fmt: skip
     fairness = _fairness_chart(configs, axis_name)
     if fairness is not None:
         charts.append(fairness)
@@ -111,9 +113,8 @@ def _series(config: dict[str, Any], key: str, ci_key: str | None, *, scale: floa
     if ci_key is not None and config["trials"] > 1:
         band = [(p["load"], p[ci_key][0] * scale, p[ci_key][1] * scale) for p in points if p[ci_key]]
     top = None
-    if peak:
-        known = [(x, y) for x, y in values if y is not None]
-        top = max(known, key=lambda v: v[1]) if known else None
+    if peak:  # ringed at the load the peak table names, on the curve drawn
+        top = next(((x, y) for x, y in values if x == config["peak"]["load"] and y is not None), None)
     return Series(config["index"], config["label"], values, band, peak=top)
 
 
@@ -147,8 +148,16 @@ def _fairness_chart(configs: list[dict[str, Any]], axis_name: str) -> Chart | No
     span = max(abs(100 - lo), abs(hi - 100), 5.0)
     x = Axis("client req/s, % of the configuration's mean per client", fmt=lambda v: f"{v:.0f}%", zero=False)
     svg = strip_chart("chart-fairness", "Per-client req/s at each configuration's peak", x, rows, 100.0,
-                      domain=(max(0.0, 100 - span * 1.15), 100 + span * 1.15))  # fmt: skip
-    return Chart("Fairness", f"Per-client req/s at the peak load ({axis_name} differ by configuration)", svg)
+                      domain=(max(0.0, 100 - span * 1.15), 100 + span * 1.15), width=2 * WIDTH)  # fmt: skip
+    return Chart("Fairness", "Per-client req/s at each configuration's peak load (WebBench client scores)", svg)
+
+
+def _ranked(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    configs: list[dict[str, Any]] = doc["configurations"]
+    if not doc["comparison"]:
+        return configs
+    by_label = {c["label"]: c for c in configs}
+    return [by_label[label] for label in doc["comparison"]["ranking"]]
 
 
 def _swatch(index: int) -> Markup:
@@ -173,26 +182,22 @@ def _csp(*scripts: str) -> str:
 
 
 def _asset(name: str) -> str:
-    return resources.files("crest.report").joinpath("templates", name).read_text(encoding="utf-8")
+    return resources.files("crest.report").joinpath("templates").joinpath(name).read_text(encoding="utf-8")
 
 
-def _tick(value: float) -> str:
-    return short_number(value)
+def _mb(value_MBps: float) -> str:
+    return fmt.mbytes(value_MBps * 1e6)
+
+
+def _ms(value_ms: float) -> str:
+    return fmt.ms(value_ms * 1000)
+
+
+def _pct(value_pct: float) -> str:
+    return f"{value_pct:.2f}" if value_pct < 10 else f"{value_pct:.0f}"
 
 
 def _ms_tick(value: float) -> str:
     if value >= 1:
         return f"{value:,.0f}" if value >= 10 else f"{value:g}"
     return f"{value:g}"
-
-
-def _pct(value: Any, signed: bool = True) -> str:
-    """A value already in percent (analysis's percent improvement): +23%."""
-    if fmt.missing(value):
-        return fmt.DASH
-    v = float(value)
-    text = f"{abs(v):,.0f}%" if abs(v) >= 10 or v == 0 else f"{abs(v):,.1f}%"
-    if not signed:
-        return ("−" if v < 0 else "") + text
-    return ("−" if v < 0 else "+") + text
-

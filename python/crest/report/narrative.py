@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from crest.analysis import t_quantile
 from crest.report import fmt
 
 # A coefficient of variation of the peak's req/s across trials above this makes
 # differences of that size noise; 10% is where repeated web benchmarks stop agreeing.
 NOISY_CV = 0.10
+# Below this many trials, t for a 95% interval is large (12.7 with 2, 4.3 with 3): say so.
+FEW_TRIALS = 4
 
 
 def findings(doc: dict[str, Any]) -> dict[str, Any]:
@@ -23,11 +26,11 @@ def findings(doc: dict[str, Any]) -> dict[str, Any]:
     lines: list[str] = []
     if comparison is None:
         headline = _single(configs[0], axis)
+        lines += _at_peak(configs[0], axis)
     else:
         headline = _leader(configs, comparison, axis)
         lines += [_paired(p) for p in comparison["paired"] if p["a"] == comparison["ranking"][0]]
-        lines += [f"{c['label']}: peak {fmt.rps(c['peak']['rps'])} req/s at {fmt.load(c['peak']['load'], axis)};"
-                  f" {_shape(c, axis)}." for c in _ranked(configs, comparison)]  # fmt: skip
+        lines += _shapes(_ranked(configs, comparison), axis)
         if all(c["trials"] == 1 for c in configs):
             lines.append("Each configuration ran once: the paired test pairs load points of one trial each;"
                          " repeat the runs (--repeat 3) to put confidence intervals on the peaks too.")  # fmt: skip
@@ -46,16 +49,59 @@ def _leader(configs: list[dict[str, Any]], comparison: dict[str, Any], axis: str
     ranked = _ranked(configs, comparison)
     best, rest = ranked[0], ranked[1:]
     gains = {(g["a"], g["b"]): g["pct"] for g in comparison["improvement_pct"]}
+    tests = {(p["a"], p["b"]): p for p in comparison["paired"]}
     parts = []
     for other in rest[:3]:
         pct = gains.get((best["label"], other["label"]))
+        test = tests.get((best["label"], other["label"]))
+        hedge = "; not a significant difference" if test and test["verdict"] == "not significant" else ""
         parts.append(f"{_gain(pct)} {other['label']} ({fmt.rps(other['peak']['rps'])} req/s"
-                     f" at {fmt.load(other['peak']['load'], axis)})")  # fmt: skip
+                     f" at {fmt.load(other['peak']['load'], axis)}{hedge})")  # fmt: skip
     if len(rest) > 3:
-        parts.append(f"and more than the {len(rest) - 3} others")
+        parts.append(f"more than the other {len(rest) - 3}")
     peak = best["peak"]
     return (f"{best['label']} had the highest peak: {fmt.rps(peak['rps'])} req/s{_ci(peak)} at"
             f" {fmt.load(peak['load'], axis)}, " + _join(parts) + ".")  # fmt: skip
+
+
+def _at_peak(config: dict[str, Any], axis: str) -> list[str]:
+    """A single configuration's peak in more detail: latency, errors, CPU, fairness."""
+    point = next((p for p in config["points"] if p["load"] == config["peak"]["load"]), None)
+    lines: list[str] = []
+    if point is not None:
+        lat = point["latency_us"]
+        text = (f"At the peak, latency was {fmt.ms(lat.get('p50'))} ms at p50 and {fmt.ms(lat.get('p99'))} ms at p99;"
+                f" errors {fmt.error_rate(point['error_rate'])}")  # fmt: skip
+        if not fmt.missing(point["target_cpu_pct"]):
+            text += f"; the target used {fmt.cpu(point['target_cpu_pct'])} of its CPUs"
+        lines.append(text + ".")
+    f = config["fairness"]
+    if f and len(f["clients"]) > 1:
+        lines.append(f"Per-client req/s at the peak ranged from {fmt.rps(f['min_rps'])} to {fmt.rps(f['max_rps'])}"
+                     f" (slowest ÷ fastest {fmt.percent(f['min_over_max'])}).")  # fmt: skip
+    return lines
+
+
+def _shapes(configs: list[dict[str, Any]], axis: str) -> list[str]:
+    """One sentence on what the configurations did past their peaks, grouped by behaviour."""
+    groups: dict[str, list[str]] = {}
+    for c in configs:
+        s = c["summary"]
+        ratio = "" if fmt.missing(s["past_peak_ratio"]) else f" ({fmt.percent(s['past_peak_ratio'])})"
+        groups.setdefault(s["shape"], []).append(c["label"] + ("" if s["shape"] in ("rising", "single point") else ratio))
+    verbs = {
+        "plateau": "held a plateau", "graceful degradation": "degraded gracefully", "collapse": "collapsed",
+        "rising": "were still rising at the highest load (not saturated)", "single point": "have one load point only",
+    }  # fmt: skip
+    clauses = []
+    for shape, labels in groups.items():
+        verb = verbs.get(shape, shape)
+        if shape == "rising" and len(labels) == 1:
+            verb = "was still rising at the highest load (not saturated)"
+        if shape == "single point" and len(labels) == 1:
+            verb = "has one load point only"
+        clauses.append(f"{_join(labels)} {verb}")
+    return ["Past the peak (lowest req/s after it, as a share of the peak): " + "; ".join(clauses) + "."]
 
 
 def _gain(pct: Any) -> str:
@@ -69,15 +115,13 @@ def _gain(pct: Any) -> str:
 def _paired(p: dict[str, Any]) -> str:
     if p["verdict"] == "not comparable":
         return f"{p['a']} vs {p['b']}: no load point in common, so no paired test."
-    head = f"{p['a']} vs {p['b']}, paired over {p['n']} matched load points"
+    head = f"{p['a']} − {p['b']}: {fmt.signed_rps(p['mean_diff'])} req/s on average over {p['n']} matched load points"
     if p["ci95"] is None:
-        return f"{head}: mean difference {fmt.signed_rps(p['mean_diff'])} req/s; one pair is too few for a test."
+        return f"{head}; one pair is too few for a test."
     ci = fmt.interval(p["ci95"])
     if p["significant"]:
-        return f"{head}: the difference is significant — mean {fmt.signed_rps(p['mean_diff'])} req/s, 95% CI {ci}."
-    return (f"{head}: the difference is not significant — mean {fmt.signed_rps(p['mean_diff'])} req/s,"
-            f" but the 95% CI ({ci}) includes zero, so these runs cannot tell them apart.")  # fmt: skip
-
+        return f"{head} (95% CI {ci}): significant."
+    return f"{head} (95% CI {ci}): not significant — these runs cannot tell them apart."
 
 def _shape(config: dict[str, Any], axis: str) -> str:
     s = config["summary"]
@@ -126,6 +170,12 @@ def _warnings(doc: dict[str, Any]) -> list[str]:
         if at_peak and not fmt.missing(at_peak["rps_cv"]) and at_peak["rps_cv"] > NOISY_CV:
             warnings.append(f"{c['label']}: its {c['trials']} trials disagree by {fmt.percent(at_peak['rps_cv'])}"
                             " (coefficient of variation) at the peak: differences smaller than that are noise.")  # fmt: skip
+    few = sorted({c["trials"] for c in doc["configurations"] if 1 < c["trials"] < FEW_TRIALS})
+    if few:
+        n = few[0]
+        warnings.append(f"With {n} trials a 95% confidence interval is wide (t = {t_quantile(0.975, n - 1):.1f} for"
+                        f" {n - 1} degree{'s' if n > 2 else ''} of freedom), so the shaded bands and the peaks'"
+                        f" intervals are broad; 5 trials bring t down to {t_quantile(0.975, 4):.1f}.")  # fmt: skip
     for run in doc["runs"]:
         if run["status"] != "complete":
             why = f" ({run['reason']})" if run["reason"] else ""
@@ -144,7 +194,7 @@ def _ranked(configs: list[dict[str, Any]], comparison: dict[str, Any]) -> list[d
 def _ci(peak: dict[str, Any]) -> str:
     if peak["n"] > 1 and peak["rps_ci95"]:
         lo, hi = peak["rps_ci95"]
-        return f" (mean of {peak['n']} trials, 95% CI {fmt.rps(lo)}–{fmt.rps(hi)})"
+        return f" (mean of {peak['n']} trials, 95% CI {fmt.rps(lo)} to {fmt.rps(hi)})"
     return ""
 
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-# Okabe & Ito's colour-blind-safe palette, darkest first (yellow, weak on white, last);
+# Okabe & Ito's colour-blind-safe palette, the most distinct first (yellow, weak on white, last);
 # each series also has its own marker shape, so print in grey still tells them apart.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
 MARKERS = ("circle", "square", "triangle", "diamond", "down", "cross", "circle", "square")
 
 WIDTH = 560
@@ -27,6 +27,8 @@ _MARGIN_TOP = 14
 _MARGIN_BOTTOM = 46
 _MARK_R = 3.6
 _TICKS = 6
+_BAND_OPACITY = 0.24  # one band alone; n overlapping bands get 0.24 / √n each
+_BAND_HEADROOM = 1.25  # a band may stretch the y axis to 1.25 × the highest line, no further
 _STRIP_LEFT = 170  # room for a configuration's name before its row
 
 Formatter = Callable[[float], str]
@@ -52,6 +54,12 @@ class Axis:
     log: bool = False
     fmt: Formatter = field(default=lambda v: short_number(v))
     zero: bool = True  # a linear axis starts at 0 (capacity is read against zero)
+    unit: str = ""  # appended to a value in read-outs: "24 clients"
+    value: Formatter | None = None  # how a read-out shows a value (default: like a tick)
+
+    def read(self, value: float) -> str:
+        """A value as hover read-outs and tooltips show it, with its unit."""
+        return f"{(self.value or self.fmt)(value)} {self.unit}".strip()
 
 
 def el(tag: str, attrs: dict[str, object] | None = None, *children: str | Markup) -> Markup:
@@ -113,6 +121,11 @@ class _Scale:
         self.low, self.high = (math.log(low), math.log(high)) if log else (low, high)
         self.start, self.end = start, end
 
+    def clamp(self, value: float) -> float:
+        """The value moved into the axis' domain (for clipping bands to the plot)."""
+        low, high = (math.exp(self.low), math.exp(self.high)) if self.log else (self.low, self.high)
+        return min(max(value, min(low, high)), max(low, high))
+
     def __call__(self, value: float) -> float:
         v = math.log(max(value, 1e-12)) if self.log else value
         span = self.high - self.low or 1.0
@@ -132,13 +145,18 @@ def line_chart(chart_id: str, title: str, x: Axis, y: Axis, series: Sequence[Ser
     """A line chart of every series over a shared x axis, with bands, peak rings and a legend-free body."""
     xs = [p[0] for s in series for p in s.points]
     ys = [v for s in series for _, v in s.points if v is not None and math.isfinite(v)]
-    ys += [hi for s in series for _, _, hi in s.band if math.isfinite(hi)]
-    ys += [lo for s in series for _, lo, _ in s.band if math.isfinite(lo)]
+    # Bands widen the axis only so far: with 2 trials a 95% CI spans ±12.7 sd/√2, and
+    # letting it set the scale would flatten every line. What sticks out is clipped.
+    cap = max(ys, default=0.0) * _BAND_HEADROOM
+    ys += [min(hi, cap) for s in series for _, _, hi in s.band if math.isfinite(hi)]
     x_ticks, x_scale = _x_axis(x, xs)
     y_ticks, y_scale = _y_axis(y, ys)
     body: list[Markup] = [_grid(x_ticks, y_ticks, x_scale, y_scale, x, y)]
+    # Overlapping bands add up: the more of them, the fainter each, so lines stay readable.
+    banded = sum(1 for s in series if s.band)
+    opacity = _BAND_OPACITY / math.sqrt(max(1, banded))
     for s in series:
-        body.append(_series(s, x_scale, y_scale, x, y))
+        body.append(_series(s, x_scale, y_scale, x, y, opacity))
     if note:
         body.append(el("text", {"class": "note", "x": (_MARGIN_LEFT + WIDTH - _MARGIN_RIGHT) / 2,
                                 "y": _MARGIN_TOP + 24, "text-anchor": "middle"}, note))  # fmt: skip
@@ -147,7 +165,7 @@ def line_chart(chart_id: str, title: str, x: Axis, y: Axis, series: Sequence[Ser
 
 def strip_chart(
     chart_id: str, title: str, x: Axis, rows: Sequence[tuple[Series, list[str]]], reference: float,
-    domain: tuple[float, float] | None = None,
+    domain: tuple[float, float] | None = None, width: int = WIDTH,
 ) -> Markup:
     """One row per series, one mark per value (e.g. per-client req/s), a vertical reference line.
 
@@ -160,7 +178,7 @@ def strip_chart(
         lo, hi = min(lo, domain[0]), max(hi, domain[1])
     ticks = nice_ticks(0.0 if x.zero else lo, hi)
     left = _STRIP_LEFT
-    scale = _Scale(ticks[0], ticks[-1], left, WIDTH - _MARGIN_RIGHT, False)
+    scale = _Scale(ticks[0], ticks[-1], left, width - _MARGIN_RIGHT, False)
     height = _MARGIN_TOP + _MARGIN_BOTTOM + 34 * max(1, len(rows))
     body: list[Markup] = []
     bottom = height - _MARGIN_BOTTOM
@@ -168,7 +186,7 @@ def strip_chart(
         px = scale(t)
         body.append(el("line", {"class": "gridline", "x1": _r(px), "x2": _r(px), "y1": _MARGIN_TOP, "y2": bottom}))
         body.append(el("text", {"class": "tick", "x": _r(px), "y": bottom + 16, "text-anchor": "middle"}, x.fmt(t)))
-    body.append(el("text", {"class": "axis-label", "x": (left + WIDTH - _MARGIN_RIGHT) / 2,
+    body.append(el("text", {"class": "axis-label", "x": (left + width - _MARGIN_RIGHT) / 2,
                             "y": height - 8, "text-anchor": "middle"}, x.label))  # fmt: skip
     ref = scale(reference)
     body.append(el("line", {"class": "reference", "x1": _r(ref), "x2": _r(ref), "y1": _MARGIN_TOP, "y2": bottom}))
@@ -182,7 +200,7 @@ def strip_chart(
         label = el("text", {"class": "row-label", "x": left - 10, "y": cy + 4, "text-anchor": "end"},
                    _clip(s.label, 24))  # fmt: skip
         body.append(el("g", _series_attrs(s), label, *marks))
-    return _svg(chart_id, title, body, height, kind="strip")
+    return _svg(chart_id, title, body, height, kind="strip", width=width)
 
 
 def _x_axis(axis: Axis, xs: list[float]) -> tuple[list[float], _Scale]:
@@ -234,13 +252,13 @@ def _grid(x_ticks: list[float], y_ticks: list[float], xs: _Scale, ys: _Scale, x:
     return el("g", {"class": "frame"}, *parts)
 
 
-def _series(s: Series, xs: _Scale, ys: _Scale, x: Axis, y: Axis) -> Markup:
+def _series(s: Series, xs: _Scale, ys: _Scale, x: Axis, y: Axis, band_opacity: float = 0.2) -> Markup:
     parts: list[Markup] = []
     if s.band:
-        upper = [f"{_r(xs(bx))},{_r(ys(_clamp_log(hi, ys)))}" for bx, _, hi in s.band]
-        lower = [f"{_r(xs(bx))},{_r(ys(_clamp_log(lo, ys)))}" for bx, lo, _ in reversed(s.band)]
+        upper = [f"{_r(xs(bx))},{_r(ys(ys.clamp(hi)))}" for bx, _, hi in s.band]
+        lower = [f"{_r(xs(bx))},{_r(ys(ys.clamp(lo)))}" for bx, lo, _ in reversed(s.band)]
         parts.append(el("path", {"class": "band", "d": "M" + " L".join(upper + lower) + " Z",
-                                 "fill": PALETTE[s.index % len(PALETTE)]}))  # fmt: skip
+                                 "fill": PALETTE[s.index % len(PALETTE)], "fill-opacity": f"{band_opacity:.3f}"}))  # fmt: skip
     segments: list[list[str]] = [[]]
     for px, py in s.points:
         if py is None or not math.isfinite(py) or (ys.log and py <= 0):
@@ -254,13 +272,13 @@ def _series(s: Series, xs: _Scale, ys: _Scale, x: Axis, y: Axis) -> Markup:
     for px, py in s.points:
         if py is None or not math.isfinite(py) or (ys.log and py <= 0):
             continue
-        text = f"{s.label} · {x.fmt(px)}: {y.fmt(py)}"
-        parts.append(_marker(s.index, xs(px), ys(py), text, {"data-x": x.fmt(px), "data-v": y.fmt(py)}))
+        at, value = x.read(px), y.read(py)
+        parts.append(_marker(s.index, xs(px), ys(py), f"{s.label} · {at}: {value}", {"data-x": at, "data-v": value}))
     if s.peak is not None:
         cx, cy = xs(s.peak[0]), ys(s.peak[1])
         parts.append(el("circle", {"class": "peak", "cx": _r(cx), "cy": _r(cy), "r": 8,
                                    "stroke": PALETTE[s.index % len(PALETTE)]},
-                        el("title", None, f"{s.label}: peak {y.fmt(s.peak[1])} at {x.fmt(s.peak[0])}")))  # fmt: skip
+                        el("title", None, f"{s.label}: peak {y.read(s.peak[1])} at {x.read(s.peak[0])}")))  # fmt: skip
     return el("g", _series_attrs(s), *parts)
 
 
@@ -288,18 +306,16 @@ def _marker(index: int, cx: float, cy: float, tip: str, data: dict[str, object])
     return el("path", {**attrs, "d": paths[shape]}, title)
 
 
-def _svg(chart_id: str, title: str, body: list[Markup], height: int = HEIGHT, kind: str = "line") -> Markup:
+def _svg(
+    chart_id: str, title: str, body: list[Markup], height: int = HEIGHT, kind: str = "line", width: int = WIDTH
+) -> Markup:
     return el(
         "svg",
-        {"class": f"chart {kind}", "id": chart_id, "viewBox": f"0 0 {WIDTH} {height}", "role": "img",
+        {"class": f"chart {kind}", "id": chart_id, "viewBox": f"0 0 {width} {height}", "role": "img",
          "aria-label": title, "preserveAspectRatio": "xMidYMid meet"},
         el("title", None, title),
         *body,
     )  # fmt: skip
-
-
-def _clamp_log(value: float, scale: _Scale) -> float:
-    return max(value, math.exp(scale.low)) if scale.log else value
 
 
 def _clip(text: str, width_chars: int) -> str:

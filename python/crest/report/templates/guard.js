@@ -1,6 +1,6 @@
 (function () {
   "use strict";
-  // Every script error and unhandled rejection is recorded on <body> and shown,
+  // Every script error and unhandled rejection is recorded on the body element and shown,
   // so a reader (and the browser test) sees that the page's script failed.
   var errors = [];
   function show() {

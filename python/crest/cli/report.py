@@ -1,0 +1,195 @@
+"""`crest report NAME...` and `crest compare NAME...`: stored runs → a report file, plus a terminal summary.
+
+NAME is a run id (or a unique start of one) or an experiment id (every run of
+one `crest run`). Trials of one configuration are grouped by their factors.
+Every string that came from a target or the store is printed as a rich Text
+with control characters made visible, like `crest show` does.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from crest.cli import EXIT_OK
+from crest.errors import ConfigError
+from crest.report import SUFFIX, build_report, render, report_format
+from crest.report import fmt as rfmt
+from crest.store import DEFAULT_PATH, RunDetail, Store, no_run_error
+
+_PIPE_WIDTH = 160
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+NamesArgument = Annotated[
+    list[str],
+    typer.Argument(metavar="NAME...", help="Run ids (or unique starts of them) or experiment ids.", show_default=False),
+]
+DbOption = Annotated[Path, typer.Option("--db", metavar="PATH", help="The results database to read.")]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option("-o", "--output", metavar="FILE", help="Where to write (default: crest-results/reports/NAME.html beside the db)."),
+]
+FormatOption = Annotated[
+    str | None,
+    typer.Option("--format", metavar="html|md|csv|json", help="Report format (default: from the -o suffix, else html)."),
+]
+AxisOption = Annotated[
+    str, typer.Option("--load-axis", metavar="clients|threads|connections", help="What the load of a point counts.")
+]
+TitleOption = Annotated[str | None, typer.Option("--title", help="The report's title (default: suite and configurations).")]
+
+
+def report_command(
+    names: NamesArgument,
+    output_format: FormatOption = None,
+    output: OutputOption = None,
+    db: DbOption = DEFAULT_PATH,
+    load_axis: AxisOption = "clients",
+    title: TitleOption = None,
+) -> int:
+    """Write a report of stored runs: one self-contained HTML page, or Markdown, CSV or JSON; prints its path."""
+    details = _select(db, names)
+    name = report_format(output_format, output)
+    path = output if output is not None else default_report_path(db, names[0], name)
+    doc = build_report(details, title=title, load_axis=load_axis)
+    _write(path, render(doc, name))
+    print(path, flush=True)
+    return EXIT_OK
+
+
+def compare_command(
+    names: NamesArgument,
+    db: DbOption = DEFAULT_PATH,
+    output: OutputOption = None,
+    output_format: FormatOption = None,
+    load_axis: AxisOption = "clients",
+    title: TitleOption = None,
+) -> int:
+    """Compare configurations: peaks, percent improvements and paired tests in the terminal, plus the HTML report."""
+    details = _select(db, names)
+    name = report_format(output_format, output)
+    path = output if output is not None else default_report_path(db, names[0], name)
+    doc = build_report(details, title=title, load_axis=load_axis)
+    _write(path, render(doc, name))
+    print_summary(doc, path)
+    return EXIT_OK
+
+
+def print_report_summary(details: Sequence[RunDetail], path: Path, *, load_axis: str = "clients") -> Path:
+    """Write the report of `details` to `path` (format from its suffix, else HTML), then print a short
+    summary and where the report is; for `crest run` after its runs. Returns the path written."""
+    doc = build_report(details, load_axis=load_axis)
+    _write(path, render(doc, report_format(None, path)))
+    print_summary(doc, path)
+    return path
+
+
+def default_report_path(db: Path, name: str, output_format: str = "html") -> Path:
+    """crest-results/reports/NAME.html beside the database (NAME made safe for a file name)."""
+    stem = _UNSAFE_FILENAME.sub("-", name).strip(".-") or "report"
+    return db.parent / "reports" / f"{stem}{SUFFIX[output_format]}"
+
+
+def print_summary(doc: dict[str, Any], path: Path) -> None:
+    """The terminal version of a report's top: headline, peaks, paired verdicts, warnings, and its path."""
+    console = _console()
+    summary = doc["summary"]
+    console.print(_safe(summary["headline"]))
+    console.print()
+    console.print(_peaks(doc))
+    cmp = doc.get("comparison")
+    if cmp:
+        console.print()
+        console.print(_paired(cmp))
+    for line in summary["warnings"]:
+        console.print(Text("warning: ", style="bold") + _safe(line))
+    console.print(Text("report: ") + _safe(str(path)))
+
+
+def _peaks(doc: dict[str, Any]) -> Table:
+    axis = doc["load_axis"]
+    cmp = doc.get("comparison")
+    configs = doc["configurations"]
+    if cmp:
+        by_label = {c["label"]: c for c in configs}
+        configs = [by_label[label] for label in cmp["ranking"]]
+    leader = configs[0]["label"]
+    gains = {(g["a"], g["b"]): g["pct"] for g in cmp["improvement_pct"]} if cmp else {}
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    columns = [("configuration", "left"), ("trials", "right"), ("peak req/s", "right"), ("± 95% CI", "right"),
+               ("at load", "right"), ("MB/s", "right"), ("p99 ms", "right"), ("saturation", "left"),
+               ("past the peak", "left")]  # fmt: skip
+    if cmp:
+        columns.append((f"{_clip(leader)} over it", "right"))
+    for title, justify in columns:
+        table.add_column(title, justify=justify, no_wrap=title != "configuration", overflow="fold")  # type: ignore[arg-type]
+    for c in configs:
+        peak, s = c["peak"], c["summary"]
+        at = next((p for p in c["points"] if p["load"] == peak["load"]), None)
+        ci = peak["rps_ci95"]
+        row = [
+            _safe(c["label"]), str(c["trials"]), rfmt.rps(peak["rps"]),
+            rfmt.rps((ci[1] - ci[0]) / 2) if ci else rfmt.DASH, rfmt.load(peak["load"], axis),
+            rfmt.mbytes(peak["throughput_Bps"]), rfmt.ms(at["latency_us"].get("p99") if at else None),
+            "saturated" if s["saturated"] else "NOT saturated",
+            s["shape"] + ("" if rfmt.missing(s["past_peak_ratio"]) else f" ({rfmt.percent(s['past_peak_ratio'])})"),
+        ]  # fmt: skip
+        if cmp:
+            row.append(rfmt.DASH if c["label"] == leader else rfmt.pct(gains.get((leader, c["label"]))))
+        table.add_row(*row)
+    return table
+
+
+def _paired(cmp: dict[str, Any]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title="paired-difference test of req/s (A − B)",
+                  title_justify="left")  # fmt: skip
+    for title, justify in (("A", "left"), ("B", "left"), ("pairs", "right"), ("mean A − B", "right"),
+                           ("95% CI", "right"), ("verdict", "left")):  # fmt: skip
+        table.add_column(title, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for p in cmp["paired"]:
+        table.add_row(_safe(p["a"]), _safe(p["b"]), str(p["n"]), rfmt.signed_rps(p["mean_diff"]),
+                      rfmt.interval(p["ci95"]), p["verdict"])  # fmt: skip
+    return table
+
+
+def _select(db: Path, names: Sequence[str]) -> list[RunDetail]:
+    if not names:
+        raise ConfigError("name at least one run or experiment: crest report RUN_ID... (see `crest runs`)")
+    if not db.exists():  # reading never creates the file
+        raise no_run_error(db, names[0])
+    with Store(db) as store:
+        return store.select(list(names))
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot write the report to {path}: {exc.strerror}: pass -o with a writable file") from exc
+
+
+def _console() -> Console:
+    console = Console(markup=False, emoji=False, highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(markup=False, emoji=False, highlight=False, width=_PIPE_WIDTH)
+    return console
+
+
+def _safe(text: Any) -> Text:
+    """Text with control characters shown as escapes (\\x1b), so a terminal never interprets them."""
+    return Text(_CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text)))
+
+
+def _clip(text: str, width: int = 18) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,146 @@
+"""The report document → Markdown (CommonMark + pipe tables) for pasting into documents and issues.
+
+Every string that came from a target, a suite or the store is escaped with
+`md()`: Markdown punctuation and HTML's < > & are backslash-escaped and line
+breaks folded, so a label can neither break a table nor inject markup.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from crest.report import fmt
+
+_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#!])")
+
+
+def md(text: Any) -> str:
+    """Text safe inside Markdown prose and table cells."""
+    folded = " ".join(str(text).split())
+    return _SPECIAL.sub(r"\\\1", folded)
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """The whole report as Markdown."""
+    configs: list[dict[str, Any]] = doc["configurations"]
+    axis: str = doc["load_axis"]
+    cmp = doc.get("comparison")
+    out: list[str] = [f"# {md(doc['title'])}", ""]
+    suites = ", ".join(md(s) for s in dict.fromkeys(r["suite"] for r in doc["runs"]))
+    out += [f"_{len(configs)} configuration(s), {len(doc['runs'])} run(s), suite {suites}, load axis {axis};"
+            f" generated {doc['generated_at']} by crest {md(doc['crest_version'])}_", ""]  # fmt: skip
+    out += [f"**{md(doc['summary']['headline'])}**", ""]
+    out += [f"- {md(line)}" for line in doc["summary"]["findings"]]
+    if doc["summary"]["warnings"]:
+        out += ["", "**Mind these:**", ""] + [f"- {md(line)}" for line in doc["summary"]["warnings"]]
+    out += ["", "## Peaks", ""]
+    out += _table(
+        ["configuration", "trials", "peak req/s", "± 95% CI", "at load", "peak MB/s", "Mbit/s", "p99 at peak (ms)",
+         "saturation", "past the peak", "max errors"],
+        [[md(c["label"]), str(c["trials"]), fmt.rps(c["peak"]["rps"]), _half(c["peak"]["rps_ci95"]),
+          fmt.load(c["peak"]["load"], axis), fmt.mbytes(c["peak"]["throughput_Bps"]),
+          fmt.mbits(c["peak"]["throughput_Bps"]), fmt.ms(_at_peak(c, "p99")),
+          "saturated" if c["summary"]["saturated"] else "not saturated", _past(c), fmt.error_rate(c["summary"]["max_error_rate"])]
+         for c in _ranked(doc)],
+        right=(1, 2, 3, 4, 5, 6, 7, 10),
+    )  # fmt: skip
+    if cmp:
+        out += _comparison(doc, cmp)
+    if doc.get("scaling"):
+        out += ["", "## Scaling across CPUs", ""]
+        out += _table(["group", "configuration", "CPUs", "peak req/s", "speedup", "efficiency"],
+                      [[md(r["group"]), md(r["label"]), fmt.number(r["cpus"], 0), fmt.rps(r["peak_rps"]),
+                        f"{fmt.number(r['speedup'])}×", fmt.percent(r["efficiency"])] for r in doc["scaling"]],
+                      right=range(2, 6))  # fmt: skip
+    for c in configs:
+        out += _points(c, axis)
+    out += ["", "## Runs", ""]
+    out += _table(["run", "configuration", "trial", "suite", "profile", "target", "status", "started", "mixes"],
+                  [[md(r["id"]), md(r["configuration"]), str(r["trial"]), md(r["suite"]), md(r["profile"]),
+                    md(r["target"]), md(r["status"] + (f" ({r['reason']})" if r["reason"] else "")),
+                    fmt.when(r["started_at"]), str(r["mixes"])] for r in doc["runs"]], right=(2, 8))  # fmt: skip
+    for h in doc["hosts"]:
+        facts = ", ".join(f"{md(k)} {md(fmt.factor_value(v))}" for k, v in h["facts"].items())
+        out += ["", f"Host: {facts}"]
+    servers = [c for c in configs if c["server"]]
+    if servers:
+        out += ["", "Servers: " + "; ".join(
+            f"{md(c['label'])}: {md(c['server'].get('name', '?'))} {md(c['server'].get('version', ''))}".rstrip()
+            for c in servers) + "."]  # fmt: skip
+    return "\n".join(out) + "\n"
+
+
+def _comparison(doc: dict[str, Any], cmp: dict[str, Any]) -> list[str]:
+    ranking: list[str] = cmp["ranking"]
+    gains = {(g["a"], g["b"]): g["pct"] for g in cmp["improvement_pct"]}
+    out = ["", "## Percent improvement at the peak (row over column)", ""]
+    out += _table(["", *(md(b) for b in ranking)],
+                  [[md(a), *("–" if a == b else fmt.pct(gains.get((a, b))) for b in ranking)] for a in ranking],
+                  right=range(1, len(ranking) + 1))  # fmt: skip
+    out += ["", "## Paired-difference test (req/s)", ""]
+    out += _table(["A", "B", "pairs", "mean A − B", "sd", "95% CI", "verdict"],
+                  [[md(p["a"]), md(p["b"]), str(p["n"]), fmt.signed_rps(p["mean_diff"]), fmt.rps(p["sd"]),
+                    fmt.interval(p["ci95"]), md(p["verdict"])] for p in cmp["paired"]], right=range(2, 6))  # fmt: skip
+    configs = doc["configurations"]
+    leader = ranking[0]
+    others = [c for c in configs if c["label"] != leader]
+    out += ["", "## Requests/s at each load", ""]
+    out += _table(
+        [doc["load_axis"], *(md(c["label"]) for c in configs), *(f"{md(leader)} over {md(c['label'])}" for c in others)],
+        [[fmt.load_number(r["load"]), *(fmt.rps(v) for v in r["rps"]),
+          *(fmt.pct(r["leader_gain_pct"][c["index"]]) for c in others)] for r in cmp["by_load"]],
+        right=range(0, 1 + len(configs) + len(others)),
+    )  # fmt: skip
+    return out
+
+
+def _points(c: dict[str, Any], axis: str) -> list[str]:
+    out = ["", f"## Load points: {md(c['label'])}", ""]
+    many = c["trials"] > 1
+    head = [axis, *(["n"] if many else []), "req/s", *(["± 95% CI"] if many else []), "MB/s",
+            "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "errors", "target CPU"]  # fmt: skip
+    rows = []
+    for p in c["points"]:
+        lat = p["latency_us"]
+        rows.append([fmt.load_number(p["load"]), *([str(p["n"])] if many else []), fmt.rps(p["rps"]),
+                     *([_half(p["rps_ci95"])] if many else []), fmt.mbytes(p["throughput_Bps"]),
+                     fmt.ms(lat.get("p50")), fmt.ms(lat.get("p90")), fmt.ms(lat.get("p99")), fmt.ms(lat.get("p999")),
+                     fmt.error_rate(p["error_rate"]), fmt.cpu(p["target_cpu_pct"])])  # fmt: skip
+    out += _table(head, rows, right=range(0, len(head)))
+    f = c["fairness"]
+    if f:
+        out += ["", f"Fairness at the peak ({fmt.load(f['load'], axis)}): {len(f['clients'])} client scores,"
+                f" {fmt.rps(f['min_rps'])}–{fmt.rps(f['max_rps'])} req/s per client (mean {fmt.rps(f['mean_rps'])},"
+                f" slowest ÷ fastest {fmt.percent(f['min_over_max'])})."]  # fmt: skip
+    return out
+
+
+def _table(head: list[str], rows: list[list[str]], right: Any = ()) -> list[str]:
+    aligned = set(right)
+    rule = ["---:" if i in aligned else "---" for i in range(len(head))]
+    return ["| " + " | ".join(line) + " |" for line in (head, rule, *rows)]
+
+
+def _ranked(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    if not doc.get("comparison"):
+        return list(doc["configurations"])
+    by_label = {c["label"]: c for c in doc["configurations"]}
+    return [by_label[label] for label in doc["comparison"]["ranking"]]
+
+
+def _at_peak(c: dict[str, Any], key: str) -> Any:
+    point = next((p for p in c["points"] if p["load"] == c["peak"]["load"]), None)
+    return None if point is None else point["latency_us"].get(key)
+
+
+def _past(c: dict[str, Any]) -> str:
+    s = c["summary"]
+    ratio = s["past_peak_ratio"]
+    return md(s["shape"]) + ("" if fmt.missing(ratio) else f" ({fmt.percent(ratio)})")
+
+
+def _half(ci: Any) -> str:
+    if not ci or any(fmt.missing(v) for v in ci):
+        return fmt.DASH
+    return fmt.rps((ci[1] - ci[0]) / 2)

@@ -1,0 +1,186 @@
+"""build_report over real stored runs: what the document holds for one, repeated and compared configurations.
+
+Every document built here is also validated against the committed JSON Schema.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from report_lab import THREE, Curve, store_lab
+
+from crest.errors import ConfigError
+from crest.report import build_report
+from crest.store import RunDetail, RunMeta, Store
+
+SCHEMA = json.loads(files("crest").joinpath("schemas/report.schema.json").read_text())
+
+
+def check_schema(doc: dict[str, Any]) -> None:
+    jsonschema.validate(doc, SCHEMA, cls=jsonschema.Draft202012Validator)
+    json.dumps(doc, allow_nan=False)  # strict JSON: no NaN anywhere
+
+
+def select(db: Path, *names: str) -> list[RunDetail]:
+    with Store(db) as store:
+        return store.select(list(names))
+
+
+def test_the_schema_is_a_valid_draft_2020_12_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+def test_one_configuration_one_trial(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    (run_id,) = store_lab(db, curves=[THREE[1]], trials=1)
+    doc = build_report(select(db, run_id))
+    check_schema(doc)
+    assert doc["comparison"] is None and doc["scaling"] is None
+    (config,) = doc["configurations"]
+    assert config["label"] == "server=apache cpus=2" and config["trials"] == 1
+    assert config["server"]["name"] == "apache"
+    assert len(config["points"]) == 10 and all(p["rps_ci95"] is None and p["n"] == 1 for p in config["points"])
+    assert config["peak"]["rps_ci95"] is None and config["peak"]["rps"] == max(p["rps"] for p in config["points"])
+    assert config["summary"]["shape"] in ("plateau", "graceful degradation", "rising")
+    assert config["fairness"] is not None and len(config["fairness"]["clients"]) == config["fairness"]["load"]
+    assert len(doc["mixes"]) == 10 and len(doc["runs"]) == 1
+    assert doc["summary"]["headline"].startswith("server=apache cpus=2 peaked at ")
+    assert doc["title"] == "webbench-static: server=apache cpus=2"
+
+
+def test_repeats_give_confidence_intervals(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    store_lab(db, curves=[THREE[0]], trials=3)
+    doc = build_report(select(db, "exp-1"), title="three trials")
+    check_schema(doc)
+    (config,) = doc["configurations"]
+    assert config["trials"] == 3 and doc["title"] == "three trials"
+    for point in config["points"]:
+        assert point["n"] == 3
+        lo, hi = point["rps_ci95"]
+        assert lo < point["rps"] < hi
+        assert point["throughput_Bps_ci95"] is not None and point["rps_sd"] > 0
+    assert config["peak"]["n"] == 3 and len(config["peak"]["trial_peaks"]) == 3
+    assert config["peak"]["rps_ci95"] is not None
+    assert "mean of 3 trials, 95% CI" in doc["summary"]["headline"]
+    assert {c["trial"] for c in config["fairness"]["clients"]} == {1, 2, 3}
+
+
+def test_two_or_more_configurations_are_compared(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    store_lab(db, trials=2)
+    doc = build_report(select(db, "exp-1"))
+    check_schema(doc)
+    cmp = doc["comparison"]
+    labels = [c["label"] for c in doc["configurations"]]
+    assert labels == ["server=nginx", "server=apache", "server=lighttpd"]  # only what differs
+    assert cmp["ranking"][0] == "server=nginx"
+    assert len(cmp["improvement_pct"]) == 6 and len(cmp["paired"]) == 3
+    nginx_over_apache = next(g for g in cmp["improvement_pct"] if g["a"] == "server=nginx" and g["b"] == "server=apache")
+    peaks = {c["label"]: c["peak"]["rps"] for c in doc["configurations"]}
+    assert nginx_over_apache["pct"] == pytest.approx((peaks["server=nginx"] / peaks["server=apache"] - 1) * 100)
+    first = cmp["paired"][0]
+    assert (first["a"], first["b"], first["n"]) == ("server=nginx", "server=apache", 20)
+    assert first["significant"] and first["verdict"] == "significant" and first["ci95"][0] > 0
+    assert len(cmp["by_load"]) == 10 and cmp["by_load"][0]["leader_gain_pct"][0] is None
+    assert doc["summary"]["headline"].startswith("server=nginx had the highest peak")
+    assert any("significant" in line for line in doc["summary"]["findings"])
+    collapse = next(c for c in doc["configurations"] if c["label"] == "server=lighttpd")
+    assert collapse["summary"]["shape"] == "collapse"
+    assert any("collapsed" in w for w in doc["summary"]["warnings"])
+    assert any("errors above 1%" in w for w in doc["summary"]["warnings"])
+
+
+def test_equal_configurations_are_not_significantly_different(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    twins = [Curve({"server": "a"}, 20_000, 16, noise=0.05), Curve({"server": "b"}, 20_000, 16, noise=0.05)]
+    store_lab(db, curves=twins, trials=2, seed=3)
+    doc = build_report(select(db, "exp-1"))
+    check_schema(doc)
+    (paired,) = doc["comparison"]["paired"]
+    lo, hi = paired["ci95"]
+    assert lo < 0 < hi and paired["verdict"] == "not significant" and not paired["significant"]
+    assert any("not significant" in line and "cannot tell them apart" in line for line in doc["summary"]["findings"])
+
+
+def test_cpus_varying_gives_scaling(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    curves = [Curve({"server": "nginx", "cpus": n}, 15_000 * n ** 0.9, 8 * n) for n in (1, 2, 4)]
+    store_lab(db, curves=curves, trials=1, loads=(1, 2, 4, 8, 16, 32, 64))
+    doc = build_report(select(db, "exp-1"))
+    check_schema(doc)
+    rows = doc["scaling"]
+    assert [r["cpus"] for r in rows] == [1, 2, 4]
+    assert rows[0]["speedup"] == pytest.approx(1.0) and rows[0]["efficiency"] == pytest.approx(1.0)
+    assert 1.5 < rows[1]["speedup"] < 2.1 and rows[2]["speedup"] > rows[1]["speedup"]
+    assert any(line.startswith("Scaling (") for line in doc["summary"]["findings"])
+
+
+def test_no_scaling_when_cpus_is_the_same_everywhere(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    store_lab(db, curves=THREE[:2], trials=1)
+    assert build_report(select(db, "exp-1"))["scaling"] is None
+
+
+def test_load_axis_threads(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    store_lab(db, curves=[THREE[0]], trials=1)
+    doc = build_report(select(db, "exp-1"), load_axis="threads")
+    check_schema(doc)
+    assert doc["load_axis"] == "threads"
+    assert [p["load"] for p in doc["configurations"][0]["points"]][:3] == [2, 8, 16]
+    assert "threads" in doc["summary"]["headline"]
+
+
+def test_bad_input_is_one_line_config_error(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    store_lab(db, curves=[THREE[0]], trials=1)
+    with pytest.raises(ConfigError, match="unknown load axis 'cpus': use one of clients, threads, connections"):
+        build_report(select(db, "exp-1"), load_axis="cpus")
+    with Store(db) as store:
+        empty = store.create_run(RunMeta("s", "http://127.0.0.1:1/", "quick", 0, {}, {}, {}))
+        store.finish_run(empty, "failed", "target died")
+    with pytest.raises(ConfigError, match=r"no stored mix in the runs given .*: pick runs that measured"):
+        build_report(select(db, empty))
+
+
+def test_a_run_without_mixes_is_listed_as_skipped(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    (run_id,) = store_lab(db, curves=[THREE[0]], trials=1)
+    with Store(db) as store:
+        empty = store.create_run(RunMeta("s", "http://127.0.0.1:1/", "quick", 0, {}, {}, {}))
+        store.finish_run(empty, "interrupted", "Ctrl-C")
+    doc = build_report(select(db, run_id, empty))
+    check_schema(doc)
+    assert doc["skipped_runs"] == [empty]
+    assert any(empty in w and "left out" in w for w in doc["summary"]["warnings"])
+
+
+def test_an_interrupted_run_is_warned_about(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    (run_id,) = store_lab(db, curves=[THREE[0]], trials=1)
+    with Store(db) as store:
+        store.reopen_run(run_id)
+        store.finish_run(run_id, "interrupted", "Ctrl-C during mix 10")
+    doc = build_report(select(db, run_id))
+    check_schema(doc)
+    assert any("is interrupted (Ctrl-C during mix 10)" in w for w in doc["summary"]["warnings"])
+
+
+def test_configurations_without_a_common_load_are_not_comparable(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    store_lab(db, curves=[THREE[0]], trials=1, loads=(1, 2, 4))
+    store_lab(db, curves=[THREE[1]], trials=1, loads=(8, 16, 32), seed=8)
+    with Store(db) as store:
+        ids = [r.id for r in store.runs()]
+    doc = build_report(select(db, *ids))
+    check_schema(doc)
+    (paired,) = doc["comparison"]["paired"]
+    assert paired["verdict"] == "not comparable" and paired["n"] == 0 and "no load point in common" in paired["note"]
+    assert any("no load point in common, so no paired test" in line for line in doc["summary"]["findings"])
+    assert [r["load"] for r in doc["comparison"]["by_load"]] == [1, 2, 4, 8, 16, 32]

@@ -1,0 +1,115 @@
+"""`crest report` and `crest compare` through crest.cli.main.main (the real entry point) on a real store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from report_lab import THREE, store_lab
+from support import run_cli
+
+from crest.cli.main import main
+from crest.cli.report import default_report_path, print_report_summary
+from crest.store import Store
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("cli") / "results" / "crest.db"
+    store_lab(db, curves=THREE[:2], trials=2)
+    return db
+
+
+def crest(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_report_writes_html_beside_the_db_and_prints_the_path(lab: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = crest(capsys, "report", "exp-1", "--db", str(lab))
+    assert (code, err) == (0, "")
+    path = lab.parent / "reports" / "exp-1.html"
+    assert out == f"{path}\n"
+    assert path.read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize(("fmt", "probe"), [("md", "## Peaks"), ("csv", "configuration,run_id,"), ("json", '"schema_version"')])
+def test_report_formats_and_output(lab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str, probe: str) -> None:
+    target = tmp_path / f"out.{fmt}"
+    code, out, _ = crest(capsys, "report", "exp-1", "--db", str(lab), "-o", str(target), "--title", "T")
+    assert (code, out) == (0, f"{target}\n") and probe in target.read_text()
+    code, out, _ = crest(capsys, "report", "exp-1", "--db", str(lab), "--format", fmt)
+    assert code == 0 and out == f"{default_report_path(lab, 'exp-1', fmt)}\n"
+
+
+def test_report_of_one_run_by_id_prefix(lab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with Store(lab) as store:
+        run_id = store.runs()[-1].id
+    target = tmp_path / "one.json"
+    code, _, _ = crest(capsys, "report", run_id[:-1], "--db", str(lab), "-o", str(target), "--load-axis", "threads")
+    doc = json.loads(target.read_text())
+    assert code == 0 and doc["runs"][0]["id"] == run_id and doc["load_axis"] == "threads" and doc["comparison"] is None
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["report", "nope"], "crest: error: no run 'nope' in {db}: see `crest runs --db {db}`"),
+        (["report", "exp-1", "--format", "pdf"], "crest: error: unknown report format 'pdf': use one of html, md, csv, json"),
+        (["report", "exp-1", "-o", "r.pdf"], "crest: error: cannot tell the report format from 'r.pdf': end the file name"
+                                             " in .html, .md, .csv or .json, or pass --format"),
+        (["report", "exp-1", "--load-axis", "cpus"], "crest: error: unknown load axis 'cpus': use one of clients, threads,"
+                                                     " connections"),
+        (["compare", "exp-1", "nope"], "crest: error: no run 'nope' in {db}: see `crest runs --db {db}`"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_line_and_exit_2(lab: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    code, out, err = crest(capsys, *args, "--db", str(lab))
+    assert (code, out) == (2, "")
+    assert err == message.format(db=lab) + "\n"
+
+
+def test_missing_db_is_not_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "none" / "crest.db"
+    code, _, err = crest(capsys, "compare", "exp-1", "--db", str(db))
+    assert code == 2 and err.startswith("crest: error: no run 'exp-1' in ") and not db.parent.exists()
+
+
+def test_compare_prints_peaks_verdicts_and_the_report(lab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "cmp.html"
+    code, out, err = crest(capsys, "compare", "exp-1", "--db", str(lab), "-o", str(target))
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].startswith("server=nginx had the highest peak: ")
+    assert any(line.split()[:2] == ["configuration", "trials"] and "server=nginx over it" in line for line in lines)
+    (apache,) = [line for line in lines if line.startswith("server=apache ")]
+    assert apache.split()[-1].startswith("+") and apache.split()[-1].endswith("%")
+    assert any(line.split()[:2] == ["server=nginx", "server=apache"] and line.endswith("significant") for line in lines)
+    assert lines[-1] == f"report: {target}"
+    assert "<svg class=\"chart" in target.read_text()
+
+
+def test_print_report_summary_for_crest_run(lab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with Store(lab) as store:
+        details = store.select(["exp-1"])
+    path = print_report_summary(details[:1], tmp_path / "after-run.html")
+    out = capsys.readouterr().out
+    assert path.exists() and out.splitlines()[-1] == f"report: {path}"
+    assert out.startswith("server=nginx cpus=2 peaked at ")
+
+
+def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> None:
+    db = tmp_path / "crest.db"
+    curve = THREE[0].__class__({"server": "evil\x1b[31mred"}, 10_000, 8)
+    store_lab(db, curves=[curve], trials=1)
+    result = run_cli("compare", "exp-1", "--db", str(db), "-o", str(tmp_path / "r.html"))
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout and "evil\\x1b[31mred" in result.stdout
+
+
+def test_commands_are_registered() -> None:
+    result = run_cli("--help")
+    assert result.returncode == 0
+    assert " report " in result.stdout and " compare " in result.stdout
