@@ -102,6 +102,9 @@ class ApacheAdapter(Adapter):
     def command(self, site: Site, settings: ServerSettings) -> list[str]:
         return [str(self.binary()), "-d", str(site.root), "-f", str(self.config_path(site)), "-DFOREGROUND"]
 
+    def check_command(self, site: Site, settings: ServerSettings) -> list[str] | None:
+        return [str(self.binary()), "-d", str(site.root), "-f", str(self.config_path(site)), "-t"]
+
 
 class ApachePreforkAdapter(ApacheAdapter):
     """One single-threaded process per connection, as in the Mindcraft and WebBench reports."""

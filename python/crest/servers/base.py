@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from crest.errors import ConfigError, TargetError
 from crest.servers.cgroup import MemoryLimit
-from crest.servers.process import Processes, wait_until
+from crest.servers.process import LOG_TAIL_LINES, Processes, wait_until
 from crest.servers.site import Site, create_site, remove_site
 
 # Request kinds a workload may need beyond static files (see crest.suite's RequestKind).
@@ -104,6 +104,14 @@ class Adapter(ABC):
 
     def env(self, site: Site, settings: ServerSettings) -> dict[str, str] | None:
         """The server's environment (None: crest's own)."""
+        return None
+
+    def check_command(self, site: Site, settings: ServerSettings) -> list[str] | None:
+        """The server's own configuration test (`nginx -t`), run before it starts; None: it has none.
+
+        A server can bind its ports while reading a configuration it then rejects, so
+        readiness alone would not catch every bad configuration (or --server-opt value).
+        """
         return None
 
     # -- shared behaviour ---------------------------------------------------------
@@ -286,6 +294,9 @@ class Target:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
         self.config_text = "\n".join(f"# {p.relative_to(site.root)}\n{t}" for p, t in files.items())
+        check = self.adapter.check_command(site, settings)
+        if check is not None:
+            self._check_config(check, site)
         ports = [p for p in (site.port, site.tls_port) if p]
         for port in ports:
             # free_port() released it a moment ago; if another program took it since, the
@@ -299,6 +310,19 @@ class Target:
         wait_until(lambda: all(_answers(p) for p in ports), timeout_s=READY_TIMEOUT_S,
                    what=f"{self.adapter.title} did not answer on port {', '.join(map(str, ports))}",
                    processes=self.processes)  # fmt: skip
+        self.processes.check_alive()
+
+    def _check_config(self, argv: list[str], site: Site) -> None:
+        """Raises TargetError with the server's own words when it rejects its configuration."""
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=READY_TIMEOUT_S, cwd=site.root,
+                                 env=self.adapter.env(site, self.settings), check=False)  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise TargetError(f"cannot test {self.adapter.title}'s configuration ({argv[0]}): {exc}") from None
+        if out.returncode != 0:
+            lines = [line.strip() for line in (out.stdout + out.stderr).splitlines() if line.strip()]
+            said = " | ".join(lines[-LOG_TAIL_LINES:]) or f"exit code {out.returncode}"
+            raise TargetError(f"{self.adapter.title} rejected its configuration: {said}")
 
     def pids(self) -> list[int]:
         """Every live process of the target (server, its workers, helpers and their children)."""

@@ -100,6 +100,9 @@ class CaddyAdapter(Adapter):
     def command(self, site: Site, settings: ServerSettings) -> list[str]:
         return [str(self.binary()), "run", "--config", str(self.config_path(site)), "--adapter", "caddyfile"]
 
+    def check_command(self, site: Site, settings: ServerSettings) -> list[str] | None:
+        return [str(self.binary()), "validate", "--config", str(self.config_path(site)), "--adapter", "caddyfile"]
+
     def env(self, site: Site, settings: ServerSettings) -> dict[str, str] | None:
         home = str(site.run_dir / "caddy")
         env = {

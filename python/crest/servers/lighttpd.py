@@ -93,3 +93,6 @@ class LighttpdAdapter(Adapter):
 
     def command(self, site: Site, settings: ServerSettings) -> list[str]:
         return [str(self.binary()), "-D", "-f", str(self.config_path(site))]
+
+    def check_command(self, site: Site, settings: ServerSettings) -> list[str] | None:
+        return [str(self.binary()), "-tt", "-f", str(self.config_path(site))]  # -tt: modules loaded too

@@ -45,7 +45,7 @@ class NginxAdapter(Adapter):
         "worker_processes": "worker processes (default: --workers, i.e. one per target core; 'auto' = one per core)",
         "worker_connections": f"connections each worker may hold (default {WORKER_CONNECTIONS})",
         "keepalive_timeout": f"seconds an idle keep-alive connection stays open (default {KEEPALIVE_TIMEOUT_S})",
-        "keepalive_requests": f"requests per keep-alive connection before nginx closes it (default {KEEPALIVE_REQUESTS})",
+        "keepalive_requests": f"requests per keep-alive connection before it is closed (default {KEEPALIVE_REQUESTS})",
         "sendfile": "on or off: send static files with sendfile(2) (default on)",
         "open_file_cache": "nginx's open_file_cache value, e.g. 'max=10000 inactive=60s' (default off)",
         "fcgiwrap_children": "fcgiwrap processes running CGI programs (default 4 per worker, at least 8)",
@@ -99,6 +99,9 @@ class NginxAdapter(Adapter):
     def command(self, site: Site, settings: ServerSettings) -> list[str]:
         # -e: nginx opens its error log before reading the config; keep even that inside the site.
         return [str(self.binary()), "-p", f"{site.root}/", "-c", str(self.config_path(site)), "-e", str(site.error_log)]
+
+    def check_command(self, site: Site, settings: ServerSettings) -> list[str] | None:
+        return [*self.command(site, settings), "-t", "-q"]
 
 
 @functools.lru_cache(maxsize=4)

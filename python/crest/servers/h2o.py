@@ -1,0 +1,92 @@
+"""H2O: one process of `num-threads` event-loop threads; CGI through its fastcgi-cgi, FastCGI to crest-fcgi.
+
+Owns H2O's configuration (templates/h2o.conf.j2) and command line; the
+lifecycle is `Target`'s. H2O 2.2 cannot turn keep-alive off on its side
+(connections still close when the client asks), and its file handler cannot
+hand files without an extension to a FastCGI handler, so fastcgi-cgi runs as
+a helper (like fcgiwrap for nginx) with one path per CGI program.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from crest.dynamic import PROGRAMS
+from crest.errors import ConfigError
+from crest.servers.base import (
+    Adapter,
+    Helper,
+    ServerSettings,
+    int_option,
+    render,
+    version_output,
+    wants_cgi,
+    wants_fastcgi,
+    which,
+)
+from crest.servers.site import Site
+
+# H2O's CGI bridge (Debian's h2o package): a FastCGI server that forks the program per request.
+FASTCGI_CGI = Path("/usr/share/h2o/fastcgi-cgi")
+MAX_CONNECTIONS = 4096
+REQUEST_TIMEOUT_S = 10  # H2O's default http1-request-timeout (also its keep-alive idle time)
+
+
+class H2oAdapter(Adapter):
+    name = "h2o"
+    title = "H2O"
+    package = "h2o"
+    kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "fastcgi", "inproc"})
+    options_help = {
+        "num-threads": "event-loop threads (default: --workers)",
+        "max-connections": f"connections served at once (default {MAX_CONNECTIONS})",
+        "http1-request-timeout": f"seconds an HTTP/1 connection may wait for a request (default {REQUEST_TIMEOUT_S})",
+    }
+
+    def binary(self) -> Path | None:
+        return which("h2o")
+
+    def version(self) -> str:
+        binary = self.binary()
+        if binary is None:
+            return "unknown"
+        text = version_output([str(binary), "--version"], r"h2o version \S+")
+        return text.replace("h2o version ", "h2o/")
+
+    def check(self, settings: ServerSettings) -> None:
+        super().check(settings)
+        int_option(settings, "num-threads", 1)
+        int_option(settings, "max-connections", 1)
+        if wants_cgi(settings) and not FASTCGI_CGI.exists():
+            raise ConfigError(f"h2o runs CGI through {FASTCGI_CGI}, which is missing: apt-get install -y h2o")
+
+    def helpers(self, site: Site, settings: ServerSettings) -> list[Helper]:
+        helpers = super().helpers(site, settings)
+        if wants_cgi(settings):
+            argv = (str(FASTCGI_CGI), f"--listen={site.cgi_socket}")
+            helpers.append(Helper("fastcgi-cgi", argv, site.cgi_socket, user=site.user))
+        return helpers
+
+    def config_path(self, site: Site) -> Path:
+        return site.conf_dir / "h2o.conf"
+
+    def config_files(self, site: Site, settings: ServerSettings) -> dict[Path, str]:
+        text = render(
+            "h2o.conf.j2",
+            site=site,
+            settings=settings,
+            cgi=wants_cgi(settings),
+            fastcgi=wants_fastcgi(settings),
+            cgi_programs=PROGRAMS,
+            num_threads=int_option(settings, "num-threads", max(1, settings.workers)),
+            max_connections=int_option(settings, "max-connections", MAX_CONNECTIONS),
+            request_timeout=settings.options.get("http1-request-timeout", str(REQUEST_TIMEOUT_S)),
+        )
+        return {self.config_path(site): text}
+
+    def command(self, site: Site, settings: ServerSettings) -> list[str]:
+        return [str(self.binary()), "-c", str(self.config_path(site))]
+
+    def check_command(self, site: Site, settings: ServerSettings) -> list[str] | None:
+        return [str(self.binary()), "-t", "-c", str(self.config_path(site))]
