@@ -35,10 +35,6 @@ from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store
 from crest.suite import Mix, Suite
 from crest.urltable import RequestTable, build_table
 
-# A mix whose window runs to its end lets in-flight exchanges finish (they
-# count), so its counts equal the target's own; bounded by the request timeout.
-# After a mix, how long the target may take to write its last access-log lines.
-ACCESS_LOG_SETTLE_S = 0.2
 # At the peak, a target using less than this share of its cores was not the bottleneck.
 IDLE_AT_PEAK_PCT = 75.0
 
@@ -278,7 +274,7 @@ class SuiteRunner:
             if warning:
                 record.warnings.append(warning)
             if target is not None and self.request.access_log:
-                time.sleep(ACCESS_LOG_SETTLE_S)
+                time.sleep(target.adapter.access_log_flush_s)
                 record.monitor["access_log_requests"] = target.access_log_lines() - logged_before
             store.add_mix(run_id, record)
             self.on_event(Event("mix-finished", run_id, repeat_index, mix=mix, record=record, mixes=len(self.mixes)))
@@ -325,7 +321,8 @@ class SuiteRunner:
         t = mix.timing
         cpus = len(self.split.engine) if self.split else len(cpu_split.available())
         assert self.table is not None, "a runner is bound to its target before it builds engine configs"
-        # A window that runs to the end of the mix lets in-flight exchanges finish and count.
+        # A window that runs to the end of the mix lets in-flight exchanges finish and count,
+        # so its counts equal the target's own (bounded by the request timeout).
         drain_s = self.request.timeout_s if t.ramp_down_s == 0 else 0.0
         return RunSpec(
             url=self.table.requests[0]["url"],

@@ -72,6 +72,8 @@ class Adapter(ABC):
     # What to tell a user who asks for a kind this server cannot serve.
     alternatives: ClassVar[Mapping[str, str]] = {}
     options_help: ClassVar[Mapping[str, str]] = {}  # --server-opt keys it understands
+    # How long after the last request its access-log line is surely on disk (servers that buffer it).
+    access_log_flush_s: ClassVar[float] = 0.2
 
     # -- what a subclass provides ------------------------------------------------
 

@@ -31,6 +31,8 @@ class LighttpdAdapter(Adapter):
     title = "lighttpd"
     package = "lighttpd"
     kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "fastcgi", "inproc"})
+    # lighttpd buffers its access log and writes it every 4 s (or 8 KiB).
+    access_log_flush_s = 4.5
     options_help = {
         "server.max-worker": "worker processes (default: --workers; 1 = a single process, lighttpd's own model)",
         "server.max-connections": f"connections served at once, per process (default {MAX_CONNECTIONS})",

@@ -126,7 +126,9 @@ def make_certificate(cert: Path, key: Path) -> None:
         subprocess.run(
             [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
              "-keyout", str(key), "-out", str(cert), "-days", "7", "-subj", "/CN=localhost",
-             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1"],
+             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1",
+             # A leaf, not a CA: Apache warns about CA certificates and rustls refuses them as server certs.
+             "-addext", "basicConstraints=critical,CA:FALSE"],
             check=True, capture_output=True, timeout=30,
         )  # fmt: skip
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
