@@ -11,7 +11,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats as _scipy_stats  # type: ignore[import-untyped, unused-ignore]
 
 from crest.errors import ConfigError
 
@@ -37,7 +36,11 @@ def t_quantile(p: float, df: int) -> float:
     """The p-quantile of Student's t distribution with df degrees of freedom, e.g. t(0.975, 8) = 2.306."""
     if df < 1:
         raise ValueError(f"a t quantile needs at least 1 degree of freedom (got {df})")
-    return float(_scipy_stats.t.ppf(p, df))
+    # Imported here: scipy.stats takes over a second to import, and every `crest` command
+    # would pay for it (the CLI registers the analysis commands at start-up).
+    from scipy import stats as scipy_stats  # type: ignore[import-untyped, unused-ignore]
+
+    return float(scipy_stats.t.ppf(p, df))
 
 
 def mean(values: Sequence[float]) -> float:
