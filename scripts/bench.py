@@ -17,6 +17,7 @@ import resource
 import shutil
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -161,19 +162,25 @@ length_s = %d
 """ % OVERHEAD_MIX_S
 
 
-def harness_overhead(work: Path, docroot: Path, port: int) -> tuple[float, int]:
-    """Seconds per mix that `crest run` spends beyond the mixes' own length."""
+def harness_overhead(work: Path, docroot: Path, port: int) -> tuple[float, int, float]:
+    """Seconds per mix that `crest run` spends beyond the mixes' own length (from the stored start of each
+    mix to the start of the next), and the once-per-run cost around them (checks before the first mix,
+    the report after the last), interpreter start-up excluded."""
     subprocess.run([CREST, "fileset", "generate", "webcat-large-filemix", str(docroot)], check=True, capture_output=True)
     suite = work / "overhead.toml"
     suite.write_text(OVERHEAD_SUITE)
     started = time.monotonic()
     timed([CREST, "version"])
     startup = time.monotonic() - started
+    db = work / "bench.db"
     started = time.monotonic()
-    timed([CREST, "run", str(suite), "--target", f"http://127.0.0.1:{port}", "--fileset", str(docroot), "--db", str(work / "bench.db"), "-q"])
+    timed([CREST, "run", str(suite), "--target", f"http://127.0.0.1:{port}", "--fileset", str(docroot), "--db", str(db), "-q"])
     wall = time.monotonic() - started
-    mixes = 5
-    return (wall - startup - mixes * OVERHEAD_MIX_S) / mixes, mixes
+    with sqlite3.connect(db) as conn:
+        spans = conn.execute("SELECT started_at, ended_at FROM mixes ORDER BY started_at").fetchall()
+    gaps = [b[0] - a[0] - OVERHEAD_MIX_S for a, b in zip(spans, spans[1:])] + [spans[-1][1] - spans[-1][0] - OVERHEAD_MIX_S]
+    per_run = wall - startup - (spans[-1][1] - spans[0][0])
+    return statistics.mean(gaps), len(spans), per_run
 
 
 def alternate(a, b, rounds: int = ROUNDS) -> tuple[list[Sample], list[Sample]]:
@@ -233,9 +240,11 @@ def main() -> None:
             print(f"10,000 keep-alive connections: crest peak RSS {big.max_rss_kb / 1024:.1f} MiB (Python alone {base / 1024:.1f} MiB), {big.rps:,.0f} req/s, errors {big.extra['errors']}")
             rows.append(("10,000 concurrent keep-alive connections: crest peak RSS (whole process)", f"{big.max_rss_kb / 1024:.1f} MiB (interpreter alone {base / 1024:.1f} MiB)", "", "≤ 100 MB", verdict(big.max_rss_kb * 1024 <= 100e6)))
             commands.append(f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c 10000 -d {SECONDS}s URL")
-            per_mix, mixes = harness_overhead(work, docroot, port)
-            print(f"harness overhead: {per_mix:.3f} s per mix beyond its length ({mixes} mixes of {OVERHEAD_MIX_S} s)")
-            rows.append((f"harness overhead per mix beyond its length (crest run, {mixes} mixes of {OVERHEAD_MIX_S} s, minus interpreter start)", f"{per_mix:.3f} s", "", "≤ 1 s", verdict(per_mix <= 1.0)))
+            per_mix, mixes, per_run = harness_overhead(work, docroot, port)
+            print(f"harness overhead: {per_mix:.3f} s per mix beyond its length ({mixes} mixes of {OVERHEAD_MIX_S} s);"
+                  f" {per_run:.2f} s once per run (checks, report)")
+            rows.append((f"harness overhead per mix beyond its length (crest run, {mixes} mixes of {OVERHEAD_MIX_S} s: stored start of each mix to the next)", f"{per_mix:.3f} s", "", "≤ 1 s", verdict(per_mix <= 1.0)))
+            rows.append(("once per run, besides the mixes (checks before the first, the report after the last; interpreter start excluded)", f"{per_run:.2f} s", "", "", ""))
             commands.append(f"taskset -c {CLIENT_CPU} crest run SUITE.toml --target URL --fileset DIR -q")
         finally:
             nginx.stop()
