@@ -28,6 +28,9 @@ def servers_command(
         else:
             state = f"missing     install: {r['install']}"
         print(f"{r['name']:<{width}}  {state}")
-        kinds = ", ".join(r["kinds"]) or "static only"
-        print(f"{'':<{width}}  {r['title']}; dynamic: {kinds}")
+        kinds = f"; dynamic: {', '.join(r['kinds']) or 'static only'}" if r["name"] != "external" else ""
+        print(f"{'':<{width}}  {r['title']}{kinds}")
+        if r["options"]:
+            print(f"{'':<{width}}  --server-opt: {', '.join(r['options'])}")
+    print("\n--json shows what each --server-opt key means.")
     return EXIT_OK
