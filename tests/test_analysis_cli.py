@@ -108,8 +108,8 @@ def test_doe_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path, text:
 
 
 def test_doe_without_data_or_with_a_design(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert_usage_error(cli(capsys, "doe"), "nothing to do: give --analyze DATA.csv --response COLUMN")
-    assert_usage_error(cli(capsys, "doe", "design.toml"), "running a design is not built yet (design.toml)")
+    assert_usage_error(cli(capsys, "doe"), "nothing to do: give a DESIGN.toml to run, or --analyze DATA.csv --response COLUMN")
+    assert_usage_error(cli(capsys, "doe", str(tmp_path / "design.toml")), "cannot read design")
     assert_usage_error(
         cli(capsys, "doe", "design.toml", "--analyze", str(KORNECKI)), "give either a DESIGN to run or --analyze"
     )

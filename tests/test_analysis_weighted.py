@@ -42,3 +42,70 @@ def test_parse_weights() -> None:
     for bad in ("a=0.5,a=0.5", "a", "a=x,b=1", "=1"):
         with pytest.raises(ConfigError, match="invalid class weight"):
             parse_weights(bad)
+
+
+# ---------------------------------------------------------------- content-length sweeps
+
+
+def test_size_class_bins_follow_specweb99() -> None:
+    from crest.analysis import size_class
+
+    assert [size_class(n) for n in (1, 102, 921, 1023, 1024, 9216, 10239, 10240, 102399, 102400, 921600, 1_023_999)] == [
+        "class0", "class0", "class0", "class0", "class1", "class1", "class1", "class2", "class2", "class3",
+        "class3", "class3",
+    ]  # fmt: skip
+    assert size_class(1_024_000) is None and size_class(10_000_000) is None
+
+
+def test_sweep_weighted_throughput_by_hand() -> None:
+    from crest.analysis import sweep_weighted_throughput
+
+    points = [(100, 10.0), (500, 30.0), (2000, 60.0), (50_000, 90.0), (500_000, 100.0), (5_000_000, 1e9)]
+    result = sweep_weighted_throughput(points)
+    # class0 mean (10+30)/2 = 20, class1 60, class2 90, class3 100: 0.35·20 + 0.5·60 + 0.14·90 + 0.01·100
+    assert result.value_Bps == pytest.approx(7 + 30 + 12.6 + 1)
+    assert result.value_Mbps == pytest.approx(50.6 * 8 / 1e6)
+    assert result.per_class == {"class0": 20.0, "class1": 60.0, "class2": 90.0, "class3": 100.0}
+    assert result.sizes == {"class0": [100, 500], "class1": [2000], "class2": [50_000], "class3": [500_000]}
+    assert result.excluded == [5_000_000]
+
+
+def test_sweep_repeated_sizes_average_first() -> None:
+    from crest.analysis import sweep_weighted_throughput
+
+    # 100 B measured twice (10, 30 → 20), 500 B once (40): class0 = (20 + 40) / 2 = 30, not (10+30+40)/3.
+    result = sweep_weighted_throughput([(100, 10.0), (100, 30.0), (500, 40.0), (2000, 8.0)], {"class0": 0.5, "class1": 0.5})
+    assert result.value_Bps == pytest.approx(0.5 * 30 + 0.5 * 8)
+
+
+def test_sweep_missing_class_is_named() -> None:
+    from crest.analysis import sweep_weighted_throughput
+
+    with pytest.raises(ConfigError, match=r"no content length measured in class2 \(10,240–102,399 B\), class3"):
+        sweep_weighted_throughput([(100, 1.0), (2000, 1.0)])
+    # Weights that omit the classes: fine, and the unweighted sizes are excluded.
+    result = sweep_weighted_throughput([(100, 4.0), (2000, 2.0), (50_000, 7.0)], {"class0": 0.5, "class1": 0.5})
+    assert result.value_Bps == 3.0 and result.excluded == [50_000]
+
+
+def test_sweep_rejects_bad_throughput() -> None:
+    from crest.analysis import sweep_weighted_throughput
+
+    with pytest.raises(ConfigError, match="throughput at 100 bytes is nan"):
+        sweep_weighted_throughput([(100, float("nan"))])
+
+
+def test_sweep_points_from_a_stored_run() -> None:
+    from analysis_records import mix, run
+
+    from crest.analysis import sweep_points
+
+    detail = run([1.0, 2.0, 3.0])
+    with pytest.raises(ConfigError, match="is not a content-length sweep"):
+        sweep_points(detail)
+    detail.mixes = [
+        mix(1, 1, 5.0, monitor={"size_bytes": 1000}),
+        mix(2, 2, 9.0, monitor={"size_bytes": 1000}),  # same size at more clients: the peak counts
+        mix(3, 1, 7.0, monitor={"size_bytes": 10}),
+    ]
+    assert sweep_points(detail) == [(10, 7000.0), (1000, 9000.0)]

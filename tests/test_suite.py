@@ -68,7 +68,9 @@ def test_every_builtin_resolves_in_every_profile(name: str, profile: str) -> Non
     suite = BY_NAME[name]
     mixes = suite.mixes(profile)
     assert [m.index for m in mixes] == list(range(1, len(mixes) + 1))
-    assert [m.clients for m in mixes] == suite.ladder.client_counts()
+    sizes = suite.sweep_sizes() or [None]
+    assert [m.clients for m in mixes] == suite.ladder.client_counts() * len(sizes)
+    assert [m.size_bytes for m in mixes] == [s for s in sizes for _ in suite.ladder.client_counts()]
     full = suite.mixes("full")
     # Profiles scale durations and nothing else.
     assert [(m.clients, m.threads_per_client, m.connections) for m in mixes] == [
@@ -180,6 +182,17 @@ def test_zeus_suites_pick_the_nearest_filesets_and_say_what_the_runner_must_do()
     assert dynamic.fileset is None and [c.kind for c in dynamic.classes] == ["webstone-cgi"]
     for name in ("zeus-cached", "zeus-noncached", "zeus-dynamic"):
         assert BY_NAME[name].notes
+
+
+def test_zeus_cached_and_dynamic_sweep_content_length() -> None:
+    cached = BY_NAME["zeus-cached"]
+    assert cached.ladder.sizes == "fileset"
+    sizes = [m.size_bytes for m in cached.mixes()]
+    assert len(sizes) == 22 and sizes[0] == 1 and sizes[-1] == 10_000_000
+    assert all(m.connections == 32 for m in cached.mixes())
+    dynamic = BY_NAME["zeus-dynamic"]
+    assert [m.size_bytes for m in dynamic.mixes()][0::9] == [345, 205_050]
+    assert BY_NAME["zeus-noncached"].sweep_sizes() is None
 
 
 # ---------------------------------------------------------------- ladders

@@ -39,7 +39,8 @@ def test_json_lists_every_builtin_with_exactly_the_agreed_keys() -> None:
     for item, suite in zip(data, builtin_suites(), strict=True):
         assert set(item) == {"name", "description", "source", "mixes", "workload"}
         assert (item["description"], item["source"]) == (suite.description, suite.source)
-        assert [m["clients"] for m in item["mixes"]] == suite.ladder.client_counts()
+        assert [m["clients"] for m in item["mixes"]] == [m.clients for m in suite.mixes()]
+        assert [m.get("size_bytes") for m in item["mixes"]] == [m.size_bytes for m in suite.mixes()]
         assert item["workload"]["classes"][0]["name"] == suite.workload.classes[0].name
 
 

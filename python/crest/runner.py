@@ -117,16 +117,31 @@ class SuiteRunner:
                 )
         self.manifest = self._manifest()
         self.table: RequestTable | None = None
+        # A sweep's mixes each have their own table (static files of one size); cached by size.
+        self._sized_tables: dict[int, RequestTable] = {}
         if request.target is not None:
             self._bind(request)
 
     def _bind(self, request: RunRequest) -> None:
         """Point the runner at a target's URLs (a provisioned target gets new ports each run)."""
         self.request = request
+        self._sized_tables = {}
         self.table = build_table(
             request.suite.workload, self.manifest, request.target or "", request.tls_target,
             check_content=request.validate_content,
         )  # fmt: skip
+        for size in request.suite.sweep_sizes() or []:
+            self._sized_tables[size] = build_table(
+                request.suite.workload, self.manifest, request.target or "", request.tls_target,
+                check_content=request.validate_content, size_bytes=size,
+            )  # fmt: skip
+
+    def _table_for(self, mix: Mix) -> RequestTable:
+        """The request table of one mix: the suite's, or for a sweep's mix the one of its size."""
+        assert self.table is not None, "a runner is bound to its target before it builds engine configs"
+        if mix.size_bytes is None:
+            return self.table
+        return self._sized_tables[mix.size_bytes]
 
     def preflight(self) -> None:
         """Check the target before anything is recorded or sent: a URL accepts connections, or a
@@ -320,12 +335,12 @@ class SuiteRunner:
         workload = self.request.suite.workload
         t = mix.timing
         cpus = len(self.split.engine) if self.split else len(cpu_split.available())
-        assert self.table is not None, "a runner is bound to its target before it builds engine configs"
+        table = self._table_for(mix)
         # A window that runs to the end of the mix lets in-flight exchanges finish and count,
         # so its counts equal the target's own (bounded by the request timeout).
         drain_s = self.request.timeout_s if t.ramp_down_s == 0 else 0.0
         return RunSpec(
-            url=self.table.requests[0]["url"],
+            url=table.requests[0]["url"],
             http_version=workload.http_version,
             keepalive=workload.keepalive,
             connections=mix.connections,
@@ -335,8 +350,8 @@ class SuiteRunner:
             timeout_s=self.request.timeout_s,
             insecure=self.request.insecure,
             recv_buffer_bytes=workload.receive_buffer_bytes,
-            requests=self.table.requests,
-            classes=self.table.classes,
+            requests=table.requests,
+            classes=table.classes,
             connections_per_client=mix.threads_per_client,
             window_s=(t.ramp_up_s, t.length_s - t.ramp_down_s + drain_s),
             drain_s=drain_s,
@@ -438,7 +453,12 @@ def mix_record(
         client_scores=list(report["clients"]),
         timeline=list(report["timeline"]),
         histogram_b64=report["histogram_b64"],
-        monitor={"client_cpu_s": report["client_cpu_s"], "connections_opened": report["connections_opened"]},
+        monitor={
+            "client_cpu_s": report["client_cpu_s"],
+            "connections_opened": report["connections_opened"],
+            # A sweep's content length rides in the monitor JSON (no schema change): MixRecord.size_bytes.
+            **({"size_bytes": mix.size_bytes} if mix.size_bytes is not None else {}),
+        },
         warnings=warnings,
     )
 

@@ -44,14 +44,19 @@ def build_table(
     tls_base_url: str | None,
     *,
     check_content: bool = False,
+    size_bytes: int | None = None,
 ) -> RequestTable:
     """The request table of `workload` against `base_url` (and `tls_base_url` for TLS classes).
 
     With `check_content`, each static file's response must also start with the
     file's first line (which states its size and path), not just have its size.
+    With `size_bytes` (one mix of a content-length sweep), static classes request
+    only the fileset's file(s) of exactly that size, weighted among themselves as
+    in the manifest, and webstone-cgi classes ask for ?size=size_bytes.
 
     Raises:
-        ConfigError: a TLS class without a TLS target, or a static class without a manifest.
+        ConfigError: a TLS class without a TLS target, a static class without a
+        manifest, or a size no file of the manifest has.
     """
     total = sum(c.weight for c in workload.classes)
     entries: list[dict[str, Any]] = []
@@ -61,13 +66,23 @@ def build_table(
         if cls.kind == "static":
             if manifest is None:
                 raise ConfigError(f"class {cls.name!r} is static but no fileset manifest was given")
-            for f in manifest.files:
-                entry = _entry(f"{base}/{f.path}", share * f.weight, index, f.size)
+            files = manifest.files
+            if size_bytes is not None:
+                files = tuple(f for f in manifest.files if f.size == size_bytes)
+                if not files:
+                    sizes = sorted({f.size for f in manifest.files})
+                    raise ConfigError(
+                        f"no file of fileset {manifest.fileset} is {size_bytes} bytes"
+                        f" (its sizes: {', '.join(map(str, sizes))})"
+                    )
+            within = sum(f.weight for f in files) if size_bytes is not None else 1.0
+            for f in files:
+                entry = _entry(f"{base}/{f.path}", share * f.weight / within, index, f.size)
                 if check_content:
                     entry["expect_body_prefix"] = header_line(f)[: f.size].decode("ascii")
                 entries.append(entry)
         elif cls.kind == "webstone-cgi":
-            size = cls.size_bytes or 10240
+            size = size_bytes or cls.size_bytes or 10240
             entries.append(_entry(f"{base}{WEBSTONE_CGI_PATH}?size={size}", share, index, size))
         else:
             entries.append(_entry(f"{base}{DYNAMIC_PATHS[cls.kind]}", share, index, ENV_PAGE_BYTES))

@@ -32,13 +32,26 @@ from crest.analysis.repeats import PointStats, aggregate_trials
 from crest.analysis.scaling import ScalingRow, scaling
 from crest.analysis.stats import Summary, describe, interval_from_summary, t_quantile
 from crest.analysis.summary import GRACEFUL_RATIO, PLATEAU_RATIO, CurveSummary, summarize
-from crest.analysis.weighted import SPECWEB99_WEIGHTS, parse_weights, weighted_throughput
+from crest.analysis.weighted import (
+    SIZE_CLASS_BOUNDS,
+    SPECWEB99_WEIGHTS,
+    SweepConfiguration,
+    WeightedResult,
+    parse_weights,
+    size_class,
+    is_sweep,
+    sweep_configurations,
+    sweep_points,
+    sweep_weighted_throughput,
+    weighted_throughput,
+)
 
 __all__ = [
     "GRACEFUL_RATIO",
     "LOAD_AXES",
     "PLATEAU_RATIO",
     "PUBLISHED_DATA_DIR",
+    "SIZE_CLASS_BOUNDS",
     "SPECWEB99_WEIGHTS",
     "Configuration",
     "CsvTable",
@@ -51,6 +64,8 @@ __all__ = [
     "PointStats",
     "ScalingRow",
     "Summary",
+    "SweepConfiguration",
+    "WeightedResult",
     "aggregate_trials",
     "alias_structure",
     "analyze",
@@ -72,8 +87,13 @@ __all__ = [
     "preferred_load_axis",
     "read_csv",
     "scaling",
+    "size_class",
     "store_published",
     "summarize",
+    "is_sweep",
+    "sweep_configurations",
+    "sweep_points",
+    "sweep_weighted_throughput",
     "t_quantile",
     "weighted_throughput",
 ]

@@ -8,13 +8,28 @@ never looks at records.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from crest.errors import ConfigError
+
+if TYPE_CHECKING:
+    from crest.store import RunDetail
 
 # SPECweb99's request shares of its four content-length classes (< 1 KB, < 10 KB,
 # < 100 KB, < 1000 KB), as Zeus' report (seed 003, appendix A) applies them.
 SPECWEB99_WEIGHTS: dict[str, float] = {"class0": 0.35, "class1": 0.50, "class2": 0.14, "class3": 0.01}
+# The content-length bins of those classes, [low, high) bytes. SPECweb99 sizes its class-C
+# files base[C] × (F+1)/10 with base 1024, 10240, 102400, 1024000 (class 0 holds 102–921 B,
+# class 3 102,400–921,600 B); Zeus' table says "< 1k, < 10k, < 100k, < 1000k". Both agree
+# with binary kilobytes: < 1 KiB, < 10 KiB, < 100 KiB, < 1000 KiB (1,024,000 B).
+SIZE_CLASS_BOUNDS: dict[str, tuple[int, int]] = {
+    "class0": (0, 1_024),
+    "class1": (1_024, 10_240),
+    "class2": (10_240, 102_400),
+    "class3": (102_400, 1_024_000),
+}
 # Weights must sum to 1 within this: published shares are rounded to 0.1% at best.
 WEIGHT_SUM_TOLERANCE = 1e-3
 
@@ -69,3 +84,141 @@ def parse_weights(text: str) -> dict[str, float]:
         weights[name] = value / 100.0 if percent else value
     check_weights(weights)
     return weights
+
+
+def size_class(size_bytes: int) -> str | None:
+    """The SPECweb99 class of a content length (see SIZE_CLASS_BOUNDS); None outside every class (≥ 1000 KiB)."""
+    for name, (low, high) in SIZE_CLASS_BOUNDS.items():
+        if low <= size_bytes < high:
+            return name
+    return None
+
+
+@dataclass(frozen=True)
+class WeightedResult:
+    """A content-length sweep reduced to Zeus' weighted throughput.
+
+    value_Bps is Σ over weighted classes of weight × the mean throughput of the
+    sizes measured in that class (SPECweb99 assumes sizes uniform within a class).
+    """
+
+    value_Bps: float
+    per_class: dict[str, float]  # mean throughput (B/s) of the sizes in each weighted class
+    sizes: dict[str, list[int]]  # the sizes that went into each weighted class, ascending
+    excluded: list[int] = field(default_factory=list)  # sizes in no weighted class, ascending
+
+    @property
+    def value_Mbps(self) -> float:
+        """The weighted throughput in Mbit/s, as Zeus prints it."""
+        return self.value_Bps * 8 / 1e6
+
+
+def sweep_weighted_throughput(
+    points: Sequence[tuple[int, float]], weights: Mapping[str, float] = SPECWEB99_WEIGHTS
+) -> WeightedResult:
+    """Zeus' weighted throughput of (size_bytes, throughput B/s) points.
+
+    Points of the same size are averaged first; then each weighted class takes the
+    mean over its sizes, and the classes are summed by weight. Sizes in no class, or
+    in a class the weights omit, are excluded (and listed). Raises ConfigError when a
+    weighted class has no size measured, a throughput is not a finite number ≥ 0, or
+    the weights are bad.
+    """
+    check_weights(weights)
+    by_size: dict[int, list[float]] = {}
+    for size, value in points:
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+            raise ConfigError(f"throughput at {size} bytes is {value!r}: give a finite number ≥ 0")
+        by_size.setdefault(int(size), []).append(float(value))
+    sizes: dict[str, list[int]] = {c: [] for c in weights}
+    excluded: list[int] = []
+    for size in sorted(by_size):
+        cls = size_class(size)
+        if cls is not None and cls in sizes:
+            sizes[cls].append(size)
+        else:
+            excluded.append(size)
+    missing = [c for c, members in sizes.items() if not members]
+    if missing:
+        have = sorted(by_size)
+        raise ConfigError(
+            f"no content length measured in {', '.join(_class_span(c) for c in missing)}"
+            f" (have {', '.join(map(str, have)) or 'none'} bytes): measure one, or give --weights without"
+            f" {'that class' if len(missing) == 1 else 'those classes'}"
+        )
+    per_class = {
+        c: math.fsum(math.fsum(by_size[s]) / len(by_size[s]) for s in members) / len(members)
+        for c, members in sizes.items()
+    }
+    return WeightedResult(weighted_throughput(per_class, weights), per_class, sizes, excluded)
+
+
+def _class_span(name: str) -> str:
+    if name in SIZE_CLASS_BOUNDS:
+        low, high = SIZE_CLASS_BOUNDS[name]
+        return f"{name} ({low:,}–{high - 1:,} B)"
+    return f"{name} (not a SPECweb99 class: name the classes class0 … class3)"
+
+
+def sweep_points(detail: RunDetail) -> list[tuple[int, float]]:
+    """(size_bytes, throughput B/s) of a stored content-length sweep, ascending by size.
+
+    A size measured at several client counts counts once, at its peak throughput
+    (Zeus ran one concurrency per size). Raises ConfigError when no mix has a size.
+    """
+    best: dict[int, float] = {}
+    for mix in detail.mixes:
+        size = mix.size_bytes
+        value = mix.throughput_Bps
+        if size is None or not math.isfinite(value):
+            continue
+        best[size] = max(best.get(size, value), value)
+    if not best:
+        raise ConfigError(
+            f"run {detail.id} ({detail.meta.suite}) is not a content-length sweep: none of its"
+            f" {len(detail.mixes)} stored mixes has a size (run a suite whose ladder sets sizes_bytes or sizes)"
+        )
+    return sorted(best.items())
+
+
+def is_sweep(detail: RunDetail) -> bool:
+    """Whether any stored mix of the run has a content length."""
+    return any(m.size_bytes is not None for m in detail.mixes)
+
+
+@dataclass(frozen=True)
+class SweepConfiguration:
+    """One configuration's content-length sweeps: each trial's result and the weighted figure over trials."""
+
+    label: str
+    run_ids: list[str]
+    trials: list[WeightedResult]
+    mean_Bps: float
+    ci95_Bps: tuple[float, float] | None  # None with one trial
+    points: list[tuple[int, float]]  # (size, mean throughput over trials) for the chart
+
+
+def sweep_configurations(
+    details: Sequence[RunDetail], weights: Mapping[str, float] = SPECWEB99_WEIGHTS
+) -> list[SweepConfiguration]:
+    """Weighted throughput of each configuration (trials grouped as crest.analysis.group does), mean and 95% CI.
+
+    Raises ConfigError when a run is no sweep or lacks a weighted class.
+    """
+    from crest.analysis.group import configurations
+    from crest.analysis.stats import describe
+
+    out: list[SweepConfiguration] = []
+    for config in configurations(details):
+        trial_points = [sweep_points(t) for t in config.trials]
+        results = [sweep_weighted_throughput(p, weights) for p in trial_points]
+        summary = describe([r.value_Bps for r in results])
+        by_size: dict[int, list[float]] = {}
+        for points in trial_points:
+            for size, value in points:
+                by_size.setdefault(size, []).append(value)
+        mean_points = [(s, math.fsum(v) / len(v)) for s, v in sorted(by_size.items())]
+        out.append(SweepConfiguration(
+            config.label, [t.id for t in config.trials], results, summary.mean, summary.ci95, mean_points,
+        ))  # fmt: skip
+    return out

@@ -55,6 +55,7 @@ def _register() -> None:
     from crest.cli.serve import serve_command
     from crest.cli.servers import servers_command
     from crest.cli.suites import suites_command
+    from crest.cli.weighted import weighted_command
 
     if not app.registered_commands:
         app.command("bench", no_args_is_help=True)(bench_command)
@@ -70,6 +71,7 @@ def _register() -> None:
         app.command("import", no_args_is_help=True)(import_command)
         app.command("report", no_args_is_help=True)(report_command)
         app.command("compare", no_args_is_help=True)(compare_command)
+        app.command("weighted", no_args_is_help=True)(weighted_command)
 
 
 def error(message: str) -> None:

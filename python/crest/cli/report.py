@@ -129,6 +129,10 @@ def _peaks(doc: dict[str, Any]) -> Table:
     columns = [("configuration", "left"), ("trials", "right"), ("peak req/s", "right"), ("± 95% CI", "right"),
                ("at load", "right"), ("MB/s", "right"), ("p99 ms", "right"), ("saturation", "left"),
                ("past the peak", "left")]  # fmt: skip
+    sweep = doc.get("sweep")
+    weighted = {w["index"]: w for w in sweep["configurations"]} if sweep else {}
+    if sweep:
+        columns.append(("weighted Mbit/s", "right"))
     if cmp:
         columns.append((f"{_clip(leader)} over it", "right"))
     for title, justify in columns:
@@ -144,6 +148,11 @@ def _peaks(doc: dict[str, Any]) -> Table:
             "saturated" if s["saturated"] else "NOT saturated",
             s["shape"] + ("" if rfmt.missing(s["past_peak_ratio"]) else f" ({rfmt.percent(s['past_peak_ratio'])})"),
         ]  # fmt: skip
+        if sweep:
+            w = weighted[c["index"]]
+            ci = w["weighted_Mbps_ci95"]
+            row.append(rfmt.DASH if w["weighted_Mbps"] is None else
+                       f"{w['weighted_Mbps']:,.2f}" + (f" ± {(ci[1] - ci[0]) / 2:,.2f}" if ci else ""))  # fmt: skip
         if cmp:
             row.append(rfmt.DASH if c["label"] == leader else rfmt.pct(gains.get((leader, c["label"]))))
         table.add_row(*row)

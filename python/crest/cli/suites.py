@@ -31,6 +31,7 @@ def suite_json(suite: Suite, profile: str = "full") -> dict[str, Any]:
             "threads_per_client": mix.threads_per_client,
             "connections": mix.connections,
             "timing": timing,
+            **({"size_bytes": mix.size_bytes} if mix.size_bytes is not None else {}),
         })
     return {
         "name": suite.name,

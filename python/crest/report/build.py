@@ -28,12 +28,15 @@ from crest.analysis import (
     aggregate_trials,
     configurations,
     describe,
+    is_sweep,
     paired_difference,
     peak_table,
     points_from_run,
     scaling,
     summarize,
+    sweep_configurations,
 )
+from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
 from crest.errors import ConfigError
 from crest.report import fmt
 from crest.report.narrative import findings
@@ -73,6 +76,9 @@ def build_report(details: Sequence[RunDetail], *, title: str | None = None, load
         "hosts": _hosts(measured),
         "skipped_runs": [d.id for d in details if not d.mixes],
     }
+    sweep = _sweep(measured, configs)
+    if sweep is not None:  # only content-length sweeps carry the key: other reports stay as they were
+        doc["sweep"] = sweep
     doc["summary"] = findings(doc)
     cleaned: dict[str, Any] = clean(doc)
     return cleaned
@@ -287,6 +293,46 @@ def _scaling(configs: list[Configuration], load_axis: str) -> list[dict[str, Any
     ]  # fmt: skip
 
 
+# -- content-length sweeps (Zeus' weighted throughput) --------------------------------------
+
+
+def _sweep(details: list[RunDetail], configs: list[Configuration]) -> dict[str, Any] | None:
+    """Weighted throughput and throughput by content length per configuration, when every run is a sweep."""
+    if not all(is_sweep(d) for d in details):
+        return None
+    note = None
+    try:
+        results = sweep_configurations([t for c in configs for t in c.trials], SPECWEB99_WEIGHTS)
+    except ConfigError as exc:
+        note = f"no weighted throughput: {exc}"
+        results = []
+    by_label = {r.label: r for r in results}
+    entries: list[dict[str, Any]] = []
+    for i, config in enumerate(configs):
+        r = by_label.get(config.label)
+        points: dict[int, list[float]] = {}
+        for t in config.trials:
+            for m in t.mixes:
+                if m.size_bytes is not None and math.isfinite(m.throughput_Bps):
+                    points.setdefault(m.size_bytes, []).append(m.throughput_Bps)
+        ci = r.ci95_Bps if r is not None else None
+        entries.append({
+            "index": i,
+            "label": config.label,
+            "trials": len(config.trials),
+            "weighted_Mbps": r.mean_Bps * 8 / 1e6 if r is not None else None,
+            "weighted_Mbps_ci95": [ci[0] * 8 / 1e6, ci[1] * 8 / 1e6] if ci else None,
+            "trial_Mbps": [t.value_Mbps for t in r.trials] if r is not None else [],
+            "per_class_Mbps": {c: v * 8 / 1e6 for c, v in r.trials[0].per_class.items()} if r and len(r.trials) == 1 else None,
+            "excluded_sizes": list(r.trials[0].excluded) if r is not None else [],
+            "points": [
+                {"size_bytes": size, "class": size_class(size), "throughput_Bps": math.fsum(v) / len(v),
+                 "n": len(v)} for size, v in sorted(points.items())
+            ],
+        })  # fmt: skip
+    return {"weights": dict(SPECWEB99_WEIGHTS), "configurations": entries, "note": note}
+
+
 # -- per mix and per run ------------------------------------------------------------------------
 
 
@@ -307,6 +353,8 @@ def _mix_rows(detail: RunDetail, label: str, index: int, load_axis: str) -> list
             "client_bound": point.client_bound, "littles_load_factor": point.littles_load_factor,
             "status": {str(k): int(v) for k, v in mix.status.items()}, "warnings": list(point.warnings),
         })  # fmt: skip
+        if mix.size_bytes is not None:
+            rows[-1]["size_bytes"] = mix.size_bytes
     return rows
 
 

@@ -55,9 +55,13 @@ def render_csv(doc: dict[str, Any]) -> str:
     """Every mix of every run in the report, in configuration, trial and ladder order."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([name for name, _ in COLUMNS])
+    columns = COLUMNS
+    if doc.get("sweep"):  # content-length sweeps: each mix's length after its index
+        at = [name for name, _ in COLUMNS].index("mix") + 1
+        columns = (*COLUMNS[:at], ("size_bytes", lambda m: m.get("size_bytes")), *COLUMNS[at:])
+    writer.writerow([name for name, _ in columns])
     for mix in doc["mixes"]:
-        writer.writerow([_cell(get(mix)) for _, get in COLUMNS])
+        writer.writerow([_cell(get(mix)) for _, get in columns])
     return buffer.getvalue()
 
 

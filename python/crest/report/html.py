@@ -63,6 +63,8 @@ def render_html(doc: dict[str, Any]) -> str:
         axis=doc["load_axis"],
         ranked=_ranked(doc),
         rps_fmt=fmt.rps,
+        sweep=doc.get("sweep"),
+        sweep_by_index={c["index"]: c for c in (doc.get("sweep") or {}).get("configurations", [])},
     )
     return page
 
@@ -103,7 +105,28 @@ def build_charts(doc: dict[str, Any]) -> list[Chart]:
     fairness = _fairness_chart(configs, axis_name)
     if fairness is not None:
         charts.append(fairness)
+    sweep = _sweep_chart(doc)
+    if sweep is not None:
+        charts.insert(0, sweep)
     return charts
+
+
+def _sweep_chart(doc: dict[str, Any]) -> Chart | None:
+    """Throughput vs content length (log x), every configuration overlaid; only for content-length sweeps."""
+    sweep = doc.get("sweep")
+    if not sweep:
+        return None
+    series = [
+        Series(c["index"], c["label"], [(p["size_bytes"], None if fmt.missing(p["throughput_Bps"])
+                                         else p["throughput_Bps"] * 8 / 1e6) for p in c["points"]])
+        for c in sweep["configurations"]
+    ]  # fmt: skip
+    x = Axis("content length (bytes, log scale)", log=True, fmt=short_number, unit="B", decades=True,
+             value=lambda v: f"{v:,.0f}")  # fmt: skip
+    y = Axis("throughput (Mbit/s)", fmt=short_number, unit="Mbit/s", value=lambda v: f"{v:,.2f}")
+    svg = line_chart("chart-sweep", "Throughput vs content length", x, y, series)
+    several = any(c["trials"] > 1 for c in sweep["configurations"])
+    return Chart("Content length", "Throughput vs content length (log scale)" + (" · mean over trials" if several else ""), svg)
 
 
 def _series(config: dict[str, Any], key: str, ci_key: str | None, *, scale: float = 1.0, peak: bool = False) -> Series:

@@ -35,16 +35,21 @@ def render_markdown(doc: dict[str, Any]) -> str:
     if doc["summary"]["warnings"]:
         out += ["", "**Mind these:**", ""] + [f"- {md(line)}" for line in doc["summary"]["warnings"]]
     out += ["", "## Peaks", ""]
+    sweep = doc.get("sweep")
+    weighted = {w["index"]: w for w in sweep["configurations"]} if sweep else {}
     out += _table(
         ["configuration", "trials", "peak req/s", "± 95% CI", "at load", "peak MB/s", "Mbit/s", "p99 at peak (ms)",
-         "saturation", "past the peak", "max errors"],
+         "saturation", "past the peak", "max errors", *(["weighted Mbit/s", "± 95% CI"] if sweep else [])],
         [[md(c["label"]), str(c["trials"]), fmt.rps(c["peak"]["rps"]), _half(c["peak"]["rps_ci95"]),
           fmt.load(c["peak"]["load"], axis), fmt.mbytes(c["peak"]["throughput_Bps"]),
           fmt.mbits(c["peak"]["throughput_Bps"]), fmt.ms(_at_peak(c, "p99")),
-          "saturated" if c["summary"]["saturated"] else "not saturated", _past(c), fmt.error_rate(c["summary"]["max_error_rate"])]
+          "saturated" if c["summary"]["saturated"] else "not saturated", _past(c), fmt.error_rate(c["summary"]["max_error_rate"]),
+          *(_weighted(weighted[c["index"]]) if sweep else [])]
          for c in _ranked(doc)],
-        right=(1, 2, 3, 4, 5, 6, 7, 10),
+        right=(1, 2, 3, 4, 5, 6, 7, 10, 11, 12),
     )  # fmt: skip
+    if sweep:
+        out += _sweep(sweep)
     if cmp:
         out += _comparison(doc, cmp)
     if doc.get("scaling"):
@@ -69,6 +74,32 @@ def render_markdown(doc: dict[str, Any]) -> str:
             f"{md(c['label'])}: {md(c['server'].get('name', '?'))} {md(c['server'].get('version', ''))}".rstrip()
             for c in servers) + "."]  # fmt: skip
     return "\n".join(out) + "\n"
+
+
+def _weighted(w: dict[str, Any]) -> list[str]:
+    value, ci = w["weighted_Mbps"], w["weighted_Mbps_ci95"]
+    return [fmt.DASH if value is None else f"{value:,.2f}", fmt.DASH if not ci else f"{(ci[1] - ci[0]) / 2:,.2f}"]
+
+
+def _sweep(sweep: dict[str, Any]) -> list[str]:
+    """Throughput (Mbit/s) by content length, one column per configuration."""
+    configs = sweep["configurations"]
+    sizes = sorted({p["size_bytes"] for c in configs for p in c["points"]})
+    by = {(c["index"], p["size_bytes"]): p for c in configs for p in c["points"]}
+    rows = []
+    for size in sizes:
+        first = next(by[(c["index"], size)] for c in configs if (c["index"], size) in by)
+        cells = [fmt.mbits(by[(c["index"], size)]["throughput_Bps"]) if (c["index"], size) in by else fmt.DASH
+                 for c in configs]  # fmt: skip
+        rows.append([f"{size:,}", md(first["class"] or "none"), *cells])
+    out = ["", "## Throughput vs content length (Mbit/s)", ""]
+    out += _table(["content length (B)", "SPECweb99 class", *(md(c["label"]) for c in configs)], rows,
+                  right=(0, *range(2, 2 + len(configs))))  # fmt: skip
+    out += ["", "Weighted throughput = Σ over SPECweb99 classes of the mean throughput of the lengths in the class ×"
+            " its share (35/50/14/1 %); lengths of 1000 KiB and more carry no weight."]  # fmt: skip
+    if sweep["note"]:
+        out += ["", md(sweep["note"])]
+    return out
 
 
 def _comparison(doc: dict[str, Any], cmp: dict[str, Any]) -> list[str]:

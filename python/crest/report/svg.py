@@ -56,6 +56,7 @@ class Axis:
     zero: bool = True  # a linear axis starts at 0 (capacity is read against zero)
     unit: str = ""  # appended to a value in read-outs: "24 clients"
     value: Formatter | None = None  # how a read-out shows a value (default: like a tick)
+    decades: bool = False  # a log x axis ticks at powers of ten (content lengths), not of two (loads)
 
     def read(self, value: float) -> str:
         """A value as hover read-outs and tooltips show it, with its unit."""
@@ -206,7 +207,10 @@ def strip_chart(
 def _x_axis(axis: Axis, xs: list[float]) -> tuple[list[float], _Scale]:
     lo, hi = (min(xs), max(xs)) if xs else (0.0, 1.0)
     if axis.log and lo > 0:
-        ticks = log_ticks(lo, hi, base2=True)
+        if axis.decades:
+            ticks = [10.0**k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
+        else:
+            ticks = log_ticks(lo, hi, base2=True)
         return ticks, _Scale(lo, hi, _MARGIN_LEFT + 8, WIDTH - _MARGIN_RIGHT - 8, True)
     axis.log = False
     ticks = [t for t in nice_ticks(0.0 if axis.zero else lo, hi) if t <= hi * 1.0001 or hi == lo]

@@ -59,6 +59,16 @@ class MixRecord:
         """All errors of the mix, every kind together."""
         return sum(int(n) for n in self.errors.values())
 
+    @property
+    def size_bytes(self) -> int | None:
+        """The content length of a sweep's mix, None otherwise.
+
+        Stored as monitor["size_bytes"] inside the existing monitor JSON column, so
+        the store's schema (SCHEMA_VERSION 1) and every stored run stay as they are.
+        """
+        value = self.monitor.get("size_bytes") if isinstance(self.monitor, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
 
 @dataclass
 class RunSummary:

@@ -86,10 +86,21 @@ def source_short(source: str) -> str:
 def ladder_text(suite: Suite) -> str:
     """E.g. "16 mixes: 1, 4, 8 … 60 clients × 1 thread"."""
     counts = suite.ladder.client_counts()
-    return (
-        f"{len(counts)} mix{'' if len(counts) == 1 else 'es'}: {clients_text(suite.ladder)}"
+    sizes = suite.sweep_sizes()
+    n = len(counts) * len(sizes or [None])
+    text = (
+        f"{n} mix{'' if n == 1 else 'es'}: {clients_text(suite.ladder)}"
         f" client{'' if counts == [1] else 's'} × {threads_text(suite.ladder)}"
     )
+    if sizes:
+        text += f" × {sizes_text(sizes)}"
+    return text
+
+
+def sizes_text(sizes: list[int]) -> str:
+    """E.g. "22 content lengths (1 … 10,000,000 B)" or "1 content length (1,024 B)"."""
+    span = f"{sizes[0]:,} B" if len(sizes) == 1 else f"{sizes[0]:,} … {sizes[-1]:,} B"
+    return f"{_plural(len(sizes), 'content length')} ({span})"
 
 
 def classes_text(workload: Workload) -> str:

@@ -6,6 +6,7 @@ generating its fileset, belong to the runner and crest.filesets.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Literal
 
@@ -34,6 +35,18 @@ def fileset_names() -> tuple[str, ...]:
     except ImportError:
         return _FALLBACK_FILESETS
     return tuple(NAMES)
+
+
+@functools.lru_cache(maxsize=None)
+def fileset_sizes(name: str) -> tuple[int, ...] | None:
+    """The distinct file sizes of fileset `name`, ascending (crest.filesets imported lazily); None if unknown."""
+    try:
+        from crest.filesets import build_manifest  # type: ignore[import-not-found, unused-ignore]
+
+        manifest = build_manifest(name)
+    except Exception:  # noqa: BLE001 - the package is missing or the name is unknown: other rules report it
+        return None
+    return tuple(sorted({f.size for f in manifest.files}))
 
 
 def _check_name(value: str) -> str:
@@ -152,6 +165,28 @@ class Ladder(BaseModel):
     stop: int | None = Field(default=None, ge=1)
     threads_per_client: int = Field(default=1, ge=1)
     overrides: list[MixOverride] = []
+    # A content-length sweep (Zeus' unbundled SPECweb99): one mix per size and client count, each
+    # mix's static classes restricted to the fileset's file(s) of that size and webstone-cgi
+    # classes to ?size=N. `sizes = "fileset"` means every file size of the fileset, ascending.
+    sizes_bytes: list[int] | None = None
+    sizes: Literal["fileset"] | None = None
+
+    @field_validator("sizes_bytes")
+    @classmethod
+    def _sizes_bytes(cls, value: list[int] | None) -> list[int] | None:
+        if value is None:
+            return None
+        problems: list[tuple[Loc, str]] = []
+        if not value:
+            problems.append(((), "must list at least 1 content length (got [])"))
+        for i, n in enumerate(value):
+            if n < 1:
+                problems.append(((i,), f"must be ≥ 1 (got {n})"))
+            elif i and n <= value[i - 1]:
+                problems.append(((i,), f"must be greater than the entry before it (got {n} after {value[i - 1]})"))
+        if problems:
+            raise RuleError(problems)
+        return value
 
     @field_validator("clients")
     @classmethod
@@ -187,6 +222,10 @@ class Ladder(BaseModel):
             )))
         elif self.clients is None and self.start is not None and self.stop is not None and self.stop < self.start:
             problems.append((("stop",), f"must be ≥ start (got {self.stop} < {self.start})"))
+        if self.sizes_bytes is not None and self.sizes is not None:
+            problems.append(((), (
+                f"define at most one of sizes_bytes or sizes (got sizes_bytes and sizes = {show(self.sizes)})"
+            )))
         if not problems:
             largest = self.client_counts()[-1]
             for i, o in enumerate(self.overrides):
@@ -214,6 +253,11 @@ class Ladder(BaseModel):
                 threads = o.threads_per_client
         return threads
 
+    @property
+    def is_sweep(self) -> bool:
+        """Whether the ladder sweeps content length (sizes_bytes or sizes given)."""
+        return self.sizes_bytes is not None or self.sizes is not None
+
 
 class Mix(BaseModel):
     """One load point, fully resolved: clients × threads for one timing (WebBench's word)."""
@@ -224,6 +268,8 @@ class Mix(BaseModel):
     clients: int = Field(ge=1)
     threads_per_client: int = Field(ge=1)
     timing: Timing
+    # The content length of a sweep's mix (bytes); None for ordinary ladders.
+    size_bytes: int | None = Field(default=None, ge=1)
 
     @property
     def connections(self) -> int:
@@ -252,13 +298,56 @@ class Suite(BaseModel):
     def _name(cls, value: str) -> str:
         return _check_name(value)
 
+    @model_validator(mode="after")
+    def _sweep(self) -> Suite:
+        if not self.ladder.is_sweep:
+            return self
+        key = "sizes_bytes" if self.ladder.sizes_bytes is not None else "sizes"
+        problems: list[tuple[Loc, str]] = []
+        fixed = [c for c in self.workload.classes if c.kind not in ("static", "webstone-cgi")]
+        if fixed:
+            problems.append((("ladder", key), (
+                "a content-length sweep restricts static and webstone-cgi classes only; class"
+                f" {show(fixed[0].name)} (kind {show(fixed[0].kind)}) returns a fixed size: remove it or the sweep"
+            )))
+        fileset = self.workload.fileset
+        available = fileset_sizes(fileset) if fileset is not None else None
+        if self.ladder.sizes is not None and fileset is None:
+            problems.append((("ladder", "sizes"), (
+                "'fileset' needs a static class and a workload.fileset: list the sizes with sizes_bytes instead"
+            )))
+        if self.ladder.sizes_bytes is not None and fileset is not None and available is not None:
+            for i, n in enumerate(self.ladder.sizes_bytes):
+                if n not in available:
+                    problems.append((("ladder", "sizes_bytes", i), (
+                        f"no file of fileset {show(fileset)} is {n} bytes (its sizes: {', '.join(map(str, available))})"
+                    )))
+        if problems:
+            raise RuleError(problems)
+        return self
+
+    def sweep_sizes(self) -> list[int] | None:
+        """The content lengths a sweep ladder visits in order; None for an ordinary ladder."""
+        if self.ladder.sizes_bytes is not None:
+            return list(self.ladder.sizes_bytes)
+        if self.ladder.sizes is not None and self.workload.fileset is not None:
+            return list(fileset_sizes(self.workload.fileset) or ())
+        return None
+
     def mixes(self, profile: str = "full") -> list[Mix]:
-        """The load points with the profile's timing; profiles scale durations and nothing else."""
+        """The load points with the profile's timing; profiles scale durations and nothing else.
+
+        A sweep ladder gives one mix per content length and client count: every
+        client count at the first size, then at the next size, and so on.
+        """
         timing = scale_timing(self.timing, profile)
+        swept = self.sweep_sizes()
+        sizes: list[int | None] = list(swept) if swept else [None]
+        points = [(size, n) for size in sizes for n in self.ladder.client_counts()]
         return [
-            Mix(index=i, clients=n, threads_per_client=self.ladder.threads_for(n), timing=timing)
-            for i, n in enumerate(self.ladder.client_counts(), start=1)
+            Mix(index=i, clients=n, threads_per_client=self.ladder.threads_for(n), timing=timing, size_bytes=size)
+            for i, (size, n) in enumerate(points, start=1)
         ]
 
 
-__all__ = ["PROFILES", "Ladder", "Mix", "MixOverride", "RequestClass", "Suite", "Timing", "Workload", "fileset_names"]
+__all__ = ["PROFILES", "Ladder", "Mix", "MixOverride", "RequestClass", "Suite", "Timing", "Workload", "fileset_names", "fileset_sizes"]

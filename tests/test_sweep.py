@@ -1,0 +1,84 @@
+"""A content-length sweep end to end: `crest run` against the built-in target, then `crest weighted`.
+
+One mix per size, every response of a mix exactly that size, the sizes stored
+with the mixes, and the weighted figure equal to the hand computation from them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crest.filesets import generate
+from support import run_cli
+
+pytestmark = pytest.mark.integration
+
+SIZES = (500, 5_000, 50_000, 500_000)  # one per SPECweb99 class
+SUITE = f"""
+name = "tiny-sweep"
+description = "one mix per content length of the sizes fileset"
+source = "crest tests"
+[workload]
+fileset = "sizes"
+[[workload.classes]]
+name = "static"
+kind = "static"
+weight = 1
+[ladder]
+clients = [1]
+threads_per_client = 2
+sizes_bytes = {list(SIZES)}
+[timing]
+length_s = 2
+ramp_up_s = 1
+ramp_down_s = 0
+"""
+WAIT_S = 120.0
+
+
+@pytest.fixture(scope="module")
+def fileset() -> Iterator[Path]:
+    root = Path(tempfile.mkdtemp(prefix="crest-sweep-"))
+    root.chmod(0o755)
+    generate("sizes", root / "www")
+    yield root / "www"
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_sweep_run_and_weighted_throughput(tmp_path: Path, fileset: Path) -> None:
+    suite = tmp_path / "sweep.toml"
+    suite.write_text(SUITE)
+    db = tmp_path / "r.db"
+    out = run_cli("run", str(suite), "--server", "builtin", "--fileset", str(fileset), "-q", "--db", str(db),
+                  timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    with sqlite3.connect(db) as conn:
+        ((run_id, status),) = conn.execute("SELECT id, status FROM runs").fetchall()
+        rows = conn.execute(
+            "SELECT idx, responses, body_bytes, throughput_Bps, errors_json, monitor_json FROM mixes WHERE run_id = ? ORDER BY idx",
+            (run_id,),
+        ).fetchall()
+    assert status == "complete"
+    assert len(rows) == len(SIZES)
+    throughput: dict[int, float] = {}
+    for (_, responses, body_bytes, tput, errors_json, monitor_json), size in zip(rows, SIZES):
+        monitor = json.loads(monitor_json)
+        assert monitor["size_bytes"] == size
+        assert {k: n for k, n in json.loads(errors_json).items() if n} == {}
+        assert responses > 0
+        assert body_bytes == responses * size, f"mix of {size} B: {body_bytes} body bytes over {responses} responses"
+        throughput[size] = tput
+    hand = (0.35 * throughput[500] + 0.5 * throughput[5_000] + 0.14 * throughput[50_000]
+            + 0.01 * throughput[500_000]) * 8 / 1e6  # fmt: skip
+    shown = run_cli("weighted", run_id, "--db", str(db), timeout_s=WAIT_S)
+    assert shown.returncode == 0, shown.stderr
+    assert f"{hand:,.2f}" in shown.stdout, shown.stdout
+    bad = run_cli("weighted", run_id, "--db", str(db), "--weights", "class0=1,class9=0", timeout_s=WAIT_S)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "class9" in bad.stderr
