@@ -8,7 +8,7 @@ import pytest
 from servers_support import ServerContract, render_config
 
 from crest.errors import ConfigError
-from crest.servers import caddy
+from crest.servers import base, caddy
 from crest.servers.base import ServerSettings, Target
 from crest.servers.site import Site
 
@@ -20,8 +20,8 @@ class TestCaddy(ServerContract):
     bad_option = ("max_header_size", "huge")
 
     def test_cgi_without_fcgiwrap_names_the_fix(self, www: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        real_which = caddy.which
-        monkeypatch.setattr(caddy, "which", lambda *names: None if "fcgiwrap" in names else real_which(*names))
+        real_which = base.which
+        monkeypatch.setattr(base, "which", lambda *names: None if "fcgiwrap" in names else real_which(*names))
         with pytest.raises(ConfigError, match=r"^caddy runs CGI through fcgiwrap, .*: apt-get install -y fcgiwrap$"):
             Target(caddy.CaddyAdapter(), ServerSettings(docroot=www, kinds=frozenset({"webstone-cgi"})))
 

@@ -8,7 +8,7 @@ import pytest
 from servers_support import ServerContract, render_config
 
 from crest.errors import ConfigError
-from crest.servers import nginx
+from crest.servers import base, nginx
 from crest.servers.base import ServerSettings, Target
 
 pytestmark = pytest.mark.integration
@@ -19,8 +19,8 @@ class TestNginx(ServerContract):
     bad_option = ("keepalive_requests", "lots")
 
     def test_cgi_without_fcgiwrap_names_the_fix(self, www: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        real_which = nginx.which
-        monkeypatch.setattr(nginx, "which", lambda *names: None if "fcgiwrap" in names else real_which(*names))
+        real_which = base.which
+        monkeypatch.setattr(base, "which", lambda *names: None if "fcgiwrap" in names else real_which(*names))
         with pytest.raises(ConfigError, match=r"^nginx runs CGI through fcgiwrap, .*: apt-get install -y fcgiwrap$"):
             Target(nginx.NginxAdapter(), ServerSettings(docroot=www, kinds=frozenset({"cgi"})))
 

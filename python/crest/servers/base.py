@@ -74,6 +74,8 @@ class Adapter(ABC):
     options_help: ClassVar[Mapping[str, str]] = {}  # --server-opt keys it understands
     # How long after the last request its access-log line is surely on disk (servers that buffer it).
     access_log_flush_s: ClassVar[float] = 0.2
+    # The server has no CGI of its own: crest starts fcgiwrap and the server passes /cgi-bin/ to it.
+    cgi_through_fcgiwrap: ClassVar[bool] = False
 
     # -- what a subclass provides ------------------------------------------------
 
@@ -95,14 +97,19 @@ class Adapter(ABC):
 
     def helpers(self, site: Site, settings: ServerSettings) -> list[Helper]:
         """Processes to start before the server: crest's FastCGI responder when FastCGI (or the
-        in-process kind, which real servers serve through it) is asked for."""
+        in-process kind, which real servers serve through it) is asked for, and fcgiwrap for CGI
+        on servers that run CGI only through FastCGI (`cgi_through_fcgiwrap`)."""
+        helpers = []
         if settings.kinds & {"fastcgi", "inproc"}:
             from crest.dynamic import responder_path  # only then: it raises when crest-fcgi is not built
 
             threads = str(max(1, settings.workers))
-            return [Helper("crest-fcgi", (str(responder_path()), "--socket", str(site.fcgi_socket),
-                                          "--threads", threads), site.fcgi_socket)]  # fmt: skip
-        return []
+            helpers.append(Helper("crest-fcgi", (str(responder_path()), "--socket", str(site.fcgi_socket),
+                                                 "--threads", threads), site.fcgi_socket))  # fmt: skip
+        if self.cgi_through_fcgiwrap and wants_cgi(settings):
+            children = int_option(settings, "fcgiwrap_children", max(8, 4 * settings.workers))
+            helpers.append(fcgiwrap_helper(site, children))
+        return helpers
 
     def env(self, site: Site, settings: ServerSettings) -> dict[str, str] | None:
         """The server's environment (None: crest's own)."""
@@ -143,6 +150,12 @@ class Adapter(ABC):
             if not OPTION_VALUE.fullmatch(value):
                 raise ConfigError(
                     f"--server-opt {key}={value!r}: a value may hold only letters, digits, spaces and . : / + = , @ -"
+                )
+        if self.cgi_through_fcgiwrap:
+            int_option(settings, "fcgiwrap_children", 1)
+            if wants_cgi(settings) and which("fcgiwrap") is None:
+                raise ConfigError(
+                    f"{self.name} runs CGI through fcgiwrap, which is not installed: apt-get install -y fcgiwrap"
                 )
 
     def stop_signal_ok(self) -> bool:

@@ -15,9 +15,7 @@ from typing import ClassVar
 from crest.errors import ConfigError
 from crest.servers.base import (
     Adapter,
-    Helper,
     ServerSettings,
-    fcgiwrap_helper,
     int_option,
     render,
     version_output,
@@ -36,6 +34,7 @@ class CaddyAdapter(Adapter):
     title = "Caddy"
     package = "caddy"
     kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "fastcgi", "inproc"})
+    cgi_through_fcgiwrap = True
     options_help = {
         "GOMAXPROCS": "threads running Go code at once (default: --workers)",
         "GOGC": "Go garbage collector target, percent of live heap (default 100)",
@@ -60,20 +59,10 @@ class CaddyAdapter(Adapter):
         super().check(settings)
         int_option(settings, "GOMAXPROCS", 1)
         int_option(settings, "GOGC", 1)
-        int_option(settings, "fcgiwrap_children", 1)
         for key in ("idle_timeout", "read_timeout", "write_timeout"):
             value = settings.options.get(key)
             if value is not None and not DURATION.fullmatch(value):
                 raise ConfigError(f"--server-opt {key}={value!r}: give a duration such as 500ms, 5s or 2m")
-        if wants_cgi(settings) and which("fcgiwrap") is None:
-            raise ConfigError("caddy runs CGI through fcgiwrap, which is not installed: apt-get install -y fcgiwrap")
-
-    def helpers(self, site: Site, settings: ServerSettings) -> list[Helper]:
-        helpers = super().helpers(site, settings)
-        if wants_cgi(settings):
-            children = int_option(settings, "fcgiwrap_children", max(8, 4 * settings.workers))
-            helpers.append(fcgiwrap_helper(site, children))
-        return helpers
 
     def config_path(self, site: Site) -> Path:
         return site.conf_dir / "Caddyfile"

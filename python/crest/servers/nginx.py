@@ -13,12 +13,9 @@ import subprocess
 from pathlib import Path
 from typing import ClassVar
 
-from crest.errors import ConfigError
 from crest.servers.base import (
     Adapter,
-    Helper,
     ServerSettings,
-    fcgiwrap_helper,
     int_option,
     render,
     version_output,
@@ -41,6 +38,7 @@ class NginxAdapter(Adapter):
     title = "nginx"
     package = "nginx-light"
     kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "fastcgi", "inproc"})
+    cgi_through_fcgiwrap = True
     options_help = {
         "worker_processes": "worker processes (default: --workers, i.e. one per target core; 'auto' = one per core)",
         "worker_connections": f"connections each worker may hold (default {WORKER_CONNECTIONS})",
@@ -61,16 +59,6 @@ class NginxAdapter(Adapter):
     def check(self, settings: ServerSettings) -> None:
         super().check(settings)
         int_option(settings, "worker_connections", WORKER_CONNECTIONS)
-        int_option(settings, "fcgiwrap_children", 1)
-        if wants_cgi(settings) and which("fcgiwrap") is None:
-            raise ConfigError("nginx runs CGI through fcgiwrap, which is not installed: apt-get install -y fcgiwrap")
-
-    def helpers(self, site: Site, settings: ServerSettings) -> list[Helper]:
-        helpers = super().helpers(site, settings)
-        if wants_cgi(settings):
-            children = int_option(settings, "fcgiwrap_children", max(8, 4 * settings.workers))
-            helpers.append(fcgiwrap_helper(site, children))
-        return helpers
 
     def config_path(self, site: Site) -> Path:
         return site.conf_dir / "nginx.conf"
