@@ -69,6 +69,17 @@ def test_document_carries_the_weighted_throughput(doc: dict[str, Any]) -> None:
     assert {m["size_bytes"] for m in doc["mixes"]} == set(SIZES)
 
 
+def test_sweeps_are_compared_size_by_size(doc: dict[str, Any]) -> None:
+    """A sweep's x is content length: points pair by size, and peaks do not claim saturation."""
+    assert doc["load_axis"] == "size"
+    for c in doc["configurations"]:
+        assert sorted(p["load"] for p in c["points"]) == sorted(SIZES)
+        assert c["summary"]["shape"] == "content-length sweep" and c["summary"]["past_peak_ratio"] is None
+    (paired,) = doc["comparison"]["paired"]
+    assert paired["n"] == 2 * len(SIZES)  # every size of both trials, matched
+    assert not any("saturated" in w for w in doc["summary"]["warnings"])
+
+
 def test_ordinary_reports_have_no_sweep_key(tmp_path: Path) -> None:
     from report_lab import store_lab
 

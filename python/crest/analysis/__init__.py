@@ -20,7 +20,14 @@ from crest.analysis.compare import (
 from crest.analysis.csvdata import CsvTable, read_csv
 from crest.analysis.doe import DoeResult, alias_structure, analyze, defining_relation, design
 from crest.analysis.group import Configuration, configurations
-from crest.analysis.points import LOAD_AXES, LoadPoint, point_from_mix, points_from_run, preferred_load_axis
+from crest.analysis.points import (
+    LOAD_AXES,
+    LoadPoint,
+    default_load_axis,
+    point_from_mix,
+    points_from_run,
+    preferred_load_axis,
+)
 from crest.analysis.published import (
     PUBLISHED_DATA_DIR,
     load_published,
@@ -85,6 +92,7 @@ __all__ = [
     "point_from_mix",
     "points_from_run",
     "preferred_load_axis",
+    "default_load_axis",
     "read_csv",
     "scaling",
     "size_class",

@@ -153,7 +153,7 @@ def check_metric(metric: str) -> None:
 
 
 def _peak_row(config: Configuration, load_axis: str) -> PeakRow:
-    summaries = [summarize(points) for points in config.trial_points(load_axis) if points]
+    summaries = [summarize(points, sweep=load_axis == "size") for points in config.trial_points(load_axis) if points]
     if not summaries:
         raise ConfigError(f"configuration {config.label!r} has no stored mix in any trial: pick runs that measured")
     peaks = describe([s.peak_rps for s in summaries])

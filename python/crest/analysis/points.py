@@ -8,13 +8,15 @@ LoadPoints. It must not summarise a curve or compare runs.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from crest.errors import ConfigError
 from crest.store import MixRecord, RunDetail
 
-LOAD_AXES = ("clients", "threads", "connections")
+# "size" is the content length of a sweep's mix (Zeus' unbundled tests): its points vary by size, not load.
+LOAD_AXES = ("clients", "threads", "connections", "size")
 # Warning prefixes the monitor writes into MixRecord.warnings.
 CLIENT_BOUND_PREFIX = "client-bound:"
 TARGET_IDLE_PREFIX = "target idle:"
@@ -65,6 +67,14 @@ def points_from_run(detail: RunDetail, load_axis: str = "clients") -> list[LoadP
     return [point_from_mix(mix, load_axis) for mix in sorted(detail.mixes, key=lambda m: m.index)]
 
 
+def default_load_axis(details: Sequence[RunDetail]) -> str:
+    """The axis runs are best compared on: content length when every run is a sweep, else the first
+    run's own (published data may say "threads"), else clients."""
+    if details and all(d.mixes and all(m.size_bytes is not None for m in d.mixes) for d in details):
+        return "size"
+    return preferred_load_axis(details[0]) if details else "clients"
+
+
 def preferred_load_axis(detail: RunDetail) -> str:
     """The axis a run asks to be plotted on (published data may say "threads"), else "clients"."""
     axis = detail.meta.config.get("load_axis") if isinstance(detail.meta.config, dict) else None
@@ -75,7 +85,12 @@ def point_from_mix(mix: MixRecord, load_axis: str = "clients") -> LoadPoint:
     """One mix as a LoadPoint (see points_from_run)."""
     _check_axis(load_axis)
     threads = mix.clients * mix.threads_per_client
-    load = {"clients": mix.clients, "threads": threads, "connections": mix.connections}[load_axis]
+    if load_axis == "size":
+        if mix.size_bytes is None:
+            raise ConfigError(f"mix {mix.index} has no content length: the size axis is for content-length sweeps")
+        load = mix.size_bytes
+    else:
+        load = {"clients": mix.clients, "threads": threads, "connections": mix.connections}[load_axis]
     errors = mix.error_count
     attempts = mix.requests + errors
     monitor = mix.monitor if isinstance(mix.monitor, dict) else {}

@@ -51,8 +51,12 @@ class CurveSummary:
     points: int = 0  # how many load points the summary covers
 
 
-def summarize(points: Sequence[LoadPoint]) -> CurveSummary:
+def summarize(points: Sequence[LoadPoint], *, sweep: bool = False) -> CurveSummary:
     """Summarise one curve. Points are taken in load order; a NaN req/s never peaks.
+
+    With `sweep` the points are content lengths at one load (a Zeus sweep):
+    the highest point is still reported, but saturation and the shape past
+    it do not apply (smaller files always give more requests per second).
 
     Raises ConfigError when there is no point with a measured req/s.
     """
@@ -67,6 +71,9 @@ def summarize(points: Sequence[LoadPoint]) -> CurveSummary:
     after = measured[peak_at + 1 :]
     ratio = min(p.rps for p in after) / peak.rps if after and peak.rps > 0 else None
     shape, saturated, verdict = _shape(len(measured), after, ratio)
+    if sweep:
+        shape, saturated, ratio = "content-length sweep", True, None
+        verdict = "content-length sweep: one load at every size, so saturation does not apply (see weighted throughput)"
     return CurveSummary(
         peak_rps=peak.rps,
         peak_rps_load=peak.load,

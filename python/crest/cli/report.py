@@ -44,7 +44,9 @@ FormatOption = Annotated[
     typer.Option("--format", metavar="html|md|csv|json", help="Report format (default: from the -o suffix, else html)."),
 ]
 AxisOption = Annotated[
-    str, typer.Option("--load-axis", metavar="clients|threads|connections", help="What the load of a point counts.")
+    str | None,
+    typer.Option("--load-axis", metavar="clients|threads|connections|size",
+                 help="What the x of a point counts (default: size for content-length sweeps, else clients)."),
 ]
 TitleOption = Annotated[str | None, typer.Option("--title", help="The report's title (default: suite and configurations).")]
 
@@ -54,7 +56,7 @@ def report_command(
     output_format: FormatOption = None,
     output: OutputOption = None,
     db: DbOption = DEFAULT_PATH,
-    load_axis: AxisOption = "clients",
+    load_axis: AxisOption = None,
     title: TitleOption = None,
 ) -> int:
     """Write a report of stored runs: one self-contained HTML page, or Markdown, CSV or JSON; prints its path."""
@@ -72,7 +74,7 @@ def compare_command(
     db: DbOption = DEFAULT_PATH,
     output: OutputOption = None,
     output_format: FormatOption = None,
-    load_axis: AxisOption = "clients",
+    load_axis: AxisOption = None,
     title: TitleOption = None,
 ) -> int:
     """Compare configurations: peaks, percent improvements and paired tests in the terminal, plus the HTML report."""
@@ -85,7 +87,7 @@ def compare_command(
     return EXIT_OK
 
 
-def print_report_summary(details: Sequence[RunDetail], path: Path, *, load_axis: str = "clients") -> Path:
+def print_report_summary(details: Sequence[RunDetail], path: Path, *, load_axis: str | None = None) -> Path:
     """Write the report of `details` to `path` (format from its suffix, else HTML), then print a short
     summary and where the report is; for `crest run` after its runs. Returns the path written."""
     doc = build_report(details, load_axis=load_axis)

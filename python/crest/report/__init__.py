@@ -68,7 +68,7 @@ def write_report(
     fmt: str | None = None,
     *,
     title: str | None = None,
-    load_axis: str = "clients",
+    load_axis: str | None = None,
 ) -> Path:
     """Build the report of `details` and write it to `path` (parents created); returns the path.
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from crest import __version__
 from crest.analysis import (
+    default_load_axis,
     LOAD_AXES,
     Configuration,
     CurveSummary,
@@ -47,12 +48,17 @@ CPUS_FACTOR = "cpus"
 _LATENCY_KEYS = ("p50", "p90", "p99", "p999")
 
 
-def build_report(details: Sequence[RunDetail], *, title: str | None = None, load_axis: str = "clients") -> dict[str, Any]:
+def build_report(
+    details: Sequence[RunDetail], *, title: str | None = None, load_axis: str | None = None
+) -> dict[str, Any]:
     """The report document of the given runs (trials of one configuration are grouped automatically).
+    The load axis defaults to content length when every run is a sweep, else to clients.
 
     Raises:
         ConfigError: no runs, an unknown load axis, or no run with a stored mix.
     """
+    if load_axis is None:
+        load_axis = default_load_axis([d for d in details if d.mixes])
     if load_axis not in LOAD_AXES:
         raise ConfigError(f"unknown load axis {load_axis!r}: use one of {', '.join(LOAD_AXES)}")
     measured = [d for d in details if d.mixes]
@@ -101,7 +107,7 @@ def clean(value: Any) -> Any:
 def _configuration(index: int, config: Configuration, table: PeakTable, load_axis: str) -> dict[str, Any]:
     trial_points = [p for p in config.trial_points(load_axis) if p]
     stats = aggregate_trials(trial_points)
-    curve = summarize(_mean_curve(stats, trial_points))
+    curve = summarize(_mean_curve(stats, trial_points), sweep=load_axis == "size")
     row = table.rows[index]
     first = config.trials[0]
     server = first.meta.config.get("server") if isinstance(first.meta.config, dict) else None

@@ -14,7 +14,7 @@ from typing import Any
 DASH = "–"
 
 LOAD_UNITS = {"clients": ("client", "clients"), "threads": ("thread", "threads"),
-              "connections": ("connection", "connections")}  # fmt: skip
+              "connections": ("connection", "connections"), "size": ("B", "B")}  # fmt: skip
 
 
 def missing(value: Any) -> bool:

@@ -74,7 +74,8 @@ def build_charts(doc: dict[str, Any]) -> list[Chart]:
     configs: list[dict[str, Any]] = doc["configurations"]
     axis_name = doc["load_axis"]
     loads = [p["load"] for c in configs for p in c["points"]]
-    x = Axis(f"load ({axis_name})", log=geometric(loads), fmt=fmt.load_number, unit=axis_name)
+    label = "content length (bytes)" if axis_name == "size" else f"load ({axis_name})"
+    x = Axis(label, log=geometric(loads), fmt=fmt.load_number, unit=axis_name)
     several = any(c["trials"] > 1 for c in configs)
     band_note = " · shaded: 95% CI over trials" if several else ""
     charts = [

@@ -84,6 +84,10 @@ def _at_peak(config: dict[str, Any], axis: str) -> list[str]:
 
 def _shapes(configs: list[dict[str, Any]], axis: str) -> list[str]:
     """One sentence on what the configurations did past their peaks, grouped by behaviour."""
+    # A content-length sweep has no load past a peak: its sizes are compared by weighted throughput.
+    configs = [c for c in configs if c["summary"]["shape"] != "content-length sweep"]
+    if not configs:
+        return []
     groups: dict[str, list[str]] = {}
     for c in configs:
         s = c["summary"]
