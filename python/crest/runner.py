@@ -24,7 +24,7 @@ from crest.errors import ConfigError, TargetError
 from crest.filesets import Manifest, build_manifest, load_manifest
 from crest.filesets.cache import cached_fileset
 from crest.loadclient import LoadClient, engine_version
-from crest.monitor import Monitor, client_bound_warning
+from crest.monitor import BUSY_AT_PEAK_PCT, Monitor, client_bound_warning
 from crest.preflight import check_reachable, parse_url
 from crest.runspec import RunSpec
 from crest.servers import cpus as cpu_split
@@ -34,9 +34,6 @@ from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store
 from crest.suite import Mix, Suite
 from crest.urltable import RequestTable, build_table
-
-# At the peak, a target using less than this share of its cores was not the bottleneck.
-IDLE_AT_PEAK_PCT = 75.0
 
 
 @dataclass(frozen=True)
@@ -310,7 +307,7 @@ class SuiteRunner:
         peak = max(mixes, key=lambda m: m.rps if m.rps == m.rps else -1.0)
         cpu = peak.monitor.get("target", {})
         util = cpu.get("cpu_util_pct")
-        if util is not None and util < IDLE_AT_PEAK_PCT:
+        if util is not None and util < BUSY_AT_PEAK_PCT:
             store.add_mix_warning(
                 run_id, peak.index,
                 f"target idle: at the peak (mix {peak.index}, {peak.rps:,.0f} req/s) the target used {util:.0f}% of"

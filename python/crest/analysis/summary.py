@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from crest.analysis.points import LoadPoint
 from crest.errors import ConfigError
+from crest.monitor import BUSY_AT_PEAK_PCT
 
 # Shape past the peak, from min(req/s after the peak) ÷ peak req/s. A plateau keeps
 # ≥ 90% (run-to-run noise of a healthy server is a few %); "graceful" keeps at least
@@ -23,8 +24,8 @@ GRACEFUL_RATIO = 0.5
 # reports stopped trusting a mix.
 ERROR_RATE_WARN = 0.01
 # The monitor's target_idle_pct at the peak above which the target was not the bottleneck:
-# the runner's own rule (target CPU below 75% at the peak), for runs stored without its warning.
-TARGET_IDLE_WARN_PCT = 25.0
+# the runner's own rule, applied here to the mean curve of a configuration's trials.
+TARGET_IDLE_WARN_PCT = 100.0 - BUSY_AT_PEAK_PCT
 
 NOT_SATURATED = "not saturated — add load"
 

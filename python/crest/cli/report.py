@@ -60,11 +60,7 @@ def report_command(
     title: TitleOption = None,
 ) -> int:
     """Write a report of stored runs: one self-contained HTML page, or Markdown, CSV or JSON; prints its path."""
-    details = _select(db, names)
-    name = report_format(output_format, output)
-    path = output if output is not None else default_report_path(db, names[0], name)
-    doc = build_report(details, title=title, load_axis=load_axis)
-    _write(path, render(doc, name))
+    _, path = _build_and_write(db, names, output, output_format, load_axis, title)
     print(path, flush=True)
     return EXIT_OK
 
@@ -78,13 +74,22 @@ def compare_command(
     title: TitleOption = None,
 ) -> int:
     """Compare configurations: peaks, percent improvements and paired tests in the terminal, plus the HTML report."""
+    doc, path = _build_and_write(db, names, output, output_format, load_axis, title)
+    print_summary(doc, path)
+    return EXIT_OK
+
+
+def _build_and_write(
+    db: Path, names: list[str], output: Path | None, output_format: str | None, load_axis: str | None,
+    title: str | None,
+) -> tuple[dict[str, Any], Path]:
+    """The report of the named runs, written where asked (or beside the db); the document and its path."""
     details = _select(db, names)
     name = report_format(output_format, output)
     path = output if output is not None else default_report_path(db, names[0], name)
     doc = build_report(details, title=title, load_axis=load_axis)
     _write(path, render(doc, name))
-    print_summary(doc, path)
-    return EXIT_OK
+    return doc, path
 
 
 def print_report_summary(details: Sequence[RunDetail], path: Path, *, load_axis: str | None = None) -> Path:

@@ -151,6 +151,23 @@ class MixOverride(BaseModel):
     threads_per_client: int = Field(ge=1)
 
 
+def _ascending(value: list[int] | None, item: str) -> list[int] | None:
+    """A ladder list: at least one entry, each ≥ 1 and greater than the one before it."""
+    if value is None:
+        return None
+    problems: list[tuple[Loc, str]] = []
+    if not value:
+        problems.append(((), f"must list at least 1 {item} (got [])"))
+    for i, n in enumerate(value):
+        if n < 1:
+            problems.append(((i,), f"must be ≥ 1 (got {n})"))
+        elif i and n <= value[i - 1]:
+            problems.append(((i,), f"must be greater than the entry before it (got {n} after {value[i - 1]})"))
+    if problems:
+        raise RuleError(problems)
+    return value
+
+
 class Ladder(BaseModel):
     """The load points: an explicit client list, or start then the multiples of step up to stop inclusive.
 
@@ -174,36 +191,12 @@ class Ladder(BaseModel):
     @field_validator("sizes_bytes")
     @classmethod
     def _sizes_bytes(cls, value: list[int] | None) -> list[int] | None:
-        if value is None:
-            return None
-        problems: list[tuple[Loc, str]] = []
-        if not value:
-            problems.append(((), "must list at least 1 content length (got [])"))
-        for i, n in enumerate(value):
-            if n < 1:
-                problems.append(((i,), f"must be ≥ 1 (got {n})"))
-            elif i and n <= value[i - 1]:
-                problems.append(((i,), f"must be greater than the entry before it (got {n} after {value[i - 1]})"))
-        if problems:
-            raise RuleError(problems)
-        return value
+        return _ascending(value, "content length")
 
     @field_validator("clients")
     @classmethod
     def _clients(cls, value: list[int] | None) -> list[int] | None:
-        if value is None:
-            return None
-        problems: list[tuple[Loc, str]] = []
-        if not value:
-            problems.append(((), "must list at least 1 load point (got [])"))
-        for i, n in enumerate(value):
-            if n < 1:
-                problems.append(((i,), f"must be ≥ 1 (got {n})"))
-            elif i and n <= value[i - 1]:
-                problems.append(((i,), f"must be greater than the entry before it (got {n} after {value[i - 1]})"))
-        if problems:
-            raise RuleError(problems)
-        return value
+        return _ascending(value, "load point")
 
     @model_validator(mode="after")
     def _shape(self) -> Ladder:
