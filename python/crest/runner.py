@@ -104,6 +104,7 @@ class SuiteRunner:
         self.on_event = on_event or (lambda _event: None)
         self.mixes = request.suite.mixes(request.profile)
         self.split = cpu_split.split(request.cpus) if request.cpus else None
+        self._docroot: Path | None = None
         if request.server is None:
             if request.target is None:
                 raise ConfigError("give a target URL (--target) or a server to provision (--server)")
@@ -191,14 +192,21 @@ class SuiteRunner:
                 self.request = replace(self.request, target=None, tls_target=None)
                 self.table = None
 
+    def _cached_docroot(self) -> Path:
+        """The suite's fileset from the cache, checked once per runner (not again for every trial)."""
+        if self._docroot is None:
+            workload = self.request.suite.workload
+            self._docroot = (
+                cached_fileset(workload.fileset, connections=fileset_connections(self.request.suite))
+                if workload.fileset else _empty_docroot()
+            )  # fmt: skip
+        return self._docroot
+
     def _settings(self) -> ServerSettings:
         workload = self.request.suite.workload
         kinds = {c.kind for c in workload.classes if c.kind in DYNAMIC_KINDS}
         cores = self.split.target if self.split else ()
-        docroot = self.request.fileset_dir
-        if docroot is None:
-            docroot = cached_fileset(workload.fileset, connections=fileset_connections(self.request.suite)) \
-                if workload.fileset else _empty_docroot()
+        docroot = self.request.fileset_dir or self._cached_docroot()
         return ServerSettings(
             docroot=docroot,
             cpus=cores,
