@@ -1,4 +1,4 @@
-# crest: make demo | make test | make bench | make clean
+# crest: make demo | make test (make lint first) | make bench | make clean
 # Works from a clean clone with python3 (>= 3.10) and cargo; stamps under .stamps/
 # make a second run with nothing changed skip the venv and the Rust build.
 
@@ -16,7 +16,7 @@ BUILD_INPUTS := $(shell find crates python -type f \( -name '*.rs' -o -name '*.t
                   -o -name '*.pyi' -o -name '*.json' \) -not -path '*/target/*' 2>/dev/null) \
                 Cargo.toml $(wildcard Cargo.lock) pyproject.toml
 
-.PHONY: build demo test bench clean
+.PHONY: build demo lint test bench clean
 
 build: $(STAMPS)/build
 
@@ -58,8 +58,16 @@ $(DYNAMIC_COPIES):
 demo: build
 	$(PY) scripts/demo.py
 
+# The lint gate: formatting, clippy with warnings as errors, ruff and mypy --strict.
+lint: build
+	cargo fmt --all --check
+	cargo clippy --release --workspace --all-targets -- -D warnings
+	$(VENV)/bin/ruff check python tests scripts
+	$(VENV)/bin/ruff format --check python tests scripts
+	$(VENV)/bin/mypy --strict python/crest
+
 # pytest's exit code 5 means it collected no tests: that is a failure here, not a pass.
-test: build
+test: lint
 	cargo test --release --workspace --exclude crest-py
 	@rc=0; $(PY) -m pytest || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests ran"; exit 1; fi; exit $$rc

@@ -92,19 +92,34 @@ def ab(url: str, connections: int) -> Sample:
 
 
 def crest(url: str, connections: int, *flags: str) -> Sample:
-    out, cpu, rss = timed([CREST, "bench", "--json", "-q", "-t", "1", "-c", str(connections), "-d", f"{SECONDS}s", *flags, url])
+    out, cpu, rss = timed(
+        [CREST, "bench", "--json", "-q", "-t", "1", "-c", str(connections), "-d", f"{SECONDS}s", *flags, url]
+    )
     report = json.loads(out)
     errors = {k: v for k, v in report["errors"].items() if v}
     if not report["requests"]:
-        raise SystemExit(f"bench: crest got no successful responses from {url}: errors {errors}, notes {report['error_notes']}")
-    return Sample(report["rps"], report["requests"], cpu, rss, {"engine_cpu_s": report["client_cpu_s"], "errors": errors or "none"})
+        raise SystemExit(
+            f"bench: crest got no successful responses from {url}: errors {errors}, notes {report['error_notes']}"
+        )
+    return Sample(
+        report["rps"],
+        report["requests"],
+        cpu,
+        rss,
+        {"engine_cpu_s": report["client_cpu_s"], "errors": errors or "none"},
+    )
 
 
 class Process:
     """A target process pinned to the target core, stopped on exit."""
 
     def __init__(self, cmd: list[str], port: int) -> None:
-        self.proc = subprocess.Popen(["taskset", "-c", TARGET_CPU, *cmd], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            ["taskset", "-c", TARGET_CPU, *cmd],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         wait_ready(port)
 
     def stop(self) -> None:
@@ -145,7 +160,7 @@ def start_builtin(docroot: Path) -> tuple[Process, int]:
 
 
 OVERHEAD_MIX_S = 3
-OVERHEAD_SUITE = """
+OVERHEAD_SUITE = f"""
 name = "bench-overhead"
 description = "five short mixes to time the harness"
 source = "crest make bench"
@@ -158,15 +173,17 @@ weight = 1
 [ladder]
 clients = [1, 2, 4, 8, 16]
 [timing]
-length_s = %d
-""" % OVERHEAD_MIX_S
+length_s = {OVERHEAD_MIX_S}
+"""
 
 
 def harness_overhead(work: Path, docroot: Path, port: int) -> tuple[float, int, float]:
     """Seconds per mix that `crest run` spends beyond the mixes' own length (from the stored start of each
     mix to the start of the next), and the once-per-run cost around them (checks before the first mix,
     the report after the last), interpreter start-up excluded."""
-    subprocess.run([CREST, "fileset", "generate", "webcat-large-filemix", str(docroot)], check=True, capture_output=True)
+    subprocess.run(
+        [CREST, "fileset", "generate", "webcat-large-filemix", str(docroot)], check=True, capture_output=True
+    )
     suite = work / "overhead.toml"
     suite.write_text(OVERHEAD_SUITE)
     started = time.monotonic()
@@ -174,11 +191,26 @@ def harness_overhead(work: Path, docroot: Path, port: int) -> tuple[float, int, 
     startup = time.monotonic() - started
     db = work / "bench.db"
     started = time.monotonic()
-    timed([CREST, "run", str(suite), "--target", f"http://127.0.0.1:{port}", "--fileset", str(docroot), "--db", str(db), "-q"])
+    timed(
+        [
+            CREST,
+            "run",
+            str(suite),
+            "--target",
+            f"http://127.0.0.1:{port}",
+            "--fileset",
+            str(docroot),
+            "--db",
+            str(db),
+            "-q",
+        ]
+    )
     wall = time.monotonic() - started
     with sqlite3.connect(db) as conn:
         spans = conn.execute("SELECT started_at, ended_at FROM mixes ORDER BY started_at").fetchall()
-    gaps = [b[0] - a[0] - OVERHEAD_MIX_S for a, b in zip(spans, spans[1:])] + [spans[-1][1] - spans[-1][0] - OVERHEAD_MIX_S]
+    gaps = [b[0] - a[0] - OVERHEAD_MIX_S for a, b in zip(spans, spans[1:])] + [
+        spans[-1][1] - spans[-1][0] - OVERHEAD_MIX_S
+    ]
     per_run = wall - startup - (spans[-1][1] - spans[0][0])
     return statistics.mean(gaps), len(spans), per_run
 
@@ -207,7 +239,7 @@ def main() -> None:
             raise SystemExit(f"bench: {tool} is missing: apt-get install -y nginx-light wrk apache2-utils util-linux")
     if os.cpu_count() < 2:
         raise SystemExit("bench: needs 2 cores (target on one, load generator on the other)")
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 30000), hard))
     rows: list[tuple[str, str, str, str, str]] = []
     commands: list[str] = []
@@ -220,31 +252,93 @@ def main() -> None:
         url = f"http://127.0.0.1:{port}/1k.html"
         try:
             for conns in (32, 256):
-                w, c = alternate(lambda: wrk(url, conns), lambda: crest(url, conns))
+                w, c = alternate(lambda n=conns: wrk(url, n), lambda n=conns: crest(url, n))
                 ratio_rps = med(c, "rps") / med(w, "rps")
                 ratio_cpu = med(c, "cpu_us_per_request") / med(w, "cpu_us_per_request")
                 engine_cpu = statistics.median(s.extra["engine_cpu_s"] / s.requests * 1e6 for s in c)
-                print(f"keep-alive 1 KB, {conns} conns: wrk {med(w, 'rps'):,.0f} req/s, crest {med(c, 'rps'):,.0f} req/s → {ratio_rps:.2f}×; "
-                      f"CPU/request wrk {med(w, 'cpu_us_per_request'):.2f} µs, crest {med(c, 'cpu_us_per_request'):.2f} µs "
-                      f"(engine threads {engine_cpu:.2f} µs) → {ratio_cpu:.2f}×")
-                rows.append((f"keep-alive GET 1 KB, {conns} connections: requests/s crest ÷ wrk", f"{spread(c)} / {spread(w)}", f"{ratio_rps:.2f}", "≥ 1.0", verdict(ratio_rps >= 1.0)))
-                rows.append((f"same, client CPU per request crest ÷ wrk (whole process; engine threads alone {engine_cpu:.2f} µs)", f"{med(c, 'cpu_us_per_request'):.2f} µs / {med(w, 'cpu_us_per_request'):.2f} µs", f"{ratio_cpu:.2f}", "≤ 1.0", verdict(ratio_cpu <= 1.0)))
-                commands += [f"taskset -c {CLIENT_CPU} wrk -t1 -c{conns} -d{SECONDS}s URL", f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c {conns} -d {SECONDS}s URL"]
+                print(
+                    f"keep-alive 1 KB, {conns} conns: wrk {med(w, 'rps'):,.0f} req/s, crest {med(c, 'rps'):,.0f} req/s → {ratio_rps:.2f}×; "
+                    f"CPU/request wrk {med(w, 'cpu_us_per_request'):.2f} µs, crest {med(c, 'cpu_us_per_request'):.2f} µs "
+                    f"(engine threads {engine_cpu:.2f} µs) → {ratio_cpu:.2f}×"
+                )
+                rows.append(
+                    (
+                        f"keep-alive GET 1 KB, {conns} connections: requests/s crest ÷ wrk",
+                        f"{spread(c)} / {spread(w)}",
+                        f"{ratio_rps:.2f}",
+                        "≥ 1.0",
+                        verdict(ratio_rps >= 1.0),
+                    )
+                )
+                rows.append(
+                    (
+                        f"same, client CPU per request crest ÷ wrk (whole process; engine threads alone {engine_cpu:.2f} µs)",
+                        f"{med(c, 'cpu_us_per_request'):.2f} µs / {med(w, 'cpu_us_per_request'):.2f} µs",
+                        f"{ratio_cpu:.2f}",
+                        "≤ 1.0",
+                        verdict(ratio_cpu <= 1.0),
+                    )
+                )
+                commands += [
+                    f"taskset -c {CLIENT_CPU} wrk -t1 -c{conns} -d{SECONDS}s URL",
+                    f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c {conns} -d {SECONDS}s URL",
+                ]
             a, c = alternate(lambda: ab(url, 32), lambda: crest(url, 32, "--http", "1.0", "--no-keepalive"))
             ratio = med(c, "rps") / med(a, "rps")
-            print(f"HTTP/1.0 no keep-alive, 32 conns: ab {med(a, 'rps'):,.0f} req/s, crest {med(c, 'rps'):,.0f} req/s → {ratio:.2f}×")
-            rows.append(("HTTP/1.0 without keep-alive, 32 connections: requests/s crest ÷ ab", f"{spread(c)} / {spread(a)}", f"{ratio:.2f}", "≥ 1.3", verdict(ratio >= 1.3)))
-            commands += [f"taskset -c {CLIENT_CPU} ab -q -c 32 -t {SECONDS} -n 100000000 URL", f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c 32 -d {SECONDS}s --http 1.0 --no-keepalive URL"]
+            print(
+                f"HTTP/1.0 no keep-alive, 32 conns: ab {med(a, 'rps'):,.0f} req/s, crest {med(c, 'rps'):,.0f} req/s → {ratio:.2f}×"
+            )
+            rows.append(
+                (
+                    "HTTP/1.0 without keep-alive, 32 connections: requests/s crest ÷ ab",
+                    f"{spread(c)} / {spread(a)}",
+                    f"{ratio:.2f}",
+                    "≥ 1.3",
+                    verdict(ratio >= 1.3),
+                )
+            )
+            commands += [
+                f"taskset -c {CLIENT_CPU} ab -q -c 32 -t {SECONDS} -n 100000000 URL",
+                f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c 32 -d {SECONDS}s --http 1.0 --no-keepalive URL",
+            ]
             big = crest(url, 10000)
             base = timed([CREST, "version"])[2]
-            print(f"10,000 keep-alive connections: crest peak RSS {big.max_rss_kb / 1024:.1f} MiB (Python alone {base / 1024:.1f} MiB), {big.rps:,.0f} req/s, errors {big.extra['errors']}")
-            rows.append(("10,000 concurrent keep-alive connections: crest peak RSS (whole process)", f"{big.max_rss_kb / 1024:.1f} MiB (interpreter alone {base / 1024:.1f} MiB)", "", "≤ 100 MB", verdict(big.max_rss_kb * 1024 <= 100e6)))
+            print(
+                f"10,000 keep-alive connections: crest peak RSS {big.max_rss_kb / 1024:.1f} MiB (Python alone {base / 1024:.1f} MiB), {big.rps:,.0f} req/s, errors {big.extra['errors']}"
+            )
+            rows.append(
+                (
+                    "10,000 concurrent keep-alive connections: crest peak RSS (whole process)",
+                    f"{big.max_rss_kb / 1024:.1f} MiB (interpreter alone {base / 1024:.1f} MiB)",
+                    "",
+                    "≤ 100 MB",
+                    verdict(big.max_rss_kb * 1024 <= 100e6),
+                )
+            )
             commands.append(f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c 10000 -d {SECONDS}s URL")
             per_mix, mixes, per_run = harness_overhead(work, docroot, port)
-            print(f"harness overhead: {per_mix:.3f} s per mix beyond its length ({mixes} mixes of {OVERHEAD_MIX_S} s);"
-                  f" {per_run:.2f} s once per run (checks, report)")
-            rows.append((f"harness overhead per mix beyond its length (crest run, {mixes} mixes of {OVERHEAD_MIX_S} s: stored start of each mix to the next)", f"{per_mix:.3f} s", "", "≤ 1 s", verdict(per_mix <= 1.0)))
-            rows.append(("once per run, besides the mixes (checks before the first, the report after the last; interpreter start excluded)", f"{per_run:.2f} s", "", "", ""))
+            print(
+                f"harness overhead: {per_mix:.3f} s per mix beyond its length ({mixes} mixes of {OVERHEAD_MIX_S} s);"
+                f" {per_run:.2f} s once per run (checks, report)"
+            )
+            rows.append(
+                (
+                    f"harness overhead per mix beyond its length (crest run, {mixes} mixes of {OVERHEAD_MIX_S} s: stored start of each mix to the next)",
+                    f"{per_mix:.3f} s",
+                    "",
+                    "≤ 1 s",
+                    verdict(per_mix <= 1.0),
+                )
+            )
+            rows.append(
+                (
+                    "once per run, besides the mixes (checks before the first, the report after the last; interpreter start excluded)",
+                    f"{per_run:.2f} s",
+                    "",
+                    "",
+                    "",
+                )
+            )
             commands.append(f"taskset -c {CLIENT_CPU} crest run SUITE.toml --target URL --fileset DIR -q")
         finally:
             nginx.stop()
@@ -252,15 +346,31 @@ def main() -> None:
         try:
             nginx, port = start_nginx(work, docroot)
             try:
-                b, n = alternate(lambda: wrk(f"http://127.0.0.1:{bport}/1k.html", 32), lambda: wrk(f"http://127.0.0.1:{port}/1k.html", 32))
+                b, n = alternate(
+                    lambda: wrk(f"http://127.0.0.1:{bport}/1k.html", 32),
+                    lambda: wrk(f"http://127.0.0.1:{port}/1k.html", 32),
+                )
             finally:
                 nginx.stop()
         finally:
             builtin.stop()
         ratio = med(b, "rps") / med(n, "rps")
-        print(f"built-in target vs nginx (wrk, 32 conns): {med(b, 'rps'):,.0f} vs {med(n, 'rps'):,.0f} req/s → {ratio:.2f}×")
-        rows.append(("built-in target ÷ nginx, 1 KB keep-alive, both measured by wrk -c32", f"{spread(b)} / {spread(n)}", f"{ratio:.2f}", "same league (≥ 0.8)", verdict(ratio >= 0.8)))
-        commands += [f"taskset -c {TARGET_CPU} crest serve --docroot DIR --threads 1", f"taskset -c {TARGET_CPU} nginx (worker_processes 1, access_log off)"]
+        print(
+            f"built-in target vs nginx (wrk, 32 conns): {med(b, 'rps'):,.0f} vs {med(n, 'rps'):,.0f} req/s → {ratio:.2f}×"
+        )
+        rows.append(
+            (
+                "built-in target ÷ nginx, 1 KB keep-alive, both measured by wrk -c32",
+                f"{spread(b)} / {spread(n)}",
+                f"{ratio:.2f}",
+                "same league (≥ 0.8)",
+                verdict(ratio >= 0.8),
+            )
+        )
+        commands += [
+            f"taskset -c {TARGET_CPU} crest serve --docroot DIR --threads 1",
+            f"taskset -c {TARGET_CPU} nginx (worker_processes 1, access_log off)",
+        ]
     write_doc(rows, commands)
 
 
@@ -269,7 +379,14 @@ def verdict(ok: bool) -> str:
 
 
 def write_doc(rows, commands) -> None:
-    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("model name")), "unknown")
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        "unknown",
+    )
     versions = {
         "nginx": subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip(),
         "wrk": (subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.splitlines() or ["?"])[0],

@@ -50,15 +50,25 @@ THREE = (
 )  # fmt: skip
 
 
-def store_lab(db: Path, curves: tuple[Curve, ...] | list[Curve] = THREE, trials: int = 2,
-              loads: tuple[int, ...] = LOADS, suite: str = "webbench-static", seed: int = 7) -> list[str]:
+def store_lab(
+    db: Path,
+    curves: tuple[Curve, ...] | list[Curve] = THREE,
+    trials: int = 2,
+    loads: tuple[int, ...] = LOADS,
+    suite: str = "webbench-static",
+    seed: int = 7,
+) -> list[str]:
     """Store `trials` runs of each curve in `db` (one experiment); returns the run ids in store order."""
     ids: list[str] = []
     with Store(db) as store:
         for c, curve in enumerate(curves):
             for trial in range(trials):
                 rng = random.Random(seed * 1000 + c * 10 + trial)
-                config: dict[str, Any] = {"suite": {"name": suite}, "options": {"profile": "quick"}, "experiment": "exp-1"}
+                config: dict[str, Any] = {
+                    "suite": {"name": suite},
+                    "options": {"profile": "quick"},
+                    "experiment": "exp-1",
+                }
                 if curve.server is not None:
                     config["server"] = curve.server
                 run_id = store.create_run(RunMeta(

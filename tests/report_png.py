@@ -31,7 +31,9 @@ def read_png(path: Path) -> NDArray[np.uint8]:
         if kind == b"IHDR":
             width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
             if depth != 8 or interlace or colour not in _CHANNELS:
-                raise ValueError(f"{path}: unsupported PNG (depth {depth}, colour type {colour}, interlace {interlace})")
+                raise ValueError(
+                    f"{path}: unsupported PNG (depth {depth}, colour type {colour}, interlace {interlace})"
+                )
             channels = _CHANNELS[colour]
         elif kind == b"IDAT":
             idat += body

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from support import run_cli
 
 from crest.cli.main import main
 from crest.store import Store
+from support import run_cli
 
 DATA = Path(__file__).parent / "data" / "published"
 KORNECKI = DATA / "kornecki-2k-figure2.csv"
@@ -87,28 +87,47 @@ def test_doe_fractional_with_generator(capsys: pytest.CaptureFixture[str], tmp_p
 @pytest.mark.parametrize(
     ("text", "args", "fragment"),
     [
-        ("memory,cache,mips\n4,1,15\n16,1,45\n4,2,25\n16,2,75\n64,2,80\n", ["--response", "mips"],
-         "factor 'memory' has 3 levels (4, 16, 64): a two-level design needs exactly two"),
-        ("memory,cache,mips\n4,1,15\n16,1,45\n4,2,25\n16,2,75\n", ["--response", "rps"],
-         "no response column 'rps': the columns are memory, cache, mips"),
-        ("memory,cache,mips\n4,1,15\n16,1,45\n4,2,25\n16,2,75\n4,1,16\n", ["--response", "mips"],
-         "unbalanced design: memory=16 cache=1 appears 1 times but memory=4 cache=1 2"),
-        ("memory,cache,mips\n4,1,15\n16,1,45\n4,2,25\n", ["--response", "mips"],
-         "the data lacks the combination memory=16 cache=2"),
-        ("memory,cache,mips\n4,1,15\n16,1,45\n4,2,x\n16,2,75\n", ["--response", "mips"],
-         "data row 3: response 'mips' is 'x', not a number"),
+        (
+            "memory,cache,mips\n4,1,15\n16,1,45\n4,2,25\n16,2,75\n64,2,80\n",
+            ["--response", "mips"],
+            "factor 'memory' has 3 levels (4, 16, 64): a two-level design needs exactly two",
+        ),
+        (
+            "memory,cache,mips\n4,1,15\n16,1,45\n4,2,25\n16,2,75\n",
+            ["--response", "rps"],
+            "no response column 'rps': the columns are memory, cache, mips",
+        ),
+        (
+            "memory,cache,mips\n4,1,15\n16,1,45\n4,2,25\n16,2,75\n4,1,16\n",
+            ["--response", "mips"],
+            "unbalanced design: memory=16 cache=1 appears 1 times but memory=4 cache=1 2",
+        ),
+        (
+            "memory,cache,mips\n4,1,15\n16,1,45\n4,2,25\n",
+            ["--response", "mips"],
+            "the data lacks the combination memory=16 cache=2",
+        ),
+        (
+            "memory,cache,mips\n4,1,15\n16,1,45\n4,2,x\n16,2,75\n",
+            ["--response", "mips"],
+            "data row 3: response 'mips' is 'x', not a number",
+        ),
         ("memory,cache,mips\n4,1,15\n", [], "--analyze needs --response COLUMN: one of memory, cache, mips"),
         ("memory,cache,mips\n4,1,15\n", ["--response", "mips", "--factors", "memory,disk"], "no factor column 'disk'"),
         ("memory,cache,mips\n4,1,15\n", ["--response", "mips", "--generator", "X=AB"], "invalid generator 'X=AB'"),
         ("memory,cache\n4,1,15\n", ["--response", "mips"], "data.csv:2: 3 fields but the header has 2"),
     ],
 )
-def test_doe_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, args: list[str], fragment: str) -> None:
+def test_doe_bad_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, args: list[str], fragment: str
+) -> None:
     assert_usage_error(cli(capsys, "doe", "--analyze", csv_file(tmp_path, text), *args), fragment)
 
 
 def test_doe_without_data_or_with_a_design(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert_usage_error(cli(capsys, "doe"), "nothing to do: give a DESIGN.toml to run, or --analyze DATA.csv --response COLUMN")
+    assert_usage_error(
+        cli(capsys, "doe"), "nothing to do: give a DESIGN.toml to run, or --analyze DATA.csv --response COLUMN"
+    )
     assert_usage_error(cli(capsys, "doe", str(tmp_path / "design.toml")), "cannot read design")
     assert_usage_error(
         cli(capsys, "doe", "design.toml", "--analyze", str(KORNECKI)), "give either a DESIGN to run or --analyze"
@@ -148,7 +167,11 @@ def test_import_load_axis(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("text", "args", "fragment"),
     [
-        ("clients,rps\n1,10\n", ["--name", "x", "--factor", "server"], "invalid --factor 'server': expected NAME=VALUE"),
+        (
+            "clients,rps\n1,10\n",
+            ["--name", "x", "--factor", "server"],
+            "invalid --factor 'server': expected NAME=VALUE",
+        ),
         ("clients,rps\n1,10\n", ["--name", "x", "--load-axis", "users"], "invalid load axis 'users'"),
         ("clients,speed\n1,10\n", ["--name", "x"], "has no req/s column"),
         ("clients,rps\n1,10\n", ["--name", "a b"], "invalid name 'a b'"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from analysis_records import run
 
+from analysis_records import run
 from crest.analysis import Configuration, configurations, paired_difference, peak_table, percent_improvement
 from crest.analysis.stats import t_quantile
 from crest.errors import ConfigError
@@ -29,7 +29,7 @@ def test_peak_table_means_trial_peaks_and_improves_each_over_each() -> None:
     table = peak_table([a, b])
     row_a, row_b = table.rows
     assert (row_a.label, row_a.n, row_a.peak_rps, row_a.peak_rps_load) == ("server=a", 2, 32.0, 2.0)
-    assert row_a.peak_rps_sd == pytest.approx(8.0 ** 0.5)
+    assert row_a.peak_rps_sd == pytest.approx(8.0**0.5)
     assert row_a.peak_rps_ci95 is not None
     assert (row_b.n, row_b.peak_rps, row_b.peak_rps_sd, row_b.peak_rps_ci95) == (1, 20.0, None, None)
     assert table.improvement_pct == [[0.0, 60.0], [-37.5, 0.0]]

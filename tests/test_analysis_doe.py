@@ -183,7 +183,9 @@ def test_bad_designs() -> None:
 
 def test_three_levels() -> None:
     rows = [*JAIN_2X2, {"memory": 64, "cache": 1, "mips": 90}]
-    with pytest.raises(ConfigError, match=r"factor 'memory' has 3 levels \(4, 16, 64\): a two-level design needs exactly two"):
+    with pytest.raises(
+        ConfigError, match=r"factor 'memory' has 3 levels \(4, 16, 64\): a two-level design needs exactly two"
+    ):
         analyze(rows, "mips")
 
 
@@ -193,7 +195,9 @@ def test_one_level() -> None:
 
 
 def test_missing_response_column() -> None:
-    with pytest.raises(ConfigError, match="no response column 'rps': the columns are memory, cache, mips; name one of them"):
+    with pytest.raises(
+        ConfigError, match="no response column 'rps': the columns are memory, cache, mips; name one of them"
+    ):
         analyze(JAIN_2X2, "rps")
 
 
@@ -203,7 +207,9 @@ def test_missing_combination() -> None:
 
 
 def test_unbalanced() -> None:
-    with pytest.raises(ConfigError, match="unbalanced design: memory=16 cache=1 appears 1 times but memory=4 cache=1 2"):
+    with pytest.raises(
+        ConfigError, match="unbalanced design: memory=16 cache=1 appears 1 times but memory=4 cache=1 2"
+    ):
         analyze([*JAIN_2X2, JAIN_2X2[0]], "mips")
 
 

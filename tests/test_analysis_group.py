@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from analysis_records import run
-
 from crest.analysis import configurations
 
 
@@ -26,7 +25,11 @@ def test_label_names_every_differing_factor_in_first_seen_order() -> None:
         run([1.0], factors={"server": "nginx", "cpus": 2, "memory": "1G"}),
         run([1.0], factors={"server": "apache", "cpus": 2, "memory": "1G"}),
     ]
-    assert [c.label for c in configurations(details)] == ["server=nginx cpus=1", "server=nginx cpus=2", "server=apache cpus=2"]
+    assert [c.label for c in configurations(details)] == [
+        "server=nginx cpus=1",
+        "server=nginx cpus=2",
+        "server=apache cpus=2",
+    ]
 
 
 def test_a_missing_factor_shows_as_none() -> None:

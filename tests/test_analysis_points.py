@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from analysis_records import mix, run
 
+from analysis_records import mix, run
 from crest.analysis import LoadPoint, point_from_mix, points_from_run, preferred_load_axis
 from crest.errors import ConfigError
 
@@ -46,7 +46,12 @@ def test_littles_load_factor() -> None:
 
 def test_monitor_fields_are_optional() -> None:
     bare = point_from_mix(mix(0, 1, 10.0))
-    assert (bare.target_cpu_pct, bare.engine_cpu_pct, bare.client_bound, bare.target_idle_pct) == (None, None, False, None)
+    assert (bare.target_cpu_pct, bare.engine_cpu_pct, bare.client_bound, bare.target_idle_pct) == (
+        None,
+        None,
+        False,
+        None,
+    )
     monitored = point_from_mix(mix(0, 1, 10.0, monitor={
         "target": {"cpu_util_pct": 87.5, "rss_bytes_max": 1}, "engine": {"cpu_util_pct": None},
         "client_bound": True, "target_idle_pct": 3.0,
@@ -56,7 +61,9 @@ def test_monitor_fields_are_optional() -> None:
 
 
 def test_warnings_flag_client_bound_and_idle_target() -> None:
-    point = point_from_mix(mix(0, 1, 10.0, warnings=["client-bound: load generator CPU at 97%", "target idle: 80% idle"]))
+    point = point_from_mix(
+        mix(0, 1, 10.0, warnings=["client-bound: load generator CPU at 97%", "target idle: 80% idle"])
+    )
     assert point.client_bound and point.target_idle
 
 

@@ -47,7 +47,9 @@ def test_every_file_cites_its_source_and_ships_to_users() -> None:
     assert files == ["kornecki-2k-figure2.csv", "mindcraft-webbench.csv", "veritest-peaks.csv"]
     for name in files:
         assert (DATA / name).read_text(encoding="utf-8").startswith("# source: ")
-        assert filecmp.cmp(DATA / name, PUBLISHED_DATA_DIR / name, shallow=False), f"{name} differs from the shipped copy"
+        assert filecmp.cmp(DATA / name, PUBLISHED_DATA_DIR / name, shallow=False), (
+            f"{name} differs from the shipped copy"
+        )
 
 
 # -- Kornecki et al. (seeds/002), figure 2: the 2^4 design ---------------------------------------

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from crest.analysis import load_published, load_published_runs, parse_factors, points_from_run, read_csv, store_published
+from crest.analysis import (
+    load_published,
+    load_published_runs,
+    parse_factors,
+    points_from_run,
+    read_csv,
+    store_published,
+)
 from crest.errors import ConfigError
 from crest.store import Store
 
@@ -83,13 +90,23 @@ def test_generic_load_and_megabits(tmp_path: Path) -> None:
 def test_optional_columns(tmp_path: Path) -> None:
     path = table(tmp_path, 'clients,rps,window_s,errors,throughput_Bps\n2,"1,000",30,5,2000\n')
     (mix,) = load_published(path, "x").mixes
-    assert (mix.rps, mix.window_s, mix.requests, mix.errors, mix.bytes) == (1000.0, 30.0, 30_000, {"reported": 5}, 60_000)
+    assert (mix.rps, mix.window_s, mix.requests, mix.errors, mix.bytes) == (
+        1000.0,
+        30.0,
+        30_000,
+        {"reported": 5},
+        60_000,
+    )
 
 
 def test_factor_columns_and_trials_make_several_runs(tmp_path: Path) -> None:
     path = table(tmp_path, "server,trial,clients,rps\na,0,1,10\na,1,1,11\nb,0,1,5\na,0,2,20\n")
     runs = load_published_runs(path, "x")
-    assert [(r.meta.factors["server"], r.meta.repeat_index, len(r.mixes)) for r in runs] == [("a", 0, 2), ("a", 1, 1), ("b", 0, 1)]
+    assert [(r.meta.factors["server"], r.meta.repeat_index, len(r.mixes)) for r in runs] == [
+        ("a", 0, 2),
+        ("a", 1, 1),
+        ("b", 0, 1),
+    ]
     assert [r.id for r in runs] == ["published:x#1", "published:x#2", "published:x#3"]
     with pytest.raises(ConfigError, match="holds 3 runs"):
         load_published(path, "x")

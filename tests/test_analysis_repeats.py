@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from analysis_records import mix, run
 
+from analysis_records import mix, run
 from crest.analysis import aggregate_trials, points_from_run
 from crest.analysis.points import point_from_mix
 from crest.analysis.stats import t_quantile
@@ -17,13 +17,20 @@ def test_trials_merge_by_load() -> None:
     assert [s.load for s in stats] == [1.0, 2.0]
     first, second = stats
     assert (first.n, first.rps_mean) == (2, 12.0)
-    assert first.rps_sd == pytest.approx(2.0 ** 0.5 * 2.0)  # values 10, 14: s = 2√2
-    sd = 8.0 ** 0.5
-    half = t_quantile(0.975, 1) * sd / 2.0 ** 0.5
+    assert first.rps_sd == pytest.approx(2.0**0.5 * 2.0)  # values 10, 14: s = 2√2
+    sd = 8.0**0.5
+    half = t_quantile(0.975, 1) * sd / 2.0**0.5
     assert first.rps_ci95 == pytest.approx((12.0 - half, 12.0 + half))
     assert first.rps_cv == pytest.approx(sd / 12.0)
     assert (second.rps_sd, second.rps_cv) == (0.0, 0.0)
-    assert first.latency_us == {"p50": 1000.0, "p90": 2000.0, "p99": 3000.0, "p999": 4000.0, "max": 5000.0, "mean": 1200.0}
+    assert first.latency_us == {
+        "p50": 1000.0,
+        "p90": 2000.0,
+        "p99": 3000.0,
+        "p999": 4000.0,
+        "max": 5000.0,
+        "mean": 1200.0,
+    }
 
 
 def test_a_load_missing_from_a_trial_has_a_smaller_n() -> None:
@@ -34,7 +41,9 @@ def test_a_load_missing_from_a_trial_has_a_smaller_n() -> None:
 
 
 def test_latency_keys_every_trial_has_and_cpu_when_monitored() -> None:
-    a = point_from_mix(mix(0, 1, 10.0, latency_us={"p50": 100.0, "p99": 900.0}, monitor={"target": {"cpu_util_pct": 50.0}}))
+    a = point_from_mix(
+        mix(0, 1, 10.0, latency_us={"p50": 100.0, "p99": 900.0}, monitor={"target": {"cpu_util_pct": 50.0}})
+    )
     b = point_from_mix(mix(0, 1, 10.0, latency_us={"p50": 300.0}, errors={"read": 10}, requests=90))
     (merged,) = aggregate_trials([[a], [b]])
     assert merged.latency_us == {"p50": 200.0}

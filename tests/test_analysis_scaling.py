@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from analysis_records import run
 
+from analysis_records import run
 from crest.analysis import configurations, scaling
 from crest.errors import ConfigError
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from analysis_records import mix, run
 
+from analysis_records import mix, run
 from crest.analysis import CurveSummary, points_from_run, summarize
 from crest.analysis.points import point_from_mix
 from crest.analysis.summary import NOT_SATURATED, shape_of

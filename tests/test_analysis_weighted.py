@@ -74,7 +74,9 @@ def test_sweep_repeated_sizes_average_first() -> None:
     from crest.analysis import sweep_weighted_throughput
 
     # 100 B measured twice (10, 30 → 20), 500 B once (40): class0 = (20 + 40) / 2 = 30, not (10+30+40)/3.
-    result = sweep_weighted_throughput([(100, 10.0), (100, 30.0), (500, 40.0), (2000, 8.0)], {"class0": 0.5, "class1": 0.5})
+    result = sweep_weighted_throughput(
+        [(100, 10.0), (100, 30.0), (500, 40.0), (2000, 8.0)], {"class0": 0.5, "class1": 0.5}
+    )
     assert result.value_Bps == pytest.approx(0.5 * 30 + 0.5 * 8)
 
 
@@ -97,7 +99,6 @@ def test_sweep_rejects_bad_throughput() -> None:
 
 def test_sweep_points_from_a_stored_run() -> None:
     from analysis_records import mix, run
-
     from crest.analysis import sweep_points
 
     detail = run([1.0, 2.0, 3.0])

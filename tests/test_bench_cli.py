@@ -12,9 +12,9 @@ from typing import Any
 
 import jsonschema
 import pytest
-from support import run_cli, start_cli
 
 from crest.servers import BuiltinServer, ServeSpec
+from support import run_cli, start_cli
 
 pytestmark = pytest.mark.integration
 

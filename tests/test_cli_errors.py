@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from support import SilentListener, run_cli
 
 pytestmark = pytest.mark.integration

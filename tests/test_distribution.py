@@ -58,7 +58,9 @@ def test_observed_requests_follow_the_manifest(tmp_path: Path) -> None:
     with BuiltinServer(ServeSpec(docroot=docroot, access_log=log, threads=1)) as server:
         result = run_cli("run", str(suite), "--target", server.url, "--db", str(db), "-q")
     assert result.returncode == 0, result.stderr
-    paths = Counter(line.split('"')[1].split(" ")[1].lstrip("/") for line in log.read_text().splitlines() if '"' in line)
+    paths = Counter(
+        line.split('"')[1].split(" ")[1].lstrip("/") for line in log.read_text().splitlines() if '"' in line
+    )
     total = sum(paths.values())
     runs = json.loads(run_cli("runs", "--db", str(db), "--json").stdout)
     shown = json.loads(run_cli("show", runs[0]["id"], "--db", str(db), "--json").stdout)
@@ -66,7 +68,13 @@ def test_observed_requests_follow_the_manifest(tmp_path: Path) -> None:
     # less the requests in flight when the mix ended (at most one per connection:
     # the engine sends nothing after the end).
     mix = shown["mixes"][0]
-    assert total - 4 <= mix["requests"] <= total, (total, mix["requests"], mix["errors_by_kind"], mix["status"], mix["timeline"])
+    assert total - 4 <= mix["requests"] <= total, (
+        total,
+        mix["requests"],
+        mix["errors_by_kind"],
+        mix["status"],
+        mix["timeline"],
+    )
     assert total > 2000
     for entry in manifest.files:
         expected = total * entry.weight

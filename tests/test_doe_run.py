@@ -77,7 +77,9 @@ def test_design_runs_every_combination_and_reports_effects(tmp_path: Path, monke
     assert sorted(r for _, r, _ in runs) == [0, 0, 0, 0, 1, 1, 1, 1]
     assert all(set(json.loads(f)) == {"keepalive", "clients"} for f, _, _ in runs)
     # The same data analysed offline gives the same effects.
-    again = run_cli("doe", "--analyze", result["data"], "--response", "peak_rps", "--factors", "keepalive,clients", "--json")
+    again = run_cli(
+        "doe", "--analyze", result["data"], "--response", "peak_rps", "--factors", "keepalive,clients", "--json"
+    )
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["effects"] == pytest.approx(result["effects"])
 

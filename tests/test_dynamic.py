@@ -100,8 +100,11 @@ def test_env_page_lists_the_environment_in_exactly_1024_bytes() -> None:
 
 
 def test_env_page_escapes_what_the_client_sent() -> None:
-    env = {**CGI_ENVIRONMENT, "QUERY_STRING": "q=<script>alert('x')</script>&a=\"b\"",
-           "HTTP_USER_AGENT": "<b>agent</b>"}
+    env = {
+        **CGI_ENVIRONMENT,
+        "QUERY_STRING": "q=<script>alert('x')</script>&a=\"b\"",
+        "HTTP_USER_AGENT": "<b>agent</b>",
+    }
     head, body = run_cgi(CGI_ENV, env)
     assert head == ENV_HEADER and len(body) == 1024
     page = body.decode()
@@ -122,15 +125,21 @@ def test_env_page_stays_1024_bytes_whatever_the_values(length: int) -> None:
 
 def test_env_reads_and_discards_a_post_body() -> None:
     body_in = b"x" * 300_000  # several pipe buffers: the program must drain stdin
-    env = {**CGI_ENVIRONMENT, "REQUEST_METHOD": "POST", "CONTENT_LENGTH": str(len(body_in)),
-           "CONTENT_TYPE": "application/x-www-form-urlencoded"}
+    env = {
+        **CGI_ENVIRONMENT,
+        "REQUEST_METHOD": "POST",
+        "CONTENT_LENGTH": str(len(body_in)),
+        "CONTENT_TYPE": "application/x-www-form-urlencoded",
+    }
     head, body = run_cgi(CGI_ENV, env, stdin=body_in)
     assert head == ENV_HEADER and len(body) == 1024
     assert b"<tr><th>CONTENT_LENGTH</th><td>300000</td></tr>" in body
 
 
-@pytest.mark.parametrize(("query", "size"), [("", 10240), ("x=1", 10240), ("size=0", 0),
-                                             ("size=5000&nocache=7", 5000), ("size=1000000", 1_000_000)])
+@pytest.mark.parametrize(
+    ("query", "size"),
+    [("", 10240), ("x=1", 10240), ("size=0", 0), ("size=5000&nocache=7", 5000), ("size=1000000", 1_000_000)],
+)
 def test_bytes_sends_exactly_size_bytes_that_depend_only_on_size(query: str, size: int) -> None:
     head, body = run_cgi(CGI_BYTES, {"QUERY_STRING": query, "REQUEST_METHOD": "GET"})
     assert head == bytes_header(size)
@@ -144,8 +153,10 @@ def test_bytes_is_deterministic_per_size() -> None:
     assert run_cgi(CGI_BYTES, {"QUERY_STRING": "size=70001"})[1][:64] != run_cgi(CGI_BYTES, env)[1][:64]
 
 
-@pytest.mark.parametrize("query", ["size=", "size", "size=abc", "size=-1", "size=+5", "size=1e3",
-                                   "size=100000001", "size=99999999999999999999999"])
+@pytest.mark.parametrize(
+    "query",
+    ["size=", "size", "size=abc", "size=-1", "size=+5", "size=1e3", "size=100000001", "size=99999999999999999999999"],
+)
 def test_bytes_rejects_a_bad_size_with_400(query: str) -> None:
     head, body = run_cgi(CGI_BYTES, {"QUERY_STRING": query})
     assert head.startswith(b"Status: 400 Bad Request\r\n")

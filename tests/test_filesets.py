@@ -22,8 +22,8 @@ from crest.filesets import (
     header_line,
 )
 from crest.filesets.content import LINE_BYTES, filler_line, iter_chunks
-from crest.filesets.specweb import FILE_ORDER, specweb99_directories, specweb99_file_probabilities, zipf
 from crest.filesets.errors import FilesetError
+from crest.filesets.specweb import FILE_ORDER, specweb99_directories, specweb99_file_probabilities, zipf
 
 SPECWEB_SHARES = {"class0": 0.35, "class1": 0.50, "class2": 0.14, "class3": 0.01}
 
@@ -163,7 +163,9 @@ def test_specweb96_layout_and_uniform_weights() -> None:
         assert abs(share - SPECWEB_SHARES[cls]) < 1e-9
     for entry in manifest.files:  # uniform over 10 directories and over 9 files within a class
         assert entry.weight == pytest.approx(SPECWEB_SHARES[entry.cls] / 90, rel=1e-12)
-    assert {e.path for e in manifest.files} == {e.path for e in build_manifest("specweb99", connections=1).files if int(e.path[12:17]) < 10}
+    assert {e.path for e in manifest.files} == {
+        e.path for e in build_manifest("specweb99", connections=1).files if int(e.path[12:17]) < 10
+    }
 
 
 # --- WebStone and WebCAT ---------------------------------------------------------------
@@ -220,7 +222,18 @@ def test_webcat_cgi_html_static_part_normalised() -> None:
     published = [2, 2, 2, 3, 3, 2, 3, 1, 3, 2, 1, 1]
     assert [e.weight * 25 for e in manifest.files] == pytest.approx(published, abs=1e-9)
     assert [e.cls for e in manifest.files] == [
-        "256K", "512B", "1K", "2K", "3K", "4K", "6K", "8K", "16K", "32K", "64K", "256K",
+        "256K",
+        "512B",
+        "1K",
+        "2K",
+        "3K",
+        "4K",
+        "6K",
+        "8K",
+        "16K",
+        "32K",
+        "64K",
+        "256K",
     ]
     # The two 256K rows stay two distinct files.
     big = [e for e in manifest.files if e.cls == "256K"]
@@ -228,8 +241,7 @@ def test_webcat_cgi_html_static_part_normalised() -> None:
     assert all(e.size == 262144 for e in big)
     _assert_shares(
         {cls: share * 100 for cls, share in manifest.class_shares().items()},
-        {"256K": 12, "512B": 8, "1K": 8, "2K": 12, "3K": 12, "4K": 8, "6K": 12, "8K": 4,
-         "16K": 12, "32K": 8, "64K": 4},
+        {"256K": 12, "512B": 8, "1K": 8, "2K": 12, "3K": 12, "4K": 8, "6K": 12, "8K": 4, "16K": 12, "32K": 8, "64K": 4},
     )
 
 

@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from support import run_cli
 
 pytestmark = pytest.mark.integration  # the crest CLI imports the compiled engine

@@ -188,9 +188,13 @@ def test_load_manifest_errors(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match=f"has no {MANIFEST_NAME}: create a fileset there"):
         verify(tmp_path)
     (tmp_path / MANIFEST_NAME).write_text("{}")
-    with pytest.raises(ManifestError, match="is not a valid crest manifest .not a crest fileset manifest.*delete it and run"):
+    with pytest.raises(
+        ManifestError, match="is not a valid crest manifest .not a crest fileset manifest.*delete it and run"
+    ):
         verify(tmp_path)
-    with pytest.raises(DirectoryConflictError, match="not a crest fileset manifest.*: delete it, or choose another directory"):
+    with pytest.raises(
+        DirectoryConflictError, match="not a crest fileset manifest.*: delete it, or choose another directory"
+    ):
         generate("webstone", tmp_path)
 
 

@@ -48,7 +48,9 @@ def test_builtin_server_lifecycle(docroot: Path) -> None:
 def test_serve_spec_validation(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"is not a directory: give an existing one"):
         BuiltinServer(ServeSpec(docroot=tmp_path / "missing"))
-    with pytest.raises(ConfigError, match=r"host .localhost.example. is not an IP address: listen on one, e.g. 127.0.0.1"):
+    with pytest.raises(
+        ConfigError, match=r"host .localhost.example. is not an IP address: listen on one, e.g. 127.0.0.1"
+    ):
         BuiltinServer(ServeSpec(docroot=tmp_path, host="localhost.example"))
     with pytest.raises(ConfigError, match=r"port 70000 is out of range"):
         BuiltinServer(ServeSpec(docroot=tmp_path, port=70000))

@@ -81,7 +81,9 @@ http {{
         except OSError:
             if time.monotonic() > deadline or proc.poll() is not None:
                 proc.kill()
-                pytest.fail(f"nginx did not start: {(work / 'error.log').read_text() if (work / 'error.log').exists() else ''}")
+                pytest.fail(
+                    f"nginx did not start: {(work / 'error.log').read_text() if (work / 'error.log').exists() else ''}"
+                )
             time.sleep(0.05)
     server = Nginx(f"http://127.0.0.1:{port}", log, proc)
     yield server
@@ -113,4 +115,9 @@ def test_requests_and_bytes_match_nginx_access_log(nginx: Nginx, flags: list[str
         assert report["bytes"] == sum(sent for _, sent in logged)
     else:
         sizes = sorted({sent for _, sent in logged})
-        assert report["bytes"] >= report["requests"] * sizes[0], (sizes, report["bytes"], report["requests"], len(logged))
+        assert report["bytes"] >= report["requests"] * sizes[0], (
+            sizes,
+            report["bytes"],
+            report["requests"],
+            len(logged),
+        )

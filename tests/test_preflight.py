@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from support import SilentListener
 
 from crest.errors import ConfigError, TargetError
 from crest.preflight import check_reachable, check_source_addrs, parse_url
+from support import SilentListener
 
 
 @pytest.mark.parametrize(
@@ -30,10 +30,24 @@ def test_authority_brackets_ipv6() -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["foo", "", "ftp://x/", "http://", "http:///path", "http://x:0/", "http://x:65536/", "http://x:8o/", "http://[::1/", "http://a b/"]
+    "url",
+    [
+        "foo",
+        "",
+        "ftp://x/",
+        "http://",
+        "http:///path",
+        "http://x:0/",
+        "http://x:65536/",
+        "http://x:8o/",
+        "http://[::1/",
+        "http://a b/",
+    ],
 )
 def test_parse_url_rejects(url: str) -> None:
-    with pytest.raises(ConfigError, match=r"invalid URL .*(expected http://host\[:port\]/path or https://|port must be in 1-65535)"):
+    with pytest.raises(
+        ConfigError, match=r"invalid URL .*(expected http://host\[:port\]/path or https://|port must be in 1-65535)"
+    ):
         parse_url(url)
 
 
@@ -43,7 +57,9 @@ def test_parse_url_rejects_credentials() -> None:
 
 
 def test_check_reachable_refused(closed_port: int) -> None:
-    message = rf"cannot connect to 127\.0\.0\.1:{closed_port} \(connection refused\): is the target running\? check the URL"
+    message = (
+        rf"cannot connect to 127\.0\.0\.1:{closed_port} \(connection refused\): is the target running\? check the URL"
+    )
     with pytest.raises(TargetError, match=message):
         check_reachable(parse_url(f"http://127.0.0.1:{closed_port}/"))
 

@@ -119,7 +119,9 @@ def test_builtin_combinations_are_separate_runs_with_factors_and_monitoring(
         assert cfg["server"]["name"] == "builtin" and cfg["server"]["version"].startswith("crest-target/")
         assert cfg["cpus"]["target"] == [0]
     assert len(experiments) == 1 and None not in experiments
-    (monitor_json, requests), *_ = _rows(db, "SELECT monitor_json, requests FROM mixes WHERE run_id = ? ORDER BY idx", runs[0][0])
+    (monitor_json, requests), *_ = _rows(
+        db, "SELECT monitor_json, requests FROM mixes WHERE run_id = ? ORDER BY idx", runs[0][0]
+    )
     monitor = json.loads(monitor_json)
     assert requests > 0
     target = monitor["target"]
@@ -172,7 +174,9 @@ def test_memory_limit_puts_the_target_in_a_limited_cgroup(fileset: Path, no_left
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_interrupted_run_leaves_no_target_behind(tmp_path: Path, fileset: Path, sig: signal.Signals, no_leftovers: None) -> None:
+def test_interrupted_run_leaves_no_target_behind(
+    tmp_path: Path, fileset: Path, sig: signal.Signals, no_leftovers: None
+) -> None:
     db = tmp_path / "r.db"
     proc = start_cli("run", str(_suite(tmp_path, length=30)), "--server", "builtin", "--fileset", str(fileset),
                      "--db", str(db), "-q")  # fmt: skip

@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from report_lab import store_lab
-from report_png import read_png
-from test_report_build import select
 
 import crest.report.html as report_html
 from crest.report import build_report, render
 from crest.report.svg import PALETTE
+from report_lab import store_lab
+from report_png import read_png
+from test_report_build import select
 
 CHROMIUM = Path("/usr/bin/chromium")
 BROWSER_TIMEOUT_S = 90.0

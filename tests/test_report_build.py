@@ -12,11 +12,11 @@ from typing import Any
 
 import jsonschema
 import pytest
-from report_lab import THREE, Curve, store_lab
 
 from crest.errors import ConfigError
 from crest.report import build_report
 from crest.store import RunDetail, RunMeta, Store
+from report_lab import THREE, Curve, store_lab
 
 SCHEMA = json.loads(files("crest").joinpath("schemas/report.schema.json").read_text())
 
@@ -81,7 +81,9 @@ def test_two_or_more_configurations_are_compared(tmp_path: Path) -> None:
     assert labels == ["server=nginx", "server=apache", "server=lighttpd"]  # only what differs
     assert cmp["ranking"][0] == "server=nginx"
     assert len(cmp["improvement_pct"]) == 6 and len(cmp["paired"]) == 3
-    nginx_over_apache = next(g for g in cmp["improvement_pct"] if g["a"] == "server=nginx" and g["b"] == "server=apache")
+    nginx_over_apache = next(
+        g for g in cmp["improvement_pct"] if g["a"] == "server=nginx" and g["b"] == "server=apache"
+    )
     peaks = {c["label"]: c["peak"]["rps"] for c in doc["configurations"]}
     assert nginx_over_apache["pct"] == pytest.approx((peaks["server=nginx"] / peaks["server=apache"] - 1) * 100)
     first = cmp["paired"][0]
@@ -110,7 +112,7 @@ def test_equal_configurations_are_not_significantly_different(tmp_path: Path) ->
 
 def test_cpus_varying_gives_scaling(tmp_path: Path) -> None:
     db = tmp_path / "lab.db"
-    curves = [Curve({"server": "nginx", "cpus": n}, 15_000 * n ** 0.9, 8 * n) for n in (1, 2, 4)]
+    curves = [Curve({"server": "nginx", "cpus": n}, 15_000 * n**0.9, 8 * n) for n in (1, 2, 4)]
     store_lab(db, curves=curves, trials=1, loads=(1, 2, 4, 8, 16, 32, 64))
     doc = build_report(select(db, "exp-1"))
     check_schema(doc)

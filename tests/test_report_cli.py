@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from report_lab import THREE, store_lab
-from support import run_cli
 
 from crest.cli.main import main
 from crest.cli.report import default_report_path, print_report_summary
 from crest.store import Store
+from report_lab import THREE, store_lab
+from support import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +35,12 @@ def test_report_writes_html_beside_the_db_and_prints_the_path(lab: Path, capsys:
     assert path.read_text().startswith("<!DOCTYPE html>")
 
 
-@pytest.mark.parametrize(("fmt", "probe"), [("md", "## Peaks"), ("csv", "configuration,run_id,"), ("json", '"schema_version"')])
-def test_report_formats_and_output(lab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str, probe: str) -> None:
+@pytest.mark.parametrize(
+    ("fmt", "probe"), [("md", "## Peaks"), ("csv", "configuration,run_id,"), ("json", '"schema_version"')]
+)
+def test_report_formats_and_output(
+    lab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str, probe: str
+) -> None:
     target = tmp_path / f"out.{fmt}"
     code, out, _ = crest(capsys, "report", "exp-1", "--db", str(lab), "-o", str(target), "--title", "T")
     assert (code, out) == (0, f"{target}\n") and probe in target.read_text()
@@ -65,7 +69,9 @@ def test_report_of_one_run_by_id_prefix(lab: Path, tmp_path: Path, capsys: pytes
         (["compare", "exp-1", "nope"], "crest: error: no run 'nope' in {db}: see `crest runs --db {db}`"),
     ],
 )  # fmt: skip
-def test_bad_input_is_one_line_and_exit_2(lab: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+def test_bad_input_is_one_line_and_exit_2(
+    lab: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
     code, out, err = crest(capsys, *args, "--db", str(lab))
     assert (code, out) == (2, "")
     assert err == message.format(db=lab) + "\n"
@@ -77,7 +83,9 @@ def test_missing_db_is_not_created(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 2 and err.startswith("crest: error: no run 'exp-1' in ") and not db.parent.exists()
 
 
-def test_compare_prints_peaks_verdicts_and_the_report(lab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_prints_peaks_verdicts_and_the_report(
+    lab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     target = tmp_path / "cmp.html"
     code, out, err = crest(capsys, "compare", "exp-1", "--db", str(lab), "-o", str(target))
     assert (code, err) == (0, "")
@@ -88,7 +96,7 @@ def test_compare_prints_peaks_verdicts_and_the_report(lab: Path, tmp_path: Path,
     assert apache.split()[-1].startswith("+") and apache.split()[-1].endswith("%")
     assert any(line.split()[:2] == ["server=nginx", "server=apache"] and line.endswith("significant") for line in lines)
     assert lines[-1] == f"report: {target}"
-    assert "<svg class=\"chart" in target.read_text()
+    assert '<svg class="chart' in target.read_text()
 
 
 def test_print_report_summary_for_crest_run(lab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_lab import THREE, Curve, store_lab
-from test_report_build import check_schema, select
 
 from crest.errors import ConfigError
 from crest.report import build_report, render, report_format, write_report
@@ -21,6 +19,8 @@ from crest.report.csv import COLUMNS
 from crest.report.html import build_charts
 from crest.report.markdown import md
 from crest.store import Store
+from report_lab import THREE, Curve, store_lab
+from test_report_build import check_schema, select
 
 EVIL = "<script>alert(1)</script>"
 QUOTES = "\"double\" 'single' & amp"
@@ -102,7 +102,9 @@ def test_html_is_self_contained(doc: dict[str, Any]) -> None:
             assert value is None or value.startswith("#"), f"<{tag} {name}={value!r}> loads something"
         assert tag not in ("link", "iframe", "object", "embed", "img", "base")
     code = "\n".join(page.raw)
-    assert not re.search(r"https?:|//[a-z]|url\(|@import|fetch\(|XMLHttpRequest|import\(", code), "scripts/styles reach out"
+    assert not re.search(r"https?:|//[a-z]|url\(|@import|fetch\(|XMLHttpRequest|import\(", code), (
+        "scripts/styles reach out"
+    )
     (csp,) = [a["content"] for t, a in page.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
     assert csp is not None and "default-src 'none'" in csp and "script-src 'sha256-" in csp
     assert "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
@@ -225,10 +227,10 @@ def test_csv_one_row_per_mix_with_stable_columns(doc: dict[str, Any]) -> None:
 
 def test_csv_defuses_formulas_and_keeps_text(evil_doc: dict[str, Any]) -> None:
     doc = json.loads(json.dumps(evil_doc))
-    doc["mixes"][0]["configuration"] = "=HYPERLINK(\"x\")"
+    doc["mixes"][0]["configuration"] = '=HYPERLINK("x")'
     doc["mixes"][0]["warnings"] = ["-1+1", "ok"]
     records = list(csv.DictReader(io.StringIO(render(doc, "csv"))))
-    assert records[0]["configuration"] == "'=HYPERLINK(\"x\")"
+    assert records[0]["configuration"] == '\'=HYPERLINK("x")'
     assert records[0]["warnings"] == "'-1+1; ok"
     assert any(EVIL in r["configuration"] for r in records)  # CSV is data: text stays as it was
 

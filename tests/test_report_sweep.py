@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_lab import THREE, make_mix
-from test_report_browser import CHROMIUM, dump_dom
-from test_report_build import check_schema, select
 
 import crest.report.html as report_html
 from crest.report import build_report, render
 from crest.store import RunMeta, Store
+from report_lab import THREE, make_mix
+from test_report_browser import CHROMIUM, dump_dom
+from test_report_build import check_schema, select
 
 SIZES = (100, 500, 2_000, 50_000, 500_000, 5_000_000)
 # Throughput (B/s) by size for configuration A; B is half as fast. Trial 2 is 10% faster than trial 1.
@@ -40,7 +40,9 @@ def store_sweeps(db: Path) -> None:
                 for index, size in enumerate(SIZES, start=1):
                     mix = make_mix(THREE[0], index, 1, len(SIZES), random.Random(index))
                     value = A[size] * scale * (1.0 + 0.1 * trial)
-                    store.add_mix(run_id, replace(mix, throughput_Bps=value, monitor={**mix.monitor, "size_bytes": size}))
+                    store.add_mix(
+                        run_id, replace(mix, throughput_Bps=value, monitor={**mix.monitor, "size_bytes": size})
+                    )
                 store.finish_run(run_id, "complete")
 
 

@@ -132,7 +132,9 @@ def test_interrupt_keeps_finished_mixes_and_resume_completes(tmp_path: Path, tar
     assert [i for (i,) in _rows(db, "SELECT idx FROM mixes ORDER BY idx")] == [1, 2, 3]
 
 
-def test_a_target_that_dies_fails_the_run_and_keeps_what_was_measured(tmp_path: Path, target: subprocess.Popen[str]) -> None:
+def test_a_target_that_dies_fails_the_run_and_keeps_what_was_measured(
+    tmp_path: Path, target: subprocess.Popen[str]
+) -> None:
     db = tmp_path / "crest.db"
     proc = subprocess.Popen(
         [sys.executable, "-m", "crest", "run", str(_suite(tmp_path, 3)), "--target", target.url, "--db", str(db), "-q"],  # type: ignore[attr-defined]

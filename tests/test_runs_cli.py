@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 import typer
-from test_store import make_meta, make_mix
 from typer.testing import CliRunner, Result
 
 from crest.cli.runs import runs_command, show_command
 from crest.store import Store, StoreError
+from test_store import make_meta, make_mix
 
 # The two commands as the lead registers them in crest.cli.main.
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
@@ -73,7 +73,9 @@ def test_runs_table(db: Path, lab: dict[str, str]) -> None:
     (cut_line,) = [line for line in lines if lab["cut"] in line]
     (done_line,) = [line for line in lines if lab["done"] in line]
     assert lines.index(cut_line) < lines.index(done_line)  # newest first
-    assert re.search(r"mindcraft\s+http://127\.0\.0\.1:9000/\s+interrupted\s+1\s+50\.0\s+\d{4}-\d\d-\d\d \d\d:\d\d", cut_line)
+    assert re.search(
+        r"mindcraft\s+http://127\.0\.0\.1:9000/\s+interrupted\s+1\s+50\.0\s+\d{4}-\d\d-\d\d \d\d:\d\d", cut_line
+    )
     assert re.search(r"webbench-static\s+http://127\.0\.0\.1:8080/\s+complete\s+3\s+450\.0\s", done_line)
 
 

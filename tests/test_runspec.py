@@ -25,12 +25,18 @@ def test_valid_spec_builds_the_run_config() -> None:
     ("changes", "message"),
     [
         ({"connections": 1, "threads": 4}, r"connections \(1\) must be >= threads \(4\): .*raise -c or lower -t"),
-        ({"rate_rps": 100.0, "think_time_s": 1.0}, r"--rate and --think-time conflict: think time is a closed-loop setting"),
+        (
+            {"rate_rps": 100.0, "think_time_s": 1.0},
+            r"--rate and --think-time conflict: think time is a closed-loop setting",
+        ),
         ({"pipeline": 4, "http_version": "1.0"}, r"pipelining \(depth 4\) needs HTTP/1\.1 with keep-alive"),
         ({"pipeline": 4, "keepalive": False}, r"pipelining \(depth 4\) needs HTTP/1\.1 with keep-alive"),
         ({"rate_rps": 0.0}, r"rate \(0 req/s\) must be greater than 0"),
         ({"rate_rps": -5.0}, r"rate \(-5 req/s\) must be greater than 0"),
-        ({"duration_s": None, "max_requests": None}, r"no stop condition: give a duration \(-d 10s\) or a request count"),
+        (
+            {"duration_s": None, "max_requests": None},
+            r"no stop condition: give a duration \(-d 10s\) or a request count",
+        ),
         ({"duration_s": 0.0}, r"duration \(0\.0s\) must be greater than 0"),
         ({"max_requests": 0}, r"request count \(0\) must be at least 1"),
         ({"timeout_s": 0.0}, r"timeout \(0\.0s\) must be greater than 0"),

@@ -11,6 +11,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from support import start_cli
 
 pytestmark = pytest.mark.integration

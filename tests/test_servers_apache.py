@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from servers_support import ServerContract, render_config
 
 from crest.errors import ConfigError
 from crest.servers import apache
 from crest.servers.base import ServerSettings, Target
+from servers_support import ServerContract, render_config
 
 pytestmark = pytest.mark.integration
 

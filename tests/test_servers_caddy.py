@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from servers_support import ServerContract, render_config
 
 from crest.errors import ConfigError
 from crest.servers import base, caddy
 from crest.servers.base import ServerSettings, Target
 from crest.servers.site import Site
+from servers_support import ServerContract, render_config
 
 pytestmark = pytest.mark.integration
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from servers_support import ServerContract, render_config
 
 from crest.servers import lighttpd
+from servers_support import ServerContract, render_config
 
 pytestmark = pytest.mark.integration
 

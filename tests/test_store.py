@@ -111,7 +111,9 @@ def test_opening_creates_the_directory_schema_and_version(db: Path) -> None:
         ]  # fmt: skip
         mix_pk = [row[1] for row in sorted(conn.execute("PRAGMA table_info(mixes)"), key=lambda r: r[5]) if row[5]]
         assert mix_pk == ["run_id", "idx"]
-        assert [(r[2], r[3], r[4]) for r in conn.execute("PRAGMA foreign_key_list(mixes)")] == [("runs", "run_id", "id")]
+        assert [(r[2], r[3], r[4]) for r in conn.execute("PRAGMA foreign_key_list(mixes)")] == [
+            ("runs", "run_id", "id")
+        ]
     finally:
         conn.close()
 
@@ -136,14 +138,18 @@ def test_a_newer_schema_is_refused(db: Path) -> None:
     conn = raw(db)
     conn.execute("PRAGMA user_version = 7")
     conn.close()
-    with pytest.raises(StoreError, match=r"was written by a newer crest \(store schema 7, this crest reads 1\): upgrade crest"):
+    with pytest.raises(
+        StoreError, match=r"was written by a newer crest \(store schema 7, this crest reads 1\): upgrade crest"
+    ):
         Store(db)
 
 
 def test_an_older_schema_is_refused(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     Store(db).close()
     monkeypatch.setattr(crest.store.schema, "SCHEMA_VERSION", 2)  # as if this crest were one schema ahead
-    with pytest.raises(StoreError, match=r"uses store schema 1, which this crest cannot upgrade to 2: move the file aside"):
+    with pytest.raises(
+        StoreError, match=r"uses store schema 1, which this crest cannot upgrade to 2: move the file aside"
+    ):
         Store(db)
 
 
@@ -152,7 +158,9 @@ def test_another_programs_database_is_left_alone(tmp_path: Path) -> None:
     conn = raw(path)
     conn.execute("CREATE TABLE notes (text TEXT)")
     conn.close()
-    with pytest.raises(StoreError, match=r"other\.db is an SQLite file of another program, not a crest results file: pass --db"):
+    with pytest.raises(
+        StoreError, match=r"other\.db is an SQLite file of another program, not a crest results file: pass --db"
+    ):
         Store(path)
     conn = raw(path)
     try:
@@ -165,13 +173,17 @@ def test_another_programs_database_is_left_alone(tmp_path: Path) -> None:
 def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "notes.db"
     path.write_text("these are not the tables you are looking for\n" * 100)
-    with pytest.raises(StoreError, match=r"notes\.db is not a usable crest results file \(file is not a database\): pass --db"):
+    with pytest.raises(
+        StoreError, match=r"notes\.db is not a usable crest results file \(file is not a database\): pass --db"
+    ):
         Store(path)
 
 
 def test_an_impossible_directory_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
-    with pytest.raises(StoreError, match=r"cannot create the directory .*file/sub: .*: pass --db with a writable place"):
+    with pytest.raises(
+        StoreError, match=r"cannot create the directory .*file/sub: .*: pass --db with a writable place"
+    ):
         Store(tmp_path / "file" / "sub" / "crest.db")
 
 
@@ -305,13 +317,17 @@ def test_a_mix_stored_twice_is_refused(store: Store, db: Path) -> None:
     run_id = store.create_run(make_meta())
     store.add_mix(run_id, make_mix(0))
     store.add_mix(run_id, make_mix(1))
-    with pytest.raises(StoreError, match=rf"^mix 0 of run {run_id} is already in {re.escape(str(db))}: resume from mix 2$"):
+    with pytest.raises(
+        StoreError, match=rf"^mix 0 of run {run_id} is already in {re.escape(str(db))}: resume from mix 2$"
+    ):
         store.add_mix(run_id, make_mix(0, rps=1.0))
     assert store.run(run_id).mixes[0] == make_mix(0)  # the first one stands
 
 
 def test_a_mix_for_an_unknown_run_is_refused(store: Store, db: Path) -> None:
-    with pytest.raises(StoreError, match=rf"^no run 'nope' in {re.escape(str(db))}: see `crest runs --db {re.escape(str(db))}`$"):
+    with pytest.raises(
+        StoreError, match=rf"^no run 'nope' in {re.escape(str(db))}: see `crest runs --db {re.escape(str(db))}`$"
+    ):
         store.add_mix("nope", make_mix(0))
     assert store.runs() == []
 

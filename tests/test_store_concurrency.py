@@ -12,9 +12,8 @@ import threading
 import time
 from pathlib import Path
 
-from test_store import make_meta, make_mix
-
 from crest.store import RunDetail, Store
+from test_store import make_meta, make_mix
 
 # Only stops a hang; each wait normally ends in well under a second.
 WAIT_S = 30.0
@@ -176,7 +175,7 @@ def test_one_store_shared_by_threads(tmp_path: Path) -> None:
             try:
                 for index in range(mixes):
                     store.add_mix(run_id, make_mix(index))
-            except BaseException as exc:  # noqa: BLE001  (reported by the assertion below)
+            except BaseException as exc:
                 errors.append(exc)
 
         def read() -> None:
@@ -184,7 +183,7 @@ def test_one_store_shared_by_threads(tmp_path: Path) -> None:
                 for _ in range(mixes):
                     assert_ladder_prefix(store.run(run_id))
                     store.runs()
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=write)] + [threading.Thread(target=read) for _ in range(3)]

@@ -7,6 +7,7 @@ import math
 import re
 
 import pytest
+from pydantic import ValidationError
 
 from crest.errors import ConfigError
 from crest.suite import (
@@ -45,9 +46,21 @@ def test_builtin_names_match_the_shipped_files_in_a_stable_order() -> None:
 
 def test_at_least_the_suites_the_design_names_are_built_in() -> None:
     required = {
-        "veritest-static", "veritest-static-mt", "veritest-cgi", "veritest-ecommerce", "veritest-isapi",
-        "veritest-large", "mindcraft-webbench", "webcat-webstone", "webcat-cgi-html", "webcat-large-filemix",
-        "zeus-cached", "zeus-noncached", "zeus-dynamic", "kornecki-detail-static", "kornecki-detail-dynamic",
+        "veritest-static",
+        "veritest-static-mt",
+        "veritest-cgi",
+        "veritest-ecommerce",
+        "veritest-isapi",
+        "veritest-large",
+        "mindcraft-webbench",
+        "webcat-webstone",
+        "webcat-cgi-html",
+        "webcat-large-filemix",
+        "zeus-cached",
+        "zeus-noncached",
+        "zeus-dynamic",
+        "kornecki-detail-static",
+        "kornecki-detail-dynamic",
     }
     assert required <= set(builtin_names())
 
@@ -131,12 +144,18 @@ def test_veritest_dynamic_mixes() -> None:
     ecommerce = BY_NAME["veritest-ecommerce"].workload
     assert ecommerce.shares() == pytest.approx({"static": 0.76, "cgi": 0.16, "ssl-static": 0.04, "ssl-cgi": 0.04})
     assert [(c.kind, c.tls) for c in ecommerce.classes] == [
-        ("static", False), ("cgi", False), ("static", True), ("cgi", True)
+        ("static", False),
+        ("cgi", False),
+        ("static", True),
+        ("cgi", True),
     ]
     tls_share = sum(v for k, v in ecommerce.shares().items() if k.startswith("ssl-"))
     assert tls_share == pytest.approx(0.08)
     assert [c.kind for c in BY_NAME["veritest-ecommerce-isapi"].workload.classes] == [
-        "static", "inproc", "static", "inproc"
+        "static",
+        "inproc",
+        "static",
+        "inproc",
     ]
 
 
@@ -162,8 +181,11 @@ def test_kornecki_detail_is_static_and_dynamic_at_1_to_32_clients_three_times() 
 
 
 def test_webcat_suites_use_their_filesets_and_the_48_to_264_ladder() -> None:
-    for name, fileset in (("webcat-webstone", "webcat-webstone"), ("webcat-large-filemix", "webcat-large-filemix"),
-                          ("webcat-cgi-html", "webcat-cgi-html")):
+    for name, fileset in (
+        ("webcat-webstone", "webcat-webstone"),
+        ("webcat-large-filemix", "webcat-large-filemix"),
+        ("webcat-cgi-html", "webcat-cgi-html"),
+    ):
         suite = BY_NAME[name]
         assert suite.workload.fileset == fileset
         assert _counts(suite) == [(48, 1), (96, 1), (192, 1), (264, 1)]
@@ -210,7 +232,9 @@ def test_zeus_cached_and_dynamic_sweep_content_length() -> None:
         (3, 4, 12, [3, 4, 8, 12]),
     ],
 )
-def test_arithmetic_ladder_is_start_then_multiples_of_step(start: int, step: int, stop: int, expected: list[int]) -> None:
+def test_arithmetic_ladder_is_start_then_multiples_of_step(
+    start: int, step: int, stop: int, expected: list[int]
+) -> None:
     assert Ladder(start=start, step=step, stop=stop).client_counts() == expected
 
 
@@ -218,7 +242,10 @@ def test_the_last_matching_override_wins() -> None:
     ladder = Ladder(
         clients=[1, 5, 10, 20],
         threads_per_client=1,
-        overrides=[MixOverride(from_clients=10, threads_per_client=2), MixOverride(from_clients=5, threads_per_client=3)],
+        overrides=[
+            MixOverride(from_clients=10, threads_per_client=2),
+            MixOverride(from_clients=5, threads_per_client=3),
+        ],
     )
     assert [ladder.threads_for(n) for n in ladder.client_counts()] == [1, 3, 3, 3]
 
@@ -276,7 +303,7 @@ def test_models_are_immutable_and_build_from_python() -> None:
         timing=Timing(length_s=10, ramp_up_s=2, ramp_down_s=2),
     )
     assert [(m.index, m.connections, m.timing.window_s) for m in suite.mixes()] == [(1, 1, 6), (2, 2, 6)]
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         suite.repeat = 3  # type: ignore[misc]
 
 

@@ -50,7 +50,12 @@ def test_json_mixes_carry_threads_connections_and_timing() -> None:
     assert (mt[88]["threads_per_client"], mt[96]["threads_per_client"], mt[96]["connections"]) == (10, 15, 1440)
     assert mt[1]["index"] == 1
     assert mt[1]["timing"] == {
-        "length_s": 300, "ramp_up_s": 30, "ramp_down_s": 30, "delay_s": 0, "think_time_s": 0, "window_s": 240,
+        "length_s": 300,
+        "ramp_up_s": 30,
+        "ramp_down_s": 30,
+        "delay_s": 0,
+        "think_time_s": 0,
+        "window_s": 240,
     }
     mindcraft = data["mindcraft-webbench"]
     assert len(mindcraft["mixes"]) == 10
@@ -110,5 +115,3 @@ def test_the_docs_full_example_is_a_valid_suite() -> None:
     mixes = suite.mixes()
     assert [m.threads_per_client for m in mixes if m.clients in (88, 96)] == [10, 15]
     assert suite.workload.shares()["ssl-cgi"] == pytest.approx(0.04)
-
-

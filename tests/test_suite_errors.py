@@ -187,12 +187,22 @@ def test_the_base_file_is_valid() -> None:
             id="clients-empty",
         ),
         pytest.param(
-            [("threads_per_client = 1\n", "threads_per_client = 1\n\n[[ladder.overrides]]\nfrom_clients = 92\nthreads_per_client = 0\n")],
+            [
+                (
+                    "threads_per_client = 1\n",
+                    "threads_per_client = 1\n\n[[ladder.overrides]]\nfrom_clients = 92\nthreads_per_client = 0\n",
+                )
+            ],
             "suite.toml: ladder.overrides[0].threads_per_client: must be ≥ 1 (got 0)",
             id="override-threads",
         ),
         pytest.param(
-            [("threads_per_client = 1\n", "threads_per_client = 1\n\n[[ladder.overrides]]\nfrom_clients = 92\nthreads_per_client = 15\n")],
+            [
+                (
+                    "threads_per_client = 1\n",
+                    "threads_per_client = 1\n\n[[ladder.overrides]]\nfrom_clients = 92\nthreads_per_client = 15\n",
+                )
+            ],
             "suite.toml: ladder.overrides[0].from_clients: matches no load point: the largest is 60 clients (got 92)",
             id="override-beyond-ladder",
         ),
@@ -234,8 +244,10 @@ def test_the_base_file_is_valid() -> None:
             id="empty-description",
         ),
         pytest.param(
-            [("[[workload.classes]]\nname = \"static\"", "[workload.classes]\nname = \"static\""),
-             ("[[workload.classes]]\nname = \"cgi\"\nkind = \"cgi\"\nweight = 20\n", "")],
+            [
+                ('[[workload.classes]]\nname = "static"', '[workload.classes]\nname = "static"'),
+                ('[[workload.classes]]\nname = "cgi"\nkind = "cgi"\nweight = 20\n', ""),
+            ],
             "suite.toml: workload.classes: must be an array (got a table)",
             id="classes-not-array",
         ),
@@ -249,7 +261,7 @@ def test_each_rule_gives_one_exact_line(replacements: list[tuple[str, str]], mes
 
 
 def test_unknown_keys_are_rejected_at_every_level() -> None:
-    assert str(_error(_edit(("repeat = 1", "repeat = 1\ncolour = \"red\"")))) == "suite.toml: unknown key 'colour'"
+    assert str(_error(_edit(("repeat = 1", 'repeat = 1\ncolour = "red"')))) == "suite.toml: unknown key 'colour'"
     error = _error(_edit(("threads_per_client = 1", "threads_per_client = 1\nstpe = 4")))
     assert str(error) == "suite.toml: ladder: unknown key 'stpe'"
     error = _error(_edit(("weight = 20", "weight = 20\nwieght = 3")))
@@ -295,7 +307,10 @@ def test_not_utf8_and_missing_files() -> None:
 
 
 def test_unknown_name_lists_the_builtins() -> None:
-    with pytest.raises(SuiteError, match=r"^no built-in suite or file named 'veritest': use a suite \.toml file or one of veritest-static, "):
+    with pytest.raises(
+        SuiteError,
+        match=r"^no built-in suite or file named 'veritest': use a suite \.toml file or one of veritest-static, ",
+    ):
         load_suite("veritest")
 
 

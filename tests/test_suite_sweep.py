@@ -44,19 +44,39 @@ def test_ordinary_ladders_have_no_size() -> None:
 @pytest.mark.parametrize(
     ("ladder", "classes", "fileset", "message"),
     [
-        ({"clients": [1], "sizes_bytes": [1, 300]}, None, "sizes",
-         "t.toml: ladder.sizes_bytes[1]: no file of fileset 'sizes' is 300 bytes (its sizes: 1, 2, 5, 10,"),
-        ({"clients": [1], "sizes_bytes": [5, 2]}, None, "sizes",
-         "t.toml: ladder.sizes_bytes[1]: must be greater than the entry before it (got 2 after 5)"),
+        (
+            {"clients": [1], "sizes_bytes": [1, 300]},
+            None,
+            "sizes",
+            "t.toml: ladder.sizes_bytes[1]: no file of fileset 'sizes' is 300 bytes (its sizes: 1, 2, 5, 10,",
+        ),
+        (
+            {"clients": [1], "sizes_bytes": [5, 2]},
+            None,
+            "sizes",
+            "t.toml: ladder.sizes_bytes[1]: must be greater than the entry before it (got 2 after 5)",
+        ),
         ({"clients": [1], "sizes_bytes": []}, None, "sizes", "t.toml: ladder.sizes_bytes: must list at least 1"),
         ({"clients": [1], "sizes": "all"}, None, "sizes", "t.toml: ladder.sizes: must be 'fileset' (got 'all')"),
-        ({"clients": [1], "sizes": "fileset", "sizes_bytes": [1]}, None, "sizes",
-         "t.toml: ladder: define at most one of sizes_bytes or sizes"),
-        ({"clients": [1], "sizes": "fileset"}, [{"name": "w", "kind": "webstone-cgi", "weight": 1}], None,
-         "t.toml: ladder.sizes: 'fileset' needs a static class"),
-        ({"clients": [1], "sizes_bytes": [100]}, [{"name": "c", "kind": "cgi", "weight": 1}], None,
-         "t.toml: ladder.sizes_bytes: a content-length sweep restricts static and webstone-cgi classes only;"
-         " class 'c' (kind 'cgi')"),
+        (
+            {"clients": [1], "sizes": "fileset", "sizes_bytes": [1]},
+            None,
+            "sizes",
+            "t.toml: ladder: define at most one of sizes_bytes or sizes",
+        ),
+        (
+            {"clients": [1], "sizes": "fileset"},
+            [{"name": "w", "kind": "webstone-cgi", "weight": 1}],
+            None,
+            "t.toml: ladder.sizes: 'fileset' needs a static class",
+        ),
+        (
+            {"clients": [1], "sizes_bytes": [100]},
+            [{"name": "c", "kind": "cgi", "weight": 1}],
+            None,
+            "t.toml: ladder.sizes_bytes: a content-length sweep restricts static and webstone-cgi classes only;"
+            " class 'c' (kind 'cgi')",
+        ),
     ],
 )
 def test_bad_sweeps_are_one_line_each(
@@ -90,4 +110,6 @@ def test_request_table_of_a_size_has_only_that_size() -> None:
 def test_request_table_sizes_webstone_cgi() -> None:
     suite = _suite({"clients": [1], "sizes_bytes": [345]}, [{"name": "w", "kind": "webstone-cgi", "weight": 1}], None)
     table = build_table(suite.workload, None, "http://h", None, size_bytes=345)
-    assert [(e["url"], e["expect_body_bytes"]) for e in table.requests] == [(f"http://h{WEBSTONE_CGI_PATH}?size=345", 345)]
+    assert [(e["url"], e["expect_body_bytes"]) for e in table.requests] == [
+        (f"http://h{WEBSTONE_CGI_PATH}?size=345", 345)
+    ]

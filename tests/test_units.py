@@ -48,7 +48,9 @@ def test_parse_duration_zero_only_where_meaningful() -> None:
     assert parse_duration("0", allow_zero=True) == 0.0
 
 
-@pytest.mark.parametrize(("text", "count"), [("100", 100), ("10k", 10_000), ("10K", 10_000), ("1.5M", 1_500_000), ("2G", 2 * 10**9)])
+@pytest.mark.parametrize(
+    ("text", "count"), [("100", 100), ("10k", 10_000), ("10K", 10_000), ("1.5M", 1_500_000), ("2G", 2 * 10**9)]
+)
 def test_parse_count(text: str, count: int) -> None:
     assert parse_count(text) == count
 
@@ -93,7 +95,15 @@ def test_format_bytes_is_decimal_si(n: int, text: str) -> None:
 
 @pytest.mark.parametrize(
     ("us", "text"),
-    [(0, "0us"), (812, "812us"), (812.4, "812us"), (999.4, "999us"), (1200, "1.20ms"), (45_670, "45.67ms"), (2_310_000, "2.31s")],
+    [
+        (0, "0us"),
+        (812, "812us"),
+        (812.4, "812us"),
+        (999.4, "999us"),
+        (1200, "1.20ms"),
+        (45_670, "45.67ms"),
+        (2_310_000, "2.31s"),
+    ],
 )
 def test_format_latency_us(us: float, text: str) -> None:
     assert format_latency_us(us) == text

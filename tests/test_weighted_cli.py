@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from test_analysis_cli import assert_usage_error, cli
 from test_report_sweep import A, hand_weighted_Mbps, store_sweeps
 
@@ -16,7 +17,9 @@ def _csv(tmp_path: Path, text: str) -> str:
 
 
 def test_csv_in_mbps(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = _csv(tmp_path, "# Zeus-style sweep\nsize_bytes,throughput_Mbps\n100,10\n2000,60\n50000,90\n500000,100\n5000000,1\n")
+    path = _csv(
+        tmp_path, "# Zeus-style sweep\nsize_bytes,throughput_Mbps\n100,10\n2000,60\n50000,90\n500000,100\n5000000,1\n"
+    )
     code, out, err = cli(capsys, "weighted", "--csv", path)
     assert code == 0, err
     # 0.35·10 + 0.5·60 + 0.14·90 + 0.01·100 = 47.1 Mbit/s; 5,000,000 B is in no class.

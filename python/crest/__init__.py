@@ -1,6 +1,7 @@
 """crest: a web-server capacity lab; this module only names the package version."""
 
-from importlib.metadata import PackageNotFoundError, version as _dist_version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
 
 try:
     __version__: str = _dist_version("crest")

@@ -143,7 +143,11 @@ def experiments(d: DesignFile, *, store_path: Path, experiment_id: str) -> list[
 
 
 def run_design(
-    d: DesignFile, *, store_path: Path, experiment_id: str, on_event: EventCallback | None = None,
+    d: DesignFile,
+    *,
+    store_path: Path,
+    experiment_id: str,
+    on_event: EventCallback | None = None,
     on_run: Callable[[Experiment, RunDetail], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run every experiment (each checked before any sends) and return one row per run: the factor
@@ -181,7 +185,9 @@ def _suite(d: DesignFile, levels: dict[str, Any]) -> Suite:
     workload = suite.workload
     if "keepalive" in levels:
         keepalive = _bool(levels["keepalive"], "keepalive")
-        workload = workload.model_copy(update={"keepalive": keepalive, "http_version": "1.1" if keepalive else workload.http_version})
+        workload = workload.model_copy(
+            update={"keepalive": keepalive, "http_version": "1.1" if keepalive else workload.http_version}
+        )
     if "receive_buffer" in levels:
         workload = workload.model_copy(update={"receive_buffer_bytes": int(levels["receive_buffer"])})
     if "tls_share" in levels:

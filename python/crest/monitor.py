@@ -139,8 +139,9 @@ class Monitor:
         out: dict[str, Any] = {
             "interval_s": self.interval_s,
             "span_s": round(span, 3),
-            "engine": _cpu(b.engine_user_s - a.engine_user_s, b.engine_system_s - a.engine_system_s, span,
-                           self.engine_cores),  # fmt: skip
+            "engine": _cpu(
+                b.engine_user_s - a.engine_user_s, b.engine_system_s - a.engine_system_s, span, self.engine_cores
+            ),
             "system": {
                 "loopback_sent_bytes": b.lo_sent_bytes - a.lo_sent_bytes,
                 "loopback_recv_bytes": b.lo_recv_bytes - a.lo_recv_bytes,
@@ -212,8 +213,11 @@ def _row(prev: Sample, s: Sample) -> dict[str, Any]:
     dt = max(s.t - prev.t, 1e-9)
     return {
         "t": round(s.t, 3),
-        "target_cpu_pct": round(100 * ((s.target_user_s + s.target_system_s) - (prev.target_user_s + prev.target_system_s)) / dt, 1),
+        "target_cpu_pct": round(
+            100 * ((s.target_user_s + s.target_system_s) - (prev.target_user_s + prev.target_system_s)) / dt, 1
+        ),
         "target_rss_bytes": s.target_rss_bytes,
-        "engine_cpu_pct": round(100 * ((s.engine_user_s + s.engine_system_s) - (prev.engine_user_s + prev.engine_system_s)) / dt, 1),
+        "engine_cpu_pct": round(
+            100 * ((s.engine_user_s + s.engine_system_s) - (prev.engine_user_s + prev.engine_system_s)) / dt, 1
+        ),
     }
-

@@ -55,8 +55,7 @@ def parse_url(text: str) -> TargetUrl:
         raise ConfigError(expected)
     if parts.username is not None or parts.password is not None:
         raise ConfigError(
-            f"invalid URL {text!r}: credentials in the URL are not supported;"
-            " send them with -H 'Authorization: ...'"
+            f"invalid URL {text!r}: credentials in the URL are not supported; send them with -H 'Authorization: ...'"
         )
     if port == 0:
         raise ConfigError(f"invalid URL {text!r}: port must be in 1-65535")
@@ -74,9 +73,7 @@ def check_reachable(target: TargetUrl, timeout_s: float = PREFLIGHT_TIMEOUT_S) -
     try:
         infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        raise TargetError(
-            f"cannot resolve host {target.host!r} ({exc.strerror}): check the URL"
-        ) from None
+        raise TargetError(f"cannot resolve host {target.host!r} ({exc.strerror}): check the URL") from None
     reason = "no address"
     for family, kind, proto, _, sockaddr in infos:
         try:
@@ -90,9 +87,7 @@ def check_reachable(target: TargetUrl, timeout_s: float = PREFLIGHT_TIMEOUT_S) -
             reason = f"no answer within {timeout_s:g}s"
         except OSError as exc:
             reason = (exc.strerror or str(exc)).lower()
-    raise TargetError(
-        f"cannot connect to {target.authority} ({reason}): is the target running? check the URL"
-    )
+    raise TargetError(f"cannot connect to {target.authority} ({reason}): is the target running? check the URL")
 
 
 def check_source_addrs(addrs: tuple[str, ...], target: TargetUrl) -> None:

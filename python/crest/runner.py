@@ -92,7 +92,9 @@ class RunInterrupted(Exception):
     """Ctrl-C stopped a run; its finished mixes are stored and it is marked interrupted."""
 
     def __init__(self, run_id: str) -> None:
-        super().__init__(f"run {run_id} interrupted: its finished mixes are stored; continue with `crest run --resume {run_id}`")
+        super().__init__(
+            f"run {run_id} interrupted: its finished mixes are stored; continue with `crest run --resume {run_id}`"
+        )
         self.run_id = run_id
 
 
@@ -391,10 +393,15 @@ class SuiteRunner:
         }
         if target is not None:
             config["server"] = target.metadata()
-            config["cpus"] = {"target": list(target.settings.cpus), "engine": list(self.split.engine) if self.split else []}
+            config["cpus"] = {
+                "target": list(target.settings.cpus),
+                "engine": list(self.split.engine) if self.split else [],
+            }
         return RunMeta(
             suite=self.request.suite.name,
-            target=f"{self.request.server} at {self.request.target}" if target is not None else str(self.request.target),
+            target=f"{self.request.server} at {self.request.target}"
+            if target is not None
+            else str(self.request.target),
             profile=self.request.profile,
             repeat_index=repeat_index,
             config=config,
@@ -487,5 +494,3 @@ def host_facts() -> dict[str, Any]:
         "crest_version": crest.__version__,
         "engine_version": engine_version(),
     }
-
-

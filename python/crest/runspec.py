@@ -193,7 +193,6 @@ def parse_source_addrs(text: str, *, allow_non_loopback: bool = False) -> tuple[
         for addr in addrs:
             if not ipaddress.ip_address(addr).is_loopback:
                 raise ConfigError(
-                    f"source address {addr} is not a loopback address: add"
-                    " --allow-non-loopback-sources if you mean it"
+                    f"source address {addr} is not a loopback address: add --allow-non-loopback-sources if you mean it"
                 )
     return tuple(addrs)

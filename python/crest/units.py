@@ -41,9 +41,7 @@ def parse_duration(text: str, *, what: str = "duration", allow_zero: bool = Fals
     elif raw and _DURATION_PART.sub("", raw) == "":
         seconds = sum(float(n) * _DURATION_UNITS_S[u] for n, u in _DURATION_PART.findall(raw))
     if seconds is None or not math.isfinite(seconds):
-        raise ConfigError(
-            f"invalid {what} {text!r}: expected a number with a unit, e.g. 10s, 500ms, 1m, 1.5s"
-        )
+        raise ConfigError(f"invalid {what} {text!r}: expected a number with a unit, e.g. 10s, 500ms, 1m, 1.5s")
     if seconds == 0 and not allow_zero:
         raise ConfigError(f"invalid {what} {text!r}: must be greater than 0, e.g. 10s")
     return seconds

@@ -97,5 +97,7 @@ def _base_for(tls: bool, name: str, base_url: str, tls_base_url: str | None) -> 
     if not tls:
         return base_url.rstrip("/")
     if tls_base_url is None:
-        raise ConfigError(f"class {name!r} goes over TLS: give the target's https URL with --tls-target https://host:port")
+        raise ConfigError(
+            f"class {name!r} goes over TLS: give the target's https URL with --tls-target https://host:port"
+        )
     return tls_base_url.rstrip("/")

@@ -23,10 +23,7 @@ pub const BAD_REQUEST: &str = "Status: 400 Bad Request\r\nContent-Type: text/pla
 /// when there is none. `None` (a bad request) for anything but plain decimal
 /// digits within [`MAX_SIZE`].
 pub fn parse_size(query: &[u8]) -> Option<u64> {
-    let Some(param) = query
-        .split(|&b| b == b'&')
-        .find(|p| p.split(|&b| b == b'=').next() == Some(b"size"))
-    else {
+    let Some(param) = query.split(|&b| b == b'&').find(|p| p.split(|&b| b == b'=').next() == Some(b"size")) else {
         return Some(DEFAULT_SIZE);
     };
     let value = param.strip_prefix(b"size=")?;
@@ -34,9 +31,7 @@ pub fn parse_size(query: &[u8]) -> Option<u64> {
         return None;
     }
     // Checked at every digit, so the running value stays small.
-    value.iter().try_fold(0u64, |n, &d| {
-        Some(n * 10 + u64::from(d - b'0')).filter(|&n| n <= MAX_SIZE)
-    })
+    value.iter().try_fold(0u64, |n, &d| Some(n * 10 + u64::from(d - b'0')).filter(|&n| n <= MAX_SIZE))
 }
 
 /// The CGI header for a body of `size` bytes.
@@ -55,9 +50,7 @@ impl Stream {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^= z >> 31;
-        Stream {
-            state: if z == 0 { 0x9E37_79B9_7F4A_7C15 } else { z },
-        }
+        Stream { state: if z == 0 { 0x9E37_79B9_7F4A_7C15 } else { z } }
     }
 
     fn next_word(&mut self) -> u64 {

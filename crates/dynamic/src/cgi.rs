@@ -11,8 +11,8 @@ use std::process::ExitCode;
 /// blocks on a full pipe. A missing or malformed length means no body; a
 /// body shorter than announced is not an error.
 pub fn discard_body() {
-    let Some(len) = std::env::var_os("CONTENT_LENGTH")
-        .and_then(|v| v.to_str().and_then(|s| s.trim().parse::<u64>().ok()))
+    let Some(len) =
+        std::env::var_os("CONTENT_LENGTH").and_then(|v| v.to_str().and_then(|s| s.trim().parse::<u64>().ok()))
     else {
         return;
     };

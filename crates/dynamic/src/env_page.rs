@@ -55,10 +55,7 @@ const FIXED: usize = {
     }
     n
 };
-const _: () = assert!(
-    FIXED <= PAGE_BYTES,
-    "the page's markup alone exceeds PAGE_BYTES"
-);
+const _: () = assert!(FIXED <= PAGE_BYTES, "the page's markup alone exceeds PAGE_BYTES");
 
 /// Bytes left for the (escaped) values of all rows together.
 pub const VALUE_BUDGET: usize = PAGE_BYTES - FIXED;
@@ -68,10 +65,7 @@ pub const VALUE_BUDGET: usize = PAGE_BYTES - FIXED;
 pub fn render(values: &[&[u8]; N]) -> [u8; PAGE_BYTES] {
     let lens: [usize; N] = std::array::from_fn(|i| escaped_len(values[i]));
     let budgets = fair_shares(&lens, VALUE_BUDGET);
-    let mut page = Page {
-        buf: [b' '; PAGE_BYTES],
-        len: 0,
-    };
+    let mut page = Page { buf: [b' '; PAGE_BYTES], len: 0 };
     page.push(HEAD.as_bytes());
     for (i, name) in VARIABLES.iter().enumerate() {
         page.push(ROW_START.as_bytes());
@@ -94,9 +88,7 @@ pub fn render(values: &[&[u8]; N]) -> [u8; PAGE_BYTES] {
 /// for the same request.
 pub fn render_vars<V: AsRef<[u8]>>(mut var: impl FnMut(&str) -> Option<V>) -> [u8; PAGE_BYTES] {
     let values = VARIABLES.map(&mut var);
-    render(&std::array::from_fn(|i| {
-        values[i].as_ref().map_or(&b""[..], AsRef::as_ref)
-    }))
+    render(&std::array::from_fn(|i| values[i].as_ref().map_or(&b""[..], AsRef::as_ref)))
 }
 
 /// Max-min fair split of `total` bytes: rows are served shortest first, each
@@ -196,9 +188,7 @@ mod tests {
         values[12] = b"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)";
         let p = page_of(&values);
         assert!(p.contains("<tr><th>QUERY_STRING</th><td>x=1&amp;y=&lt;script&gt;</td></tr>\n"));
-        assert!(
-            p.contains("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)<")
-        );
+        assert!(p.contains("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)<"));
         assert!(!p.contains("<script>"));
         assert!(p.contains("</table>\n ") && p.ends_with(" </body></html>\n"));
         for name in VARIABLES {
@@ -226,9 +216,7 @@ mod tests {
             for (i, _) in p.match_indices('&') {
                 let rest = &p[i..];
                 assert!(
-                    ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"]
-                        .iter()
-                        .any(|e| rest.starts_with(e)),
+                    ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|e| rest.starts_with(e)),
                     "n = {n}: {}",
                     &rest[..rest.len().min(8)]
                 );

@@ -4,7 +4,6 @@
 
 use serde::Deserialize;
 
-
 /// HTTP version spoken on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 pub enum HttpVersion {

@@ -40,16 +40,8 @@ impl ErrorKind {
     /// Number of kinds; `index()` is below it.
     pub const COUNT: usize = 8;
     /// All kinds in report order.
-    pub const ALL: [ErrorKind; Self::COUNT] = [
-        Self::Connect,
-        Self::Tls,
-        Self::Timeout,
-        Self::Read,
-        Self::Write,
-        Self::Status,
-        Self::Parse,
-        Self::Validation,
-    ];
+    pub const ALL: [ErrorKind; Self::COUNT] =
+        [Self::Connect, Self::Tls, Self::Timeout, Self::Read, Self::Write, Self::Status, Self::Parse, Self::Validation];
 
     /// Dense index for counter arrays.
     pub fn index(self) -> usize {

@@ -123,7 +123,13 @@ impl Plan {
         let mut targets: Vec<(String, Target)> = Vec::new();
         let mut requests = Vec::with_capacity(entries.len());
         for (i, entry) in entries.iter().enumerate() {
-            let at = |msg: String| if entries.len() > 1 { ConfigError::new(format!("requests[{i}]: {msg}")) } else { ConfigError::new(msg) };
+            let at = |msg: String| {
+                if entries.len() > 1 {
+                    ConfigError::new(format!("requests[{i}]: {msg}"))
+                } else {
+                    ConfigError::new(msg)
+                }
+            };
             if !(entry.weight.is_finite() && entry.weight > 0.0) {
                 return Err(at(format!("weight must be > 0 (got {})", entry.weight)));
             }
@@ -173,7 +179,10 @@ impl Plan {
             .collect::<Result<Vec<_>, _>>()?;
         for t in &targets {
             if let Some(bad) = source_addrs.iter().find(|ip| ip.is_ipv4() != t.addr.is_ipv4()) {
-                return Err(ConfigError::new(format!("source_addrs: {bad} is not of the target's address family ({})", t.addr)));
+                return Err(ConfigError::new(format!(
+                    "source_addrs: {bad} is not of the target's address family ({})",
+                    t.addr
+                )));
             }
         }
         let schedule = match config.rate_rps {
@@ -266,7 +275,10 @@ fn resolve_target(url: &ParsedUrl) -> Result<Target, ConfigError> {
     let addr = resolve(&url.host, url.port)?;
     let tls_name = if url.tls {
         let bare = url.host.trim_start_matches('[').trim_end_matches(']');
-        Some(ServerName::try_from(bare.to_string()).map_err(|_| ConfigError::new(format!("invalid TLS server name '{bare}'")))?)
+        Some(
+            ServerName::try_from(bare.to_string())
+                .map_err(|_| ConfigError::new(format!("invalid TLS server name '{bare}'")))?,
+        )
     } else {
         None
     };
@@ -275,7 +287,8 @@ fn resolve_target(url: &ParsedUrl) -> Result<Target, ConfigError> {
 
 fn check_fields(c: &RunConfig) -> Result<(), ConfigError> {
     let fail = |msg: String| Err(ConfigError::new(msg));
-    let token_ok = !c.method.is_empty() && c.method.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    let token_ok =
+        !c.method.is_empty() && c.method.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
     if !token_ok {
         return fail(format!("method '{}' is not an HTTP token (e.g. GET, POST)", c.method));
     }

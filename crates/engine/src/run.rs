@@ -158,7 +158,8 @@ fn assignments(plan: &Plan) -> Vec<Assignment> {
     (0..threads)
         .map(|i| {
             let connections = plan.connections / threads + u32::from(i < plan.connections % threads);
-            let quota = plan.max_requests.map(|n| n / u64::from(threads) + u64::from(u64::from(i) < n % u64::from(threads)));
+            let quota =
+                plan.max_requests.map(|n| n / u64::from(threads) + u64::from(u64::from(i) < n % u64::from(threads)));
             let quota = match plan.selection {
                 // Worker i sends entries i, i+T, i+2T, …: its share, once each.
                 Selection::Once => {

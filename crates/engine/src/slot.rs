@@ -154,7 +154,8 @@ impl Slot {
         match self.phase {
             Phase::Connecting | Phase::Handshaking | Phase::Writing | Phase::Reading if now >= self.deadline => {
                 let timeout = ctx.plan.timeout;
-                let _ = self.fail(ctx, now, ErrorKind::Timeout, &format_args!("no complete response within {timeout:?}"));
+                let _ =
+                    self.fail(ctx, now, ErrorKind::Timeout, &format_args!("no complete response within {timeout:?}"));
             }
             Phase::Draining if now >= self.deadline => self.close_and_schedule(ctx, now),
             _ => return,
@@ -249,7 +250,9 @@ impl Slot {
         let plan = &ctx.plan;
         match connection::connect(plan.targets[self.target].addr, self.source, plan.recv_buffer_bytes) {
             Ok(mut stream) => {
-                if let Err(e) = ctx.registry.register(&mut stream, Token(self.token), Interest::READABLE | Interest::WRITABLE) {
+                if let Err(e) =
+                    ctx.registry.register(&mut stream, Token(self.token), Interest::READABLE | Interest::WRITABLE)
+                {
                     return self.fail(ctx, now, ErrorKind::Connect, &e);
                 }
                 self.transport = Some(Transport::Plain(stream));
@@ -320,7 +323,8 @@ impl Slot {
     fn writing(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
         let transport = self.transport.as_mut().expect("invariant: writing has a transport");
         let plan = &ctx.plan;
-        let out = if plan.pipeline > 1 { &plan.batch[..self.batch_len] } else { &plan.requests[self.current].bytes[..] };
+        let out =
+            if plan.pipeline > 1 { &plan.batch[..self.batch_len] } else { &plan.requests[self.current].bytes[..] };
         while self.write_off < self.batch_len {
             match transport.write(&out[self.write_off..]) {
                 Ok(0) => return self.fail(ctx, now, ErrorKind::Write, &"connection closed while writing"),
@@ -368,7 +372,11 @@ impl Slot {
                 return WAIT;
             }
             Err(e) => {
-                let kind = if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) { ErrorKind::Tls } else { ErrorKind::Read };
+                let kind = if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) {
+                    ErrorKind::Tls
+                } else {
+                    ErrorKind::Read
+                };
                 return self.fail(ctx, now, kind, &e);
             }
         };
@@ -400,7 +408,13 @@ impl Slot {
             // The exchange is over; bytes nobody asked for poison the connection.
             self.transport = None;
             let class = ctx.plan.requests[self.current].class;
-            ctx.stats.record_error(ctx.offset(now), ErrorKind::Parse, class, self.client, Some(&"data after the last response"));
+            ctx.stats.record_error(
+                ctx.offset(now),
+                ErrorKind::Parse,
+                class,
+                self.client,
+                Some(&"data after the last response"),
+            );
             if self.phase == Phase::Draining {
                 self.schedule_next(ctx, now, now);
             }
@@ -418,7 +432,13 @@ impl Slot {
                 let why = format_args!("body of {got} bytes where the manifest says {expected}");
                 ctx.stats.record_error(at, ErrorKind::Validation, request.class, self.client, Some(&why));
             }
-            _ if response.status == 200 && !prefix_matches(request.expect_body_prefix.as_deref(), self.decoder.captured(), response.body_bytes) => {
+            _ if response.status == 200
+                && !prefix_matches(
+                    request.expect_body_prefix.as_deref(),
+                    self.decoder.captured(),
+                    response.body_bytes,
+                ) =>
+            {
                 let why = "body does not start with the content the manifest gives";
                 ctx.stats.record_error(at, ErrorKind::Validation, request.class, self.client, Some(&why));
             }

@@ -51,7 +51,11 @@ impl AliasTable {
             return 0;
         }
         let column = rng.below(self.keep.len());
-        if rng.next_f64() < self.keep[column] { column } else { self.alias[column] as usize }
+        if rng.next_f64() < self.keep[column] {
+            column
+        } else {
+            self.alias[column] as usize
+        }
     }
 
     /// The exact probability of each index (for tests and reports).

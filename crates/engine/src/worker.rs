@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll, Token};
 use rustls::ClientConfig;
 
+use crate::config::Selection;
 use crate::live::LiveCounters;
 use crate::plan::Plan;
-use crate::slot::{Ctx, Phase, Slot};
-use crate::config::Selection;
 use crate::rng::Rng;
+use crate::slot::{Ctx, Phase, Slot};
 use crate::stats::Stats;
 
 /// Token of the waker that interrupts `poll` on cancel.
@@ -75,7 +75,8 @@ impl Worker {
                 let index = job.first_connection + i;
                 let client = plan.client_of(index);
                 if client_delay.0 != client {
-                    let mut client_rng = Rng::new(plan.seed.wrapping_add(u64::from(client)).wrapping_mul(0xD1B5_4A32_D192_ED03));
+                    let mut client_rng =
+                        Rng::new(plan.seed.wrapping_add(u64::from(client)).wrapping_mul(0xD1B5_4A32_D192_ED03));
                     client_delay = (client, plan.client_start_delay.mul_f64(client_rng.next_f64()));
                 }
                 let source = (!plan.source_addrs.is_empty())

@@ -81,7 +81,12 @@ fn all_hex_digits_are_accepted() {
     assert_eq!(whole(body.as_bytes()), Ok(done(body.len(), 0xabcdef)));
     let body = format!("ABCDEF\r\n{}\r\n0\r\n\r\n", "z".repeat(0xabcdef));
     assert_eq!(whole(body.as_bytes()), Ok(done(body.len(), 0xabcdef)));
-    let body = format!("1234\r\n{}\r\n5678\r\n{}\r\n90\r\n{}\r\n0\r\n\r\n", "a".repeat(0x1234), "b".repeat(0x5678), "c".repeat(0x90));
+    let body = format!(
+        "1234\r\n{}\r\n5678\r\n{}\r\n90\r\n{}\r\n0\r\n\r\n",
+        "a".repeat(0x1234),
+        "b".repeat(0x5678),
+        "c".repeat(0x90)
+    );
     assert_eq!(whole(body.as_bytes()), Ok(done(body.len(), 0x1234 + 0x5678 + 0x90)));
 }
 
@@ -489,7 +494,10 @@ fn response_chunked_then_pipelined_response() {
     assert_eq!(r, Some(expected()));
     let (used2, r2) = d.decode(&bytes[used..]).unwrap();
     assert_eq!(used2, second.len());
-    assert_eq!(r2, Some(Response { status: 404, head_bytes: (second.len() - 3) as u64, body_bytes: 3, keep_alive: true }));
+    assert_eq!(
+        r2,
+        Some(Response { status: 404, head_bytes: (second.len() - 3) as u64, body_bytes: 3, keep_alive: true })
+    );
     for i in 0..=bytes.len() {
         let mut d = decoder();
         let (rs, used) = decode_parts(&mut d, &[&bytes[..i], &bytes[i..]]).unwrap();
@@ -514,7 +522,8 @@ fn response_chunked_header_value_case_and_codings() {
 
 #[test]
 fn response_transfer_encoding_in_two_fields() {
-    let bytes = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+    let bytes =
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
     let mut d = decoder();
     let (used, r) = d.decode(bytes).unwrap();
     assert_eq!(used, bytes.len());

@@ -82,7 +82,8 @@ fn assert_every_split(mk: impl Fn() -> ResponseDecoder, bytes: &[u8], want: &[Re
 
 // ---- Content-Length --------------------------------------------------------
 
-const CL: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\nX-Extra: a, b\r\n\r\nHello, world!";
+const CL: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\nX-Extra: a, b\r\n\r\nHello, world!";
 
 #[test]
 fn content_length_whole() {
@@ -114,7 +115,9 @@ fn content_length_body_looks_like_a_response() {
 
 #[test]
 fn content_length_header_name_and_whitespace_variants() {
-    for field in ["content-length: 4", "CONTENT-LENGTH: 4", "Content-Length:4", "Content-Length:   4   ", "Content-Length: 0004"] {
+    for field in
+        ["content-length: 4", "CONTENT-LENGTH: 4", "Content-Length:4", "Content-Length:   4   ", "Content-Length: 0004"]
+    {
         let bytes = format!("HTTP/1.1 200 OK\r\n{field}\r\n\r\nbody");
         let mut d = decoder();
         let (used, r) = d.decode(bytes.as_bytes()).unwrap();
@@ -529,7 +532,9 @@ fn http11_connection_close() {
 
 #[test]
 fn http11_connection_close_token_case_and_lists() {
-    for value in ["Close", "CLOSE", "upgrade, close", "close, keep-alive", "keep-alive, close", "te,close", "close,", ",,close"] {
+    for value in
+        ["Close", "CLOSE", "upgrade, close", "close, keep-alive", "keep-alive, close", "te,close", "close,", ",,close"]
+    {
         let bytes = format!("HTTP/1.1 200 OK\r\nConnection: {value}\r\nContent-Length: 0\r\n\r\n");
         let mut d = decoder();
         let (_, r) = d.decode(bytes.as_bytes()).unwrap();
@@ -562,7 +567,12 @@ fn keep_alive_is_per_response() {
     let b = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
     let c = b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n";
     let bytes = [&a[..], b, c, a].concat();
-    let want = [resp(200, a.len(), 0, true), resp(200, b.len(), 0, false), resp(200, c.len(), 0, true), resp(200, a.len(), 0, true)];
+    let want = [
+        resp(200, a.len(), 0, true),
+        resp(200, b.len(), 0, false),
+        resp(200, c.len(), 0, true),
+        resp(200, a.len(), 0, true),
+    ];
     assert_every_split(decoder, &bytes, &want);
 }
 
@@ -693,7 +703,8 @@ fn obs_fold_in_response_header_is_accepted() {
 fn head_of_size(n: usize) -> Vec<u8> {
     let fixed = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Pad: \r\n\r\n".len();
     assert!(n > fixed);
-    let bytes = format!("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Pad: {}\r\n\r\n", "p".repeat(n - fixed)).into_bytes();
+    let bytes =
+        format!("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Pad: {}\r\n\r\n", "p".repeat(n - fixed)).into_bytes();
     assert_eq!(bytes.len(), n);
     bytes
 }
@@ -809,10 +820,7 @@ fn overflowing_content_length() {
     for value in ["18446744073709551616", "99999999999999999999999999"] {
         let bytes = format!("HTTP/1.1 200 OK\r\nContent-Length: {value}\r\n\r\n");
         let r = decoder().decode(bytes.as_bytes());
-        assert!(
-            matches!(r, Err(DecodeError::BadContentLength | DecodeError::BodyTooLarge(_))),
-            "{value}: {r:?}"
-        );
+        assert!(matches!(r, Err(DecodeError::BadContentLength | DecodeError::BodyTooLarge(_))), "{value}: {r:?}");
     }
 }
 
@@ -824,7 +832,11 @@ fn content_length_above_max_body() {
     // Rejected from the head alone, before any body arrives.
     let mut d = ResponseDecoder::new(MAX_HEAD, 4, false);
     assert_eq!(d.decode(&bytes[..head_len(bytes)]), Err(DecodeError::BodyTooLarge(4)));
-    assert_fails_every_split(|| ResponseDecoder::new(MAX_HEAD, 4, false), bytes, |e| *e == DecodeError::BodyTooLarge(4));
+    assert_fails_every_split(
+        || ResponseDecoder::new(MAX_HEAD, 4, false),
+        bytes,
+        |e| *e == DecodeError::BodyTooLarge(4),
+    );
     let huge = b"HTTP/1.1 200 OK\r\nContent-Length: 9999999999999999999\r\n\r\n";
     assert_eq!(decoder().decode(huge), Err(DecodeError::BodyTooLarge(MAX_BODY)));
 }
@@ -979,4 +991,3 @@ fn decoder_is_reused_across_many_responses() {
         assert!(d.is_idle());
     }
 }
-

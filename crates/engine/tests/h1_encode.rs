@@ -6,15 +6,7 @@ use crest_engine::HttpVersion;
 const UA: &str = concat!("User-Agent: crest/", env!("CARGO_PKG_VERSION"), "\r\n");
 
 fn spec<'a>(version: HttpVersion, keepalive: bool, headers: &'a [(String, String)]) -> RequestSpec<'a> {
-    RequestSpec {
-        method: "GET",
-        path_and_query: "/",
-        host: "example.com",
-        version,
-        keepalive,
-        headers,
-        body: None,
-    }
+    RequestSpec { method: "GET", path_and_query: "/", host: "example.com", version, keepalive, headers, body: None }
 }
 
 fn h(name: &str, value: &str) -> (String, String) {
@@ -163,7 +155,10 @@ fn post_body_http10_close() {
     let mut s = spec(HttpVersion::Http10, false, &[]);
     s.method = "POST";
     s.body = Some(b"a=1");
-    assert_bytes(encode_request(&s), &format!("POST / HTTP/1.0\r\nHost: example.com\r\n{UA}Content-Length: 3\r\n\r\na=1"));
+    assert_bytes(
+        encode_request(&s),
+        &format!("POST / HTTP/1.0\r\nHost: example.com\r\n{UA}Content-Length: 3\r\n\r\na=1"),
+    );
 }
 
 #[test]

@@ -142,11 +142,8 @@ fn refused_connections_are_connect_errors() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let (report, wall) = run(RunConfig {
-        duration_s: Some(0.5),
-        connections: 2,
-        ..config(format!("http://127.0.0.1:{port}/"))
-    });
+    let (report, wall) =
+        run(RunConfig { duration_s: Some(0.5), connections: 2, ..config(format!("http://127.0.0.1:{port}/")) });
     only_errors_of(&report, "connect");
     assert_eq!(report.connections_opened, 0);
     assert!(wall < HANG);
@@ -173,7 +170,8 @@ fn cancel_stops_a_long_run_promptly() {
         conn.read_request();
         conn.stall();
     });
-    let mut handle = crest_engine::start(&RunConfig { duration_s: Some(600.0), connections: 4, ..config(fx.url("/")) }).unwrap();
+    let mut handle =
+        crest_engine::start(&RunConfig { duration_s: Some(600.0), connections: 4, ..config(fx.url("/")) }).unwrap();
     assert!(handle.wait(Duration::from_millis(200)).unwrap().is_none());
     handle.cancel();
     let report = handle.wait(HANG).unwrap().expect("finished after cancel");

@@ -59,7 +59,10 @@ fn merged_stats_equal_stats_recorded_in_one_place() {
     b.record_error(Duration::from_secs(2), ErrorKind::Timeout, 1, 2, Some(&"slow"));
     a.merge(&b);
     assert_eq!(a.latency_us, one.latency_us);
-    assert_eq!((a.requests, a.responses, a.bytes, a.body_bytes), (one.requests, one.responses, one.bytes, one.body_bytes));
+    assert_eq!(
+        (a.requests, a.responses, a.bytes, a.body_bytes),
+        (one.requests, one.responses, one.bytes, one.body_bytes)
+    );
     assert_eq!(a.errors, one.errors);
     assert_eq!(a.clients, one.clients);
     for (x, y) in a.classes.iter().zip(&one.classes) {
@@ -77,7 +80,15 @@ fn a_window_counts_only_what_completes_inside_it() {
     let mut s = Stats::new(None, 1, 1, window);
     for ms in (0..4000).step_by(10) {
         let at = Duration::from_millis(ms);
-        s.record_response(&Completion { at, status: 200, bytes: 10, body_bytes: 5, latency: Duration::from_micros(100), class: 0, client: 0 });
+        s.record_response(&Completion {
+            at,
+            status: 200,
+            bytes: 10,
+            body_bytes: 5,
+            latency: Duration::from_micros(100),
+            class: 0,
+            client: 0,
+        });
         s.record_bytes(at, 10);
     }
     assert_eq!(s.requests, 200);

@@ -63,7 +63,11 @@ fn classes_get_their_shares_and_their_own_accounting() {
     let fx = Fixture::start(sized_bodies);
     let shares = [("class0", 35.0, 100), ("class1", 50.0, 1000), ("class2", 14.0, 10000), ("class3", 1.0, 100000)];
     let config = RunConfig {
-        requests: shares.iter().enumerate().map(|(i, (_, w, n))| entry(&fx, &format!("/n/{n}"), *w, i as u32, Some(*n))).collect(),
+        requests: shares
+            .iter()
+            .enumerate()
+            .map(|(i, (_, w, n))| entry(&fx, &format!("/n/{n}"), *w, i as u32, Some(*n)))
+            .collect(),
         classes: shares.iter().map(|(name, _, _)| name.to_string()).collect(),
         max_requests: Some(4000),
         connections: 4,
@@ -105,7 +109,11 @@ fn a_body_of_the_wrong_size_is_a_validation_error() {
     assert_eq!(report.classes["bad"].requests, 0);
     assert_eq!(report.classes["bad"].errors, report.errors["validation"]);
     assert_eq!(report.classes["good"].errors, 0);
-    assert!(report.error_notes.iter().any(|n| n.contains("49 bytes where the manifest says 50")), "{:?}", report.error_notes);
+    assert!(
+        report.error_notes.iter().any(|n| n.contains("49 bytes where the manifest says 50")),
+        "{:?}",
+        report.error_notes
+    );
 }
 
 #[test]
@@ -139,8 +147,20 @@ fn one_table_can_mix_plain_and_tls_targets() {
     let urls = server.urls();
     let config = RunConfig {
         requests: vec![
-            RequestEntry { url: format!("{}f.html", urls[0]), weight: 92.0, class: 0, expect_body_bytes: Some(300), expect_body_prefix: None },
-            RequestEntry { url: format!("{}f.html", urls[1]), weight: 8.0, class: 1, expect_body_bytes: Some(300), expect_body_prefix: None },
+            RequestEntry {
+                url: format!("{}f.html", urls[0]),
+                weight: 92.0,
+                class: 0,
+                expect_body_bytes: Some(300),
+                expect_body_prefix: None,
+            },
+            RequestEntry {
+                url: format!("{}f.html", urls[1]),
+                weight: 8.0,
+                class: 1,
+                expect_body_bytes: Some(300),
+                expect_body_prefix: None,
+            },
         ],
         classes: vec!["plain".into(), "ssl".into()],
         insecure: true,

@@ -8,8 +8,9 @@ use crest_target::{ServeConfig, Server};
 fn tls_target() -> (Server, tempfile::TempDir) {
     let docroot = tempfile::tempdir().unwrap();
     std::fs::write(docroot.path().join("1k.html"), vec![b'x'; 1024]).unwrap();
-    let server = Server::start(ServeConfig { docroot: docroot.path().into(), tls: true, threads: 1, ..ServeConfig::default() })
-        .expect("target starts");
+    let server =
+        Server::start(ServeConfig { docroot: docroot.path().into(), tls: true, threads: 1, ..ServeConfig::default() })
+            .expect("target starts");
     (server, docroot)
 }
 
@@ -21,7 +22,13 @@ fn url(server: &Server) -> String {
 fn keepalive_over_tls_handshakes_once_per_connection() {
     let (server, _dir) = tls_target();
     assert!(url(&server).starts_with("https://"));
-    let config = RunConfig { url: url(&server), insecure: true, connections: 2, max_requests: Some(200), ..RunConfig::default() };
+    let config = RunConfig {
+        url: url(&server),
+        insecure: true,
+        connections: 2,
+        max_requests: Some(200),
+        ..RunConfig::default()
+    };
     let report = crest_engine::start(&config).unwrap().join().unwrap();
     assert_eq!(report.requests, 200, "{:?}", report.error_notes);
     assert_eq!(report.tls_handshakes, 2);

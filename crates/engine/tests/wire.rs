@@ -112,7 +112,8 @@ fn request_count_is_exact_across_threads() {
 #[test]
 fn head_responses_have_no_body() {
     let fx = Fixture::start(respond_always(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"));
-    let (report, _) = run(RunConfig { max_requests: Some(10), connections: 1, method: "HEAD".into(), ..config(fx.url("/")) });
+    let (report, _) =
+        run(RunConfig { max_requests: Some(10), connections: 1, method: "HEAD".into(), ..config(fx.url("/")) });
     assert_eq!(report.requests, 10);
     assert_eq!(report.body_bytes, 0);
 }
@@ -135,7 +136,8 @@ fn source_addresses_are_used_round_robin() {
 #[test]
 fn open_loop_paces_requests_and_marks_the_report() {
     let fx = Fixture::start(respond_always(OK_2));
-    let (report, _) = run(RunConfig { duration_s: Some(1.0), rate_rps: Some(200.0), connections: 4, ..config(fx.url("/")) });
+    let (report, _) =
+        run(RunConfig { duration_s: Some(1.0), rate_rps: Some(200.0), connections: 4, ..config(fx.url("/")) });
     assert!(report.open_loop);
     assert_eq!(report.rate_rps, Some(200.0));
     // 200/s for 1 s: the schedule allows at most 200 sends (plus one per connection at the edge).
@@ -155,7 +157,8 @@ fn close_delimited_bodies_end_at_the_peer_close() {
                 }
             }
         });
-        let (report, _) = run(RunConfig { max_requests: Some(10), connections: 2, timeout_s: 5.0, ..config(fx.url("/")) });
+        let (report, _) =
+            run(RunConfig { max_requests: Some(10), connections: 2, timeout_s: 5.0, ..config(fx.url("/")) });
         assert_eq!(report.requests, 10, "{:?}", report.error_notes);
         assert_eq!(report.body_bytes, if split { 110 } else { 50 });
     }

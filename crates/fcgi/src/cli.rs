@@ -45,29 +45,20 @@ pub struct Config {
 
 /// Parses the arguments after the program name. `default_threads` is what
 /// `--threads` defaults to (the caller's available parallelism).
-pub fn parse(
-    args: impl IntoIterator<Item = OsString>,
-    default_threads: NonZeroUsize,
-) -> Result<Command, String> {
+pub fn parse(args: impl IntoIterator<Item = OsString>, default_threads: NonZeroUsize) -> Result<Command, String> {
     let mut socket: Option<PathBuf> = None;
     let mut listen: Option<SocketAddr> = None;
     let mut threads = default_threads;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
-        let arg = arg
-            .into_string()
-            .map_err(|a| format!("unknown argument {a:?}: see --help"))?;
+        let arg = arg.into_string().map_err(|a| format!("unknown argument {a:?}: see --help"))?;
         // `--name=value` and `--name value` both work.
         let (name, inline) = match arg.split_once('=') {
             Some((name, value)) if name.starts_with("--") => (name.to_owned(), Some(value.into())),
             _ => (arg, None),
         };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("{name} needs a value: see --help"))
-        };
+        let mut value =
+            || inline.clone().or_else(|| args.next()).ok_or_else(|| format!("{name} needs a value: see --help"));
         match name.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
             "-V" | "--version" => return Ok(Command::Version),
@@ -94,8 +85,7 @@ pub fn parse(
 
 fn parse_listen(value: OsString) -> Result<SocketAddr, String> {
     let text = value.to_string_lossy();
-    text.parse()
-        .map_err(|_| format!("--listen: expected IP:PORT, e.g. 127.0.0.1:9000 (got {text:?})"))
+    text.parse().map_err(|_| format!("--listen: expected IP:PORT, e.g. 127.0.0.1:9000 (got {text:?})"))
 }
 
 fn parse_threads(value: OsString) -> Result<NonZeroUsize, String> {
@@ -103,9 +93,7 @@ fn parse_threads(value: OsString) -> Result<NonZeroUsize, String> {
     text.parse::<NonZeroUsize>()
         .ok()
         .filter(|n| n.get() <= MAX_THREADS)
-        .ok_or_else(|| {
-            format!("--threads: expected a whole number from 1 to {MAX_THREADS} (got {text:?})")
-        })
+        .ok_or_else(|| format!("--threads: expected a whole number from 1 to {MAX_THREADS} (got {text:?})"))
 }
 
 #[cfg(test)]
@@ -118,25 +106,16 @@ mod tests {
     }
 
     fn serve(address: Address, threads: usize) -> Command {
-        Command::Serve(Config {
-            address,
-            threads: NonZeroUsize::new(threads).expect("test threads are not 0"),
-        })
+        Command::Serve(Config { address, threads: NonZeroUsize::new(threads).expect("test threads are not 0") })
     }
 
     #[test]
     fn accepted_forms() {
         assert_eq!(run(&[]), Ok(serve(Address::Inherited, 4)));
-        assert_eq!(
-            run(&["--socket", "/tmp/s", "--threads", "2"]),
-            Ok(serve(Address::Socket("/tmp/s".into()), 2))
-        );
+        assert_eq!(run(&["--socket", "/tmp/s", "--threads", "2"]), Ok(serve(Address::Socket("/tmp/s".into()), 2)));
         assert_eq!(
             run(&["--listen=127.0.0.1:9000"]),
-            Ok(serve(
-                Address::Tcp("127.0.0.1:9000".parse().expect("valid")),
-                4
-            ))
+            Ok(serve(Address::Tcp("127.0.0.1:9000".parse().expect("valid")), 4))
         );
         assert_eq!(run(&["--socket", "/s", "--help"]), Ok(Command::Help));
         assert_eq!(run(&["-V"]), Ok(Command::Version));
@@ -145,22 +124,12 @@ mod tests {
     #[test]
     fn errors_name_the_problem_and_the_fix() {
         let err = |args: &[&str]| run(args).expect_err("bad arguments");
-        assert_eq!(
-            err(&["--socket", "/a", "--listen", "127.0.0.1:1"]),
-            "give --socket or --listen, not both"
-        );
-        assert!(err(&["--listen", "localhost"])
-            .contains("expected IP:PORT, e.g. 127.0.0.1:9000 (got \"localhost\")"));
+        assert_eq!(err(&["--socket", "/a", "--listen", "127.0.0.1:1"]), "give --socket or --listen, not both");
+        assert!(err(&["--listen", "localhost"]).contains("expected IP:PORT, e.g. 127.0.0.1:9000 (got \"localhost\")"));
         assert!(err(&["--threads", "0"]).contains("from 1 to 1024 (got \"0\")"));
         assert!(err(&["--threads", "1025"]).contains("(got \"1025\")"));
         assert_eq!(err(&["--socket"]), "--socket needs a value: see --help");
-        assert_eq!(
-            err(&["--socket="]),
-            "--socket needs a path, e.g. --socket /tmp/crest-fcgi.sock"
-        );
-        assert_eq!(
-            err(&["--port", "1"]),
-            "unknown argument \"--port\": see --help"
-        );
+        assert_eq!(err(&["--socket="]), "--socket needs a path, e.g. --socket /tmp/crest-fcgi.sock");
+        assert_eq!(err(&["--port", "1"]), "unknown argument \"--port\": see --help");
     }
 }

@@ -86,10 +86,7 @@ struct Pending {
 
 impl Connection {
     pub fn new(limits: Limits) -> Connection {
-        Connection {
-            limits,
-            state: State::Idle,
-        }
+        Connection { limits, state: State::Idle }
     }
 
     /// Handles the whole records at the start of `input`, appending any
@@ -98,11 +95,7 @@ impl Connection {
     /// Returns how many bytes of `input` it used (the caller drops them) and
     /// what to do next; it stops at the first record that makes a request
     /// ready or the connection close, leaving the rest for the next call.
-    pub fn receive(
-        &mut self,
-        input: &[u8],
-        out: &mut Vec<u8>,
-    ) -> Result<(usize, Progress), ProtocolError> {
+    pub fn receive(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(usize, Progress), ProtocolError> {
         let mut used = 0;
         while let Some((record, len)) = record::decode(&input[used..])? {
             used += len;
@@ -118,8 +111,7 @@ impl Connection {
     /// stream, then `FCGI_END_REQUEST` with `FCGI_REQUEST_COMPLETE`. Returns
     /// whether the connection stays open (`FCGI_KEEP_CONN`).
     pub fn finish(&mut self, out: &mut Vec<u8>) -> bool {
-        let State::Answering { id, keep_conn } = std::mem::replace(&mut self.state, State::Idle)
-        else {
+        let State::Answering { id, keep_conn } = std::mem::replace(&mut self.state, State::Idle) else {
             debug_assert!(false, "finish() without a ready request");
             return true;
         };
@@ -128,11 +120,7 @@ impl Connection {
         keep_conn
     }
 
-    fn handle(
-        &mut self,
-        record: Record<'_>,
-        out: &mut Vec<u8>,
-    ) -> Result<Option<Progress>, ProtocolError> {
+    fn handle(&mut self, record: Record<'_>, out: &mut Vec<u8>) -> Result<Option<Progress>, ProtocolError> {
         match record.kind {
             record::GET_VALUES if record.request_id == record::NULL_REQUEST_ID => {
                 self.answer_get_values(record.content, out);
@@ -152,11 +140,7 @@ impl Connection {
         }
     }
 
-    fn begin(
-        &mut self,
-        record: Record<'_>,
-        out: &mut Vec<u8>,
-    ) -> Result<Option<Progress>, ProtocolError> {
+    fn begin(&mut self, record: Record<'_>, out: &mut Vec<u8>) -> Result<Option<Progress>, ProtocolError> {
         let begin = record::decode_begin_request(record.content)?;
         let id = record.request_id;
         if id == record::NULL_REQUEST_ID {
@@ -208,9 +192,7 @@ impl Connection {
             return self.ready_if_done();
         }
         if pending.params.len() + record.content.len() > MAX_PARAMS_BYTES {
-            return Err(ProtocolError::ParamsTooLarge {
-                limit: MAX_PARAMS_BYTES,
-            });
+            return Err(ProtocolError::ParamsTooLarge { limit: MAX_PARAMS_BYTES });
         }
         pending.params.extend_from_slice(record.content);
         Ok(None)
@@ -268,11 +250,6 @@ impl Connection {
                 }
             }
         }
-        record::encode_record(
-            out,
-            record::GET_VALUES_RESULT,
-            record::NULL_REQUEST_ID,
-            &body,
-        );
+        record::encode_record(out, record::GET_VALUES_RESULT, record::NULL_REQUEST_ID, &body);
     }
 }

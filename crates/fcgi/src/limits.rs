@@ -15,10 +15,7 @@ const RESERVED_FDS: u64 = 32;
 /// connections fit under it. A limit that cannot be read or raised leaves
 /// things as they are (the answer is then the current limit's).
 pub fn raise_open_files() -> u32 {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes one rlimit through a valid pointer.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         // The classic default: better a modest answer than none.
@@ -26,10 +23,7 @@ pub fn raise_open_files() -> u32 {
     }
     let wanted = limit.rlim_max.min(MOST_OPEN_FILES);
     if limit.rlim_cur < wanted {
-        let raised = libc::rlimit {
-            rlim_cur: wanted,
-            rlim_max: limit.rlim_max,
-        };
+        let raised = libc::rlimit { rlim_cur: wanted, rlim_max: limit.rlim_max };
         // SAFETY: setrlimit reads one rlimit through a valid pointer.
         if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
             limit = raised;

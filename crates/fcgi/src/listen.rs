@@ -84,23 +84,15 @@ pub fn open(address: &Address) -> Result<Listener, ListenError> {
 }
 
 fn unix(path: &Path) -> Result<Listener, ListenError> {
-    let fail = |source| ListenError::Unix {
-        path: path.to_owned(),
-        source,
-    };
+    let fail = |source| ListenError::Unix { path: path.to_owned(), source };
     remove_stale(path)?;
     let socket = Socket::new(Domain::UNIX, Type::STREAM, None).map_err(fail)?;
-    socket
-        .bind(&SockAddr::unix(path).map_err(fail)?)
-        .map_err(fail)?;
+    socket.bind(&SockAddr::unix(path).map_err(fail)?).map_err(fail)?;
     // From here on the file is ours: removed again if anything below fails.
     let file = SocketFile(path.to_owned());
     fs::set_permissions(path, fs::Permissions::from_mode(SOCKET_MODE)).map_err(fail)?;
     socket.listen(BACKLOG).map_err(fail)?;
-    Ok(Listener::Unix {
-        listener: UnixListener::from(OwnedFd::from(socket)),
-        file: Some(file),
-    })
+    Ok(Listener::Unix { listener: UnixListener::from(OwnedFd::from(socket)), file: Some(file) })
 }
 
 /// A socket file nothing listens on (left by a process that died) is
@@ -109,32 +101,17 @@ fn remove_stale(path: &Path) -> Result<(), ListenError> {
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => {
-            return Err(ListenError::Unix {
-                path: path.to_owned(),
-                source,
-            })
-        }
+        Err(source) => return Err(ListenError::Unix { path: path.to_owned(), source }),
     };
     if !meta.file_type().is_socket() {
-        return Err(ListenError::NotASocket {
-            path: path.to_owned(),
-        });
+        return Err(ListenError::NotASocket { path: path.to_owned() });
     }
     match UnixStream::connect(path) {
-        Ok(_) => Err(ListenError::InUse {
-            path: path.to_owned(),
-        }),
+        Ok(_) => Err(ListenError::InUse { path: path.to_owned() }),
         Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-            fs::remove_file(path).map_err(|source| ListenError::Unix {
-                path: path.to_owned(),
-                source,
-            })
+            fs::remove_file(path).map_err(|source| ListenError::Unix { path: path.to_owned(), source })
         }
-        Err(source) => Err(ListenError::Unix {
-            path: path.to_owned(),
-            source,
-        }),
+        Err(source) => Err(ListenError::Unix { path: path.to_owned(), source }),
     }
 }
 
@@ -160,19 +137,13 @@ fn inherited() -> Result<Listener, ListenError> {
     // SAFETY: fd was just created by F_DUPFD_CLOEXEC and nothing else owns it.
     let socket = Socket::from(unsafe { OwnedFd::from_raw_fd(fd) });
     // A file, a terminal or /dev/null fails these with ENOTSOCK.
-    let listening =
-        socket.is_listener().unwrap_or(false) && socket.r#type().is_ok_and(|t| t == Type::STREAM);
+    let listening = socket.is_listener().unwrap_or(false) && socket.r#type().is_ok_and(|t| t == Type::STREAM);
     if !listening {
         return Err(ListenError::NoListener);
     }
     match socket.domain() {
-        Ok(Domain::UNIX) => Ok(Listener::Unix {
-            listener: UnixListener::from(OwnedFd::from(socket)),
-            file: None,
-        }),
-        Ok(Domain::IPV4 | Domain::IPV6) => {
-            Ok(Listener::Tcp(TcpListener::from(OwnedFd::from(socket))))
-        }
+        Ok(Domain::UNIX) => Ok(Listener::Unix { listener: UnixListener::from(OwnedFd::from(socket)), file: None }),
+        Ok(Domain::IPV4 | Domain::IPV6) => Ok(Listener::Tcp(TcpListener::from(OwnedFd::from(socket)))),
         _ => Err(ListenError::NoListener),
     }
 }

@@ -36,9 +36,7 @@ fn main() -> ExitCode {
 }
 
 fn serve(config: &Config) -> Result<(), (String, u8)> {
-    let limits = Limits {
-        max_conns: limits::raise_open_files(),
-    };
+    let limits = Limits { max_conns: limits::raise_open_files() };
     // Opened before the runtime starts, so a bad address fails fast and a
     // socket file is never left behind by a half-started process.
     let listener = listen::open(&config.address).map_err(|e| (e.to_string(), 2))?;

@@ -27,10 +27,7 @@ impl Params {
     /// sets a param its include already set), the last one counts, as in the
     /// environment a CGI program would get.
     pub fn get(&self, name: &str) -> Option<&[u8]> {
-        self.iter()
-            .filter(|(n, _)| *n == name.as_bytes())
-            .last()
-            .map(|(_, value)| value)
+        self.iter().filter(|(n, _)| *n == name.as_bytes()).last().map(|(_, value)| value)
     }
 
     /// Every (name, value) pair, in the order sent.

@@ -97,10 +97,9 @@ pub struct BeginRequest {
 /// Parses `FCGI_BEGIN_REQUEST`'s 8-byte body.
 pub fn decode_begin_request(content: &[u8]) -> Result<BeginRequest, ProtocolError> {
     match content {
-        [role_hi, role_lo, flags, _, _, _, _, _] => Ok(BeginRequest {
-            role: u16::from_be_bytes([*role_hi, *role_lo]),
-            keep_conn: flags & KEEP_CONN != 0,
-        }),
+        [role_hi, role_lo, flags, _, _, _, _, _] => {
+            Ok(BeginRequest { role: u16::from_be_bytes([*role_hi, *role_lo]), keep_conn: flags & KEEP_CONN != 0 })
+        }
         _ => Err(ProtocolError::BeginRequestLength(content.len())),
     }
 }
@@ -196,28 +195,12 @@ pub fn padding_len(content_len: usize) -> usize {
 
 /// Appends a record header for `content_len` bytes of content followed by
 /// `padding_len` bytes of padding (both written by the caller).
-pub fn encode_header(
-    out: &mut Vec<u8>,
-    kind: u8,
-    request_id: u16,
-    content_len: usize,
-    padding_len: usize,
-) {
-    let content_len =
-        u16::try_from(content_len).expect("invariant: callers cut content at MAX_CONTENT_LEN");
+pub fn encode_header(out: &mut Vec<u8>, kind: u8, request_id: u16, content_len: usize, padding_len: usize) {
+    let content_len = u16::try_from(content_len).expect("invariant: callers cut content at MAX_CONTENT_LEN");
     let padding_len = u8::try_from(padding_len).expect("invariant: padding is below 8");
     let [id_hi, id_lo] = request_id.to_be_bytes();
     let [len_hi, len_lo] = content_len.to_be_bytes();
-    out.extend_from_slice(&[
-        VERSION_1,
-        kind,
-        id_hi,
-        id_lo,
-        len_hi,
-        len_lo,
-        padding_len,
-        0,
-    ]);
+    out.extend_from_slice(&[VERSION_1, kind, id_hi, id_lo, len_hi, len_lo, padding_len, 0]);
 }
 
 /// Appends one record carrying `content` (at most [`MAX_CONTENT_LEN`]
@@ -239,30 +222,15 @@ pub fn encode_stream(out: &mut Vec<u8>, kind: u8, request_id: u16, data: &[u8]) 
 }
 
 /// Appends `FCGI_END_REQUEST` for `request_id`.
-pub fn encode_end_request(
-    out: &mut Vec<u8>,
-    request_id: u16,
-    app_status: u32,
-    protocol_status: u8,
-) {
+pub fn encode_end_request(out: &mut Vec<u8>, request_id: u16, app_status: u32, protocol_status: u8) {
     let [a, b, c, d] = app_status.to_be_bytes();
-    encode_record(
-        out,
-        END_REQUEST,
-        request_id,
-        &[a, b, c, d, protocol_status, 0, 0, 0],
-    );
+    encode_record(out, END_REQUEST, request_id, &[a, b, c, d, protocol_status, 0, 0, 0]);
 }
 
 /// Appends `FCGI_UNKNOWN_TYPE`: the answer to a record type this
 /// application does not know.
 pub fn encode_unknown_type(out: &mut Vec<u8>, unknown: u8) {
-    encode_record(
-        out,
-        UNKNOWN_TYPE,
-        NULL_REQUEST_ID,
-        &[unknown, 0, 0, 0, 0, 0, 0, 0],
-    );
+    encode_record(out, UNKNOWN_TYPE, NULL_REQUEST_ID, &[unknown, 0, 0, 0, 0, 0, 0, 0]);
 }
 
 #[cfg(test)]

@@ -58,9 +58,7 @@ struct Random {
 
 impl std::fmt::Debug for Random {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Random")
-            .field("left", &self.left)
-            .finish_non_exhaustive()
+        f.debug_struct("Random").field("left", &self.left).finish_non_exhaustive()
     }
 }
 
@@ -70,10 +68,7 @@ impl Reply {
         match program(params) {
             Some(Program::Env) => env(params),
             Some(Program::Bytes) => random_bytes(&query(params)),
-            None => Reply {
-                head: Cow::Borrowed(NOT_FOUND.as_bytes()),
-                random: None,
-            },
+            None => Reply { head: Cow::Borrowed(NOT_FOUND.as_bytes()), random: None },
         }
     }
 
@@ -110,19 +105,16 @@ impl Reply {
 /// differently (nginx sets all three, Apache's mod_proxy_fcgi and Caddy
 /// may leave `SCRIPT_NAME` empty), so every one is tried.
 pub fn program(params: &Params) -> Option<Program> {
-    ["SCRIPT_NAME", "DOCUMENT_URI", "REQUEST_URI"]
-        .into_iter()
-        .filter_map(|name| params.get(name))
-        .find_map(|value| {
-            let path = value.split(|&b| b == b'?').next().unwrap_or_default();
-            let last = path.rsplit(|&b| b == b'/').next().unwrap_or_default();
-            match last {
-                b"crest-env" => Some(Program::Env),
-                b"crest-bytes" => Some(Program::Bytes),
-                _ if path == INPROC_PATH => Some(Program::Env),
-                _ => None,
-            }
-        })
+    ["SCRIPT_NAME", "DOCUMENT_URI", "REQUEST_URI"].into_iter().filter_map(|name| params.get(name)).find_map(|value| {
+        let path = value.split(|&b| b == b'?').next().unwrap_or_default();
+        let last = path.rsplit(|&b| b == b'/').next().unwrap_or_default();
+        match last {
+            b"crest-env" => Some(Program::Env),
+            b"crest-bytes" => Some(Program::Bytes),
+            _ if path == INPROC_PATH => Some(Program::Env),
+            _ => None,
+        }
+    })
 }
 
 /// `QUERY_STRING`, or the query part of `REQUEST_URI` when a server sends no
@@ -146,25 +138,16 @@ fn env(params: &Params) -> Reply {
     head.extend_from_slice(STATUS_OK.as_bytes());
     head.extend_from_slice(env_page::HEADER.as_bytes());
     head.extend_from_slice(&page);
-    Reply {
-        head: Cow::Owned(head),
-        random: None,
-    }
+    Reply { head: Cow::Owned(head), random: None }
 }
 
 fn random_bytes(query: &[u8]) -> Reply {
     let Some(size) = bytes::parse_size(query) else {
-        return Reply {
-            head: Cow::Borrowed(bytes::BAD_REQUEST.as_bytes()),
-            random: None,
-        };
+        return Reply { head: Cow::Borrowed(bytes::BAD_REQUEST.as_bytes()), random: None };
     };
     Reply {
         head: Cow::Owned(format!("{STATUS_OK}{}", bytes::header(size)).into_bytes()),
-        random: Some(Random {
-            stream: Stream::new(size),
-            left: size,
-        }),
+        random: Some(Random { stream: Stream::new(size), left: size }),
     }
 }
 
@@ -189,22 +172,10 @@ mod tests {
     #[test]
     fn routes_by_last_segment_of_any_path_param() {
         let route = |pairs: &[(&str, &str)]| program(&params(pairs));
-        assert_eq!(
-            route(&[("SCRIPT_NAME", "/fcgi/crest-env")]),
-            Some(Program::Env)
-        );
+        assert_eq!(route(&[("SCRIPT_NAME", "/fcgi/crest-env")]), Some(Program::Env));
         assert_eq!(route(&[("SCRIPT_NAME", "/dyn/env")]), Some(Program::Env));
-        assert_eq!(
-            route(&[("DOCUMENT_URI", "/x/crest-bytes")]),
-            Some(Program::Bytes)
-        );
-        assert_eq!(
-            route(&[
-                ("SCRIPT_NAME", ""),
-                ("REQUEST_URI", "/a/crest-bytes?size=1")
-            ]),
-            Some(Program::Bytes)
-        );
+        assert_eq!(route(&[("DOCUMENT_URI", "/x/crest-bytes")]), Some(Program::Bytes));
+        assert_eq!(route(&[("SCRIPT_NAME", ""), ("REQUEST_URI", "/a/crest-bytes?size=1")]), Some(Program::Bytes));
         assert_eq!(route(&[("SCRIPT_NAME", "/fcgi/not-crest-env")]), None);
         assert_eq!(route(&[("SCRIPT_NAME", "/crest-env/x")]), None);
         assert_eq!(route(&[("REQUEST_URI", "/dyn/env/")]), None);

@@ -36,11 +36,7 @@ const KEEP_OUT_BYTES: usize = 8 * 1024;
 
 /// Serves connections from `listener` until `shutdown` completes. Must run
 /// inside a tokio runtime with I/O and time enabled.
-pub async fn run(
-    listener: Listener,
-    limits: Limits,
-    shutdown: impl Future<Output = ()>,
-) -> io::Result<()> {
+pub async fn run(listener: Listener, limits: Limits, shutdown: impl Future<Output = ()>) -> io::Result<()> {
     // The socket file goes when this returns, not before.
     let (listener, _socket_file) = Accept::new(listener)?;
     tokio::pin!(shutdown);
@@ -65,10 +61,7 @@ pub async fn run(
 
 /// Out of descriptors or memory: worth retrying once connections close.
 fn is_out_of_resources(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
-    )
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM))
 }
 
 /// An error of the one connection being accepted, not of the listener:
@@ -183,9 +176,7 @@ async fn serve(mut stream: Stream, limits: Limits) {
         Err(Failure::Io(e))
             if matches!(
                 e.kind(),
-                io::ErrorKind::BrokenPipe
-                    | io::ErrorKind::ConnectionReset
-                    | io::ErrorKind::ConnectionAborted
+                io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted
             ) => {}
         Err(Failure::Io(e)) => eprintln!("crest-fcgi: connection failed: {e}"),
     }

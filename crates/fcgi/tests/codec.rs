@@ -97,31 +97,16 @@ fn env_request(id: u16, keep_conn: bool, query: &str) -> Vec<u8> {
 
 #[test]
 fn a_record_is_parsed_from_its_exact_bytes() {
-    let bytes = [
-        1, PARAMS, 0x01, 0x02, 0, 3, 5, 0, b'a', b'b', b'c', 9, 9, 9, 9, 9, 1,
-    ];
+    let bytes = [1, PARAMS, 0x01, 0x02, 0, 3, 5, 0, b'a', b'b', b'c', 9, 9, 9, 9, 9, 1];
     let (rec, used) = record::decode(&bytes).expect("version 1").expect("whole");
-    assert_eq!(
-        rec,
-        Record {
-            kind: PARAMS,
-            request_id: 0x0102,
-            content: b"abc"
-        }
-    );
+    assert_eq!(rec, Record { kind: PARAMS, request_id: 0x0102, content: b"abc" });
     assert_eq!(used, 16, "header, content and padding; not the next byte");
     for end in 0..16 {
         assert_eq!(record::decode(&bytes[..end]), Ok(None), "{end} bytes");
     }
-    assert_eq!(
-        record::decode(&[2, 1, 0, 1, 0, 0, 0, 0]),
-        Err(ProtocolError::Version(2))
-    );
+    assert_eq!(record::decode(&[2, 1, 0, 1, 0, 0, 0, 0]), Err(ProtocolError::Version(2)));
     // An HTTP request sent to a FastCGI port fails at once, not after 64 KiB.
-    assert_eq!(
-        record::decode(b"GET / HT"),
-        Err(ProtocolError::Version(b'G'))
-    );
+    assert_eq!(record::decode(b"GET / HT"), Err(ProtocolError::Version(b'G')));
 }
 
 #[test]
@@ -141,27 +126,7 @@ fn encoded_records_are_padded_to_eight_and_read_back() {
     assert_eq!(records.iter().map(|r| r.2.len()).sum::<usize>(), 200_000);
     let mut end = Vec::new();
     record::encode_end_request(&mut end, 0x0203, 0x0A0B_0C0D, 1);
-    assert_eq!(
-        end,
-        [
-            1,
-            END_REQUEST,
-            2,
-            3,
-            0,
-            8,
-            0,
-            0,
-            0x0A,
-            0x0B,
-            0x0C,
-            0x0D,
-            1,
-            0,
-            0,
-            0
-        ]
-    );
+    assert_eq!(end, [1, END_REQUEST, 2, 3, 0, 8, 0, 0, 0x0A, 0x0B, 0x0C, 0x0D, 1, 0, 0, 0]);
 }
 
 #[test]
@@ -176,9 +141,7 @@ fn params_with_one_and_four_byte_lengths() {
     bytes.extend(length(5, true));
     bytes.extend(length(2, true));
     bytes.extend_from_slice(b"SHORTok");
-    let pairs: Vec<(&[u8], &[u8])> = record::decode_pairs(&bytes)
-        .collect::<Result<_, _>>()
-        .expect("well-formed");
+    let pairs: Vec<(&[u8], &[u8])> = record::decode_pairs(&bytes).collect::<Result<_, _>>().expect("well-formed");
     assert_eq!(pairs.len(), 5);
     assert_eq!(pairs[1], (&[b'n'; 127][..], &[b'v'; 127][..]));
     assert_eq!(pairs[2], (long_name.as_bytes(), &b"short"[..]));
@@ -198,11 +161,7 @@ fn params_with_one_and_four_byte_lengths() {
     assert_eq!(got.get("SCRIPT_NAME"), Some(&b"/crest-env"[..]));
 
     for truncated in [&[5u8][..], &[0x80, 0, 0], &[3, 1, b'a', b'b']] {
-        assert_eq!(
-            record::decode_pairs(truncated).last(),
-            Some(Err(ProtocolError::PairTruncated)),
-            "{truncated:?}"
-        );
+        assert_eq!(record::decode_pairs(truncated).last(), Some(Err(ProtocolError::PairTruncated)), "{truncated:?}");
     }
 }
 
@@ -210,12 +169,7 @@ fn params_with_one_and_four_byte_lengths() {
 fn padding_in_input_is_skipped() {
     for padding in [0u8, 1, 7, 255] {
         let mut bytes = record(BEGIN_REQUEST, 1, &[0, 1, 0, 0, 0, 0, 0, 0], padding);
-        bytes.extend(record(
-            PARAMS,
-            1,
-            &pair(b"SCRIPT_NAME", b"/x/crest-env"),
-            padding,
-        ));
+        bytes.extend(record(PARAMS, 1, &pair(b"SCRIPT_NAME", b"/x/crest-env"), padding));
         bytes.extend(record(PARAMS, 1, &[], padding));
         bytes.extend(record(STDIN, 1, b"body", padding));
         bytes.extend(record(STDIN, 1, &[], padding));
@@ -234,15 +188,7 @@ fn conversation() -> Vec<u8> {
     bytes.extend(env_request(1, true, "a=1"));
     bytes.extend(record(42, 0, b"??", 6));
     let mut post = begin(2, RESPONDER, KEEP_CONN);
-    post.extend(stream(
-        PARAMS,
-        2,
-        &pairs(&[
-            ("DOCUMENT_URI", "/b/crest-bytes"),
-            ("QUERY_STRING", "size=70000"),
-        ]),
-        5,
-    ));
+    post.extend(stream(PARAMS, 2, &pairs(&[("DOCUMENT_URI", "/b/crest-bytes"), ("QUERY_STRING", "size=70000")]), 5));
     post.extend(stream(STDIN, 2, &[b'p'; 3000], 1000));
     bytes.extend(post);
     bytes.extend(begin(3, RESPONDER, KEEP_CONN));
@@ -276,23 +222,14 @@ fn several_requests_on_one_kept_connection() {
         bytes.extend(env_request(id, true, query));
     }
     let outcome = drive_whole(&bytes);
-    assert!(
-        !outcome.closed,
-        "every request asked to keep the connection"
-    );
+    assert!(!outcome.closed, "every request asked to keep the connection");
     let done = answers(&outcome.out);
-    assert_eq!(
-        done.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
-        [1, 1, 9]
-    );
+    assert_eq!(done.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [1, 1, 9]);
     for ((_, answer), query) in done.iter().zip(["first", "second", "third"]) {
         assert_eq!(answer.end, Some((0, REQUEST_COMPLETE)));
         assert!(answer.stdout_ended);
         let (head, body) = answer.head_and_body();
-        assert_eq!(
-            head,
-            "Status: 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1024"
-        );
+        assert_eq!(head, "Status: 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1024");
         assert_eq!(body.len(), PAGE_BYTES);
         let row = format!("<th>QUERY_STRING</th><td>{query}</td>");
         assert!(String::from_utf8_lossy(body).contains(&row), "{query}");
@@ -314,12 +251,7 @@ fn the_page_is_crest_envs_page_for_the_same_variables() {
     let outcome = drive_whole(&request(5, false, &list, b"ignored body"));
     let done = answers(&outcome.out);
     let (_, body) = done[0].1.head_and_body();
-    let expected = env_page::render_vars(|name| {
-        params
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.as_bytes())
-    });
+    let expected = env_page::render_vars(|name| params.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_bytes()));
     assert_eq!(body, expected);
     let text = String::from_utf8_lossy(body);
     assert!(text.contains("<th>REQUEST_METHOD</th><td>GET</td>"));
@@ -330,42 +262,21 @@ fn the_page_is_crest_envs_page_for_the_same_variables() {
 fn crest_bytes_body_in_records_of_at_most_64k() {
     let size = 200_001;
     let query = format!("size={size}");
-    let outcome = drive_whole(&request(
-        4,
-        false,
-        &[
-            ("SCRIPT_NAME", "/cgi/crest-bytes"),
-            ("QUERY_STRING", &query),
-        ],
-        b"",
-    ));
-    assert!(parse_records(&outcome.out)
-        .iter()
-        .all(|r| r.2.len() <= 65535));
+    let outcome =
+        drive_whole(&request(4, false, &[("SCRIPT_NAME", "/cgi/crest-bytes"), ("QUERY_STRING", &query)], b""));
+    assert!(parse_records(&outcome.out).iter().all(|r| r.2.len() <= 65535));
     let done = answers(&outcome.out);
     let (head, body) = done[0].1.head_and_body();
-    assert_eq!(
-        head,
-        format!(
-            "Status: 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {size}"
-        )
-    );
+    assert_eq!(head, format!("Status: 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {size}"));
     let mut expected = vec![0; size];
     Stream::new(size as u64).fill(&mut expected);
     assert_eq!(body, expected);
 
     for (query, status) in [("size=nope", "400 Bad Request"), ("size=0", "200 OK")] {
-        let outcome = drive_whole(&request(
-            1,
-            false,
-            &[("REQUEST_URI", "/x/crest-bytes"), ("QUERY_STRING", query)],
-            b"",
-        ));
+        let outcome =
+            drive_whole(&request(1, false, &[("REQUEST_URI", "/x/crest-bytes"), ("QUERY_STRING", query)], b""));
         let (head, _) = answers(&outcome.out)[0].1.head_and_body();
-        assert!(
-            head.starts_with(&format!("Status: {status}\r\n")),
-            "{query}: {head}"
-        );
+        assert!(head.starts_with(&format!("Status: {status}\r\n")), "{query}: {head}");
     }
 }
 
@@ -413,18 +324,10 @@ fn unknown_types_get_unknown_type_and_the_connection_goes_on() {
     bytes.extend(env_request(1, false, ""));
     let outcome = drive_whole(&bytes);
     let records = parse_records(&outcome.out);
-    let unknown: Vec<_> = records
-        .iter()
-        .filter(|r| r.0 == UNKNOWN_TYPE)
-        .map(|r| (r.1, r.2.clone()))
-        .collect();
+    let unknown: Vec<_> = records.iter().filter(|r| r.0 == UNKNOWN_TYPE).map(|r| (r.1, r.2.clone())).collect();
     assert_eq!(
         unknown,
-        [
-            (0, vec![0, 0, 0, 0, 0, 0, 0, 0]),
-            (0, vec![12, 0, 0, 0, 0, 0, 0, 0]),
-            (0, vec![200, 0, 0, 0, 0, 0, 0, 0]),
-        ]
+        [(0, vec![0, 0, 0, 0, 0, 0, 0, 0]), (0, vec![12, 0, 0, 0, 0, 0, 0, 0]), (0, vec![200, 0, 0, 0, 0, 0, 0, 0]),]
     );
     assert_eq!(outcome.requests.len(), 1);
 }
@@ -445,10 +348,7 @@ fn abort_ends_the_request_and_honours_keep_conn() {
     assert_eq!(done[0].0, 1);
     assert_eq!(done[0].1.end, Some((0, REQUEST_COMPLETE)));
     assert!(done[0].1.stdout.is_empty());
-    assert_eq!(
-        outcome.requests.iter().map(|r| r.id).collect::<Vec<_>>(),
-        [2]
-    );
+    assert_eq!(outcome.requests.iter().map(|r| r.id).collect::<Vec<_>>(), [2]);
 
     // Without FCGI_KEEP_CONN the abort closes the connection.
     let mut bytes = begin(1, RESPONDER, 0);
@@ -471,10 +371,7 @@ fn unknown_roles_are_refused() {
     assert!(done[0].1.stdout.is_empty() && !done[0].1.stdout_ended);
     assert_eq!((done[1].0, done[1].1.end), (2, Some((0, UNKNOWN_ROLE))));
     assert_eq!(done[2].1.end, Some((0, REQUEST_COMPLETE)));
-    assert_eq!(
-        outcome.requests.iter().map(|r| r.id).collect::<Vec<_>>(),
-        [3]
-    );
+    assert_eq!(outcome.requests.iter().map(|r| r.id).collect::<Vec<_>>(), [3]);
 
     let outcome = drive_whole(&begin(1, AUTHORIZER, 0));
     assert!(outcome.closed, "no FCGI_KEEP_CONN: close after refusing");
@@ -496,33 +393,19 @@ fn a_second_request_in_flight_gets_cant_mpx_conn() {
 #[test]
 fn protocol_errors_end_the_connection() {
     let bad_begin = record(BEGIN_REQUEST, 1, &[0, 1, 0], 0);
-    assert_eq!(
-        drive([&bad_begin[..]]).map(|_| ()),
-        Err(ProtocolError::BeginRequestLength(3))
-    );
+    assert_eq!(drive([&bad_begin[..]]).map(|_| ()), Err(ProtocolError::BeginRequestLength(3)));
     let null_id = begin(0, RESPONDER, 0);
-    assert_eq!(
-        drive([&null_id[..]]).map(|_| ()),
-        Err(ProtocolError::NullRequestId)
-    );
+    assert_eq!(drive([&null_id[..]]).map(|_| ()), Err(ProtocolError::NullRequestId));
     let mut truncated = begin(1, RESPONDER, 0);
     truncated.extend(stream(PARAMS, 1, &[10, 0, b'x'], 100));
     truncated.extend(stream(STDIN, 1, b"", 100));
-    assert_eq!(
-        drive([&truncated[..]]).map(|_| ()),
-        Err(ProtocolError::PairTruncated)
-    );
+    assert_eq!(drive([&truncated[..]]).map(|_| ()), Err(ProtocolError::PairTruncated));
     let mut huge = begin(1, RESPONDER, 0);
     let chunk = vec![0u8; 65535];
     for _ in 0..=(MAX_PARAMS_BYTES / chunk.len()) {
         huge.extend(record(PARAMS, 1, &chunk, 0));
     }
-    assert_eq!(
-        drive([&huge[..]]).map(|_| ()),
-        Err(ProtocolError::ParamsTooLarge {
-            limit: MAX_PARAMS_BYTES
-        })
-    );
+    assert_eq!(drive([&huge[..]]).map(|_| ()), Err(ProtocolError::ParamsTooLarge { limit: MAX_PARAMS_BYTES }));
 }
 
 #[test]

@@ -33,15 +33,8 @@ impl Responder {
     fn start() -> Responder {
         let dir = tempfile::tempdir().expect("temp dir");
         let socket = dir.path().join("fcgi.sock");
-        let child = spawn(
-            &["--socket", path_str(&socket), "--threads", "1"],
-            Stdio::null(),
-        );
-        let responder = Responder {
-            child,
-            socket,
-            _dir: dir,
-        };
+        let child = spawn(&["--socket", path_str(&socket), "--threads", "1"], Stdio::null());
+        let responder = Responder { child, socket, _dir: dir };
         wait_until(|| UnixStream::connect(&responder.socket).is_ok());
         responder
     }
@@ -127,11 +120,7 @@ fn read_answers(stream: &mut impl Read, ids: &[u16]) -> Vec<Answer> {
     loop {
         while let Some((rec, len)) = parse_one(&buf) {
             buf.drain(..len);
-            assert_eq!(
-                rec.1,
-                ids[answers.len()],
-                "record for another request: {rec:?}"
-            );
+            assert_eq!(rec.1, ids[answers.len()], "record for another request: {rec:?}");
             answer.add(&rec);
             if answer.end.is_some() {
                 answers.push(std::mem::take(&mut answer));
@@ -149,11 +138,7 @@ fn read_answers(stream: &mut impl Read, ids: &[u16]) -> Vec<Answer> {
 
 fn assert_closed(stream: &mut impl Read) {
     let mut byte = [0u8; 1];
-    assert_eq!(
-        stream.read(&mut byte).expect("read EOF"),
-        0,
-        "connection left open"
-    );
+    assert_eq!(stream.read(&mut byte).expect("read EOF"), 0, "connection left open");
 }
 
 fn env_params(query: &str) -> Vec<(&'static str, &str)> {
@@ -174,31 +159,16 @@ fn env_page_is_exactly_crest_envs_1024_bytes() {
     let mut conn = responder.connect();
     let params = env_params("x=1&y=two");
     let body = vec![b'b'; 100_000];
-    conn.write_all(&request(1, false, &params, &body))
-        .expect("send");
+    conn.write_all(&request(1, false, &params, &body)).expect("send");
     let answer = read_answer(&mut conn, 1);
     assert_eq!(answer.end, Some((0, REQUEST_COMPLETE)));
     let (head, page) = answer.head_and_body();
-    assert_eq!(
-        head,
-        "Status: 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1024"
-    );
+    assert_eq!(head, "Status: 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1024");
     assert_eq!(page.len(), PAGE_BYTES);
     let text = String::from_utf8_lossy(page);
-    assert!(
-        text.contains("<th>REQUEST_METHOD</th><td>POST</td>"),
-        "{text}"
-    );
-    assert!(
-        text.contains("<th>QUERY_STRING</th><td>x=1&amp;y=two</td>"),
-        "{text}"
-    );
-    let expected = env_page::render_vars(|name| {
-        params
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.as_bytes())
-    });
+    assert!(text.contains("<th>REQUEST_METHOD</th><td>POST</td>"), "{text}");
+    assert!(text.contains("<th>QUERY_STRING</th><td>x=1&amp;y=two</td>"), "{text}");
+    let expected = env_page::render_vars(|name| params.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_bytes()));
     assert_eq!(page, expected);
     assert_closed(&mut conn);
     let (status, out, err) = responder.stop();
@@ -212,8 +182,7 @@ fn a_kept_connection_serves_many_requests_then_closes_when_asked() {
     let mut conn = responder.connect();
     for id in 1..=5u16 {
         let query = format!("n={id}");
-        conn.write_all(&request(id, true, &env_params(&query), b""))
-            .expect("send");
+        conn.write_all(&request(id, true, &env_params(&query), b"")).expect("send");
         let answer = read_answer(&mut conn, id);
         let (_, page) = answer.head_and_body();
         assert!(String::from_utf8_lossy(page).contains(&format!("<td>n={id}</td>")));
@@ -225,8 +194,7 @@ fn a_kept_connection_serves_many_requests_then_closes_when_asked() {
     let answers = read_answers(&mut conn, &[6, 7]);
     assert!(answers[0].head_and_body().0.starts_with("Status: 404"));
     assert!(answers[1].head_and_body().0.starts_with("Status: 200"));
-    conn.write_all(&request(8, false, &env_params(""), b""))
-        .expect("send");
+    conn.write_all(&request(8, false, &env_params(""), b"")).expect("send");
     read_answer(&mut conn, 8);
     assert_closed(&mut conn);
 }
@@ -237,12 +205,8 @@ fn crest_bytes_and_not_found() {
     let mut conn = responder.connect();
     let size = 1_000_003;
     let query = format!("size={size}");
-    let params = [
-        ("DOCUMENT_URI", "/x/crest-bytes"),
-        ("QUERY_STRING", query.as_str()),
-    ];
-    conn.write_all(&request(1, true, &params, b""))
-        .expect("send");
+    let params = [("DOCUMENT_URI", "/x/crest-bytes"), ("QUERY_STRING", query.as_str())];
+    conn.write_all(&request(1, true, &params, b"")).expect("send");
     let answer = read_answer(&mut conn, 1);
     let (head, body) = answer.head_and_body();
     assert!(head.ends_with(&format!("Content-Length: {size}")), "{head}");
@@ -251,13 +215,11 @@ fn crest_bytes_and_not_found() {
     assert!(body == expected, "crest-bytes' body");
 
     let params = [("REQUEST_URI", "/x/crest-bytes?size=-1")];
-    conn.write_all(&request(2, true, &params, b""))
-        .expect("send");
+    conn.write_all(&request(2, true, &params, b"")).expect("send");
     let (head, _) = read_answer(&mut conn, 2).head_and_body();
     assert!(head.starts_with("Status: 400 Bad Request\r\n"), "{head}");
 
-    conn.write_all(&request(3, true, &[("SCRIPT_NAME", "/index.php")], b""))
-        .expect("send");
+    conn.write_all(&request(3, true, &[("SCRIPT_NAME", "/index.php")], b"")).expect("send");
     let answer = read_answer(&mut conn, 3);
     let (head, body) = answer.head_and_body();
     assert!(head.starts_with("Status: 404 Not Found\r\n"), "{head}");
@@ -271,8 +233,7 @@ fn get_values_says_no_multiplexing() {
     let mut query = pair(b"FCGI_MAX_CONNS", b"");
     query.extend(pair(b"FCGI_MAX_REQS", b""));
     query.extend(pair(b"FCGI_MPXS_CONNS", b""));
-    conn.write_all(&record(GET_VALUES, 0, &query, 0))
-        .expect("send");
+    conn.write_all(&record(GET_VALUES, 0, &query, 0)).expect("send");
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let (rec, _) = loop {
@@ -286,10 +247,7 @@ fn get_values_says_no_multiplexing() {
     assert_eq!((rec.0, rec.1), (GET_VALUES_RESULT, 0));
     let values = parse_pairs(&rec.2);
     let names: Vec<&str> = values.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(
-        names,
-        ["FCGI_MAX_CONNS", "FCGI_MAX_REQS", "FCGI_MPXS_CONNS"]
-    );
+    assert_eq!(names, ["FCGI_MAX_CONNS", "FCGI_MAX_REQS", "FCGI_MPXS_CONNS"]);
     assert_eq!(values[2].1, "0");
     let max_conns: u32 = values[0].1.parse().expect("a number");
     assert!(max_conns >= 100, "{max_conns}");
@@ -304,8 +262,7 @@ fn idle_kept_alive_connections_do_not_stop_new_ones() {
     let mut idle: Vec<UnixStream> = (0..100u16)
         .map(|i| {
             let mut conn = responder.connect();
-            conn.write_all(&request(i + 1, true, &env_params(""), b""))
-                .expect("send");
+            conn.write_all(&request(i + 1, true, &env_params(""), b"")).expect("send");
             read_answer(&mut conn, i + 1);
             conn
         })
@@ -321,21 +278,14 @@ fn idle_kept_alive_connections_do_not_stop_new_ones() {
         .collect();
     let started = Instant::now();
     let mut fresh = responder.connect();
-    fresh
-        .write_all(&request(1, false, &env_params("fresh"), b""))
-        .expect("send");
+    fresh.write_all(&request(1, false, &env_params("fresh"), b"")).expect("send");
     let answer = read_answer(&mut fresh, 1);
     assert_eq!(answer.head_and_body().1.len(), PAGE_BYTES);
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     // The idle ones still work afterwards.
     for (i, conn) in idle.iter_mut().enumerate().step_by(33) {
         let id = 500 + i as u16;
-        conn.write_all(&request(id, true, &env_params(""), b""))
-            .expect("send");
+        conn.write_all(&request(id, true, &env_params(""), b"")).expect("send");
         read_answer(conn, id);
     }
     drop(stuck);
@@ -363,10 +313,7 @@ fn socket_is_0666_replaces_a_stale_file_and_refuses_a_live_one() {
     assert!(socket.exists());
     let mut child = spawn(&["--socket", path_str(&socket)], Stdio::null());
     wait_until(|| UnixStream::connect(&socket).is_ok());
-    let mode = std::fs::metadata(&socket)
-        .expect("socket")
-        .permissions()
-        .mode();
+    let mode = std::fs::metadata(&socket).expect("socket").permissions().mode();
     assert_eq!(mode & 0o777, 0o666);
 
     let second = spawn(&["--socket", path_str(&socket)], Stdio::null());
@@ -379,14 +326,9 @@ fn socket_is_0666_replaces_a_stale_file_and_refuses_a_live_one() {
 
     let not_a_socket = dir.path().join("file");
     std::fs::write(&not_a_socket, b"keep me").expect("write");
-    let out = spawn(&["--socket", path_str(&not_a_socket)], Stdio::null())
-        .wait_with_output()
-        .expect("run");
+    let out = spawn(&["--socket", path_str(&not_a_socket)], Stdio::null()).wait_with_output().expect("run");
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        std::fs::read(&not_a_socket).expect("still there"),
-        b"keep me"
-    );
+    assert_eq!(std::fs::read(&not_a_socket).expect("still there"), b"keep me");
 
     let (status, _, err) = terminate(&mut child);
     assert!(status.success(), "{err}");
@@ -401,18 +343,11 @@ fn listens_on_a_socket_passed_as_fd_0() {
     let mut child = spawn(&[], OwnedFd::from(listener));
     let mut conn = UnixStream::connect(&path).expect("connect");
     conn.set_read_timeout(Some(IO_TIMEOUT)).expect("timeout");
-    conn.write_all(&request(1, false, &env_params(""), b""))
-        .expect("send");
-    assert_eq!(
-        read_answer(&mut conn, 1).head_and_body().1.len(),
-        PAGE_BYTES
-    );
+    conn.write_all(&request(1, false, &env_params(""), b"")).expect("send");
+    assert_eq!(read_answer(&mut conn, 1).head_and_body().1.len(), PAGE_BYTES);
     let (status, _, err) = terminate(&mut child);
     assert!(status.success(), "{err}");
-    assert!(
-        path.exists(),
-        "the server's socket file is the server's to remove"
-    );
+    assert!(path.exists(), "the server's socket file is the server's to remove");
 
     // TCP, as h2o's fastcgi.spawn can.
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -420,22 +355,15 @@ fn listens_on_a_socket_passed_as_fd_0() {
     let mut child = spawn(&[], OwnedFd::from(listener));
     let mut conn = TcpStream::connect(addr).expect("connect");
     conn.set_read_timeout(Some(IO_TIMEOUT)).expect("timeout");
-    conn.write_all(&request(1, false, &env_params(""), b""))
-        .expect("send");
-    assert_eq!(
-        read_answer(&mut conn, 1).head_and_body().1.len(),
-        PAGE_BYTES
-    );
+    conn.write_all(&request(1, false, &env_params(""), b"")).expect("send");
+    assert_eq!(read_answer(&mut conn, 1).head_and_body().1.len(), PAGE_BYTES);
     let (status, _, err) = terminate(&mut child);
     assert!(status.success(), "{err}");
 }
 
 #[test]
 fn listens_on_tcp() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
     let addr = format!("127.0.0.1:{port}");
     let mut child = spawn(&["--listen", &addr, "--threads", "2"], Stdio::null());
     let mut conn = None;
@@ -445,12 +373,8 @@ fn listens_on_tcp() {
     });
     let mut conn = conn.expect("connected");
     conn.set_read_timeout(Some(IO_TIMEOUT)).expect("timeout");
-    conn.write_all(&request(1, false, &env_params(""), b""))
-        .expect("send");
-    assert_eq!(
-        read_answer(&mut conn, 1).head_and_body().1.len(),
-        PAGE_BYTES
-    );
+    conn.write_all(&request(1, false, &env_params(""), b"")).expect("send");
+    assert_eq!(read_answer(&mut conn, 1).head_and_body().1.len(), PAGE_BYTES);
     let (status, _, err) = terminate(&mut child);
     assert!(status.success(), "{err}");
 }

@@ -57,7 +57,9 @@ impl Run {
         py.detach(|| {
             let mut handle = lock(&self.handle)?;
             match handle.wait(timeout) {
-                Ok(Some(report)) => serde_json::to_string(report).map(Some).map_err(|e| PyRuntimeError::new_err(e.to_string())),
+                Ok(Some(report)) => {
+                    serde_json::to_string(report).map(Some).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+                }
                 Ok(None) => Ok(None),
                 Err(why) => Err(PyRuntimeError::new_err(why)),
             }
@@ -70,9 +72,7 @@ impl Run {
 fn start_server(py: Python<'_>, config_json: &str) -> PyResult<Server> {
     let config: crest_target::ServeConfig =
         serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("invalid server config: {e}")))?;
-    let server = py
-        .detach(|| crest_target::Server::start(config))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let server = py.detach(|| crest_target::Server::start(config)).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let urls = server.urls();
     Ok(Server { server: Mutex::new(Some(server)), urls })
 }

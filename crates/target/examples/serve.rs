@@ -50,9 +50,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<ServeConfig, String> 
             "--cgi-dir" => config.cgi_dir = Some(value.into()),
             "--tls-dir" => config.tls_dir = Some(value.into()),
             "--access-log" => config.access_log = Some(value.into()),
-            "--cache-max" => {
-                config.memory_cache_max_file_bytes = value.parse().map_err(|_| bad(()))?
-            }
+            "--cache-max" => config.memory_cache_max_file_bytes = value.parse().map_err(|_| bad(()))?,
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -60,13 +58,10 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<ServeConfig, String> 
 }
 
 fn wait_for_signal() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("SIGTERM handler");
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}

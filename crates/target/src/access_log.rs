@@ -38,10 +38,7 @@ pub(crate) fn open(path: &Path) -> Result<(AccessLog, LogWriter), ServeError> {
         .create(true)
         .append(true)
         .open(path)
-        .map_err(|source| ServeError::AccessLog {
-            path: path.to_owned(),
-            source,
-        })?;
+        .map_err(|source| ServeError::AccessLog { path: path.to_owned(), source })?;
     let (tx, rx) = mpsc::sync_channel::<String>(QUEUE_LINES);
     let stop = Arc::new(AtomicBool::new(false));
     let stop_seen = stop.clone();
@@ -71,24 +68,10 @@ pub(crate) fn open(path: &Path) -> Result<(AccessLog, LogWriter), ServeError> {
 
 impl AccessLog {
     /// `request_line` is `METHOD URI VERSION` as received.
-    pub(crate) fn record(
-        &self,
-        conn: &ConnInfo,
-        request_line: &str,
-        status: StatusCode,
-        bytes: u64,
-    ) {
+    pub(crate) fn record(&self, conn: &ConnInfo, request_line: &str, status: StatusCode, bytes: u64) {
         let when = clf_time(SystemTime::now());
-        let size = if bytes == 0 {
-            "-".to_owned()
-        } else {
-            bytes.to_string()
-        };
-        let line = format!(
-            "{} - - [{when}] \"{request_line}\" {} {size}\n",
-            conn.peer.ip(),
-            status.as_u16()
-        );
+        let size = if bytes == 0 { "-".to_owned() } else { bytes.to_string() };
+        let line = format!("{} - - [{when}] \"{request_line}\" {} {size}\n", conn.peer.ip(), status.as_u16());
         let _ = self.tx.send(line);
     }
 }
@@ -103,19 +86,11 @@ impl LogWriter {
 
 /// `10/Oct/2000:13:55:36 +0000` (always UTC, so no timezone database needed).
 fn clf_time(t: SystemTime) -> String {
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{d:02}/{}/{y}:{:02}:{:02}:{:02} +0000",
-        MONTHS[(m - 1) as usize],
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    format!("{d:02}/{}/{y}:{:02}:{:02}:{:02} +0000", MONTHS[(m - 1) as usize], rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// Days since 1970-01-01 to (year, month 1-12, day 1-31); Howard Hinnant's

@@ -54,8 +54,7 @@ pub(crate) struct Target {
 /// Whether a normalised path belongs to CGI (and so is never served as a
 /// static file, which would leak script sources).
 pub(crate) fn is_cgi_path(path: &str) -> bool {
-    path.strip_prefix(PREFIX)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    path.strip_prefix(PREFIX).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// Splits a normalised path under `/cgi-bin/`; `None` if it names no script.
@@ -65,21 +64,13 @@ pub(crate) fn target(path: &str) -> Option<Target> {
     if name.is_empty() || name.starts_with('.') {
         return None;
     }
-    Some(Target {
-        name: name.to_owned(),
-        path_info: path_info.to_owned(),
-    })
+    Some(Target { name: name.to_owned(), path_info: path_info.to_owned() })
 }
 
 impl Cgi {
     pub(crate) fn new(dir: PathBuf, docroot: PathBuf) -> Cgi {
         let path_env = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
-        Cgi {
-            dir,
-            docroot,
-            path_env,
-            slots: Semaphore::new(MAX_CONCURRENT),
-        }
+        Cgi { dir, docroot, path_env, slots: Semaphore::new(MAX_CONCURRENT) }
     }
 
     pub(crate) async fn run(&self, conn: ConnInfo, req: Request<Incoming>, target: Target) -> Resp {
@@ -95,24 +86,17 @@ impl Cgi {
         };
         // Bounded in time too: a client trickling its body must not hold a
         // CGI slot forever.
-        let body =
-            match tokio::time::timeout(TIMEOUT, Limited::new(body, MAX_REQUEST_BODY).collect())
-                .await
-            {
-                Ok(Ok(collected)) => collected.to_bytes(),
-                Ok(Err(_)) => return responses::error(StatusCode::PAYLOAD_TOO_LARGE),
-                Err(_) => return responses::error(StatusCode::REQUEST_TIMEOUT),
-            };
+        let body = match tokio::time::timeout(TIMEOUT, Limited::new(body, MAX_REQUEST_BODY).collect()).await {
+            Ok(Ok(collected)) => collected.to_bytes(),
+            Ok(Err(_)) => return responses::error(StatusCode::PAYLOAD_TOO_LARGE),
+            Err(_) => return responses::error(StatusCode::REQUEST_TIMEOUT),
+        };
         let mut cmd = Command::new(&script);
         cmd.env_clear()
             .env("PATH", &self.path_env)
             .envs(self.meta_variables(&conn, &parts, &target, body.len()))
             .current_dir(&self.dir)
-            .stdin(if body.is_empty() {
-                Stdio::null()
-            } else {
-                Stdio::piped()
-            })
+            .stdin(if body.is_empty() { Stdio::null() } else { Stdio::piped() })
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .process_group(0)
@@ -120,13 +104,11 @@ impl Cgi {
         let Ok(child) = cmd.spawn() else {
             return responses::error(StatusCode::INTERNAL_SERVER_ERROR);
         };
-        let running = Running {
-            group: KillGroup(child.id()),
-            child,
-        };
+        let running = Running { group: KillGroup(child.id()), child };
         match tokio::time::timeout(TIMEOUT, running.exchange(body)).await {
-            Ok(Some(output)) => cgi_response::parse(output)
-                .unwrap_or_else(|| responses::error(StatusCode::INTERNAL_SERVER_ERROR)),
+            Ok(Some(output)) => {
+                cgi_response::parse(output).unwrap_or_else(|| responses::error(StatusCode::INTERNAL_SERVER_ERROR))
+            }
             Ok(None) => responses::error(StatusCode::INTERNAL_SERVER_ERROR),
             Err(_) => responses::error(StatusCode::GATEWAY_TIMEOUT),
         }
@@ -142,28 +124,16 @@ impl Cgi {
         let mut env: Vec<(String, OsString)> = Vec::with_capacity(32);
         let mut set = |name: &str, value: &str| env.push((name.to_owned(), value.into()));
         set("GATEWAY_INTERFACE", "CGI/1.1");
-        set(
-            "SERVER_SOFTWARE",
-            concat!("crest-target/", env!("CARGO_PKG_VERSION")),
-        );
-        set(
-            "SERVER_NAME",
-            &conn_info::server_name(&parts.headers, conn.local),
-        );
+        set("SERVER_SOFTWARE", concat!("crest-target/", env!("CARGO_PKG_VERSION")));
+        set("SERVER_NAME", &conn_info::server_name(&parts.headers, conn.local));
         set("SERVER_ADDR", &conn.local.ip().to_string());
         set("SERVER_PORT", &conn.local.port().to_string());
         set("SERVER_PROTOCOL", conn_info::protocol(parts.version));
         set("REQUEST_METHOD", parts.method.as_str());
-        set(
-            "REQUEST_URI",
-            parts.uri.path_and_query().map_or("/", |p| p.as_str()),
-        );
+        set("REQUEST_URI", parts.uri.path_and_query().map_or("/", |p| p.as_str()));
         set("QUERY_STRING", parts.uri.query().unwrap_or(""));
         set("SCRIPT_NAME", &format!("{PREFIX}/{}", target.name));
-        set(
-            "SCRIPT_FILENAME",
-            &self.dir.join(&target.name).to_string_lossy(),
-        );
+        set("SCRIPT_FILENAME", &self.dir.join(&target.name).to_string_lossy());
         set("REMOTE_ADDR", &conn.peer.ip().to_string());
         set("REMOTE_PORT", &conn.peer.port().to_string());
         // php-cgi and friends refuse to run without it.
@@ -180,10 +150,7 @@ impl Cgi {
             set("CONTENT_LENGTH", &body_len.to_string());
         }
         if let Some(ct) = parts.headers.get(header::CONTENT_TYPE) {
-            env.push((
-                "CONTENT_TYPE".into(),
-                std::ffi::OsStr::from_bytes(ct.as_bytes()).into(),
-            ));
+            env.push(("CONTENT_TYPE".into(), std::ffi::OsStr::from_bytes(ct.as_bytes()).into()));
         }
         for name in parts.headers.keys() {
             if let Some(var) = http_variable(name.as_str()) {
@@ -206,21 +173,12 @@ impl Cgi {
 /// Apache does), and `Proxy`, whose HTTP_PROXY would hijack the script's
 /// outgoing HTTP ("httpoxy").
 fn http_variable(name: &str) -> Option<String> {
-    if matches!(
-        name,
-        "content-type" | "content-length" | "authorization" | "proxy-authorization" | "proxy"
-    ) {
+    if matches!(name, "content-type" | "content-length" | "authorization" | "proxy-authorization" | "proxy") {
         return None;
     }
     let mut var = String::with_capacity(5 + name.len());
     var.push_str("HTTP_");
-    var.extend(name.chars().map(|c| {
-        if c == '-' {
-            '_'
-        } else {
-            c.to_ascii_uppercase()
-        }
-    }));
+    var.extend(name.chars().map(|c| if c == '-' { '_' } else { c.to_ascii_uppercase() }));
     Some(var)
 }
 
@@ -297,10 +255,7 @@ mod tests {
 
     #[test]
     fn header_variables() {
-        assert_eq!(
-            http_variable("user-agent").as_deref(),
-            Some("HTTP_USER_AGENT")
-        );
+        assert_eq!(http_variable("user-agent").as_deref(), Some("HTTP_USER_AGENT"));
         assert_eq!(http_variable("proxy"), None);
         assert_eq!(http_variable("content-type"), None);
     }

@@ -54,9 +54,7 @@ pub(crate) fn parse(output: Vec<u8>) -> Option<Resp> {
         None if location => StatusCode::FOUND,
         None => StatusCode::OK,
     };
-    resp.headers_mut()
-        .entry(header::SERVER)
-        .or_insert(SERVER_NAME);
+    resp.headers_mut().entry(header::SERVER).or_insert(SERVER_NAME);
     *resp.body_mut() = Full::new(output.slice(pos..));
     Some(resp)
 }
@@ -76,13 +74,7 @@ fn parse_status(value: &HeaderValue) -> Option<StatusCode> {
 fn is_managed_by_server(name: &HeaderName) -> bool {
     matches!(
         name.as_str(),
-        "content-length"
-            | "transfer-encoding"
-            | "connection"
-            | "keep-alive"
-            | "upgrade"
-            | "te"
-            | "trailer"
+        "content-length" | "transfer-encoding" | "connection" | "keep-alive" | "upgrade" | "te" | "trailer"
     )
 }
 
@@ -92,9 +84,7 @@ mod tests {
     use http_body_util::BodyExt;
 
     fn body(resp: Resp) -> Bytes {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
         rt.block_on(resp.into_body().collect()).unwrap().to_bytes()
     }
 
@@ -114,8 +104,7 @@ mod tests {
         assert_eq!(r.status(), StatusCode::NOT_FOUND);
         let r = parse(b"Location: http://x/\n\n".to_vec()).unwrap();
         assert_eq!(r.status(), StatusCode::FOUND);
-        let r = parse(b"Content-Type: a/b\nContent-Length: 99\nConnection: close\n\nx".to_vec())
-            .unwrap();
+        let r = parse(b"Content-Type: a/b\nContent-Length: 99\nConnection: close\n\nx".to_vec()).unwrap();
         assert!(!r.headers().contains_key("content-length"));
         assert!(!r.headers().contains_key("connection"));
     }
@@ -130,11 +119,7 @@ mod tests {
             b"Status: abc\n\n",
             b"Bad Name: x\n\n",
         ] {
-            assert!(
-                parse(bad.to_vec()).is_none(),
-                "{:?}",
-                String::from_utf8_lossy(bad)
-            );
+            assert!(parse(bad.to_vec()).is_none(), "{:?}", String::from_utf8_lossy(bad));
         }
     }
 }

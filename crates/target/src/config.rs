@@ -97,11 +97,7 @@ impl ServeConfig {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
-        Ok(Resolved {
-            docroot,
-            cgi_dir,
-            threads,
-        })
+        Ok(Resolved { docroot, cgi_dir, threads })
     }
 }
 

@@ -30,19 +30,13 @@ pub(crate) fn protocol(version: Version) -> &'static str {
 /// SERVER_NAME: the host the client asked for (Host without port), falling
 /// back to the address the connection was accepted on.
 pub(crate) fn server_name(headers: &HeaderMap, local: SocketAddr) -> String {
-    let host = headers
-        .get(HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("");
+    let host = headers.get(HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
     let name = if let Some(rest) = host.strip_prefix('[') {
         rest.split(']').next().unwrap_or("")
     } else {
         host.rsplit_once(':').map_or(host, |(name, _)| name)
     };
-    let valid = !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-.:_".contains(&b));
+    let valid = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-.:_".contains(&b));
     if valid {
         name.to_owned()
     } else {
@@ -51,10 +45,7 @@ pub(crate) fn server_name(headers: &HeaderMap, local: SocketAddr) -> String {
 }
 
 pub(crate) fn header_str(headers: &HeaderMap, name: http::header::HeaderName) -> &str {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
+    headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
 }
 
 #[cfg(test)]

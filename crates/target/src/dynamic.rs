@@ -46,16 +46,10 @@ impl DynamicPage {
             ("SERVER_PORT", &conn.local.port().to_string()),
             ("HTTPS", if conn.tls { "on" } else { "off" }),
             ("HTTP_HOST", conn_info::header_str(headers, HOST)),
-            (
-                "HTTP_USER_AGENT",
-                conn_info::header_str(headers, USER_AGENT),
-            ),
+            ("HTTP_USER_AGENT", conn_info::header_str(headers, USER_AGENT)),
             ("SCRIPT_NAME", SCRIPT_NAME),
             ("PATH_INFO", ""),
-            (
-                "SERVER_SOFTWARE",
-                concat!("crest-target/", env!("CARGO_PKG_VERSION")),
-            ),
+            ("SERVER_SOFTWARE", concat!("crest-target/", env!("CARGO_PKG_VERSION"))),
         ];
         Bytes::from(page(&rows))
     }
@@ -121,10 +115,7 @@ fn pad(out: &mut String, n: usize) {
 }
 
 pub(crate) fn escape(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s
-        .bytes()
-        .any(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\''))
-    {
+    if !s.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'')) {
         return s.into();
     }
     let mut out = String::with_capacity(s.len() + 16);

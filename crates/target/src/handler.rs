@@ -51,9 +51,9 @@ impl Future for Reply {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.get_mut() {
-            Reply::Ready(resp) => Poll::Ready(Ok(resp
-                .take()
-                .unwrap_or_else(|| responses::error(StatusCode::INTERNAL_SERVER_ERROR)))),
+            Reply::Ready(resp) => {
+                Poll::Ready(Ok(resp.take().unwrap_or_else(|| responses::error(StatusCode::INTERNAL_SERVER_ERROR))))
+            }
             Reply::Later(fut) => fut.as_mut().poll(cx).map(Ok),
         }
     }
@@ -102,9 +102,7 @@ impl Handler {
                 return now(responses::error(StatusCode::NOT_FOUND));
             };
             let (site, conn) = (self.site.clone(), self.conn);
-            return Reply::Later(Box::pin(
-                async move { site.cgi.run(conn, req, target).await },
-            ));
+            return Reply::Later(Box::pin(async move { site.cgi.run(conn, req, target).await }));
         }
         let head = match *req.method() {
             Method::GET => false,
@@ -112,12 +110,7 @@ impl Handler {
             _ => return now(responses::method_not_allowed("GET, HEAD")),
         };
         match self.site.files.get(&path) {
-            Ok(file) => now(responses::ok(
-                file.body,
-                file.content_type,
-                file.content_length,
-                head,
-            )),
+            Ok(file) => now(responses::ok(file.body, file.content_type, file.content_length, head)),
             Err(status) => now(responses::error(status)),
         }
     }
@@ -139,11 +132,7 @@ fn now(resp: Resp) -> Reply {
 
 fn log(log: &Option<AccessLog>, conn: &ConnInfo, line: &str, resp: &Resp, head: bool) {
     if let Some(log) = log {
-        let bytes = if head {
-            0
-        } else {
-            resp.body().size_hint().exact().unwrap_or(0)
-        };
+        let bytes = if head { 0 } else { resp.body().size_hint().exact().unwrap_or(0) };
         log.record(conn, line, resp.status(), bytes);
     }
 }

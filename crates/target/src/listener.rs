@@ -42,8 +42,7 @@ pub(crate) struct Endpoint {
 impl Endpoint {
     pub(crate) fn bind(addr: SocketAddr, tls: Option<TlsAcceptor>) -> Result<Endpoint, ServeError> {
         let err = |e| ServeError::bind(addr, e);
-        let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
-            .map_err(err)?;
+        let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP)).map_err(err)?;
         // SO_REUSEADDR (not SO_REUSEPORT): restarts are not blocked by
         // TIME_WAIT, but a port another server listens on is still refused.
         socket.set_reuse_address(true).map_err(err)?;
@@ -52,19 +51,11 @@ impl Endpoint {
         socket.listen(BACKLOG).map_err(err)?;
         let listener: std::net::TcpListener = socket.into();
         let addr = listener.local_addr().map_err(err)?;
-        Ok(Endpoint {
-            listener,
-            addr,
-            tls,
-        })
+        Ok(Endpoint { listener, addr, tls })
     }
 
     pub(crate) fn try_clone(&self) -> io::Result<Endpoint> {
-        Ok(Endpoint {
-            listener: self.listener.try_clone()?,
-            addr: self.addr,
-            tls: self.tls.clone(),
-        })
+        Ok(Endpoint { listener: self.listener.try_clone()?, addr: self.addr, tls: self.tls.clone() })
     }
 }
 
@@ -76,10 +67,7 @@ pub(crate) fn run_worker(
     mut shutdown: watch::Receiver<bool>,
     ready: std::sync::mpsc::Sender<io::Result<()>>,
 ) {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -166,20 +154,9 @@ impl Acceptor {
     fn spawn_connection(&self, stream: TcpStream, peer: SocketAddr) {
         // Responses are written in one go; Nagle would only add latency.
         let _ = stream.set_nodelay(true);
-        let local = if self.addr.ip().is_unspecified() {
-            stream.local_addr().unwrap_or(self.addr)
-        } else {
-            self.addr
-        };
-        let conn = ConnInfo {
-            peer,
-            local,
-            tls: self.tls.is_some(),
-        };
-        let handler = Handler {
-            site: self.site.clone(),
-            conn,
-        };
+        let local = if self.addr.ip().is_unspecified() { stream.local_addr().unwrap_or(self.addr) } else { self.addr };
+        let conn = ConnInfo { peer, local, tls: self.tls.is_some() };
+        let handler = Handler { site: self.site.clone(), conn };
         let http = self.http.clone();
         let shutdown = self.shutdown.clone();
         let drain = self.drain.clone();
@@ -192,8 +169,7 @@ impl Acceptor {
             }
             Some(acceptor) => {
                 tokio::spawn(async move {
-                    let handshake =
-                        tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream));
+                    let handshake = tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream));
                     if let Ok(Ok(stream)) = handshake.await {
                         serve(stream, handler, &http, shutdown).await;
                     }
@@ -206,12 +182,8 @@ impl Acceptor {
 
 /// Serves HTTP/1.x on one connection. On shutdown, idle keep-alive
 /// connections close at once and a request in flight may finish.
-async fn serve<S>(
-    stream: S,
-    handler: Handler,
-    http: &http1::Builder,
-    mut shutdown: watch::Receiver<bool>,
-) where
+async fn serve<S>(stream: S, handler: Handler, http: &http1::Builder, mut shutdown: watch::Receiver<bool>)
+where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let conn = http.serve_connection(TokioIo::new(stream), handler);
@@ -226,8 +198,5 @@ async fn serve<S>(
 }
 
 fn is_resource_exhaustion(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
-    )
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM))
 }

@@ -30,10 +30,7 @@ const DEFAULT: &str = "application/octet-stream";
 
 pub(crate) fn content_type(path: &Path) -> HeaderValue {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    let mime = TABLE
-        .iter()
-        .find(|(known, _)| known.eq_ignore_ascii_case(ext))
-        .map_or(DEFAULT, |&(_, mime)| mime);
+    let mime = TABLE.iter().find(|(known, _)| known.eq_ignore_ascii_case(ext)).map_or(DEFAULT, |&(_, mime)| mime);
     HeaderValue::from_static(mime)
 }
 
@@ -43,10 +40,7 @@ mod tests {
 
     #[test]
     fn known_and_unknown() {
-        assert_eq!(
-            content_type(Path::new("a/index.HTML")),
-            "text/html; charset=utf-8"
-        );
+        assert_eq!(content_type(Path::new("a/index.HTML")), "text/html; charset=utf-8");
         assert_eq!(content_type(Path::new("x.bin")), "application/octet-stream");
         assert_eq!(content_type(Path::new("noext")), "application/octet-stream");
         assert_eq!(content_type(Path::new("p.png")), "image/png");

@@ -17,12 +17,7 @@ const TEXT_PLAIN: HeaderValue = HeaderValue::from_static("text/plain; charset=ut
 
 /// A successful response. For HEAD the body is left out but Content-Length
 /// still announces the size a GET would have sent.
-pub(crate) fn ok(
-    body: Bytes,
-    content_type: HeaderValue,
-    content_length: HeaderValue,
-    head: bool,
-) -> Resp {
+pub(crate) fn ok(body: Bytes, content_type: HeaderValue, content_length: HeaderValue, head: bool) -> Resp {
     let body = if head { Bytes::new() } else { body };
     let mut resp = Response::new(Full::new(body));
     let headers = resp.headers_mut();
@@ -35,11 +30,7 @@ pub(crate) fn ok(
 
 /// A short plain-text error page such as `404 Not Found`.
 pub(crate) fn error(status: StatusCode) -> Resp {
-    let text = format!(
-        "{} {}\n",
-        status.as_str(),
-        status.canonical_reason().unwrap_or("")
-    );
+    let text = format!("{} {}\n", status.as_str(), status.canonical_reason().unwrap_or(""));
     let len = HeaderValue::from(text.len());
     let mut resp = ok(Bytes::from(text), TEXT_PLAIN, len, false);
     *resp.status_mut() = status;
@@ -48,7 +39,6 @@ pub(crate) fn error(status: StatusCode) -> Resp {
 
 pub(crate) fn method_not_allowed(allow: &'static str) -> Resp {
     let mut resp = error(StatusCode::METHOD_NOT_ALLOWED);
-    resp.headers_mut()
-        .insert(ALLOW, HeaderValue::from_static(allow));
+    resp.headers_mut().insert(ALLOW, HeaderValue::from_static(allow));
     resp
 }

@@ -37,9 +37,7 @@ impl Server {
         // The certificate is only generated (and `tls_dir` only written) when
         // some listener actually speaks TLS.
         let acceptor = match config.tls || config.tls_port.is_some() {
-            true => Some(TlsAcceptor::from(tls::server_config(
-                config.tls_dir.as_deref(),
-            )?)),
+            true => Some(TlsAcceptor::from(tls::server_config(config.tls_dir.as_deref())?)),
             false => None,
         };
         let mut endpoints = vec![Endpoint::bind(
@@ -47,10 +45,7 @@ impl Server {
             if config.tls { acceptor.clone() } else { None },
         )?];
         if let Some(port) = config.tls_port {
-            endpoints.push(Endpoint::bind(
-                SocketAddr::new(config.host, port),
-                acceptor,
-            )?);
+            endpoints.push(Endpoint::bind(SocketAddr::new(config.host, port), acceptor)?);
         }
         let (log, log_writer) = match &config.access_log {
             Some(path) => access_log::open(path).map(|(log, writer)| (Some(log), Some(writer)))?,
@@ -67,20 +62,14 @@ impl Server {
         // From here on, an early return drops `server`, which stops whatever
         // was already started.
         let mut server = Server {
-            endpoints: endpoints
-                .iter()
-                .map(|ep| (ep.addr, ep.tls.is_some()))
-                .collect(),
+            endpoints: endpoints.iter().map(|ep| (ep.addr, ep.tls.is_some())).collect(),
             shutdown,
             workers: Vec::with_capacity(resolved.threads),
             log: log_writer,
         };
         let (ready_tx, ready_rx) = mpsc::channel();
         for i in 0..resolved.threads {
-            let eps = endpoints
-                .iter()
-                .map(Endpoint::try_clone)
-                .collect::<Result<Vec<_>, _>>();
+            let eps = endpoints.iter().map(Endpoint::try_clone).collect::<Result<Vec<_>, _>>();
             let eps = eps.map_err(ServeError::Threads)?;
             let (site, shutdown_rx, ready) = (site.clone(), shutdown_rx.clone(), ready_tx.clone());
             let worker = std::thread::Builder::new()
@@ -95,9 +84,7 @@ impl Server {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => return Err(ServeError::Threads(e)),
                 Err(_) => {
-                    return Err(ServeError::Threads(std::io::Error::other(
-                        "a worker thread died while starting",
-                    )))
+                    return Err(ServeError::Threads(std::io::Error::other("a worker thread died while starting")))
                 }
             }
         }

@@ -82,10 +82,7 @@ struct Stamp {
 
 impl Stamp {
     fn of(meta: &fs::Metadata) -> Stamp {
-        Stamp {
-            len: meta.len(),
-            modified: meta.modified().ok(),
-        }
+        Stamp { len: meta.len(), modified: meta.modified().ok() }
     }
 }
 
@@ -139,22 +136,14 @@ impl StaticFiles {
     fn miss(&self, url_path: &str, now: Instant) -> Result<File, StatusCode> {
         let path = self.resolve(url_path)?;
         let (body, stamp, cached) = self.load(&path)?;
-        let file = File {
-            content_type: mime::content_type(&path),
-            content_length: HeaderValue::from(body.len()),
-            body,
-        };
+        let file =
+            File { content_type: mime::content_type(&path), content_length: HeaderValue::from(body.len()), body };
         if cached {
             LOCAL.with_borrow_mut(|local| {
                 if local.slots.len() >= MAX_ENTRIES {
                     local.slots.clear();
                 }
-                let slot = Slot {
-                    file: file.clone(),
-                    path,
-                    stamp,
-                    checked: now,
-                };
+                let slot = Slot { file: file.clone(), path, stamp, checked: now };
                 local.slots.insert(url_path.into(), slot);
             });
         }
@@ -192,27 +181,15 @@ impl StaticFiles {
             }
         }
         let in_heap = stamp.len <= self.max_mem_file;
-        let body = if in_heap {
-            read_small(file, stamp.len)
-        } else {
-            map_large(&file)
-        }
-        .map_err(|_| StatusCode::INTERNAL_SERVER_ERROR)?;
+        let body = if in_heap { read_small(file, stamp.len) } else { map_large(&file) }
+            .map_err(|_| StatusCode::INTERNAL_SERVER_ERROR)?;
         let heap_bytes = if in_heap { body.len() as u64 } else { 0 };
         let mut store = self.lock();
         let replaced = store.map.get(path).map_or(0, |old| old.heap_bytes);
-        let fits = store.map.len() < MAX_ENTRIES
-            && store.heap_bytes - replaced + heap_bytes <= MAX_HEAP_BYTES;
+        let fits = store.map.len() < MAX_ENTRIES && store.heap_bytes - replaced + heap_bytes <= MAX_HEAP_BYTES;
         if fits {
             store.heap_bytes = store.heap_bytes - replaced + heap_bytes;
-            store.map.insert(
-                path.clone(),
-                Stored {
-                    body: body.clone(),
-                    stamp,
-                    heap_bytes,
-                },
-            );
+            store.map.insert(path.clone(), Stored { body: body.clone(), stamp, heap_bytes });
         }
         Ok((body, stamp, fits))
     }
@@ -220,9 +197,7 @@ impl StaticFiles {
     fn lock(&self) -> std::sync::MutexGuard<'_, Store> {
         // The store only holds plain data; a panic elsewhere cannot leave it
         // half-updated in a way that matters, so poisoning is ignored.
-        self.store
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

@@ -22,15 +22,8 @@ pub(crate) fn server_config(tls_dir: Option<&Path>) -> Result<Arc<ServerConfig>,
     let certified = rcgen::generate_simple_self_signed(NAMES.map(String::from).to_vec())
         .map_err(|e| ServeError::Tls(format!("certificate generation failed: {e}")))?;
     if let Some(dir) = tls_dir {
-        write_pem_files(
-            dir,
-            &certified.cert.pem(),
-            &certified.signing_key.serialize_pem(),
-        )
-        .map_err(|source| ServeError::TlsDir {
-            path: dir.to_owned(),
-            source,
-        })?;
+        write_pem_files(dir, &certified.cert.pem(), &certified.signing_key.serialize_pem())
+            .map_err(|source| ServeError::TlsDir { path: dir.to_owned(), source })?;
     }
     let cert = certified.cert.der().clone();
     let key = PrivateKeyDer::from(certified.signing_key);
@@ -45,8 +38,7 @@ pub(crate) fn server_config(tls_dir: Option<&Path>) -> Result<Arc<ServerConfig>,
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     // Stateless tickets let clients resume across worker threads without a
     // shared lookup; the default session cache still serves TLS 1.2 ids.
-    config.ticketer =
-        rustls::crypto::ring::Ticketer::new().map_err(|e| ServeError::Tls(e.to_string()))?;
+    config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(|e| ServeError::Tls(e.to_string()))?;
     Ok(Arc::new(config))
 }
 
@@ -56,12 +48,7 @@ fn write_pem_files(dir: &Path, cert_pem: &str, key_pem: &str) -> std::io::Result
     fs::create_dir_all(dir)?;
     fs::write(dir.join("cert.pem"), cert_pem)?;
     let key_path = dir.join("key.pem");
-    let mut key = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&key_path)?;
+    let mut key = OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&key_path)?;
     // A pre-existing file keeps its old mode on open; tighten it explicitly.
     key.set_permissions(fs::Permissions::from_mode(0o600))?;
     key.write_all(key_pem.as_bytes())

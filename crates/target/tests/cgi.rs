@@ -44,10 +44,7 @@ fn meta_variables() {
     }
     assert!(env.lines().any(|l| l.starts_with("REMOTE_PORT=")));
     assert!(env.lines().any(|l| l.starts_with("SERVER_SOFTWARE=crest")));
-    assert!(
-        !env.contains("HTTP_PROXY"),
-        "httpoxy: Proxy header must not become HTTP_PROXY"
-    );
+    assert!(!env.contains("HTTP_PROXY"), "httpoxy: Proxy header must not become HTTP_PROXY");
     assert!(!env.contains("HTTPS="));
     // The environment is cleared apart from PATH: nothing of ours leaks.
     assert!(!env.contains("CARGO"), "server environment leaked into CGI");
@@ -92,10 +89,7 @@ fn redirect_and_head() {
     let r = fx.get("/cgi-bin/redirect.sh");
     assert_eq!(r.status, 302);
     assert_eq!(r.header("location"), Some("/hello.txt"));
-    let r = request(
-        fx.addr,
-        b"HEAD /cgi-bin/echo.sh?q HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-    );
+    let r = request(fx.addr, b"HEAD /cgi-bin/echo.sh?q HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     assert_eq!(r.status, 200);
     // The body a GET would get, "q HEAD CGI/1.1\n", is counted but not sent.
     assert_eq!(r.header("content-length"), Some("15"));
@@ -108,21 +102,14 @@ fn stop_kills_running_scripts_and_their_children() {
     let client = std::thread::spawn(move || {
         // Either an error response or a closed connection; must not hang.
         let mut s = common::connect(addr);
-        std::io::Write::write_all(
-            &mut s,
-            b"GET /cgi-bin/sleepy.sh HTTP/1.1\r\nHost: x\r\n\r\n",
-        )
-        .unwrap();
+        std::io::Write::write_all(&mut s, b"GET /cgi-bin/sleepy.sh HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
         let mut buf = Vec::new();
         let _ = std::io::Read::read_to_end(&mut s, &mut buf);
     });
     let pidfile = fx.dir.path().join("cgi-bin/sleepy.pid");
     let deadline = Instant::now() + Duration::from_secs(10);
     let pid = loop {
-        if let Some(pid) = fs::read_to_string(&pidfile)
-            .ok()
-            .and_then(|s| s.trim().parse::<u32>().ok())
-        {
+        if let Some(pid) = fs::read_to_string(&pidfile).ok().and_then(|s| s.trim().parse::<u32>().ok()) {
             break pid;
         }
         assert!(Instant::now() < deadline, "CGI script never started");
@@ -130,18 +117,11 @@ fn stop_kills_running_scripts_and_their_children() {
     };
     let started = Instant::now();
     fx.server.take().unwrap().stop();
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "stop took {:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_secs(2), "stop took {:?}", started.elapsed());
     client.join().unwrap();
     let deadline = Instant::now() + Duration::from_secs(3);
     while alive(pid) {
-        assert!(
-            Instant::now() < deadline,
-            "grandchild {pid} outlived the server"
-        );
+        assert!(Instant::now() < deadline, "grandchild {pid} outlived the server");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -149,10 +129,7 @@ fn stop_kills_running_scripts_and_their_children() {
 /// Running or sleeping; a zombie (killed, awaiting its reaper) counts as gone.
 fn alive(pid: u32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with(['Z', 'X'])),
+        Ok(stat) => !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with(['Z', 'X'])),
         Err(_) => false,
     }
 }

@@ -16,10 +16,7 @@ fn get_small_file() {
     let r = fx.get("/hello.txt?ignored=1");
     assert_eq!(r.status, 200);
     assert_eq!(r.body, HELLO.as_bytes());
-    assert_eq!(
-        r.header("content-length"),
-        Some(HELLO.len().to_string().as_str())
-    );
+    assert_eq!(r.header("content-length"), Some(HELLO.len().to_string().as_str()));
     assert_eq!(r.header("content-type"), Some("text/plain; charset=utf-8"));
     assert_eq!(r.header("server"), Some("crest"));
 }
@@ -30,17 +27,11 @@ fn head_sends_no_body() {
     // Keep-alive HEAD followed by GET: a stray HEAD body would corrupt the
     // second response.
     let mut s = connect(fx.addr);
-    s.write_all(
-        b"HEAD /hello.txt HTTP/1.1\r\nHost: x\r\n\r\nGET /hello.txt HTTP/1.1\r\nHost: x\r\n\r\n",
-    )
-    .unwrap();
+    s.write_all(b"HEAD /hello.txt HTTP/1.1\r\nHost: x\r\n\r\nGET /hello.txt HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
     let mut reader = BufReader::new(s);
     let head = read_reply(&mut reader, true);
     assert_eq!(head.status, 200);
-    assert_eq!(
-        head.header("content-length"),
-        Some(HELLO.len().to_string().as_str())
-    );
+    assert_eq!(head.header("content-length"), Some(HELLO.len().to_string().as_str()));
     let get = read_reply(&mut reader, false);
     assert_eq!(get.body, HELLO.as_bytes());
 }
@@ -50,10 +41,7 @@ fn directories_and_missing_files() {
     let fx = Fixture::start();
     assert_eq!(fx.get("/").text(), "<h1>root index</h1>\n");
     assert_eq!(fx.get("/sub/").text(), "<h1>sub index</h1>\n");
-    assert_eq!(
-        fx.get("/sub").header("content-type"),
-        Some("text/html; charset=utf-8")
-    );
+    assert_eq!(fx.get("/sub").header("content-type"), Some("text/html; charset=utf-8"));
     assert_eq!(fx.get("/empty/").status, 404);
     assert_eq!(fx.get("/nope.txt").status, 404);
     assert_eq!(fx.get("/hello.txt/").status, 404);
@@ -62,19 +50,11 @@ fn directories_and_missing_files() {
 #[test]
 fn traversal_is_rejected() {
     let fx = Fixture::start();
-    for target in [
-        "/../etc/passwd",
-        "/%2e%2e/x",
-        "/sub/../../etc/passwd",
-        "/%2E%2E%2Fetc%2Fpasswd",
-        "/sub/..%2f..%2fetc/passwd",
-    ] {
+    for target in
+        ["/../etc/passwd", "/%2e%2e/x", "/sub/../../etc/passwd", "/%2E%2E%2Fetc%2Fpasswd", "/sub/..%2f..%2fetc/passwd"]
+    {
         let r = fx.get(target);
-        assert!(
-            matches!(r.status, 400 | 403 | 404),
-            "{target} -> {}",
-            r.status
-        );
+        assert!(matches!(r.status, 400 | 403 | 404), "{target} -> {}", r.status);
         assert!(!r.text().contains("root:"), "{target} leaked");
     }
     // CGI sources must not be readable as static files, however spelled.
@@ -85,10 +65,7 @@ fn traversal_is_rejected() {
 #[test]
 fn other_methods_get_405() {
     let fx = Fixture::start();
-    let r = request(
-        fx.addr,
-        b"DELETE /hello.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-    );
+    let r = request(fx.addr, b"DELETE /hello.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     assert_eq!(r.status, 405);
     assert_eq!(r.header("allow"), Some("GET, HEAD"));
 }
@@ -102,10 +79,7 @@ fn http10_without_keep_alive_closes() {
     let r = read_reply(&mut reader, false);
     assert_eq!((r.status, r.body.as_slice()), (200, HELLO.as_bytes()));
     assert!(r.version.starts_with("HTTP/1."));
-    assert!(
-        closes(&mut reader),
-        "server kept an HTTP/1.0 connection open"
-    );
+    assert!(closes(&mut reader), "server kept an HTTP/1.0 connection open");
 }
 
 #[test]
@@ -113,17 +87,11 @@ fn http11_keep_alive_serves_several_requests() {
     let fx = Fixture::start();
     let mut reader = BufReader::new(connect(fx.addr));
     for _ in 0..3 {
-        reader
-            .get_mut()
-            .write_all(b"GET /hello.txt HTTP/1.1\r\nHost: x\r\n\r\n")
-            .unwrap();
+        reader.get_mut().write_all(b"GET /hello.txt HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
         let r = read_reply(&mut reader, false);
         assert_eq!((r.status, r.body.as_slice()), (200, HELLO.as_bytes()));
     }
-    reader
-        .get_mut()
-        .write_all(b"GET /hello.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .unwrap();
+    reader.get_mut().write_all(b"GET /hello.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
     assert_eq!(read_reply(&mut reader, false).status, 200);
     assert!(closes(&mut reader));
 }
@@ -131,20 +99,13 @@ fn http11_keep_alive_serves_several_requests() {
 #[test]
 fn malformed_request_gets_400_or_close() {
     let fx = Fixture::start();
-    for raw in [
-        &b"GARBAGE\r\n\r\n"[..],
-        b"GET / HTTP/9.9\r\n\r\n",
-        b"GET /\x01 HTTP/1.1\r\nHost: x\r\n\r\n",
-    ] {
+    for raw in [&b"GARBAGE\r\n\r\n"[..], b"GET / HTTP/9.9\r\n\r\n", b"GET /\x01 HTTP/1.1\r\nHost: x\r\n\r\n"] {
         let mut s = connect(fx.addr);
         s.write_all(raw).unwrap();
         let mut reader = BufReader::new(s);
         let mut first = String::new();
         let _ = std::io::BufRead::read_line(&mut reader, &mut first);
-        assert!(
-            first.is_empty() || first.contains(" 400 ") || first.contains(" 505 "),
-            "{raw:?} -> {first:?}"
-        );
+        assert!(first.is_empty() || first.contains(" 400 ") || first.contains(" 505 "), "{raw:?} -> {first:?}");
     }
     // The server is still healthy afterwards.
     assert_eq!(fx.get("/hello.txt").status, 200);
@@ -153,9 +114,7 @@ fn malformed_request_gets_400_or_close() {
 #[test]
 fn large_file_is_served_intact() {
     let fx = Fixture::start();
-    let data: Vec<u8> = (0..3 * 1024 * 1024u32)
-        .map(|i| (i * 7 % 251) as u8)
-        .collect();
+    let data: Vec<u8> = (0..3 * 1024 * 1024u32).map(|i| (i * 7 % 251) as u8).collect();
     fs::write(fx.dir.path().join("big.bin"), &data).unwrap();
     for _ in 0..2 {
         let r = fx.get("/big.bin");
@@ -200,10 +159,7 @@ fn dyn_env_is_exactly_1024_bytes_and_escaped() {
     assert!(page.contains("<td>GET</td>") && page.contains("<td>HTTP/1.1</td>"));
     // A raw '<' in the request target is not a valid URI: hyper refuses it,
     // so it can never be reflected either.
-    let r = request(
-        fx.addr,
-        b"GET /dyn/env?<script> HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-    );
+    let r = request(fx.addr, b"GET /dyn/env?<script> HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     assert!(r.status == 400 || (r.body.len() == 1024 && !r.text().contains("<script>")));
     // A huge header is truncated, never overflowing the page.
     let big = format!(
@@ -227,11 +183,7 @@ fn access_log_records_requests() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
     assert!(lines[0].starts_with("127.0.0.1 - - ["));
-    assert!(
-        lines[0].ends_with(&format!("\"GET /hello.txt HTTP/1.1\" 200 {}", HELLO.len())),
-        "{}",
-        lines[0]
-    );
+    assert!(lines[0].ends_with(&format!("\"GET /hello.txt HTTP/1.1\" 200 {}", HELLO.len())), "{}", lines[0]);
     assert!(lines[1].contains("\"GET /missing HTTP/1.1\" 404 "));
 }
 
@@ -239,46 +191,27 @@ fn access_log_records_requests() {
 fn stop_is_prompt_with_idle_keep_alive_connection() {
     let mut fx = Fixture::start();
     let mut reader = BufReader::new(connect(fx.addr));
-    reader
-        .get_mut()
-        .write_all(b"GET /hello.txt HTTP/1.1\r\nHost: x\r\n\r\n")
-        .unwrap();
+    reader.get_mut().write_all(b"GET /hello.txt HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
     assert_eq!(read_reply(&mut reader, false).status, 200);
     // Also a connection that sent half a request head.
     let mut half = connect(fx.addr);
     half.write_all(b"GET /hello.txt HTTP/1.1\r\nHo").unwrap();
     let started = Instant::now();
     fx.server.take().unwrap().stop();
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "stop took {:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_secs(2), "stop took {:?}", started.elapsed());
     assert!(closes(&mut reader), "keep-alive connection left open");
-    assert!(
-        std::net::TcpStream::connect(fx.addr).is_err(),
-        "still accepting after stop"
-    );
+    assert!(std::net::TcpStream::connect(fx.addr).is_err(), "still accepting after stop");
 }
 
 #[test]
 fn start_errors_are_clear() {
-    let missing = ServeConfig {
-        docroot: "/definitely/not/here".into(),
-        ..ServeConfig::default()
-    };
-    let err = Server::start(missing)
-        .err()
-        .expect("missing docroot must fail");
+    let missing = ServeConfig { docroot: "/definitely/not/here".into(), ..ServeConfig::default() };
+    let err = Server::start(missing).err().expect("missing docroot must fail");
     assert!(matches!(err, ServeError::DocrootMissing(_)));
     assert!(err.to_string().contains("--docroot"), "{err}");
 
     let fx = Fixture::start();
-    let taken = ServeConfig {
-        docroot: fx.dir.path().to_owned(),
-        port: fx.addr.port(),
-        ..ServeConfig::default()
-    };
+    let taken = ServeConfig { docroot: fx.dir.path().to_owned(), port: fx.addr.port(), ..ServeConfig::default() };
     let err = Server::start(taken).err().expect("port in use must fail");
     assert!(matches!(err, ServeError::AddrInUse { .. }), "{err:?}");
     assert!(!err.to_string().contains('\n'));
@@ -287,10 +220,7 @@ fn start_errors_are_clear() {
 #[test]
 fn config_deserializes_with_defaults() {
     let c: ServeConfig = serde_json::from_str(r#"{"docroot": "/srv", "port": 8080}"#).unwrap();
-    assert_eq!(
-        (c.port, c.threads, c.tls, c.memory_cache_max_file_bytes),
-        (8080, 0, false, 256 * 1024)
-    );
+    assert_eq!((c.port, c.threads, c.tls, c.memory_cache_max_file_bytes), (8080, 0, false, 256 * 1024));
     assert_eq!(c.host.to_string(), "127.0.0.1");
     assert!(serde_json::from_str::<ServeConfig>(r#"{"docroot": "/srv", "bogus": 1}"#).is_err());
 }
@@ -305,11 +235,6 @@ fn urls_and_threads() {
         .filter_map(|t| fs::read_to_string(t.ok()?.path().join("comm")).ok())
         .collect();
     for i in 0..3 {
-        assert!(
-            names
-                .iter()
-                .any(|n| n.trim() == format!("crest-target-{i}")),
-            "{names:?}"
-        );
+        assert!(names.iter().any(|n| n.trim() == format!("crest-target-{i}")), "{names:?}");
     }
 }

@@ -68,18 +68,13 @@ fn tls_get(addr: SocketAddr, config: &Arc<ClientConfig>) -> (Vec<u8>, Option<Vec
     let name = ServerName::try_from("localhost").unwrap();
     let conn = ClientConnection::new(config.clone(), name).unwrap();
     let mut tls = StreamOwned::new(conn, connect(addr));
-    tls.write_all(b"GET /hello.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        .unwrap();
+    tls.write_all(b"GET /hello.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
     let mut reader = BufReader::new(tls);
     let reply = read_reply(&mut reader, false);
     assert_eq!(reply.status, 200);
     let conn = &reader.get_ref().conn;
     let resumed = matches!(conn.handshake_kind(), Some(rustls::HandshakeKind::Resumed));
-    (
-        reply.body,
-        conn.alpn_protocol().map(<[u8]>::to_vec),
-        resumed,
-    )
+    (reply.body, conn.alpn_protocol().map(<[u8]>::to_vec), resumed)
 }
 
 #[test]
@@ -107,10 +102,7 @@ fn plain_and_tls_side_by_side_with_pem_files() {
     let addrs = server.local_addrs();
     assert_eq!(addrs.len(), 2);
     let urls = server.urls();
-    assert!(
-        urls[0].starts_with("http://") && urls[1].starts_with("https://"),
-        "{urls:?}"
-    );
+    assert!(urls[0].starts_with("http://") && urls[1].starts_with("https://"), "{urls:?}");
     assert_eq!(fx.get("/hello.txt").body, HELLO.as_bytes());
     let (body, _, _) = tls_get(addrs[1], &client_config());
     assert_eq!(body, HELLO.as_bytes());
@@ -127,8 +119,7 @@ fn dyn_env_reports_https() {
     let name = ServerName::try_from("localhost").unwrap();
     let conn = ClientConnection::new(client_config(), name).unwrap();
     let mut tls = StreamOwned::new(conn, connect(fx.addr));
-    tls.write_all(b"GET /dyn/env HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        .unwrap();
+    tls.write_all(b"GET /dyn/env HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
     let reply = read_reply(&mut BufReader::new(tls), false);
     assert_eq!(reply.body.len(), 1024);
     assert!(reply.text().contains("<th>HTTPS</th><td>on</td>"));

@@ -10,11 +10,11 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias, Union
+from typing import TypeAlias
 
 from crest.errors import ConfigError
 
-Value: TypeAlias = Union[int, float, str]
+Value: TypeAlias = int | float | str
 
 
 @dataclass
@@ -27,7 +27,7 @@ class CsvTable:
     lines: list[int]
 
     def where(self, row: int) -> str:
-        """"FILE:LINE" of a row, for error messages."""
+        """ "FILE:LINE" of a row, for error messages."""
         return f"{self.path}:{self.lines[row]}"
 
 

@@ -89,7 +89,9 @@ def design(
     for name in names:
         values = tuple(factors[name])
         if len(values) != 2 or values[0] == values[1]:
-            raise ConfigError(f"factor {name!r} has levels {list(values)!r}: give exactly two different levels, low and high")
+            raise ConfigError(
+                f"factor {name!r} has levels {list(values)!r}: give exactly two different levels, low and high"
+            )
         levels[name] = (values[0], values[1])
     if isinstance(replications, bool) or not isinstance(replications, int) or replications < 1:
         raise ConfigError(f"invalid replications {replications!r}: give a whole number of at least 1")
@@ -111,7 +113,9 @@ def parse_generators(texts: Sequence[str], factor_names: Sequence[str]) -> list[
     generated = [g.name for g in gens]
     for gen, text in zip(gens, texts):
         if generated.count(gen.name) > 1:
-            raise ConfigError(f"invalid generator {text!r}: {gen.name} is generated twice; give each factor one generator")
+            raise ConfigError(
+                f"invalid generator {text!r}: {gen.name} is generated twice; give each factor one generator"
+            )
         bad = [f for f in gen.of if f in generated]
         if bad:
             raise ConfigError(
@@ -144,7 +148,9 @@ def alias_structure(factor_names: Sequence[str], generators: Sequence[str]) -> d
     words = _defining_words(names, gens)
     return {
         _name(shown, names): [_name(a, names) for a in others]
-        for shown, others in (_alias_class(frozenset(base[j] for j in term), words, names) for term in _terms(len(base)))
+        for shown, others in (
+            _alias_class(frozenset(base[j] for j in term), words, names) for term in _terms(len(base))
+        )
     }
 
 

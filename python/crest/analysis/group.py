@@ -44,7 +44,7 @@ def configurations(details: Sequence[RunDetail]) -> list[Configuration]:
 
 
 def factor_label(factors: dict[str, Any], names: Sequence[str]) -> str:
-    """"k=v k2=v2" over the given factor names, in that order."""
+    """ "k=v k2=v2" over the given factor names, in that order."""
     return " ".join(f"{name}={_value(factors.get(name, _MISSING))}" for name in names)
 
 

@@ -11,7 +11,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-
 from crest.errors import ConfigError
 
 CONFIDENCE = 0.95  # the level of every interval crest reports unless asked otherwise

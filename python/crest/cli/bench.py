@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -24,26 +24,120 @@ DEFAULT_DURATION = "10s"
 
 
 def bench_command(
-    url: Annotated[str, typer.Argument(metavar="URL", help="Target URL: http://host[:port]/path or https://...", show_default=False)],
-    connections: Annotated[str, typer.Option("-c", "--connections", metavar="N", help="Connections kept open (10k style suffixes ok).")] = "10",
-    threads: Annotated[Optional[str], typer.Option("-t", "--threads", metavar="N", help="Engine threads [default: one per CPU, at most -c].", show_default=False)] = None,
-    duration: Annotated[Optional[str], typer.Option("-d", "--duration", metavar="DURATION", help="Test length, e.g. 10s, 500ms, 1m [default: 10s unless -n].", show_default=False)] = None,
-    requests: Annotated[Optional[str], typer.Option("-n", "--requests", metavar="N", help="Stop after this many requests, e.g. 1000 or 10k.", show_default=False)] = None,
-    rate: Annotated[Optional[str], typer.Option("--rate", metavar="REQ_PER_S", help="Open loop: total requests/s, latency from intended send time.", show_default=False)] = None,
+    url: Annotated[
+        str,
+        typer.Argument(metavar="URL", help="Target URL: http://host[:port]/path or https://...", show_default=False),
+    ],
+    connections: Annotated[
+        str, typer.Option("-c", "--connections", metavar="N", help="Connections kept open (10k style suffixes ok).")
+    ] = "10",
+    threads: Annotated[
+        str | None,
+        typer.Option(
+            "-t",
+            "--threads",
+            metavar="N",
+            help="Engine threads [default: one per CPU, at most -c].",
+            show_default=False,
+        ),
+    ] = None,
+    duration: Annotated[
+        str | None,
+        typer.Option(
+            "-d",
+            "--duration",
+            metavar="DURATION",
+            help="Test length, e.g. 10s, 500ms, 1m [default: 10s unless -n].",
+            show_default=False,
+        ),
+    ] = None,
+    requests: Annotated[
+        str | None,
+        typer.Option(
+            "-n", "--requests", metavar="N", help="Stop after this many requests, e.g. 1000 or 10k.", show_default=False
+        ),
+    ] = None,
+    rate: Annotated[
+        str | None,
+        typer.Option(
+            "--rate",
+            metavar="REQ_PER_S",
+            help="Open loop: total requests/s, latency from intended send time.",
+            show_default=False,
+        ),
+    ] = None,
     http: Annotated[str, typer.Option("--http", metavar="1.0|1.1", help="HTTP version: 1.0 or 1.1.")] = "1.1",
-    keepalive: Annotated[Optional[bool], typer.Option("--keepalive/--no-keepalive", help="Reuse connections [default: on for 1.1, off for 1.0].", show_default=False)] = None,
-    header: Annotated[Optional[list[str]], typer.Option("-H", "--header", metavar="'NAME: VALUE'", help="Extra header 'Name: value' (repeatable).", show_default=False)] = None,
-    method: Annotated[Optional[str], typer.Option("-m", "--method", metavar="METHOD", help="Request method [default: GET, or POST with --body].", show_default=False)] = None,
-    body: Annotated[Optional[str], typer.Option("--body", metavar="TEXT", help="Request body (text).", show_default=False)] = None,
-    timeout: Annotated[str, typer.Option("--timeout", metavar="DURATION", help="Per-request timeout including connect.")] = "10s",
-    think_time: Annotated[str, typer.Option("--think-time", metavar="DURATION", help="Closed loop: pause between a response and the next request.")] = "0s",
-    pipeline: Annotated[str, typer.Option("--pipeline", metavar="N", help="Requests in flight per connection (HTTP/1.1 keep-alive only).")] = "1",
-    recv_buffer: Annotated[Optional[str], typer.Option("--recv-buffer", metavar="BYTES", help="Socket receive buffer in bytes, e.g. 4096.", show_default=False)] = None,
-    insecure: Annotated[bool, typer.Option("--insecure", help="Do not verify the TLS certificate (self-signed targets).")] = False,
-    tls_resumption: Annotated[bool, typer.Option("--tls-resumption/--no-tls-resumption", help="Resume TLS sessions on new connections.")] = True,
-    source_addrs: Annotated[Optional[str], typer.Option("--source-addrs", metavar="ADDRS", help="Bind outgoing connections round-robin, e.g. 127.0.0.2-127.0.0.20 or a comma list.", show_default=False)] = None,
-    allow_non_loopback_sources: Annotated[bool, typer.Option("--allow-non-loopback-sources", help="Allow --source-addrs outside 127.0.0.0/8 and ::1.")] = False,
-    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON report object to stdout and nothing else.")] = False,
+    keepalive: Annotated[
+        bool | None,
+        typer.Option(
+            "--keepalive/--no-keepalive",
+            help="Reuse connections [default: on for 1.1, off for 1.0].",
+            show_default=False,
+        ),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-H",
+            "--header",
+            metavar="'NAME: VALUE'",
+            help="Extra header 'Name: value' (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    method: Annotated[
+        str | None,
+        typer.Option(
+            "-m",
+            "--method",
+            metavar="METHOD",
+            help="Request method [default: GET, or POST with --body].",
+            show_default=False,
+        ),
+    ] = None,
+    body: Annotated[
+        str | None, typer.Option("--body", metavar="TEXT", help="Request body (text).", show_default=False)
+    ] = None,
+    timeout: Annotated[
+        str, typer.Option("--timeout", metavar="DURATION", help="Per-request timeout including connect.")
+    ] = "10s",
+    think_time: Annotated[
+        str,
+        typer.Option(
+            "--think-time", metavar="DURATION", help="Closed loop: pause between a response and the next request."
+        ),
+    ] = "0s",
+    pipeline: Annotated[
+        str,
+        typer.Option("--pipeline", metavar="N", help="Requests in flight per connection (HTTP/1.1 keep-alive only)."),
+    ] = "1",
+    recv_buffer: Annotated[
+        str | None,
+        typer.Option(
+            "--recv-buffer", metavar="BYTES", help="Socket receive buffer in bytes, e.g. 4096.", show_default=False
+        ),
+    ] = None,
+    insecure: Annotated[
+        bool, typer.Option("--insecure", help="Do not verify the TLS certificate (self-signed targets).")
+    ] = False,
+    tls_resumption: Annotated[
+        bool, typer.Option("--tls-resumption/--no-tls-resumption", help="Resume TLS sessions on new connections.")
+    ] = True,
+    source_addrs: Annotated[
+        str | None,
+        typer.Option(
+            "--source-addrs",
+            metavar="ADDRS",
+            help="Bind outgoing connections round-robin, e.g. 127.0.0.2-127.0.0.20 or a comma list.",
+            show_default=False,
+        ),
+    ] = None,
+    allow_non_loopback_sources: Annotated[
+        bool, typer.Option("--allow-non-loopback-sources", help="Allow --source-addrs outside 127.0.0.0/8 and ::1.")
+    ] = False,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON report object to stdout and nothing else.")
+    ] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No live progress line and no warnings.")] = False,
 ) -> int:
     """Load-test a URL, like wrk or ab.

@@ -38,13 +38,19 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def doe_command(
     design: Annotated[
         Path | None,
-        typer.Argument(metavar="DESIGN", help="A design file (TOML) to run, then analyse; see docs/analysis.md.", show_default=False),
+        typer.Argument(
+            metavar="DESIGN",
+            help="A design file (TOML) to run, then analyse; see docs/analysis.md.",
+            show_default=False,
+        ),
     ] = None,
     db: Annotated[Path, typer.Option("--db", help="Results store (SQLite) for the design's runs.")] = DEFAULT_PATH,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No live progress.")] = False,
     analyze_path: Annotated[
         Path | None,
-        typer.Option("--analyze", metavar="DATA.csv", help="Analyse measured data: one row per experiment, a column per factor."),
+        typer.Option(
+            "--analyze", metavar="DATA.csv", help="Analyse measured data: one row per experiment, a column per factor."
+        ),
     ] = None,
     response: Annotated[
         str | None, typer.Option("--response", metavar="COLUMN", help="The measured column, e.g. rps.")

@@ -8,7 +8,7 @@ damaged, because that is a finding about the tree, not bad input.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -35,10 +35,28 @@ app = typer.Typer(
 @app.command("generate", no_args_is_help=True)
 def generate_command(
     name: Annotated[str, typer.Argument(metavar="NAME", help="Fileset: " + ", ".join(NAMES) + ".", show_default=False)],
-    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Directory to write (created if missing).", show_default=False)],
-    connections: Annotated[Optional[str], typer.Option("--connections", metavar="N", help="specweb99 only: simultaneous connections to size the tree for (25 + 40·N/61 directories) [default: 1].", show_default=False)] = None,
-    seed: Annotated[int, typer.Option("--seed", metavar="S", help="Recorded in the manifest; no current fileset is random.", min=0)] = 0,
-    full_check: Annotated[bool, typer.Option("--full-check", help="Compare existing files byte for byte (slower) and rewrite any that differ; default checks size and header line.")] = False,
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="Directory to write (created if missing).", show_default=False)
+    ],
+    connections: Annotated[
+        str | None,
+        typer.Option(
+            "--connections",
+            metavar="N",
+            help="specweb99 only: simultaneous connections to size the tree for (25 + 40·N/61 directories) [default: 1].",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="S", help="Recorded in the manifest; no current fileset is random.", min=0)
+    ] = 0,
+    full_check: Annotated[
+        bool,
+        typer.Option(
+            "--full-check",
+            help="Compare existing files byte for byte (slower) and rewrite any that differ; default checks size and header line.",
+        ),
+    ] = False,
 ) -> int:
     """Write fileset NAME and its manifest into DIR; files already correct are left untouched."""
     check_name(name)  # before parsing --connections, so a wrong name is the error reported
@@ -58,7 +76,9 @@ def generate_command(
 
 @app.command("verify", no_args_is_help=True)
 def verify_command(
-    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Directory holding a generated fileset.", show_default=False)],
+    directory: Annotated[
+        Path, typer.Argument(metavar="DIR", help="Directory holding a generated fileset.", show_default=False)
+    ],
 ) -> int:
     """Check every file DIR's manifest lists, byte for byte; exit 1 if any is missing or changed."""
     manifest = load_manifest(directory)

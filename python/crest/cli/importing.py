@@ -17,14 +17,15 @@ from crest.analysis.published import load_published_runs, parse_factors, store_p
 from crest.cli import EXIT_OK
 from crest.store import DEFAULT_PATH, Store
 
-
 FileArgument = Annotated[
     Path,
     typer.Argument(metavar="FILE.csv", help="A table of published results (see docs/analysis.md).", show_default=False),
 ]
 NameOption = Annotated[
     str,
-    typer.Option("--name", help="The dataset's name, e.g. mindcraft-1999: it selects all its runs later.", show_default=False),
+    typer.Option(
+        "--name", help="The dataset's name, e.g. mindcraft-1999: it selects all its runs later.", show_default=False
+    ),
 ]
 FactorOption = Annotated[
     list[str] | None,
@@ -32,7 +33,9 @@ FactorOption = Annotated[
 ]
 LoadAxisOption = Annotated[
     str | None,
-    typer.Option("--load-axis", metavar="clients|threads", help="What the table's load counts (default: its load column)."),
+    typer.Option(
+        "--load-axis", metavar="clients|threads", help="What the table's load counts (default: its load column)."
+    ),
 ]
 DbOption = Annotated[Path, typer.Option("--db", metavar="PATH", help="The results database to store into.")]
 

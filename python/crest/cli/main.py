@@ -19,9 +19,7 @@ from crest.errors import ConfigError, EngineError, TargetError
 
 # typer now vendors click; find click's base exception through a public class so
 # this works with the vendored copy and with plain click alike.
-_ClickException: type[Exception] = next(
-    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
-)
+_ClickException: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 app = typer.Typer(
     name="crest",

@@ -37,18 +37,30 @@ NamesArgument = Annotated[
 DbOption = Annotated[Path, typer.Option("--db", metavar="PATH", help="The results database to read.")]
 OutputOption = Annotated[
     Path | None,
-    typer.Option("-o", "--output", metavar="FILE", help="Where to write (default: crest-results/reports/NAME.html beside the db)."),
+    typer.Option(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="Where to write (default: crest-results/reports/NAME.html beside the db).",
+    ),
 ]
 FormatOption = Annotated[
     str | None,
-    typer.Option("--format", metavar="html|md|csv|json", help="Report format (default: from the -o suffix, else html)."),
+    typer.Option(
+        "--format", metavar="html|md|csv|json", help="Report format (default: from the -o suffix, else html)."
+    ),
 ]
 AxisOption = Annotated[
     str | None,
-    typer.Option("--load-axis", metavar="clients|threads|connections|size",
-                 help="What the x of a point counts (default: size for content-length sweeps, else clients)."),
+    typer.Option(
+        "--load-axis",
+        metavar="clients|threads|connections|size",
+        help="What the x of a point counts (default: size for content-length sweeps, else clients).",
+    ),
 ]
-TitleOption = Annotated[str | None, typer.Option("--title", help="The report's title (default: suite and configurations).")]
+TitleOption = Annotated[
+    str | None, typer.Option("--title", help="The report's title (default: suite and configurations).")
+]
 
 
 def report_command(
@@ -80,7 +92,11 @@ def compare_command(
 
 
 def _build_and_write(
-    db: Path, names: list[str], output: Path | None, output_format: str | None, load_axis: str | None,
+    db: Path,
+    names: list[str],
+    output: Path | None,
+    output_format: str | None,
+    load_axis: str | None,
     title: str | None,
 ) -> tuple[dict[str, Any], Path]:
     """The report of the named runs, written where asked (or beside the db); the document and its path."""

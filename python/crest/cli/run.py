@@ -17,9 +17,9 @@ import typer
 from rich.console import Console
 
 from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
+from crest.cli.runs import show_command
 from crest.errors import ConfigError, TargetError
 from crest.runner import Event, RunInterrupted, RunRequest, SuiteRunner
-from crest.cli.runs import show_command
 from crest.servers.registry import EXTERNAL
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, load_group, load_suite
@@ -27,20 +27,55 @@ from crest.units import format_bytes, format_latency_us, parse_count, parse_dura
 
 
 def run_command(
-    suite: Annotated[str | None, typer.Argument(help="A built-in suite (see `crest suites`) or a suite .toml file.")] = None,
-    target: Annotated[str | None, typer.Option("--target", help="Base URL of a target crest does not start, e.g. http://127.0.0.1:8080")] = None,
-    server: Annotated[str | None, typer.Option("--server", help="Targets crest starts, comma-separated, e.g. nginx,apache-event (see `crest servers`).")] = None,
-    cpus: Annotated[str | None, typer.Option("--cpus", help="Cores to pin the target to, comma-separated values (e.g. 1,2); the engine gets the rest.")] = None,
-    memory: Annotated[str | None, typer.Option("--memory", help="Memory limits for the target (cgroup), comma-separated, e.g. 256M,1G.")] = None,
-    server_opt: Annotated[list[str] | None, typer.Option("--server-opt", help="KEY=VALUE setting of the server (repeatable), e.g. MaxRequestWorkers=400.")] = None,
-    access_log: Annotated[bool, typer.Option("--access-log", help="The started target logs every request; each mix stores the count.")] = False,
-    tls_target: Annotated[str | None, typer.Option("--tls-target", help="Base https URL for the suite's TLS classes.")] = None,
-    profile: Annotated[str, typer.Option("--profile", help="Durations: quick (seconds per mix), standard (60 s), full (the seed's).")] = "full",
-    repeat: Annotated[int | None, typer.Option("--repeat", min=1, help="Trials of the whole suite (default: the suite's).")] = None,
-    fileset: Annotated[Path | None, typer.Option("--fileset", help="A tree made by `crest fileset generate`: use its manifest.")] = None,
+    suite: Annotated[
+        str | None, typer.Argument(help="A built-in suite (see `crest suites`) or a suite .toml file.")
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", help="Base URL of a target crest does not start, e.g. http://127.0.0.1:8080"),
+    ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            "--server", help="Targets crest starts, comma-separated, e.g. nginx,apache-event (see `crest servers`)."
+        ),
+    ] = None,
+    cpus: Annotated[
+        str | None,
+        typer.Option(
+            "--cpus", help="Cores to pin the target to, comma-separated values (e.g. 1,2); the engine gets the rest."
+        ),
+    ] = None,
+    memory: Annotated[
+        str | None,
+        typer.Option("--memory", help="Memory limits for the target (cgroup), comma-separated, e.g. 256M,1G."),
+    ] = None,
+    server_opt: Annotated[
+        list[str] | None,
+        typer.Option("--server-opt", help="KEY=VALUE setting of the server (repeatable), e.g. MaxRequestWorkers=400."),
+    ] = None,
+    access_log: Annotated[
+        bool, typer.Option("--access-log", help="The started target logs every request; each mix stores the count.")
+    ] = False,
+    tls_target: Annotated[
+        str | None, typer.Option("--tls-target", help="Base https URL for the suite's TLS classes.")
+    ] = None,
+    profile: Annotated[
+        str, typer.Option("--profile", help="Durations: quick (seconds per mix), standard (60 s), full (the seed's).")
+    ] = "full",
+    repeat: Annotated[
+        int | None, typer.Option("--repeat", min=1, help="Trials of the whole suite (default: the suite's).")
+    ] = None,
+    fileset: Annotated[
+        Path | None, typer.Option("--fileset", help="A tree made by `crest fileset generate`: use its manifest.")
+    ] = None,
     db: Annotated[Path, typer.Option("--db", help="Results store (SQLite).")] = DEFAULT_PATH,
-    resume: Annotated[str | None, typer.Option("--resume", help="Continue an interrupted run with its next mix.")] = None,
-    insecure: Annotated[bool, typer.Option("--insecure", help="Accept any TLS certificate (self-signed targets).")] = False,
+    resume: Annotated[
+        str | None, typer.Option("--resume", help="Continue an interrupted run with its next mix.")
+    ] = None,
+    insecure: Annotated[
+        bool, typer.Option("--insecure", help="Accept any TLS certificate (self-signed targets).")
+    ] = False,
     timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout, e.g. 10s.")] = "10s",
     seed: Annotated[int, typer.Option("--seed", help="Seed for request selection and client delays.")] = 0,
     validate_content: Annotated[
@@ -53,7 +88,9 @@ def run_command(
     try:
         if resume is not None:
             if suite or target:
-                raise ConfigError("--resume continues a stored run with its own suite and target: drop SUITE and --target")
+                raise ConfigError(
+                    "--resume continues a stored run with its own suite and target: drop SUITE and --target"
+                )
             run_ids = [SuiteRunner.resume(resume, db, watcher.on_event)]
             experiment = run_ids[0]
         else:
@@ -106,8 +143,10 @@ def run_command(
                         if trial < (runner.request.repeat or runner.request.suite.repeat):
                             run_ids.append(runner.run_trial(store, trial))
             if len(run_ids) > 1:
-                print(f"experiment {experiment}: {len(run_ids)} runs; compare them with `crest compare {experiment}`",
-                      file=sys.stderr)
+                print(
+                    f"experiment {experiment}: {len(run_ids)} runs; compare them with `crest compare {experiment}`",
+                    file=sys.stderr,
+                )
     except RunInterrupted as exc:
         watcher.stop()
         _summaries(db, [exc.run_id])

@@ -63,7 +63,12 @@ def runs_command(db: DbOption = DEFAULT_PATH, json_output: JsonOption = False) -
 
 
 def show_command(
-    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="A run id from `crest runs`, or a unique start of one.", show_default=False)],
+    run_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN_ID", help="A run id from `crest runs`, or a unique start of one.", show_default=False
+        ),
+    ],
     db: DbOption = DEFAULT_PATH,
     json_output: JsonOption = False,
 ) -> int:
@@ -130,7 +135,9 @@ def _header(detail: RunDetail) -> list[Text]:
     server = meta.config.get("server")
     if isinstance(server, dict):
         cpus = meta.config.get("cpus") or {}
-        where = f" · target cores {_cores(cpus.get('target'))}, engine cores {_cores(cpus.get('engine'))}" if cpus else ""
+        where = (
+            f" · target cores {_cores(cpus.get('target'))}, engine cores {_cores(cpus.get('engine'))}" if cpus else ""
+        )
         limit = f" · memory limit {format_bytes(server['memory_bytes'])}" if server.get("memory_bytes") else ""
         lines.append(_labelled("server", f"{server.get('version', '?')}{where}{limit}"))
     return lines

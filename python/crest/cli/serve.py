@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -21,13 +21,38 @@ _WAKE_INTERVAL_S = 0.5
 
 def serve_command(
     docroot: Annotated[Path, typer.Option("--docroot", metavar="DIR", help="Directory to serve.", show_default=False)],
-    host: Annotated[str, typer.Option("--host", metavar="ADDR", help="IP address to listen on; anything but loopback is reachable from outside.")] = "127.0.0.1",
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", metavar="ADDR", help="IP address to listen on; anything but loopback is reachable from outside."
+        ),
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", metavar="PORT", help="Port for plain HTTP; 0 picks a free one.")] = 0,
-    tls: Annotated[bool, typer.Option("--tls", help="The main listener speaks HTTPS (self-signed certificate).")] = False,
-    tls_port: Annotated[Optional[int], typer.Option("--tls-port", metavar="PORT", help="Also serve HTTPS on this port; 0 picks a free one.", show_default=False)] = None,
+    tls: Annotated[
+        bool, typer.Option("--tls", help="The main listener speaks HTTPS (self-signed certificate).")
+    ] = False,
+    tls_port: Annotated[
+        int | None,
+        typer.Option(
+            "--tls-port", metavar="PORT", help="Also serve HTTPS on this port; 0 picks a free one.", show_default=False
+        ),
+    ] = None,
     threads: Annotated[int, typer.Option("--threads", metavar="N", help="Server threads; 0 = one per CPU.")] = 0,
-    cgi_dir: Annotated[Optional[Path], typer.Option("--cgi-dir", metavar="DIR", help="CGI programs served under /cgi-bin/ [default: DOCROOT/cgi-bin].", show_default=False)] = None,
-    access_log: Annotated[Optional[Path], typer.Option("--access-log", metavar="FILE", help="Append one line per request to this file.", show_default=False)] = None,
+    cgi_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cgi-dir",
+            metavar="DIR",
+            help="CGI programs served under /cgi-bin/ [default: DOCROOT/cgi-bin].",
+            show_default=False,
+        ),
+    ] = None,
+    access_log: Annotated[
+        Path | None,
+        typer.Option(
+            "--access-log", metavar="FILE", help="Append one line per request to this file.", show_default=False
+        ),
+    ] = None,
 ) -> int:
     """Serve a docroot with the built-in target until Ctrl-C or SIGTERM."""
     spec = ServeSpec(

@@ -7,7 +7,7 @@ Problems in a suite file raise SuiteError (a ConfigError: one line, exit code 2)
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -25,14 +25,16 @@ def suite_json(suite: Suite, profile: str = "full") -> dict[str, Any]:
     for mix in suite.mixes(profile):
         timing = mix.timing.model_dump()
         timing["window_s"] = mix.timing.window_s
-        mixes.append({
-            "index": mix.index,
-            "clients": mix.clients,
-            "threads_per_client": mix.threads_per_client,
-            "connections": mix.connections,
-            "timing": timing,
-            **({"size_bytes": mix.size_bytes} if mix.size_bytes is not None else {}),
-        })
+        mixes.append(
+            {
+                "index": mix.index,
+                "clients": mix.clients,
+                "threads_per_client": mix.threads_per_client,
+                "connections": mix.connections,
+                "timing": timing,
+                **({"size_bytes": mix.size_bytes} if mix.size_bytes is not None else {}),
+            }
+        )
     return {
         "name": suite.name,
         "description": suite.description,
@@ -80,9 +82,28 @@ def _details(suite: Suite, profile: str) -> list[str]:
 
 
 def suites_command(
-    suite: Annotated[Optional[str], typer.Argument(metavar="[SUITE]", help="Show only this suite: a built-in name or a suite .toml file (validates the file).", show_default=False)] = None,
-    profile: Annotated[str, typer.Option("--profile", metavar="|".join(PROFILES), help="Timing to show: full (as published), standard (≤ 60 s mixes) or quick (4 s mixes).")] = "full",
-    json_output: Annotated[bool, typer.Option("--json", help="Print a JSON list of {name, description, source, mixes, workload} and nothing else.")] = False,
+    suite: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[SUITE]",
+            help="Show only this suite: a built-in name or a suite .toml file (validates the file).",
+            show_default=False,
+        ),
+    ] = None,
+    profile: Annotated[
+        str,
+        typer.Option(
+            "--profile",
+            metavar="|".join(PROFILES),
+            help="Timing to show: full (as published), standard (≤ 60 s mixes) or quick (4 s mixes).",
+        ),
+    ] = "full",
+    json_output: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print a JSON list of {name, description, source, mixes, workload} and nothing else."
+        ),
+    ] = False,
 ) -> int:
     """List the built-in suites: the published tests crest can re-run.
 

@@ -36,8 +36,11 @@ def _mbps(value_Bps: float) -> str:
 def weighted_command(
     names: Annotated[
         list[str] | None,
-        typer.Argument(metavar="[NAME...]", help="Run ids (or unique starts) or experiment ids of content-length sweeps.",
-                       show_default=False),
+        typer.Argument(
+            metavar="[NAME...]",
+            help="Run ids (or unique starts) or experiment ids of content-length sweeps.",
+            show_default=False,
+        ),
     ] = None,
     weights_text: Annotated[
         str | None,
@@ -71,13 +74,13 @@ def read_points(path: Path) -> list[tuple[int, float]]:
 
     table = read_csv(path)
     if "size_bytes" not in table.columns:
-        raise ConfigError(f"{path} has no size_bytes column (has {', '.join(table.columns)}): name the content-length column size_bytes")
+        raise ConfigError(
+            f"{path} has no size_bytes column (has {', '.join(table.columns)}): name the content-length column size_bytes"
+        )
     unit_columns = [c for c in table.columns if c in CSV_UNITS]
     if len(unit_columns) != 1:
         got = "none" if not unit_columns else " and ".join(unit_columns)
-        raise ConfigError(
-            f"{path} needs exactly one throughput column, one of {', '.join(CSV_UNITS)} (got {got})"
-        )
+        raise ConfigError(f"{path} needs exactly one throughput column, one of {', '.join(CSV_UNITS)} (got {got})")
     column = unit_columns[0]
     points: list[tuple[int, float]] = []
     for i, row in enumerate(table.rows):
@@ -107,7 +110,9 @@ def _print_runs(db: Path, names: Sequence[str], weights: Mapping[str, float]) ->
     rows = [(f"{run_id}  {c.label}".rstrip(), r) for c in configs for run_id, r in zip(c.run_ids, c.trials)]
     _print(rows, weights)
     if any(len(c.trials) > 1 for c in configs):
-        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title="per configuration", title_justify="left")
+        table = Table(
+            box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title="per configuration", title_justify="left"
+        )
         for title, justify in (("configuration", "left"), ("trials", "right"), ("weighted Mbit/s", "right"),
                                ("95% CI", "right")):  # fmt: skip
             table.add_column(title, justify=justify)  # type: ignore[arg-type]

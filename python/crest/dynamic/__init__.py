@@ -81,8 +81,7 @@ def install_cgi(cgi_dir: Path) -> list[Path]:
         return [_install(src, cgi_dir / src.name) for src in sources]
     except OSError as exc:
         raise ConfigError(
-            f"cannot install CGI programs into {str(cgi_dir)!r} ({exc.strerror or exc}): "
-            "give a writable directory"
+            f"cannot install CGI programs into {str(cgi_dir)!r} ({exc.strerror or exc}): give a writable directory"
         ) from None
 
 

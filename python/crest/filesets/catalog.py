@@ -53,9 +53,7 @@ def build_manifest(name: str, *, connections: int | None = None, seed: int = 0) 
     if not _is_int(seed) or seed < 0:
         raise FilesetError(f"invalid seed {seed!r}: expected a whole number >= 0")
     if connections is not None and name != "specweb99":
-        raise FilesetError(
-            f"--connections applies only to specweb99 (it sets the directory count); drop it for {name}"
-        )
+        raise FilesetError(f"--connections applies only to specweb99 (it sets the directory count); drop it for {name}")
     params: dict[str, Any] = {"connections": None, "seed": seed}
     if name == "specweb99":
         conns = DEFAULT_SPECWEB99_CONNECTIONS if connections is None else connections

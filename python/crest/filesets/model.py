@@ -83,10 +83,10 @@ class Manifest:
         except ValueError as exc:
             raise ManifestError(f"not valid JSON ({exc})") from None
         if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT:
-            raise ManifestError(f"not a crest fileset manifest (expected \"format\": \"{MANIFEST_FORMAT}\")")
+            raise ManifestError(f'not a crest fileset manifest (expected "format": "{MANIFEST_FORMAT}")')
         fileset, params, rows = doc.get("fileset"), doc.get("params"), doc.get("files")
         if not isinstance(fileset, str) or not isinstance(params, dict) or not isinstance(rows, list):
-            raise ManifestError("manifest lacks \"fileset\", \"params\" or \"files\"")
+            raise ManifestError('manifest lacks "fileset", "params" or "files"')
         if doc.get("columns") != _COLUMNS:
             raise ManifestError(f"manifest columns are {doc.get('columns')!r}, expected {_COLUMNS!r}")
         files = tuple(_entry(row, index) for index, row in enumerate(rows))

@@ -57,7 +57,9 @@ def specweb99_directories(connections: int) -> int:
     return 25 + (40 * connections) // 61
 
 
-def build_specweb(directory_probabilities: tuple[float, ...], file_probabilities: tuple[float, ...]) -> tuple[FileEntry, ...]:
+def build_specweb(
+    directory_probabilities: tuple[float, ...], file_probabilities: tuple[float, ...]
+) -> tuple[FileEntry, ...]:
     """Every file of the tree, weight = P(directory) × P(class) × P(file | class)."""
     return tuple(
         FileEntry(

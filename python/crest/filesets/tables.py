@@ -78,7 +78,10 @@ def label_bytes(label: str) -> int:
 
 def webstone() -> tuple[FileEntry, ...]:
     """WebStone's standard filelist, at the docroot's top level under its original URLs."""
-    return tuple(FileEntry(path=path, size=size, cls=cls, weight=per_mille / 1000) for path, size, per_mille, cls in WEBSTONE_STANDARD)
+    return tuple(
+        FileEntry(path=path, size=size, cls=cls, weight=per_mille / 1000)
+        for path, size, per_mille, cls in WEBSTONE_STANDARD
+    )
 
 
 def webcat(rows: tuple[tuple[int, tuple[str, ...]], ...]) -> tuple[FileEntry, ...]:

@@ -18,7 +18,6 @@ from typing import Any
 
 from crest import __version__
 from crest.analysis import (
-    default_load_axis,
     LOAD_AXES,
     Configuration,
     CurveSummary,
@@ -28,6 +27,7 @@ from crest.analysis import (
     PointStats,
     aggregate_trials,
     configurations,
+    default_load_axis,
     describe,
     is_sweep,
     paired_difference,
@@ -252,8 +252,10 @@ def _comparison(
         "ranking": [configs[i].label for i in ranked],
         "improvement_pct": [
             {"a": table.rows[i].label, "b": table.rows[j].label, "pct": table.improvement_pct[i][j]}
-            for i in ranked for j in ranked if i != j
-        ],  # fmt: skip
+            for i in ranked
+            for j in ranked
+            if i != j
+        ],
         "paired": paired,
         "by_load": _by_load(entries, ranked[0]),
     }

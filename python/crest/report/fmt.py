@@ -148,7 +148,7 @@ def duration(seconds: Any) -> str:
     """A run's length: 45s, 12m 30s, 1h 05m."""
     if missing(seconds):
         return DASH
-    s = int(round(float(seconds)))
+    s = round(float(seconds))
     if s < 60:
         return f"{s}s"
     if s < 3600:

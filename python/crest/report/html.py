@@ -127,7 +127,9 @@ def _sweep_chart(doc: dict[str, Any]) -> Chart | None:
     y = Axis("throughput (Mbit/s)", fmt=short_number, unit="Mbit/s", value=lambda v: f"{v:,.2f}")
     svg = line_chart("chart-sweep", "Throughput vs content length", x, y, series)
     several = any(c["trials"] > 1 for c in sweep["configurations"])
-    return Chart("Content length", "Throughput vs content length (log scale)" + (" · mean over trials" if several else ""), svg)
+    return Chart(
+        "Content length", "Throughput vs content length (log scale)" + (" · mean over trials" if several else ""), svg
+    )
 
 
 def _series(config: dict[str, Any], key: str, ci_key: str | None, *, scale: float = 1.0, peak: bool = False) -> Series:

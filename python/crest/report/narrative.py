@@ -92,7 +92,9 @@ def _shapes(configs: list[dict[str, Any]], axis: str) -> list[str]:
     for c in configs:
         s = c["summary"]
         ratio = "" if fmt.missing(s["past_peak_ratio"]) else f" ({fmt.percent(s['past_peak_ratio'])})"
-        groups.setdefault(s["shape"], []).append(c["label"] + ("" if s["shape"] in ("rising", "single point") else ratio))
+        groups.setdefault(s["shape"], []).append(
+            c["label"] + ("" if s["shape"] in ("rising", "single point") else ratio)
+        )
     verbs = {
         "plateau": "held a plateau", "graceful degradation": "degraded gracefully", "collapse": "collapsed",
         "rising": "were still rising at the highest load (not saturated)", "single point": "have one load point only",
@@ -126,6 +128,7 @@ def _paired(p: dict[str, Any]) -> str:
     if p["significant"]:
         return f"{head} (95% CI {ci}): significant."
     return f"{head} (95% CI {ci}): not significant — these runs cannot tell them apart."
+
 
 def _shape(config: dict[str, Any], axis: str) -> str:
     s = config["summary"]

@@ -165,8 +165,13 @@ def line_chart(chart_id: str, title: str, x: Axis, y: Axis, series: Sequence[Ser
 
 
 def strip_chart(
-    chart_id: str, title: str, x: Axis, rows: Sequence[tuple[Series, list[str]]], reference: float,
-    domain: tuple[float, float] | None = None, width: int = WIDTH,
+    chart_id: str,
+    title: str,
+    x: Axis,
+    rows: Sequence[tuple[Series, list[str]]],
+    reference: float,
+    domain: tuple[float, float] | None = None,
+    width: int = WIDTH,
 ) -> Markup:
     """One row per series, one mark per value (e.g. per-client req/s), a vertical reference line.
 

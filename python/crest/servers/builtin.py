@@ -41,9 +41,7 @@ class ServeSpec:
         if self.cgi_dir is not None and not self.cgi_dir.is_dir():
             raise ConfigError(f"CGI directory {str(self.cgi_dir)!r} is not a directory: give an existing one")
         if self.access_log is not None and not self.access_log.parent.is_dir():
-            raise ConfigError(
-                f"access log {str(self.access_log)!r}: its directory does not exist; create it first"
-            )
+            raise ConfigError(f"access log {str(self.access_log)!r}: its directory does not exist; create it first")
         for name, port in (("port", self.port), ("TLS port", self.tls_port)):
             if port is not None and not 0 <= port <= 65535:
                 raise ConfigError(f"{name} {port} is out of range: use 1-65535, or 0 for a free port")

@@ -20,7 +20,9 @@ class BuiltinAdapter(Adapter):
     title = "crest built-in target"
     package = ""
     kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "inproc"})
-    alternatives = {"fastcgi": "the built-in target has no FastCGI; its in-process page (kind inproc) is the equivalent"}
+    alternatives = {
+        "fastcgi": "the built-in target has no FastCGI; its in-process page (kind inproc) is the equivalent"
+    }
 
     def binary(self) -> Path | None:
         return Path(sys.executable)

@@ -71,6 +71,7 @@ class Processes:
         Raises:
             TargetError: the program cannot be started.
         """
+
         def setup() -> None:
             # Default signal dispositions: a server must see SIGINT/SIGTERM as it would from init.
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):

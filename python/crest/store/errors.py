@@ -11,4 +11,3 @@ class StoreError(ConfigError):
     A ConfigError because each case is the user's input to fix (a run id, a
     --db path), reported in one line by the CLI with exit code 2.
     """
-

@@ -48,7 +48,9 @@ class MixRecord:
     latency_us: dict[str, float]  # p50, p90, p99, p999, max, mean, min, stdev
     status: dict[str, int]  # "200" -> count
     classes: dict[str, dict[str, Any]]  # per request class: requests, bytes, errors, rps, throughput_Bps, latency_us
-    client_scores: list[dict[str, Any]]  # WebBench's per-client scores: client, requests, bytes, errors, rps, throughput_Bps
+    client_scores: list[
+        dict[str, Any]
+    ]  # WebBench's per-client scores: client, requests, bytes, errors, rps, throughput_Bps
     timeline: list[dict[str, Any]]  # per second: second, requests, errors, bytes
     histogram_b64: str  # HDR histogram of the window, in the engine's serialization
     monitor: dict[str, Any] = field(default_factory=dict)  # resource samples

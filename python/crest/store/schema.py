@@ -121,4 +121,6 @@ def _version(conn: sqlite3.Connection) -> int:
 
 
 def _foreign(path: Path) -> StoreError:
-    return StoreError(f"{path} is an SQLite file of another program, not a crest results file: pass --db with another file")
+    return StoreError(
+        f"{path} is an SQLite file of another program, not a crest results file: pass --db with another file"
+    )

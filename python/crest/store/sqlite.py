@@ -169,11 +169,15 @@ class Store:
     def add_mix_warning(self, run_id: str, index: int, warning: str) -> None:
         """Append a warning to a stored mix (what only the whole run shows, e.g. an idle target at the peak)."""
         with self._write(f"add a warning to mix {index} of run {run_id}") as conn:
-            row = conn.execute("SELECT warnings_json FROM mixes WHERE run_id = ? AND idx = ?", (run_id, index)).fetchone()
+            row = conn.execute(
+                "SELECT warnings_json FROM mixes WHERE run_id = ? AND idx = ?", (run_id, index)
+            ).fetchone()
             if row is None:
                 raise StoreError(f"no mix {index} in run {run_id} of {self.path}: see `crest show {run_id}`")
             warnings = [*json.loads(row[0]), warning]
-            conn.execute("UPDATE mixes SET warnings_json = ? WHERE run_id = ? AND idx = ?", (_dump(warnings), run_id, index))
+            conn.execute(
+                "UPDATE mixes SET warnings_json = ? WHERE run_id = ? AND idx = ?", (_dump(warnings), run_id, index)
+            )
 
     # -- reading (crest runs, crest show, reports, resume) --------------------------
 

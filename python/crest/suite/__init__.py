@@ -5,7 +5,16 @@ Load one with `load_suite("veritest-static")` or `load_suite("my-suite.toml")`;
 """
 
 from crest.suite.errors import SuiteError
-from crest.suite.loader import GROUPS, builtin_names, builtin_suites, load_file, load_group, load_suite, parse_suite, parse_toml
+from crest.suite.loader import (
+    GROUPS,
+    builtin_names,
+    builtin_suites,
+    load_file,
+    load_group,
+    load_suite,
+    parse_suite,
+    parse_toml,
+)
 from crest.suite.models import Ladder, Mix, MixOverride, RequestClass, Suite, Workload, fileset_names
 from crest.suite.timing import PROFILES, Timing, scale_timing
 

@@ -34,8 +34,11 @@ def threads_text(ladder: Ladder) -> str:
 
 def timing_text(timing: Timing) -> str:
     """E.g. "300 s (30 s ramp-up, 30 s ramp-down, 240 s window)"."""
-    parts = [f"{_num(timing.ramp_up_s)} s ramp-up", f"{_num(timing.ramp_down_s)} s ramp-down",
-             f"{_num(timing.window_s)} s window"]
+    parts = [
+        f"{_num(timing.ramp_up_s)} s ramp-up",
+        f"{_num(timing.ramp_down_s)} s ramp-down",
+        f"{_num(timing.window_s)} s window",
+    ]
     if timing.delay_s:
         parts.append(f"≤ {_num(timing.delay_s)} s start delay")
     if timing.think_time_s:

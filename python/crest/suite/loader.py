@@ -66,7 +66,9 @@ def parse_suite(data: Mapping[str, Any], origin: str = "suite") -> Suite:
 def parse_toml(text: str, origin: str = "suite.toml") -> Suite:
     """Validate a suite written as TOML text."""
     if tomllib is None:
-        raise SuiteError(f"{origin}: reading suite files needs Python ≥ 3.11 (tomllib) or the tomli package: pip install tomli")
+        raise SuiteError(
+            f"{origin}: reading suite files needs Python ≥ 3.11 (tomllib) or the tomli package: pip install tomli"
+        )
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

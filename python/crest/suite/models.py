@@ -20,8 +20,14 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 # The fileset names crest.filesets defines; used only if that package cannot be imported.
 _FALLBACK_FILESETS = (
-    "specweb99", "specweb96", "webstone", "webcat-webstone", "webcat-large-filemix",
-    "webcat-cgi-html", "webbench", "sizes",
+    "specweb99",
+    "specweb96",
+    "webstone",
+    "webcat-webstone",
+    "webcat-large-filemix",
+    "webcat-cgi-html",
+    "webbench",
+    "sizes",
 )
 WEBSTONE_CGI_DEFAULT_SIZE = 10240  # WebStone cgi-send's default response size (bytes)
 
@@ -37,14 +43,14 @@ def fileset_names() -> tuple[str, ...]:
     return tuple(NAMES)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fileset_sizes(name: str) -> tuple[int, ...] | None:
     """The distinct file sizes of fileset `name`, ascending (crest.filesets imported lazily); None if unknown."""
     try:
         from crest.filesets import build_manifest  # type: ignore[import-not-found, unused-ignore]
 
         manifest = build_manifest(name)
-    except Exception:  # noqa: BLE001 - the package is missing or the name is unknown: other rules report it
+    except Exception:
         return None
     return tuple(sorted({f.size for f in manifest.files}))
 
@@ -85,9 +91,16 @@ class RequestClass(BaseModel):
     @model_validator(mode="after")
     def _size_only_for_webstone_cgi(self) -> RequestClass:
         if self.size_bytes is not None and self.kind != "webstone-cgi":
-            raise RuleError([(("size_bytes",), (
-                f"only kind 'webstone-cgi' takes a response size (got {self.size_bytes} with kind {show(self.kind)})"
-            ))])
+            raise RuleError(
+                [
+                    (
+                        ("size_bytes",),
+                        (
+                            f"only kind 'webstone-cgi' takes a response size (got {self.size_bytes} with kind {show(self.kind)})"
+                        ),
+                    )
+                ]
+            )
         return self
 
 
@@ -116,9 +129,12 @@ class Workload(BaseModel):
         seen: dict[str, int] = {}
         for i, cls in enumerate(self.classes):
             if cls.name in seen:
-                problems.append(((("classes", i, "name")), (
-                    f"must be unique within the workload (got {show(cls.name)}, also classes[{seen[cls.name]}])"
-                )))
+                problems.append(
+                    (
+                        (("classes", i, "name")),
+                        (f"must be unique within the workload (got {show(cls.name)}, also classes[{seen[cls.name]}])"),
+                    )
+                )
             seen.setdefault(cls.name, i)
         static = [c.name for c in self.classes if c.kind == "static"]
         if static and self.fileset is None:
@@ -128,10 +144,15 @@ class Workload(BaseModel):
         elif self.fileset is not None and self.fileset not in (names := fileset_names()):
             problems.append((("fileset",), f"must be one of {', '.join(names)} (got {show(self.fileset)})"))
         if self.fileset_connections is not None and self.fileset != "specweb99":
-            problems.append((("fileset_connections",), (
-                f"only fileset 'specweb99' scales with connections (got {self.fileset_connections}"
-                f" with fileset {show(self.fileset)})"
-            )))
+            problems.append(
+                (
+                    ("fileset_connections",),
+                    (
+                        f"only fileset 'specweb99' scales with connections (got {self.fileset_connections}"
+                        f" with fileset {show(self.fileset)})"
+                    ),
+                )
+            )
         if problems:
             raise RuleError(problems)
         return self
@@ -204,28 +225,36 @@ class Ladder(BaseModel):
         given = [k for k, v in arithmetic.items() if v is not None]
         problems: list[tuple[Loc, str]] = []
         if self.clients is not None and given:
-            problems.append(((), (
-                f"define exactly one of clients or start, step and stop (got clients and {', '.join(given)})"
-            )))
+            problems.append(
+                ((), (f"define exactly one of clients or start, step and stop (got clients and {', '.join(given)})"))
+            )
         elif self.clients is None and len(given) < 3:
             missing = [k for k in arithmetic if k not in given]
             got = f"only {', '.join(given)}" if given else "neither"
-            problems.append(((), (
-                f"define exactly one of clients or start, step and stop (got {got}; missing {', '.join(missing)})"
-            )))
+            problems.append(
+                (
+                    (),
+                    (
+                        f"define exactly one of clients or start, step and stop (got {got}; missing {', '.join(missing)})"
+                    ),
+                )
+            )
         elif self.clients is None and self.start is not None and self.stop is not None and self.stop < self.start:
             problems.append((("stop",), f"must be ≥ start (got {self.stop} < {self.start})"))
         if self.sizes_bytes is not None and self.sizes is not None:
-            problems.append(((), (
-                f"define at most one of sizes_bytes or sizes (got sizes_bytes and sizes = {show(self.sizes)})"
-            )))
+            problems.append(
+                ((), (f"define at most one of sizes_bytes or sizes (got sizes_bytes and sizes = {show(self.sizes)})"))
+            )
         if not problems:
             largest = self.client_counts()[-1]
             for i, o in enumerate(self.overrides):
                 if o.from_clients > largest:
-                    problems.append((("overrides", i, "from_clients"), (
-                        f"matches no load point: the largest is {largest} clients (got {o.from_clients})"
-                    )))
+                    problems.append(
+                        (
+                            ("overrides", i, "from_clients"),
+                            (f"matches no load point: the largest is {largest} clients (got {o.from_clients})"),
+                        )
+                    )
         if problems:
             raise RuleError(problems)
         return self
@@ -299,22 +328,35 @@ class Suite(BaseModel):
         problems: list[tuple[Loc, str]] = []
         fixed = [c for c in self.workload.classes if c.kind not in ("static", "webstone-cgi")]
         if fixed:
-            problems.append((("ladder", key), (
-                "a content-length sweep restricts static and webstone-cgi classes only; class"
-                f" {show(fixed[0].name)} (kind {show(fixed[0].kind)}) returns a fixed size: remove it or the sweep"
-            )))
+            problems.append(
+                (
+                    ("ladder", key),
+                    (
+                        "a content-length sweep restricts static and webstone-cgi classes only; class"
+                        f" {show(fixed[0].name)} (kind {show(fixed[0].kind)}) returns a fixed size: remove it or the sweep"
+                    ),
+                )
+            )
         fileset = self.workload.fileset
         available = fileset_sizes(fileset) if fileset is not None else None
         if self.ladder.sizes is not None and fileset is None:
-            problems.append((("ladder", "sizes"), (
-                "'fileset' needs a static class and a workload.fileset: list the sizes with sizes_bytes instead"
-            )))
+            problems.append(
+                (
+                    ("ladder", "sizes"),
+                    ("'fileset' needs a static class and a workload.fileset: list the sizes with sizes_bytes instead"),
+                )
+            )
         if self.ladder.sizes_bytes is not None and fileset is not None and available is not None:
             for i, n in enumerate(self.ladder.sizes_bytes):
                 if n not in available:
-                    problems.append((("ladder", "sizes_bytes", i), (
-                        f"no file of fileset {show(fileset)} is {n} bytes (its sizes: {', '.join(map(str, available))})"
-                    )))
+                    problems.append(
+                        (
+                            ("ladder", "sizes_bytes", i),
+                            (
+                                f"no file of fileset {show(fileset)} is {n} bytes (its sizes: {', '.join(map(str, available))})"
+                            ),
+                        )
+                    )
         if problems:
             raise RuleError(problems)
         return self
@@ -343,4 +385,15 @@ class Suite(BaseModel):
         ]
 
 
-__all__ = ["PROFILES", "Ladder", "Mix", "MixOverride", "RequestClass", "Suite", "Timing", "Workload", "fileset_names", "fileset_sizes"]
+__all__ = [
+    "PROFILES",
+    "Ladder",
+    "Mix",
+    "MixOverride",
+    "RequestClass",
+    "Suite",
+    "Timing",
+    "Workload",
+    "fileset_names",
+    "fileset_sizes",
+]

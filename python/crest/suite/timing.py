@@ -43,15 +43,29 @@ class Timing(BaseModel):
     @model_validator(mode="after")
     def _window(self) -> Timing:
         if self.window_s <= 0:
-            raise RuleError([((), (
-                "the window (length_s − ramp_up_s − ramp_down_s) must be > 0"
-                f" (got {self.length_s:g} − {self.ramp_up_s:g} − {self.ramp_down_s:g} = {self.window_s:g})"
-            ))])
+            raise RuleError(
+                [
+                    (
+                        (),
+                        (
+                            "the window (length_s − ramp_up_s − ramp_down_s) must be > 0"
+                            f" (got {self.length_s:g} − {self.ramp_up_s:g} − {self.ramp_down_s:g} = {self.window_s:g})"
+                        ),
+                    )
+                ]
+            )
         if self.delay_s >= self.length_s - self.ramp_down_s:
-            raise RuleError([(("delay_s",), (
-                "must be < length_s − ramp_down_s so every client starts before the ramp-down"
-                f" (got {self.delay_s:g} with length_s − ramp_down_s = {self.length_s - self.ramp_down_s:g})"
-            ))])
+            raise RuleError(
+                [
+                    (
+                        ("delay_s",),
+                        (
+                            "must be < length_s − ramp_down_s so every client starts before the ramp-down"
+                            f" (got {self.delay_s:g} with length_s − ramp_down_s = {self.length_s - self.ramp_down_s:g})"
+                        ),
+                    )
+                ]
+            )
         return self
 
     @property
@@ -62,7 +76,7 @@ class Timing(BaseModel):
 
 def _half_up(x: float) -> int:
     # Python's round() rounds halves to even; durations read better rounded up.
-    return int(math.floor(x + 0.5))
+    return math.floor(x + 0.5)
 
 
 def scale_timing(timing: Timing, profile: str) -> Timing:
@@ -94,7 +108,7 @@ def scale_timing(timing: Timing, profile: str) -> Timing:
     budget = length // 3
     if up + down > budget:
         up_share = up / (up + down)
-        up = int(math.floor(budget * up_share))
+        up = math.floor(budget * up_share)
         down = budget - up
     delay = min(timing.delay_s, float(length // 3 - down))
     return Timing(length_s=length, ramp_up_s=up, ramp_down_s=down, delay_s=delay, think_time_s=timing.think_time_s)

@@ -60,5 +60,9 @@ fn bind_address_no_port(socket: &Socket) -> io::Result<()> {
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
-    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }

@@ -326,7 +326,11 @@ fn has_token(value: &[u8], token: &[u8]) -> bool {
 
 fn last_token_is(value: &[u8], token: &[u8]) -> bool {
     // Empty list elements do not count (RFC 9110 §5.6.1).
-    value.rsplit(|&b| b == b',').map(<[u8]>::trim_ascii).find(|t| !t.is_empty()).is_some_and(|t| t.eq_ignore_ascii_case(token))
+    value
+        .rsplit(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .find(|t| !t.is_empty())
+        .is_some_and(|t| t.eq_ignore_ascii_case(token))
 }
 
 fn parse_error_name(e: httparse::Error) -> &'static str {

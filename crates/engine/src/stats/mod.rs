@@ -106,7 +106,12 @@ pub struct Stats {
 impl Stats {
     /// Empty stats for `classes` classes and `clients` clients, with room
     /// for a run of `expected` length, counting only inside `window`.
-    pub fn new(expected: Option<Duration>, classes: usize, clients: usize, window: Option<(Duration, Duration)>) -> Self {
+    pub fn new(
+        expected: Option<Duration>,
+        classes: usize,
+        clients: usize,
+        window: Option<(Duration, Duration)>,
+    ) -> Self {
         Self {
             latency_us: new_histogram(),
             connect_us: new_histogram(),
@@ -173,7 +178,14 @@ impl Stats {
     }
 
     /// A failed request; `message` is kept only for the first of its kind.
-    pub fn record_error(&mut self, at: Duration, kind: ErrorKind, class: usize, client: usize, message: Option<&dyn std::fmt::Display>) {
+    pub fn record_error(
+        &mut self,
+        at: Duration,
+        kind: ErrorKind,
+        class: usize,
+        client: usize,
+        message: Option<&dyn std::fmt::Display>,
+    ) {
         self.timeline.at(at.as_secs() as usize).errors += 1;
         if !self.in_window(at) {
             return;

@@ -26,28 +26,14 @@ pub const UNKNOWN_ROLE: u8 = 3;
 /// reader must skip unread).
 pub fn record(kind: u8, id: u16, content: &[u8], padding: u8) -> Vec<u8> {
     let len = u16::try_from(content.len()).expect("test records fit a u16");
-    let mut out = vec![
-        1,
-        kind,
-        (id >> 8) as u8,
-        id as u8,
-        (len >> 8) as u8,
-        len as u8,
-        padding,
-        0,
-    ];
+    let mut out = vec![1, kind, (id >> 8) as u8, id as u8, (len >> 8) as u8, len as u8, padding, 0];
     out.extend_from_slice(content);
     out.extend(std::iter::repeat_n(0xEE, usize::from(padding)));
     out
 }
 
 pub fn begin(id: u16, role: u16, flags: u8) -> Vec<u8> {
-    record(
-        BEGIN_REQUEST,
-        id,
-        &[(role >> 8) as u8, role as u8, flags, 0, 0, 0, 0, 0],
-        0,
-    )
+    record(BEGIN_REQUEST, id, &[(role >> 8) as u8, role as u8, flags, 0, 0, 0, 0, 0], 0)
 }
 
 /// A name or value length: one byte below 128 (unless `long`), else four
@@ -70,18 +56,13 @@ pub fn pair(name: &[u8], value: &[u8]) -> Vec<u8> {
 }
 
 pub fn pairs(list: &[(&str, &str)]) -> Vec<u8> {
-    list.iter()
-        .flat_map(|(n, v)| pair(n.as_bytes(), v.as_bytes()))
-        .collect()
+    list.iter().flat_map(|(n, v)| pair(n.as_bytes(), v.as_bytes())).collect()
 }
 
 /// A stream (`PARAMS`, `STDIN`) of `data` in records of at most `max`
 /// bytes, then the empty record that ends it.
 pub fn stream(kind: u8, id: u16, data: &[u8], max: usize) -> Vec<u8> {
-    let mut out: Vec<u8> = data
-        .chunks(max)
-        .flat_map(|c| record(kind, id, c, 0))
-        .collect();
+    let mut out: Vec<u8> = data.chunks(max).flat_map(|c| record(kind, id, c, 0)).collect();
     out.extend(record(kind, id, &[], 0));
     out
 }
@@ -126,10 +107,7 @@ pub fn parse_one(bytes: &[u8]) -> Option<(Parsed, usize)> {
 /// (app status, protocol status) of an `END_REQUEST` body.
 pub fn end_status(content: &[u8]) -> (u32, u8) {
     assert_eq!(content.len(), 8, "END_REQUEST body");
-    (
-        u32::from_be_bytes([content[0], content[1], content[2], content[3]]),
-        content[4],
-    )
+    (u32::from_be_bytes([content[0], content[1], content[2], content[3]]), content[4])
 }
 
 /// Name-value pairs read back (both length forms).
@@ -183,11 +161,7 @@ impl Answer {
 
     /// The CGI head (without the blank line) and the body.
     pub fn head_and_body(&self) -> (String, &[u8]) {
-        let at = self
-            .stdout
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .expect("a CGI head");
+        let at = self.stdout.windows(4).position(|w| w == b"\r\n\r\n").expect("a CGI head");
         let head = String::from_utf8(self.stdout[..at].to_vec()).expect("ASCII head");
         (head, &self.stdout[at + 4..])
     }

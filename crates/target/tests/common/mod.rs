@@ -31,27 +31,15 @@ impl Fixture {
     pub fn start_with(tweak: impl FnOnce(&mut ServeConfig)) -> Fixture {
         let dir = tempfile::tempdir().expect("tempdir");
         populate(dir.path());
-        let mut config = ServeConfig {
-            docroot: dir.path().to_owned(),
-            threads: 2,
-            ..ServeConfig::default()
-        };
+        let mut config = ServeConfig { docroot: dir.path().to_owned(), threads: 2, ..ServeConfig::default() };
         tweak(&mut config);
         let server = Server::start(config).expect("server starts");
         let addr = server.local_addrs()[0];
-        Fixture {
-            dir,
-            server: Some(server),
-            addr,
-        }
+        Fixture { dir, server: Some(server), addr }
     }
 
     pub fn get(&self, target: &str) -> Reply {
-        request(
-            self.addr,
-            format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-                .as_bytes(),
-        )
+        request(self.addr, format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes())
     }
 }
 
@@ -62,21 +50,17 @@ fn populate(root: &Path) {
     fs::write(root.join("sub/index.html"), "<h1>sub index</h1>\n").unwrap();
     fs::create_dir(root.join("empty")).unwrap();
     fs::create_dir(root.join("cgi-bin")).unwrap();
-    script(root, "echo.sh", "printf 'Content-Type: text/plain\\n\\n'\necho \"$QUERY_STRING $REQUEST_METHOD $GATEWAY_INTERFACE\"\n");
     script(
         root,
-        "env.sh",
-        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nenv\n",
+        "echo.sh",
+        "printf 'Content-Type: text/plain\\n\\n'\necho \"$QUERY_STRING $REQUEST_METHOD $GATEWAY_INTERFACE\"\n",
     );
+    script(root, "env.sh", "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nenv\n");
     script(root, "fail.sh", "exit 1\n");
     script(root, "garbage.sh", "echo 'this is not a CGI response'\n");
     script(root, "cat.sh", "printf 'Content-Type: application/octet-stream\\nStatus: 201 Created\\nX-Len: %s\\n\\n' \"$CONTENT_LENGTH\"\ncat\n");
     script(root, "redirect.sh", "printf 'Location: /hello.txt\\n\\n'\n");
-    script(
-        root,
-        "sleepy.sh",
-        "sleep 30 &\necho $! > sleepy.pid\nwait\n",
-    );
+    script(root, "sleepy.sh", "sleep 30 &\necho $! > sleepy.pid\nwait\n");
     fs::write(root.join("cgi-bin/noexec.sh"), "#!/bin/sh\necho hi\n").unwrap();
 }
 
@@ -96,10 +80,7 @@ pub struct Reply {
 
 impl Reply {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 
     pub fn text(&self) -> String {
@@ -129,10 +110,7 @@ pub fn read_reply<R: Read>(reader: &mut BufReader<R>, head: bool) -> Reply {
     reader.read_line(&mut status_line).expect("status line");
     let mut parts = status_line.trim_end().splitn(3, ' ');
     let version = parts.next().unwrap_or("").to_owned();
-    let status = parts
-        .next()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
+    let status = parts.next().and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("bad status line {status_line:?}"));
     let mut headers = Vec::new();
     loop {
         let mut line = String::new();
@@ -144,15 +122,8 @@ pub fn read_reply<R: Read>(reader: &mut BufReader<R>, head: bool) -> Reply {
         let (name, value) = line.split_once(':').expect("header colon");
         headers.push((name.trim().to_owned(), value.trim().to_owned()));
     }
-    let mut reply = Reply {
-        version,
-        status,
-        headers,
-        body: Vec::new(),
-    };
-    let length = reply
-        .header("content-length")
-        .map(|v| v.parse::<usize>().expect("numeric length"));
+    let mut reply = Reply { version, status, headers, body: Vec::new() };
+    let length = reply.header("content-length").map(|v| v.parse::<usize>().expect("numeric length"));
     if head {
         return reply;
     }
