@@ -30,6 +30,8 @@ def servers_command(
         print(f"{r['name']:<{width}}  {state}")
         kinds = f"; dynamic: {', '.join(r['kinds']) or 'static only'}" if r["name"] != "external" else ""
         print(f"{'':<{width}}  {r['title']}{kinds}")
+        for part in r.get("missing", []):
+            print(f"{'':<{width}}  missing {part['part']} (for {part['needed_for'].upper()}): {part['install']}")
         if r["options"]:
             print(f"{'':<{width}}  --server-opt: {', '.join(r['options'])}")
     print("\n--json shows what each --server-opt key means.")

@@ -62,6 +62,20 @@ class Helper:
     user: str | None = None  # the account it runs as (crest as root); None: crest's own
 
 
+@dataclass(frozen=True)
+class Part:
+    """Something a server needs only for some workloads and that Debian packages apart from it
+    (a module or helper that comes only as a Recommends, so `--no-install-recommends` leaves it out)."""
+
+    what: str  # e.g. "its TLS module (mod_openssl)"
+    needed_for: str  # "tls" or "cgi": the workloads that need it
+    package: str  # the Debian package that provides it
+    present: bool
+
+    def needed(self, settings: ServerSettings) -> bool:
+        return settings.tls if self.needed_for == "tls" else wants_cgi(settings)
+
+
 class Adapter(ABC):
     """One kind of server: how to find, configure and start it."""
 
@@ -111,6 +125,13 @@ class Adapter(ABC):
             helpers.append(fcgiwrap_helper(site, children))
         return helpers
 
+    def parts(self) -> list[Part]:
+        """Parts packaged apart from the server that some workloads need; `check` refuses a workload
+        whose part is missing, and `crest servers` lists what is missing."""
+        if self.cgi_through_fcgiwrap:
+            return [Part("fcgiwrap to run CGI", "cgi", "fcgiwrap", which("fcgiwrap") is not None)]
+        return []
+
     def env(self, site: Site, settings: ServerSettings) -> dict[str, str] | None:
         """The server's environment (None: crest's own)."""
         return None
@@ -153,9 +174,12 @@ class Adapter(ABC):
                 )
         if self.cgi_through_fcgiwrap:
             int_option(settings, "fcgiwrap_children", 1)
-            if wants_cgi(settings) and which("fcgiwrap") is None:
+        for part in self.parts():
+            if not part.present and part.needed(settings):
+                workload = "TLS" if part.needed_for == "tls" else "CGI"
                 raise ConfigError(
-                    f"{self.name} runs CGI through fcgiwrap, which is not installed: apt-get install -y fcgiwrap"
+                    f"{self.name} needs {part.what} for {workload} requests, which is not installed:"
+                    f" apt-get install -y {part.package}"
                 )
 
     def stop_signal_ok(self) -> bool:
@@ -173,6 +197,11 @@ class Adapter(ABC):
             "install": None if binary is not None else self.install_hint(),
             "kinds": sorted(self.kinds),
             "options": dict(self.options_help),
+            "missing": [
+                {"part": p.what, "needed_for": p.needed_for, "install": f"apt-get install -y {p.package}"}
+                for p in self.parts()
+                if binary is not None and not p.present
+            ],
         }
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from crest.dynamic import PROGRAMS
-from crest.errors import ConfigError
 from crest.servers.base import (
     Adapter,
     Helper,
+    Part,
     ServerSettings,
     int_option,
     render,
@@ -54,12 +54,13 @@ class H2oAdapter(Adapter):
         text = version_output([str(binary), "--version"], r"h2o version \S+")
         return text.replace("h2o version ", "h2o/")
 
+    def parts(self) -> list[Part]:
+        return [Part(f"its CGI bridge {FASTCGI_CGI}", "cgi", "h2o", FASTCGI_CGI.exists())]
+
     def check(self, settings: ServerSettings) -> None:
         super().check(settings)
         int_option(settings, "num-threads", 1)
         int_option(settings, "max-connections", 1)
-        if wants_cgi(settings) and not FASTCGI_CGI.exists():
-            raise ConfigError(f"h2o runs CGI through {FASTCGI_CGI}, which is missing: apt-get install -y h2o")
 
     def helpers(self, site: Site, settings: ServerSettings) -> list[Helper]:
         helpers = super().helpers(site, settings)

@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from crest.servers.base import (
     Adapter,
+    Part,
     ServerSettings,
     int_option,
     render,
@@ -21,6 +22,8 @@ from crest.servers.base import (
 )
 from crest.servers.site import Site
 
+# Debian ships lighttpd's TLS module in its own package (a Recommends of lighttpd).
+MODULE_DIRS = (Path("/usr/lib/lighttpd"), Path("/usr/lib64/lighttpd"), Path("/usr/local/lib/lighttpd"))
 MAX_CONNECTIONS = 4096
 KEEPALIVE_REQUESTS = 1_000_000  # lighttpd's default (1000) would close connections mid-mix
 KEEPALIVE_IDLE_S = 5
@@ -49,6 +52,10 @@ class LighttpdAdapter(Adapter):
     def version(self) -> str:
         binary = self.binary()
         return version_output([str(binary), "-v"], r"lighttpd/\S+") if binary else "unknown"
+
+    def parts(self) -> list[Part]:
+        present = any((d / "mod_openssl.so").exists() for d in MODULE_DIRS)
+        return [Part("its TLS module (mod_openssl)", "tls", "lighttpd-mod-openssl", present)]
 
     def check(self, settings: ServerSettings) -> None:
         super().check(settings)
