@@ -29,6 +29,11 @@ $(STAMPS)/venv: pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check 'maturin>=1.9,<2'
 	@touch $@
 
+# Every cargo command selects the whole workspace with the extension's feature, so cargo resolves
+# one feature set everywhere and the extension, the CGI programs, clippy and the tests share
+# their compiled dependencies (a clean build compiles each dependency once, not three times).
+CARGO_ALL := --release --workspace --features pyo3/extension-module
+
 # Release build, so `cargo test --release` below reuses the same compiled dependencies.
 # The CGI programs are order-only: remade when theirs change, without re-running maturin.
 $(STAMPS)/build: $(STAMPS)/venv $(BUILD_INPUTS) | $(STAMPS)/dynamic
@@ -46,7 +51,7 @@ DYNAMIC_INPUTS := $(shell find crates/dynamic crates/fcgi -type f \( -name '*.rs
 DYNAMIC_COPIES := $(addprefix $(DYNAMIC_BIN)/,$(DYNAMIC_PROGRAMS))
 
 $(STAMPS)/dynamic: $(DYNAMIC_INPUTS) $(DYNAMIC_COPIES)
-	cargo build --release -p crest-dynamic -p crest-fcgi
+	cargo build $(CARGO_ALL) --bins
 	@mkdir -p $(DYNAMIC_BIN) $(STAMPS)
 	install -m 0755 $(addprefix $${CARGO_TARGET_DIR:-target}/release/,$(DYNAMIC_PROGRAMS)) $(DYNAMIC_BIN)/
 	@touch $@
@@ -61,14 +66,14 @@ demo: build
 # The lint gate: formatting, clippy with warnings as errors, ruff and mypy --strict.
 lint: build
 	cargo fmt --all --check
-	cargo clippy --release --workspace --all-targets -- -D warnings
+	cargo clippy $(CARGO_ALL) --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests scripts
 	$(VENV)/bin/ruff format --check python tests scripts
 	$(VENV)/bin/mypy --strict python/crest
 
 # pytest's exit code 5 means it collected no tests: that is a failure here, not a pass.
 test: lint
-	cargo test --release --workspace --exclude crest-py
+	cargo test $(CARGO_ALL)
 	@rc=0; $(PY) -m pytest || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests ran"; exit 1; fi; exit $$rc
 
