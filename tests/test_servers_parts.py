@@ -41,7 +41,7 @@ def test_crest_servers_lists_the_missing_part(no_tls_module: None) -> None:
     assert row["installed"] is True
     assert row["missing"] == [
         {
-            "part": "its TLS module (mod_openssl)",
+            "part": "serves HTTPS through its module mod_openssl",
             "needed_for": "tls",
             "install": "apt-get install -y lighttpd-mod-openssl",
         }

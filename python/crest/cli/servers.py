@@ -31,7 +31,7 @@ def servers_command(
         kinds = f"; dynamic: {', '.join(r['kinds']) or 'static only'}" if r["name"] != "external" else ""
         print(f"{'':<{width}}  {r['title']}{kinds}")
         for part in r.get("missing", []):
-            print(f"{'':<{width}}  missing {part['part']} (for {part['needed_for'].upper()}): {part['install']}")
+            print(f"{'':<{width}}  for {part['needed_for'].upper()} it {part['part']}, missing: {part['install']}")
         if r["options"]:
             print(f"{'':<{width}}  --server-opt: {', '.join(r['options'])}")
     print("\n--json shows what each --server-opt key means.")

@@ -67,7 +67,7 @@ class Part:
     """Something a server needs only for some workloads and that Debian packages apart from it
     (a module or helper that comes only as a Recommends, so `--no-install-recommends` leaves it out)."""
 
-    what: str  # e.g. "its TLS module (mod_openssl)"
+    what: str  # completes "<server> ...", e.g. "runs CGI through fcgiwrap"
     needed_for: str  # "tls" or "cgi": the workloads that need it
     package: str  # the Debian package that provides it
     present: bool
@@ -129,7 +129,7 @@ class Adapter(ABC):
         """Parts packaged apart from the server that some workloads need; `check` refuses a workload
         whose part is missing, and `crest servers` lists what is missing."""
         if self.cgi_through_fcgiwrap:
-            return [Part("fcgiwrap to run CGI", "cgi", "fcgiwrap", which("fcgiwrap") is not None)]
+            return [Part("runs CGI through fcgiwrap", "cgi", "fcgiwrap", which("fcgiwrap") is not None)]
         return []
 
     def env(self, site: Site, settings: ServerSettings) -> dict[str, str] | None:
@@ -176,11 +176,7 @@ class Adapter(ABC):
             int_option(settings, "fcgiwrap_children", 1)
         for part in self.parts():
             if not part.present and part.needed(settings):
-                workload = "TLS" if part.needed_for == "tls" else "CGI"
-                raise ConfigError(
-                    f"{self.name} needs {part.what} for {workload} requests, which is not installed:"
-                    f" apt-get install -y {part.package}"
-                )
+                raise ConfigError(f"{self.name} {part.what}, which is not installed: apt-get install -y {part.package}")
 
     def stop_signal_ok(self) -> bool:
         return True

@@ -55,7 +55,7 @@ class H2oAdapter(Adapter):
         return text.replace("h2o version ", "h2o/")
 
     def parts(self) -> list[Part]:
-        return [Part(f"its CGI bridge {FASTCGI_CGI}", "cgi", "h2o", FASTCGI_CGI.exists())]
+        return [Part(f"runs CGI through {FASTCGI_CGI}", "cgi", "h2o", FASTCGI_CGI.exists())]
 
     def check(self, settings: ServerSettings) -> None:
         super().check(settings)

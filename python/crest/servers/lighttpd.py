@@ -55,7 +55,7 @@ class LighttpdAdapter(Adapter):
 
     def parts(self) -> list[Part]:
         present = any((d / "mod_openssl.so").exists() for d in MODULE_DIRS)
-        return [Part("its TLS module (mod_openssl)", "tls", "lighttpd-mod-openssl", present)]
+        return [Part("serves HTTPS through its module mod_openssl", "tls", "lighttpd-mod-openssl", present)]
 
     def check(self, settings: ServerSettings) -> None:
         super().check(settings)
