@@ -1,7 +1,9 @@
 """`crest run SUITE --target URL`: a suite's ladder against a target, each mix stored as it ends.
 
 Owns the command's options, the live progress (stderr, terminals only) and
-the closing summary; the runner does the work and never prints.
+the closing summary; crest.experiment plans the runs (every combination of
+the value lists, trials interleaved) and the runner does the work; neither
+prints.
 """
 
 from __future__ import annotations
@@ -51,7 +53,11 @@ def run_command(
     ] = None,
     server_opt: Annotated[
         list[str] | None,
-        typer.Option("--server-opt", help="KEY=VALUE setting of the server (repeatable), e.g. MaxRequestWorkers=400."),
+        typer.Option(
+            "--server-opt",
+            help="KEY=VALUE setting of the server (repeatable, once per KEY), e.g. MaxRequestWorkers=400;"
+            " KEY=V1,V2 runs each value as its own configuration (a comma inside a value: \\,).",
+        ),
     ] = None,
     access_log: Annotated[
         bool, typer.Option("--access-log", help="The started target logs every request; each mix stores the count.")
