@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from analysis_records import run
 from crest.analysis import configurations
+from crest.store import RunDetail
 
 
 def test_equal_factors_are_trials_of_one_configuration() -> None:
@@ -71,3 +75,46 @@ def test_equal_labels_get_the_run_id() -> None:
 
 def test_no_runs() -> None:
     assert configurations([]) == []
+
+
+def _stored(detail: RunDetail, digest: str, **options: Any) -> RunDetail:
+    """The run as crest run stores a provisioned one: its options and its server's configuration digest."""
+    config = {"options": {"server": "apache-event", "server_options": {}, **options},
+              "server": {"name": "apache-event", "config_text": "…", "config_sha256": digest}}  # fmt: skip
+    return replace(detail, meta=replace(detail.meta, config=config))
+
+
+def test_different_server_options_are_different_configurations() -> None:
+    details = [
+        run([1.0], factors={"server": "apache-event", "MaxRequestWorkers": "150"}, run_id="a"),
+        run([1.0], factors={"server": "apache-event", "MaxRequestWorkers": "400"}, run_id="b"),
+        run([1.0], factors={"server": "apache-event", "MaxRequestWorkers": "150"}, repeat_index=1, run_id="c"),
+    ]
+    configs = configurations(details)
+    assert [c.label for c in configs] == ["MaxRequestWorkers=150", "MaxRequestWorkers=400"]
+    assert [[t.id for t in c.trials] for c in configs] == [["a", "c"], ["b"]]
+
+
+def test_equal_factors_but_different_server_configuration_are_not_trials() -> None:
+    factors = {"server": "apache-event"}
+    details = [
+        _stored(run([1.0], factors=factors, run_id="a"), "aaaaaaaa11"),
+        _stored(run([1.0], factors=factors, run_id="b"), "bbbbbbbb22"),
+        _stored(run([1.0], factors=factors, repeat_index=1, run_id="c"), "aaaaaaaa11"),
+    ]
+    configs = configurations(details)
+    assert [[t.id for t in c.trials] for c in configs] == [["a", "c"], ["b"]]
+    assert [c.label for c in configs] == ["server_config=aaaaaaaa", "server_config=bbbbbbbb"]
+
+
+def test_equal_factors_but_different_stored_settings_are_not_trials() -> None:
+    factors = {"server": "apache-event"}
+    details = [
+        _stored(run([1.0], factors=factors, run_id="a"), "d", access_log=False, seed=1),
+        _stored(run([1.0], factors=factors, run_id="b"), "d", access_log=True, seed=1),
+        _stored(run([1.0], factors=factors, repeat_index=1, run_id="c"), "d", access_log=False, seed=2),
+    ]
+    configs = configurations(details)
+    # The seed is how a trial drew its requests, not a setting: a and c are trials of one configuration.
+    assert [[t.id for t in c.trials] for c in configs] == [["a", "c"], ["b"]]
+    assert [c.label for c in configs] == ["access_log=false", "access_log=true"]

@@ -98,3 +98,35 @@ def test_bad_design_is_one_line_and_runs_nothing(tmp_path: Path, extra: str, nee
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("crest: error:") and needle in lines[0], out.stderr
     assert not db.exists()
+
+
+def test_server_options_are_design_factors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from crest.servers.registry import adapter
+
+    nginx = adapter("nginx")
+    if not nginx.installed():
+        pytest.skip(f"{nginx.title} is not installed: {nginx.install_hint()}")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CREST_CACHE_DIR", str(cache))
+    generate("webcat-large-filemix", cache / "filesets" / "webcat-large-filemix")
+    suite = tmp_path / "suite.toml"
+    suite.write_text(SUITE)
+    design = tmp_path / "design.toml"
+    design.write_text(
+        f'suite = "{suite}"\nprofile = "full"\nserver = "nginx"\n[server_opt]\nkeepalive_requests = 100\n'
+        "[factors]\nserver_opt.worker_connections = [512, 1024]\n"
+    )
+    db = tmp_path / "r.db"
+    out = run_cli("doe", str(design), "--db", str(db), "--json", "-q", timeout_s=120)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert set(result["effects"]) == {"mean", "worker_connections"}
+    with open(result["data"], newline="") as f:
+        assert [r["worker_connections"] for r in csv.DictReader(f)] == ["512", "1024"]
+    with sqlite3.connect(db) as conn:
+        runs = conn.execute("SELECT factors_json, config_json FROM runs ORDER BY started_at").fetchall()
+    assert [json.loads(f) for f, _ in runs] == [
+        {"keepalive_requests": "100", "worker_connections": level} for level in ("512", "1024")
+    ]
+    assert [json.loads(c)["server"]["options"]["worker_connections"] for _, c in runs] == ["512", "1024"]
+    assert "worker_connections 1024;" in json.loads(runs[1][1])["server"]["config_text"]

@@ -138,6 +138,40 @@ def test_builtin_combinations_are_separate_runs_with_factors_and_monitoring(
     assert shown.returncode == 0
 
 
+def test_server_opt_values_are_configurations_and_equal_settings_are_trials(
+    tmp_path: Path, fileset: Path, no_leftovers: None
+) -> None:
+    a = adapter("nginx")
+    if not a.installed():
+        pytest.skip(f"{a.title} is not installed: {a.install_hint()}")
+    db = tmp_path / "r.db"
+    out = run_cli("run", str(_suite(tmp_path, length=1, ramp=0)), "--server", "nginx", "--cpus", "1",
+                  "--server-opt", "worker_connections=512,1024", "--server-opt", "keepalive_requests=100",
+                  "--repeat", "2", "--fileset", str(fileset), "--db", str(db), "-q", timeout_s=WAIT_S * 3)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    runs = _rows(db, "SELECT id, factors_json, config_json, repeat_index FROM runs ORDER BY started_at")
+    factors = [json.loads(f) for _, f, _, _ in runs]
+    # Trials interleaved: both configurations' first trials, then both second ones.
+    assert [(f["worker_connections"], r) for f, (_, _, _, r) in zip(factors, runs)] == [
+        ("512", 0), ("1024", 0), ("512", 1), ("1024", 1)
+    ]  # fmt: skip
+    assert factors[0] == {"server": "nginx", "cpus": 1, "worker_connections": "512", "keepalive_requests": "100"}
+    servers = [json.loads(c)["server"] for _, _, c, _ in runs]
+    assert all("worker_connections 1024;" in s["config_text"] for s in servers[1::2])
+    # Each trial has its own site directory and ports, yet equal settings give equal digests.
+    assert servers[0]["config_text"] != servers[2]["config_text"]
+    assert servers[0]["config_sha256"] == servers[2]["config_sha256"] != servers[1]["config_sha256"]
+    experiment = json.loads(runs[0][2])["experiment"]
+    report = run_cli("report", experiment, "--db", str(db), "-o", str(tmp_path / "r.json"))
+    assert report.returncode == 0, report.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    configs = {c["label"]: c["run_ids"] for c in doc["configurations"]}
+    assert configs == {
+        "worker_connections=512": [runs[0][0], runs[2][0]],
+        "worker_connections=1024": [runs[1][0], runs[3][0]],
+    }
+
+
 def test_target_and_engine_are_pinned_to_their_cores(fileset: Path, no_leftovers: None) -> None:
     cores = cpu_split.available()
     split = cpu_split.split(1)

@@ -1,228 +1,164 @@
-"""Factorial experiments (`crest doe DESIGN.toml`): a 2^k or 2^(k−p) design turned into runs, and the
-runs' responses turned into the table the analysis takes.
+"""Plans experiments for `crest run` and `crest doe`: which configurations an invocation asks for,
+the order their trials run in, and the experiment id every run of them shares.
 
-Owns the design file's model, mapping each factor onto a run (server, cores
-and memory of a provisioned target; workload, load point, threads, receive
-buffer, keep-alive, TLS share of the suite) and reading each run's response.
-Never prints; running goes through SuiteRunner, the arithmetic is
-crest.analysis.doe's.
+Owns expanding value lists into configurations (every combination), mapping a
+configuration's levels onto a run request (server, cores, memory and server
+options of a provisioned target; every level is stored as a factor of the run,
+so runs that differ in any setting never look like trials of one
+configuration), interleaving trials, and minting experiment ids. Then it checks
+every configuration before any of them sends and hands each trial to the
+runner. Never prints and never measures: SuiteRunner executes each run; what a
+design file means is crest.design's.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from dataclasses import dataclass
+import itertools
+import secrets
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from crest.analysis.doe import design
 from crest.errors import ConfigError
 from crest.runner import EventCallback, RunRequest, SuiteRunner
-from crest.store import RunDetail, Store
-from crest.suite import Suite, load_suite
-from crest.suite.models import RequestClass
+from crest.servers.registry import EXTERNAL
+from crest.store import Store
+from crest.suite import Suite
 from crest.units import parse_size
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10: the same parser, published as tomli
-    import tomli as tomllib  # type: ignore[no-redef, import-not-found, unused-ignore]
-
-# Factors a design may vary, and what each changes.
-FACTORS = {
-    "server": "the target crest starts (an adapter name; see `crest servers`)",
-    "cpus": "cores the target is pinned to",
-    "memory": "the target's memory limit, e.g. 256M",
-    "workload": "the suite (a built-in name or a .toml file)",
-    "clients": "one load point of that many clients (the ladder is replaced by it)",
-    "threads": "threads per client",
-    "receive_buffer": "the engine's receive buffer per connection, in bytes",
-    "keepalive": "keep-alive on (true) or off (false)",
-    "tls_share": "the share of every request class sent over TLS, 0 to 1",
-}
-RESPONSES = ("peak_rps", "peak_throughput_Bps", "mean_latency_us")
-
-
-class DesignFile(BaseModel):
-    """A design file as written."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = "design"
-    suite: str | None = None  # required unless `workload` is a factor
-    profile: str = "quick"
-    replications: int = Field(default=1, ge=1)
-    response: str = "peak_rps"
-    generators: list[str] = []
-    server: str | None = None  # the target when `server` is not a factor
-    target: str | None = None  # an external URL, when no server is provisioned
-    factors: dict[str, list[Any]] = Field(min_length=1)
-
-    @field_validator("factors")
-    @classmethod
-    def _known(cls, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
-        for name, levels in value.items():
-            if name not in FACTORS:
-                raise ValueError(f"unknown factor {name!r}: use {', '.join(FACTORS)}")
-            if len(levels) != 2 or levels[0] == levels[1]:
-                raise ValueError(f"factor {name!r} needs exactly two different levels, low and high (got {levels})")
-        return value
-
-    @field_validator("response")
-    @classmethod
-    def _response(cls, value: str) -> str:
-        if value not in RESPONSES:
-            raise ValueError(f"unknown response {value!r}: use {', '.join(RESPONSES)}")
-        return value
+# Levels the planner maps onto a provisioned target; any other level is a server option (when
+# named as one) or a factor its caller already applied (a suite member, a design's workload).
+TARGET_FACTORS = ("server", "cpus", "memory")
 
 
 @dataclass(frozen=True)
-class Experiment:
-    """One row of the design: the factor values and the run request that realises them."""
+class Configuration:
+    """One configuration of an experiment: the request that realises it (its factors are its levels)."""
 
-    levels: dict[str, Any]
     request: RunRequest
-    replication: int  # stored as the run's trial number, so analysis groups replications as trials
+
+    @property
+    def trials(self) -> int:
+        return self.request.repeat or self.request.suite.repeat
 
 
-def load_design(path: Path) -> DesignFile:
-    """Read a design file.
+@dataclass(frozen=True)
+class Trial:
+    """One run to make: a trial of one configuration."""
+
+    configuration: int  # index into Plan.configurations
+    index: int  # stored as the run's repeat_index: equal configurations' runs are its trials
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An experiment: its id, its configurations, and every trial in the order they run."""
+
+    experiment: str
+    configurations: list[Configuration]
+    trials: list[Trial]
+
+
+def new_experiment_id(prefix: str) -> str:
+    """A fresh id for one invocation's runs: PREFIX + UTC minute + 4 hex digits (x…: crest run, doe…: crest doe)."""
+    return prefix + time.strftime("%Y%m%d-%H%M", time.gmtime()) + "-" + secrets.token_hex(2)
+
+
+def combinations(axes: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """Every combination of the axes' values (a full factorial), the first axis varying slowest."""
+    names = list(axes)
+    return [dict(zip(names, values)) for values in itertools.product(*(axes[name] for name in names))]
+
+
+def configure(base: RunRequest, levels: Mapping[str, Any], *, options: Collection[str] = ()) -> RunRequest:
+    """`base` with one configuration's levels applied, every level stored as a factor.
+
+    server, cpus and memory (a size, e.g. "256M") set the provisioned target;
+    levels named in `options` are server options (passed, and stored, as text);
+    any other level is a factor the caller has already applied.
 
     Raises:
-        ConfigError: unreadable, not TOML, or not a valid design (one line naming the field).
+        ConfigError: a memory level that is not a size.
     """
-    try:
-        data = tomllib.loads(Path(path).read_text())
-    except OSError as exc:
-        raise ConfigError(f"cannot read design {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"design {path} is not valid TOML: {exc}") from None
-    try:
-        d = DesignFile.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "design"
-        raise ConfigError(f"design {path}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
-    if "workload" not in d.factors and d.suite is None:
-        raise ConfigError(f"design {path}: give suite = NAME (or make workload a factor)")
-    provisioned = "server" in d.factors or d.server is not None
-    if not provisioned and d.target is None:
-        raise ConfigError(f"design {path}: give server = NAME (or make server a factor), or target = URL")
-    if not provisioned and ({"cpus", "memory"} & set(d.factors)):
-        raise ConfigError(f"design {path}: cpus and memory need a server crest starts: give server = NAME")
-    return d
+    factors = {**base.factors}
+    server_options = dict(base.server_options)
+    for name, value in levels.items():
+        if name in options:
+            server_options[name] = factors[name] = str(value)
+        else:
+            factors[name] = value
+    server = levels.get("server", base.server)
+    if server == EXTERNAL:
+        server = None
+    memory = levels.get("memory")
+    return replace(
+        base,
+        factors=factors,
+        server=server,
+        target=base.target if server is None else None,
+        cpus=levels.get("cpus", base.cpus),
+        memory_bytes=parse_size(str(memory), what="memory") if memory is not None else base.memory_bytes,
+        server_options=server_options,
+    )
 
 
-def experiments(d: DesignFile, *, store_path: Path, experiment_id: str) -> list[Experiment]:
-    """Every run of the design, replications included, in the order they should run (replications
-    outermost, so each one's runs spread over the whole experiment)."""
-    rows = design(d.factors, d.generators, d.replications)
-    per_rep = len(rows) // d.replications
-    out = []
-    for i, levels in enumerate(rows):
-        suite = _suite(d, levels)
-        server = str(levels.get("server", d.server)) if ("server" in levels or d.server) else None
-        memory = levels.get("memory")
-        request = RunRequest(
-            suite=suite,
-            target=None if server else d.target,
-            profile=d.profile,
-            repeat=1,
-            store_path=store_path,
-            factors=dict(levels),
-            experiment=experiment_id,
-            server=server,
-            cpus=int(levels["cpus"]) if "cpus" in levels else None,
-            memory_bytes=parse_size(str(memory), what="memory level") if memory is not None else None,
-        )
-        out.append(Experiment(levels=levels, request=request, replication=i // per_rep))
-    return out
+def plan(requests: Sequence[RunRequest], *, prefix: str) -> Plan:
+    """The experiment of these configurations under a new id (see new_experiment_id): each one's trials
+    (its repeat count) interleaved, trials outermost, so a slow drift of the machine spreads over every
+    configuration instead of landing on one."""
+    experiment = new_experiment_id(prefix)
+    configurations = [Configuration(replace(r, experiment=experiment)) for r in requests]
+    most = max((c.trials for c in configurations), default=0)
+    trials = [
+        Trial(i, index) for index in range(most) for i, c in enumerate(configurations) if index < c.trials
+    ]  # fmt: skip
+    return Plan(experiment, configurations, trials)
 
 
-def run_design(
-    d: DesignFile,
+def plan_runs(
+    base: RunRequest,
+    members: Sequence[tuple[Suite, Mapping[str, Any]]],
+    axes: Mapping[str, Sequence[Any]],
+    *,
+    options: Collection[str] = (),
+) -> Plan:
+    """`crest run`'s experiment: every suite member (a suite and its factors) × every combination of
+    the axes (server, cpus, memory, server options: each a list of values).
+
+    Raises:
+        ConfigError: a server option named like another factor (its runs could not be told apart).
+    """
+    taken = set(TARGET_FACTORS) | {name for _, factors in members for name in factors}
+    for name in options:
+        if name in taken:
+            raise ConfigError(f"--server-opt {name} has the name of a factor of the run: crest cannot store both")
+    requests = [
+        configure(replace(base, suite=suite, factors=dict(factors)), levels, options=options)
+        for suite, factors in members
+        for levels in combinations(axes)
+    ]
+    return plan(requests, prefix="x")
+
+
+def execute(
+    p: Plan,
     *,
     store_path: Path,
-    experiment_id: str,
     on_event: EventCallback | None = None,
-    on_run: Callable[[Experiment, RunDetail], None] | None = None,
-) -> list[dict[str, Any]]:
-    """Run every experiment (each checked before any sends) and return one row per run: the factor
-    levels plus the response, ready for crest.analysis.doe.analyze."""
-    plan = experiments(d, store_path=store_path, experiment_id=experiment_id)
-    runners = [SuiteRunner(e.request, on_event) for e in plan]
+    on_run: Callable[[Configuration, Trial, str], None] | None = None,
+) -> list[str]:
+    """Check every configuration (suite, fileset, server, cores, memory, options) before any of them
+    sends, then make every trial in the plan's order; returns the run ids in that order."""
+    runners = [SuiteRunner(c.request, on_event) for c in p.configurations]
     for runner in runners:
         runner.preflight()
-    rows = []
+    run_ids = []
     with Store(store_path) as store:
-        for e, runner in zip(plan, runners):
-            run_id = runner.run_trial(store, e.replication)
-            detail = store.run(run_id)
+        for trial in p.trials:
+            run_id = runners[trial.configuration].run_trial(store, trial.index)
+            run_ids.append(run_id)
             if on_run is not None:
-                on_run(e, detail)
-            rows.append({**e.levels, d.response: response_of(detail, d.response), "run_id": run_id})
-    return rows
-
-
-def response_of(detail: RunDetail, response: str) -> float:
-    """The response of one run: its peak req/s or throughput, or its mean latency over the mixes."""
-    mixes = [m for m in detail.mixes if not math.isnan(m.rps)]
-    if not mixes:
-        raise ConfigError(f"run {detail.id} stored no mix: its response cannot be read")
-    if response == "peak_rps":
-        return max(m.rps for m in mixes)
-    if response == "peak_throughput_Bps":
-        return max(m.throughput_Bps for m in mixes)
-    return sum(float(m.latency_us.get("mean", 0.0)) for m in mixes) / len(mixes)
-
-
-def _suite(d: DesignFile, levels: dict[str, Any]) -> Suite:
-    """The design's suite with this row's workload factors applied."""
-    suite = load_suite(str(levels.get("workload", d.suite)))
-    workload = suite.workload
-    if "keepalive" in levels:
-        keepalive = _bool(levels["keepalive"], "keepalive")
-        workload = workload.model_copy(
-            update={"keepalive": keepalive, "http_version": "1.1" if keepalive else workload.http_version}
-        )
-    if "receive_buffer" in levels:
-        workload = workload.model_copy(update={"receive_buffer_bytes": int(levels["receive_buffer"])})
-    if "tls_share" in levels:
-        workload = workload.model_copy(update={"classes": _tls_split(workload.classes, float(levels["tls_share"]))})
-    ladder = suite.ladder
-    if "clients" in levels:
-        ladder = ladder.model_copy(update={"clients": [int(levels["clients"])], "start": None, "step": None,
-                                           "stop": None, "overrides": []})  # fmt: skip
-    if "threads" in levels:
-        ladder = ladder.model_copy(update={"threads_per_client": int(levels["threads"]), "overrides": []})
-    return Suite.model_validate(suite.model_copy(update={"workload": workload, "ladder": ladder}).model_dump())
-
-
-def _tls_split(classes: list[RequestClass], share: float) -> list[RequestClass]:
-    """Each plain class split into a plain part and a TLS part carrying `share` of its weight."""
-    if not 0.0 <= share <= 1.0:
-        raise ConfigError(f"tls_share {share} is outside 0..1: give the share of requests sent over TLS")
-    out = []
-    for c in classes:
-        if c.tls:
-            out.append(c)
-            continue
-        if share < 1.0:
-            out.append(c.model_copy(update={"weight": c.weight * (1.0 - share)}))
-        if share > 0.0:
-            out.append(c.model_copy(update={"name": f"{c.name}-tls", "tls": True, "weight": c.weight * share}))
-    return out
-
-
-def _bool(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).lower()
-    if text in ("true", "on", "yes", "1"):
-        return True
-    if text in ("false", "off", "no", "0"):
-        return False
-    raise ConfigError(f"factor {name} level {value!r}: give true or false")
+                on_run(p.configurations[trial.configuration], trial, run_id)
+    return run_ids

@@ -5,13 +5,13 @@ check the targets before any traffic, create the run record, then for each
 mix build the engine config (its window cuts the ramps exactly), run it and
 store it in one transaction before starting the next. Ctrl-C keeps every
 finished mix and marks the run interrupted; a target that dies marks it
-failed with the reason. Never prints: progress goes to a callback.
+failed with the reason. Never prints: progress goes to a callback. Never
+plans: which runs an experiment has and their order are crest.experiment's.
 """
 
 from __future__ import annotations
 
 import os
-import platform
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -19,11 +19,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import crest
 from crest.errors import ConfigError, TargetError
 from crest.filesets import Manifest, build_manifest, load_manifest
 from crest.filesets.cache import cached_fileset
-from crest.loadclient import LoadClient, engine_version
+from crest.host import drop_page_cache, host_facts
+from crest.loadclient import LoadClient
 from crest.monitor import BUSY_AT_PEAK_PCT, Monitor, client_bound_warning
 from crest.preflight import check_reachable, parse_url
 from crest.runspec import RunSpec
@@ -99,7 +99,8 @@ class RunInterrupted(Exception):
 
 
 class SuiteRunner:
-    """Runs one RunRequest: `run()` for new runs (one per repeat), `resume()` for an interrupted one."""
+    """Runs one RunRequest: `run_trial()` for each new trial (crest.experiment orders them), `resume()`
+    for an interrupted one."""
 
     def __init__(self, request: RunRequest, on_event: EventCallback | None = None) -> None:
         self.request = request
@@ -162,13 +163,6 @@ class SuiteRunner:
             check_reachable(parse_url(url))
         # Validate one engine config now so a bad option fails before the run exists.
         LoadClient(self._spec(self.mixes[0]))
-
-    def run(self) -> list[str]:
-        """Runs every repeat of the suite; returns the run ids in order."""
-        self.preflight()
-        repeats = self.request.repeat or self.request.suite.repeat
-        with Store(self.request.store_path) as store:
-            return [self.run_trial(store, repeat_index) for repeat_index in range(repeats)]
 
     def run_trial(self, store: Store, repeat_index: int) -> str:
         """One run of the suite (one trial), with a freshly started target when crest provisions it."""
@@ -427,16 +421,6 @@ def fileset_connections(suite: Suite) -> int | None:
     return suite.workload.fileset_connections or max(m.connections for m in suite.mixes("full"))
 
 
-def drop_page_cache() -> list[str]:
-    """Empties the OS page cache so files come from disk; returns a warning when not permitted."""
-    os.sync()
-    try:
-        Path("/proc/sys/vm/drop_caches").write_text("3\n")
-    except OSError as exc:
-        return [f"page cache not dropped ({exc.strerror}; needs root): files may have been served from memory"]
-    return []
-
-
 def mix_record(
     mix: Mix, report: dict[str, Any], started_at: float, ended_at: float, warnings: list[str] | None = None
 ) -> MixRecord:
@@ -473,24 +457,3 @@ def mix_record(
         },
         warnings=warnings,
     )
-
-
-def host_facts() -> dict[str, Any]:
-    """What the run's numbers depend on besides the target: stored with every run."""
-    cpu_model = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu_model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "hostname": platform.node(),
-        "kernel": platform.release(),
-        "cpu_model": cpu_model,
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "crest_version": crest.__version__,
-        "engine_version": engine_version(),
-    }

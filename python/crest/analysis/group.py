@@ -1,10 +1,16 @@
 """Configuration: the runs that are trials of one target configuration, and a short label for each.
 
-Runs with the same suite, profile and factors (repeat_index aside) are
-trials of one configuration; without factors the target URL tells them apart
-too. Labels name only what differs between the configurations at hand, so a
-table of nginx vs apache says "server=nginx", not every factor. It must not
-compute statistics.
+Runs are trials of one configuration only when every setting is equal (the
+repeat index aside): suite (name and stored content), profile, factors, the
+run's stored settings (server, server options, cores, memory, access log,
+timeout, content checks, engine threads), a URL target's address, and the
+digest of the provisioned server's effective configuration (its files,
+command line and environment with the run's own site directory and ports
+taken out). Runs stored without settings (published tables) are told apart by
+suite, profile and factors, and by target when they have no factors. Labels
+name only what differs between the configurations at hand, so a table of
+nginx vs apache says "server=nginx", not every factor. It must not compute
+statistics.
 """
 
 from __future__ import annotations
@@ -18,6 +24,13 @@ from crest.analysis.points import LoadPoint, points_from_run
 from crest.store import RunDetail
 
 _MISSING = "none"  # how a factor a configuration lacks shows in a label
+# The stored run options that are settings of what was measured; the others (seed, results file,
+# fileset directory, repeat count, experiment) say how or where a run was made, not what it measured.
+_SETTINGS = (
+    "server", "server_options", "cpus", "memory_bytes", "access_log", "timeout_s", "validate_content",
+    "engine_threads",
+)  # fmt: skip
+_DIGEST_LABEL = 8  # hex digits of a server configuration's digest shown when only it tells two apart
 
 
 @dataclass
@@ -59,12 +72,29 @@ def differing_factors(factor_sets: Sequence[dict[str, Any]]) -> list[str]:
     ]  # fmt: skip
 
 
+def settings(detail: RunDetail) -> dict[str, Any]:
+    """The settings a run stored beside its factors (see the module comment); {} for published runs."""
+    config = detail.meta.config
+    options = config.get("options")
+    if not isinstance(options, dict):
+        return {}
+    out = {name: options[name] for name in _SETTINGS if name in options}
+    if options.get("server") is None:
+        out["target"] = detail.meta.target
+    server = config.get("server")
+    if isinstance(server, dict) and server.get("config_sha256"):
+        out["server_config"] = server["config_sha256"]
+    return out
+
+
 def _key(detail: RunDetail) -> str:
     meta = detail.meta
-    # Factors are what a run says about its configuration; a run without any can only
-    # be told apart by where it went.
-    target = None if meta.factors else meta.target
-    return json.dumps([meta.suite, meta.profile, target, meta.factors], sort_keys=True, default=str)
+    stored = settings(detail)
+    # Factors are what a run says about its configuration; a run without them or stored settings
+    # can only be told apart by where it went.
+    target = meta.target if not meta.factors and not stored else None
+    suite = meta.config.get("suite")
+    return json.dumps([meta.suite, meta.profile, target, meta.factors, stored, suite], sort_keys=True, default=str)
 
 
 def _labels(firsts: list[RunDetail]) -> list[str]:
@@ -72,10 +102,25 @@ def _labels(firsts: list[RunDetail]) -> list[str]:
         only = firsts[0]
         return [factor_label(only.meta.factors, list(only.meta.factors)) or f"{only.meta.suite} on {only.meta.target}"]
     names = differing_factors([d.meta.factors for d in firsts])
-    labels = [factor_label(d.meta.factors, names) for d in firsts] if names else _fallback(firsts)
+    if names:
+        labels = [factor_label(d.meta.factors, names) for d in firsts]
+    else:
+        labels = _settings_labels(firsts) or _fallback(firsts)
     if len(set(labels)) < len(labels):  # different configurations must never share a label
         labels = [f"{label} ({d.id})" for label, d in zip(labels, firsts)]
     return labels
+
+
+def _settings_labels(firsts: list[RunDetail]) -> list[str]:
+    """Labels by the stored settings that differ, when the factors do not: "access_log=true"."""
+    shown = []
+    for d in firsts:
+        s = settings(d)
+        if "server_config" in s:
+            s["server_config"] = str(s["server_config"])[:_DIGEST_LABEL]
+        shown.append(s)
+    names = [n for n in differing_factors(shown) if n != "target"]
+    return [factor_label(s, names) for s in shown] if names else []
 
 
 def _fallback(firsts: list[RunDetail]) -> list[str]:

@@ -1,7 +1,7 @@
 """`crest doe`: 2^k factorial experiments — run a DESIGN file, or `--analyze DATA.csv --response COL`.
 
 Owns the command's options and how a DoeResult is printed (a table, or JSON
-with --json); crest.experiment turns a design into runs, crest.analysis.doe
+with --json); crest.design turns a design into runs, crest.analysis.doe
 does the arithmetic.
 """
 
@@ -11,9 +11,7 @@ import csv
 import json
 import os
 import re
-import secrets
 import sys
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -77,30 +75,28 @@ def doe_command(
 
 def _run_design(path: Path, db: Path, quiet: bool, json_output: bool) -> int:
     from crest.cli.run import Progress
-    from crest.experiment import load_design, run_design
+    from crest.design import load_design, run_design
 
     d = load_design(path)
-    experiment_id = "doe" + time.strftime("%Y%m%d-%H%M", time.gmtime()) + "-" + secrets.token_hex(2)
     watcher = Progress(enabled=not quiet and sys.stderr.isatty())
     try:
-        rows = run_design(d, store_path=db, experiment_id=experiment_id, on_event=watcher.on_event)
+        experiment_id, runs = run_design(d, store_path=db, on_event=watcher.on_event)
     finally:
         watcher.stop()
     out = db.parent / "doe" / f"{experiment_id}.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
-    columns = [*d.factors, d.response, "run_id"]
+    names = list(d.factor_levels)
     with out.open("w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(columns)
-        writer.writerows([[row[c] for c in columns] for row in rows])
-    result = analyze([{k: row[k] for k in (*d.factors, d.response)} for row in rows], d.response, list(d.factors),
-                     d.generators)  # fmt: skip
+        writer.writerow([*names, d.response, "run_id"])
+        writer.writerows([[r.levels[n] for n in names] + [r.response, r.run_id] for r in runs])
+    result = analyze([{**r.levels, d.response: r.response} for r in runs], d.response, names, d.generators)
     if json_output:
         print(json.dumps({**result_json(result), "experiment": experiment_id, "data": str(out)}), flush=True)
         return EXIT_OK
     _print(result)
-    print(f"\nexperiment {experiment_id}: {len(rows)} runs; data in {out}")
-    print(f"re-analyse: crest doe --analyze {out} --response {d.response} --factors {','.join(d.factors)}")
+    print(f"\nexperiment {experiment_id}: {len(runs)} runs; data in {out}")
+    print(f"re-analyse: crest doe --analyze {out} --response {d.response} --factors {','.join(names)}")
     print(f"report:     crest report {experiment_id}")
     return EXIT_OK
 

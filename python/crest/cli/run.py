@@ -1,15 +1,15 @@
 """`crest run SUITE --target URL`: a suite's ladder against a target, each mix stored as it ends.
 
 Owns the command's options, the live progress (stderr, terminals only) and
-the closing summary; the runner does the work and never prints.
+the closing summary; crest.experiment plans the runs (every combination of
+the value lists, trials interleaved) and the runner does the work; neither
+prints.
 """
 
 from __future__ import annotations
 
-import itertools
-import secrets
+import re
 import sys
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,6 +19,7 @@ from rich.console import Console
 from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
 from crest.cli.runs import show_command
 from crest.errors import ConfigError, TargetError
+from crest.experiment import execute, plan_runs
 from crest.runner import Event, RunInterrupted, RunRequest, SuiteRunner
 from crest.servers.registry import EXTERNAL
 from crest.store import DEFAULT_PATH, Store
@@ -52,7 +53,11 @@ def run_command(
     ] = None,
     server_opt: Annotated[
         list[str] | None,
-        typer.Option("--server-opt", help="KEY=VALUE setting of the server (repeatable), e.g. MaxRequestWorkers=400."),
+        typer.Option(
+            "--server-opt",
+            help="KEY=VALUE setting of the server (repeatable, once per KEY), e.g. MaxRequestWorkers=400;"
+            " KEY=V1,V2 runs each value as its own configuration (a comma inside a value: \\,).",
+        ),
     ] = None,
     access_log: Annotated[
         bool, typer.Option("--access-log", help="The started target logs every request; each mix stores the count.")
@@ -101,47 +106,26 @@ def run_command(
                 )
             if profile not in PROFILES:
                 raise ConfigError(f"invalid --profile {profile!r}: use one of {', '.join(PROFILES)}")
-            combos = _combinations(server, target, cpus, memory)
+            axes = _axes(server, target, cpus, memory)
             options = _server_options(server_opt or [])
-            experiment = "x" + time.strftime("%Y%m%d-%H%M", time.gmtime()) + "-" + secrets.token_hex(2)
             members = load_group(suite) or [(load_suite(suite), {})]
-            requests = [
-                RunRequest(
-                    suite=member,
-                    factors={**factors, **combo_factors},
-                    experiment=experiment,
-                    server=combo_server,
-                    cpus=combo_cpus,
-                    memory_bytes=combo_memory,
-                    server_options=options,
-                    access_log=access_log,
-                    target=target if combo_server is None else None,
-                    tls_target=tls_target,
-                    profile=profile,
-                    repeat=repeat,
-                    fileset_dir=fileset,
-                    store_path=db,
-                    insecure=insecure,
-                    timeout_s=parse_duration(timeout, what="--timeout"),
-                    seed=seed,
-                    validate_content=validate_content,
-                )
-                for member, factors in members
-                for combo_server, combo_cpus, combo_memory, combo_factors in combos
-            ]
-            # Every combination is checked (suite, fileset, server, cores, memory) before any of them sends.
-            runners = [SuiteRunner(r, watcher.on_event) for r in requests]
-            for runner in runners:
-                runner.preflight()
-            run_ids = []
-            trials = max(r.request.repeat or r.request.suite.repeat for r in runners)
-            with Store(db) as store:
-                # Trials outermost: each combination's trials are spread over the whole experiment,
-                # so a slow drift of the machine does not land on one configuration.
-                for trial in range(trials):
-                    for runner in runners:
-                        if trial < (runner.request.repeat or runner.request.suite.repeat):
-                            run_ids.append(runner.run_trial(store, trial))
+            base = RunRequest(
+                suite=members[0][0],  # each member's own suite replaces it
+                access_log=access_log,
+                target=target,
+                tls_target=tls_target,
+                profile=profile,
+                repeat=repeat,
+                fileset_dir=fileset,
+                store_path=db,
+                insecure=insecure,
+                timeout_s=parse_duration(timeout, what="--timeout"),
+                seed=seed,
+                validate_content=validate_content,
+            )
+            plan = plan_runs(base, members, {**axes, **options}, options=list(options))
+            experiment = plan.experiment
+            run_ids = execute(plan, store_path=db, on_event=watcher.on_event)
             if len(run_ids) > 1:
                 print(
                     f"experiment {experiment}: {len(run_ids)} runs; compare them with `crest compare {experiment}`",
@@ -167,30 +151,24 @@ def run_command(
     return EXIT_OK
 
 
-def _combinations(
-    server: str | None, target: str | None, cpus: str | None, memory: str | None
-) -> list[tuple[str | None, int | None, int | None, dict[str, Any]]]:
-    """Every (server, cpus, memory) combination asked for, with the factor values stored with its runs."""
+def _axes(server: str | None, target: str | None, cpus: str | None, memory: str | None) -> dict[str, list[Any]]:
+    """The value lists of --server, --cpus and --memory that were given: the planner combines them."""
     servers = _list(server, "--server") if server else [EXTERNAL]
     if target is not None and server is not None and servers != [EXTERNAL]:
         raise ConfigError("--target names a target crest does not start; --server starts one: give one of them")
     if EXTERNAL in servers and (len(servers) > 1 or target is None):
         raise ConfigError("--server external means the URL given with --target, alone: add --target http://host:port")
-    cpu_values: list[int | None] = [parse_count(c, what="--cpus") for c in _list(cpus, "--cpus")] if cpus else [None]
-    memory_values: list[tuple[str, int] | None] = (
-        [(m, parse_size(m, what="--memory")) for m in _list(memory, "--memory")] if memory else [None]
-    )
-    combos = []
-    for name, n, mem in itertools.product(servers, cpu_values, memory_values):
-        factors: dict[str, Any] = {}
-        if server is not None:
-            factors["server"] = name
-        if n is not None:
-            factors["cpus"] = n
-        if mem is not None:
-            factors["memory"] = mem[0]
-        combos.append((None if name == EXTERNAL else name, n, mem[1] if mem else None, factors))
-    return combos
+    axes: dict[str, list[Any]] = {}
+    if server is not None:
+        axes["server"] = servers
+    if cpus:
+        axes["cpus"] = [parse_count(c, what="--cpus") for c in _list(cpus, "--cpus")]
+    if memory:
+        values = _list(memory, "--memory")
+        for m in values:
+            parse_size(m, what="--memory")
+        axes["memory"] = values  # stored as written (256M); the planner turns each into bytes
+    return axes
 
 
 def _list(text: str, what: str) -> list[str]:
@@ -202,14 +180,33 @@ def _list(text: str, what: str) -> list[str]:
     return items
 
 
-def _server_options(pairs: list[str]) -> dict[str, str]:
-    options: dict[str, str] = {}
+def _server_options(pairs: list[str]) -> dict[str, list[str]]:
+    """KEY=V1,V2,… per --server-opt: each KEY's values (several sweep it, like --cpus). A comma inside
+    a value is written \\, (e.g. KEY='a\\,b' is the one value a,b)."""
+    options: dict[str, list[str]] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or not key.strip() or not value.strip():
+        key = key.strip()
+        if not sep or not key or not value.strip():
             raise ConfigError(f"--server-opt {pair!r}: give KEY=VALUE, e.g. --server-opt worker_connections=4096")
-        options[key.strip()] = value.strip()
+        if key in options:
+            raise ConfigError(
+                f"--server-opt {key} is given twice: give its values once, comma-separated, e.g. {key}=150,400"
+            )
+        items = [item.replace("\\,", ",").strip() for item in _UNESCAPED_COMMA.split(value)]
+        if not all(items):
+            raise ConfigError(
+                f"--server-opt {pair!r} has an empty item: give comma-separated values, e.g. {key}=150,400"
+                " (a comma inside a value is written \\,)"
+            )
+        if len(set(items)) != len(items):
+            raise ConfigError(f"--server-opt {pair!r} repeats a value: give each once")
+        options[key] = items
     return options
+
+
+# Separates a --server-opt's values; \\, is a comma inside a value.
+_UNESCAPED_COMMA = re.compile(r"(?<!\\),")
 
 
 class Progress:

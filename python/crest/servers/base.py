@@ -10,7 +10,10 @@ nothing left behind. Adapters never start processes themselves.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -292,6 +295,7 @@ class Target:
         self.processes = Processes()
         self.memory: MemoryLimit | None = None
         self.config_text = ""
+        self.config_sha256 = ""  # of everything that configures it, this run's site and ports aside
         self.keep_logs: Path | None = None  # where stop() copies the server's logs before removing the site
 
     @property
@@ -324,7 +328,8 @@ class Target:
             self.memory = MemoryLimit(settings.memory_bytes)
             self.memory.create()
         procs_file = self.memory.procs_file if self.memory else None
-        for helper in self.adapter.helpers(site, settings):
+        helpers = self.adapter.helpers(site, settings)
+        for helper in helpers:
             self.processes.start(helper.name, helper.argv, log=site.logs / f"{helper.name}.log",
                                  cpus=settings.cpus, cgroup_procs=procs_file, user=helper.user)  # fmt: skip
             wait_until(helper.socket.exists, timeout_s=READY_TIMEOUT_S,
@@ -344,9 +349,10 @@ class Target:
             if _answers(port):
                 raise TargetError(f"port {port} was taken by another program before {self.adapter.title} "
                                   "started: start the target again")  # fmt: skip
-        self.processes.start(self.adapter.name, self.adapter.command(site, settings), log=site.logs / "server.log",
-                             cwd=site.root, env=self.adapter.env(site, settings), cpus=settings.cpus,
-                             cgroup_procs=procs_file)  # fmt: skip
+        command, env = self.adapter.command(site, settings), self.adapter.env(site, settings)
+        self.config_sha256 = _settings_digest(site, self.config_text, command, env, helpers)
+        self.processes.start(self.adapter.name, command, log=site.logs / "server.log", cwd=site.root, env=env,
+                             cpus=settings.cpus, cgroup_procs=procs_file)  # fmt: skip
         wait_until(lambda: all(_answers(p) for p in ports), timeout_s=READY_TIMEOUT_S,
                    what=f"{self.adapter.title} did not answer on port {', '.join(map(str, ports))}",
                    processes=self.processes)  # fmt: skip
@@ -390,6 +396,7 @@ class Target:
             "options": dict(self.settings.options),
             "access_log": self.settings.access_log,
             "config_text": self.config_text,
+            "config_sha256": self.config_sha256,
         }
 
     def stop(self) -> None:
@@ -412,6 +419,22 @@ class Target:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def _settings_digest(
+    site: Site, config_text: str, command: list[str], env: Mapping[str, str] | None, helpers: list[Helper]
+) -> str:
+    """A digest of what configures a server (its files, command line, environment beyond crest's own,
+    helpers) with this run's private directory and ports replaced by placeholders: equal for two runs
+    of the same settings, different when any setting differs, so analysis can key configurations on it."""
+    changed = sorted(f"{k}={v}" for k, v in (env or {}).items() if os.environ.get(k) != v)
+    text = "\n".join([config_text, "# command", shlex.join(command), "# environment", *changed, "# helpers",
+                      *(shlex.join(h.argv) for h in helpers)])  # fmt: skip
+    text = text.replace(str(site.root), "{site}")
+    for name, port in (("port", site.port), ("tls_port", site.tls_port)):
+        if port:
+            text = re.sub(rf"(?<!\d){port}(?!\d)", "{" + name + "}", text)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _answers(port: int) -> bool:

@@ -1,0 +1,47 @@
+"""The machine crest runs on: the facts a run's numbers depend on, and its page cache.
+
+Owns reading host facts (CPU model, kernel, versions) and dropping the OS
+page cache; never starts servers, never stores or prints anything (the
+runner stores the facts with each run and turns a refusal into a warning).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import crest
+from crest.loadclient import engine_version
+
+
+def host_facts() -> dict[str, Any]:
+    """What the run's numbers depend on besides the target: stored with every run."""
+    cpu_model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "hostname": platform.node(),
+        "kernel": platform.release(),
+        "cpu_model": cpu_model,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "crest_version": crest.__version__,
+        "engine_version": engine_version(),
+    }
+
+
+def drop_page_cache() -> list[str]:
+    """Empties the OS page cache so files come from disk; returns a warning when not permitted."""
+    os.sync()
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError as exc:
+        return [f"page cache not dropped ({exc.strerror}; needs root): files may have been served from memory"]
+    return []
