@@ -46,6 +46,7 @@ def render_html(doc: dict[str, Any]) -> str:
         rps=fmt.rps, signed_rps=fmt.signed_rps, mbytes=fmt.mbytes, mbits=fmt.mbits, ms=fmt.ms, percent=fmt.percent,
         error_rate=fmt.error_rate, cpu=fmt.cpu, number=fmt.number, load=fmt.load, load_number=fmt.load_number,
         interval=fmt.interval, when=fmt.when, duration=fmt.duration, factor=fmt.factor_value, pct=fmt.pct,
+        trial_peaks=fmt.trial_peaks,
     )  # fmt: skip
     guard = _asset("guard.js")
     script = _asset("report.js")
