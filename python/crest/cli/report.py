@@ -159,8 +159,8 @@ def _peaks(doc: dict[str, Any]) -> Table:
     if cmp:
         columns.append((f"{_clip(leader)} over it", "right"))
     repeated = any(c["trials"] > 1 for c in configs)
-    if repeated:  # secondary: where each trial peaked on its own, beside the mean curve's peak
-        columns.append(("trials' own peaks", "right"))
+    if repeated:  # secondary: the range of each trial's own peak, beside the mean curve's peak
+        columns.insert(5, ("trial peaks", "right"))
     for title, justify in columns:
         table.add_column(title, justify=justify, no_wrap=title != "configuration", overflow="fold")  # type: ignore[arg-type]
     for c in configs:
@@ -182,7 +182,7 @@ def _peaks(doc: dict[str, Any]) -> Table:
         if cmp:
             row.append(rfmt.DASH if c["label"] == leader else rfmt.pct(gains.get((leader, c["label"]))))
         if repeated:
-            row.append(rfmt.trial_peaks(peak, axis))
+            row.insert(5, rfmt.trial_peaks(peak, axis, loads=False))
         table.add_row(*row)
     return table
 
