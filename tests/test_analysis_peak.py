@@ -89,6 +89,7 @@ def test_fairness_takes_every_trials_clients_at_the_load() -> None:
                                                                (2, 1, 44 / 3), (2, 2, 44 / 3), (2, 3, 44 / 3)]  # fmt: skip
     assert (f.min_rps, f.max_rps, f.min_over_max) == (10.0, 44 / 3, pytest.approx(30 / 44))
     assert f.mean_rps == pytest.approx(37.0 / 3)
+    assert [c.share_of_mean for c in f.clients] == pytest.approx([30 / 37] * 3 + [44 / 37] * 3)
     assert fairness(points, 9.0) is None
     silent = points_from_run(run([10.0]))
     silent[0].client_rps = [math.nan]

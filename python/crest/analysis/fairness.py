@@ -16,11 +16,13 @@ from crest.analysis.stats import describe
 
 @dataclass
 class ClientScore:
-    """One client's req/s in one trial (both 1-based)."""
+    """One client's req/s in one trial (both 1-based); share_of_mean = rps ÷ the mean per client
+    (None when that mean is 0 or the client measured nothing)."""
 
     trial: int
     client: int
     rps: float
+    share_of_mean: float | None = None
 
 
 @dataclass
@@ -48,6 +50,8 @@ def fairness(trials: Sequence[Sequence[LoadPoint]], load: float) -> Fairness | N
         return None
     spread = describe(values)
     top = max(values)
+    for c in clients:
+        c.share_of_mean = c.rps / spread.mean if spread.mean > 0 and math.isfinite(c.rps) else None
     return Fairness(
         load=load,
         clients=clients,

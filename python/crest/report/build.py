@@ -205,7 +205,9 @@ def _fairness(f: Fairness | None) -> dict[str, Any] | None:
         return None
     return {
         "load": f.load,
-        "clients": [{"trial": c.trial, "client": c.client, "rps": c.rps} for c in f.clients],
+        "clients": [
+            {"trial": c.trial, "client": c.client, "rps": c.rps, "share_of_mean": c.share_of_mean} for c in f.clients
+        ],
         "mean_rps": f.mean_rps,
         "min_rps": f.min_rps,
         "max_rps": f.max_rps,

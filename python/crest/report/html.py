@@ -163,7 +163,9 @@ def _fairness_chart(configs: list[dict[str, Any]], axis_name: str) -> Chart | No
         points: list[tuple[float, float | None]] = []
         tips: list[str] = []
         for cl in f["clients"]:
-            share = cl["rps"] / f["mean_rps"] * 100.0
+            if fmt.missing(cl["share_of_mean"]):
+                continue
+            share = cl["share_of_mean"] * 100.0
             points.append((share, None))
             who = f"client {cl['client']}" + (f" (trial {cl['trial']})" if many_trials else "")
             tips.append(f"{c['label']} · {who}: {fmt.rps(cl['rps'])} req/s, {share:.0f}% of the mean")
