@@ -95,3 +95,11 @@ def test_fairness_takes_every_trials_clients_at_the_load() -> None:
     silent[0].client_rps = [math.nan]
     assert fairness([silent], 1.0) is None
     assert mix(0, 1, 1.0).client_scores[0]["rps"] == 1.0
+
+
+def test_crest_doe_response_is_the_runs_peak() -> None:
+    from crest.experiment import response_of  # the doe planner reads its peak responses from peak.py
+
+    detail = run([10.0, 30.0, 25.0])
+    assert response_of(detail, "peak_rps") == run_peak(detail).rps == 30.0
+    assert response_of(detail, "peak_throughput_Bps") == 30_000.0
