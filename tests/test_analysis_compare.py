@@ -24,7 +24,7 @@ def two_configs(a: list[list[float]], b: list[list[float]]) -> list[Configuratio
     return configurations(details)
 
 
-def test_peak_table_means_trial_peaks_and_improves_each_over_each() -> None:
+def test_peak_table_takes_the_mean_curves_peak_and_improves_each_over_each() -> None:
     a, b = two_configs([[10.0, 30.0, 20.0], [10.0, 34.0, 20.0]], [[10.0, 20.0]])
     table = peak_table([a, b])
     row_a, row_b = table.rows

@@ -13,8 +13,10 @@ from typing import Any
 import jsonschema
 import pytest
 
+from analysis_records import run
 from crest.errors import ConfigError
-from crest.report import build_report
+from crest.report import build_report, render
+from crest.report.html import build_charts
 from crest.store import RunDetail, RunMeta, Store
 from report_lab import THREE, Curve, store_lab
 
@@ -186,3 +188,30 @@ def test_configurations_without_a_common_load_are_not_comparable(tmp_path: Path)
     assert paired["verdict"] == "not comparable" and paired["n"] == 0 and "no load point in common" in paired["note"]
     assert any("no load point in common, so no paired test" in line for line in doc["summary"]["findings"])
     assert [r["load"] for r in doc["comparison"]["by_load"]] == [1, 2, 4, 8, 16, 32]
+
+
+def test_the_peak_is_the_top_of_the_mean_curve_everywhere_the_report_names_it() -> None:
+    # Trial 1 peaks at 2 clients (5,000 req/s), trial 2 at 3 clients (4,400): the mean curve 1,000, 3,500, 3,700
+    # peaks at 3 clients; the mean of the trials' own peaks (4,700, at no load) must appear nowhere.
+    details = [run(rps, factors={"server": "a"}, repeat_index=i, run_id=f"a{i}")
+               for i, rps in enumerate(([1000.0, 5000.0, 3000.0], [1000.0, 2000.0, 4400.0]))]  # fmt: skip
+    details.append(run([1000.0, 3000.0, 3500.0], factors={"server": "b"}, run_id="b0"))
+    doc = build_report(details)
+    check_schema(doc)
+    a = next(c for c in doc["configurations"] if c["label"] == "server=a")
+    curve = [(p["load"], p["rps"]) for p in a["points"]]
+    top = max(curve, key=lambda point: point[1])
+    peak = a["peak"]
+    assert (peak["load"], peak["rps"]) == top == (3.0, 3700.0)
+    assert (peak["n"], peak["rps_ci95"]) == (2, a["points"][2]["rps_ci95"])
+    assert peak["throughput_Bps"] == max(p["throughput_Bps"] for p in a["points"])
+    assert (peak["trial_peaks"], peak["trial_peak_loads"]) == ([5000.0, 4400.0], [2.0, 3.0])
+    assert (peak["trial_peaks_min"], peak["trial_peaks_max"]) == (4400.0, 5000.0)
+    assert (a["summary"]["peak_rps"], a["summary"]["peak_rps_load"]) == (3700.0, 3.0)
+    assert a["fairness"]["load"] == 3.0
+    assert doc["summary"]["headline"].startswith("server=a had the highest peak: 3,700 req/s")
+    assert any("server=a 4,400–5,000 at 2–3 clients" in line for line in doc["summary"]["findings"])
+    (rps_chart,) = [c for c in build_charts(doc) if "chart-rps" in c.svg]
+    assert "server=a: peak 3,700 req/s at 3" in rps_chart.svg
+    markdown = render(doc, "markdown")
+    assert "| server=a | 2 | 3,700 |" in markdown and "4,400–5,000 at 2–3 clients" in markdown

@@ -274,7 +274,7 @@ def test_reopen_run_for_resume(store: Store) -> None:
         store.reopen_run("nope")
 
 
-def test_runs_lists_newest_first_with_counts_and_peak(store: Store, db: Path) -> None:
+def test_runs_lists_newest_first_with_counts_and_rates(store: Store, db: Path) -> None:
     old = store.create_run(make_meta(suite="old"))
     new = store.create_run(make_meta(suite="new", factors={}))
     empty = store.create_run(make_meta(suite="empty"))
@@ -289,11 +289,11 @@ def test_runs_lists_newest_first_with_counts_and_peak(store: Store, db: Path) ->
     summaries = store.runs()
     assert [s.id for s in summaries] == [new, empty, old]
     by_suite = {s.suite: s for s in summaries}
-    assert (by_suite["old"].mixes, by_suite["old"].peak_rps) == (3, make_mix(2).rps)
+    assert (by_suite["old"].mixes, by_suite["old"].mix_rps) == (3, [make_mix(i).rps for i in range(3)])
     assert (by_suite["old"].status, by_suite["old"].reason) == ("interrupted", "Ctrl-C")
     assert by_suite["old"].ended_at is not None
-    assert (by_suite["new"].mixes, by_suite["new"].peak_rps, by_suite["new"].factors) == (1, 123.5, {})
-    assert (by_suite["empty"].mixes, by_suite["empty"].peak_rps, by_suite["empty"].status) == (0, None, "running")
+    assert (by_suite["new"].mixes, by_suite["new"].mix_rps, by_suite["new"].factors) == (1, [123.5], {})
+    assert (by_suite["empty"].mixes, by_suite["empty"].mix_rps, by_suite["empty"].status) == (0, [], "running")
     assert by_suite["old"].factors == {"server": "builtin", "cpus": 2}
     assert (by_suite["old"].target, by_suite["old"].profile, by_suite["old"].repeat_index) == (
         "http://127.0.0.1:8080/", "quick", 0)  # fmt: skip

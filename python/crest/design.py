@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from crest.analysis.doe import design
+from crest.analysis.peak import run_peak
 from crest.errors import ConfigError
 from crest.experiment import Configuration, Plan, Trial, configure, execute, plan
 from crest.runner import EventCallback, RunRequest
@@ -226,9 +227,9 @@ def response_of(detail: RunDetail, response: str) -> float:
     if not mixes:
         raise ConfigError(f"run {detail.id} stored no mix: its response cannot be read")
     if response == "peak_rps":
-        return max(m.rps for m in mixes)
+        return run_peak(detail).rps
     if response == "peak_throughput_Bps":
-        return max(m.throughput_Bps for m in mixes)
+        return run_peak(detail).throughput_Bps
     return sum(float(m.latency_us.get("mean", 0.0)) for m in mixes) / len(mixes)
 
 

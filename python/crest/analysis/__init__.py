@@ -1,6 +1,6 @@
 """Analysis: pure functions over stored runs and published tables; this module only re-exports.
 
-Peaks and curve shape, trials, comparisons, scaling, weighted throughput and
+The peak (one definition, peak.py), curve shape, trials, fairness, comparisons, scaling, weighted throughput and
 2^k designs, one module each. Nothing here prints, measures, or opens a
 socket; bad input raises crest.errors.ConfigError with one line naming the
 problem and the fix. It depends on crest.store for the records and never on
@@ -19,7 +19,9 @@ from crest.analysis.compare import (
 )
 from crest.analysis.csvdata import CsvTable, read_csv
 from crest.analysis.doe import DoeResult, alias_structure, analyze, defining_relation, design
+from crest.analysis.fairness import ClientScore, Fairness, fairness
 from crest.analysis.group import Configuration, configurations
+from crest.analysis.peak import Peak, TrialPeak, highest, peak_of, peak_rps_of, run_peak
 from crest.analysis.points import (
     LOAD_AXES,
     LoadPoint,
@@ -35,18 +37,20 @@ from crest.analysis.published import (
     parse_factors,
     store_published,
 )
-from crest.analysis.repeats import PointStats, aggregate_trials
+from crest.analysis.repeats import PointStats, aggregate_trials, mean_curve
 from crest.analysis.scaling import ScalingRow, scaling
 from crest.analysis.stats import Summary, describe, interval_from_summary, t_quantile
 from crest.analysis.summary import GRACEFUL_RATIO, PLATEAU_RATIO, CurveSummary, summarize
 from crest.analysis.weighted import (
     SIZE_CLASS_BOUNDS,
     SPECWEB99_WEIGHTS,
+    SizeMean,
     SweepConfiguration,
     WeightedResult,
     is_sweep,
     parse_weights,
     size_class,
+    size_means,
     sweep_configurations,
     sweep_points,
     sweep_weighted_throughput,
@@ -60,18 +64,23 @@ __all__ = [
     "PUBLISHED_DATA_DIR",
     "SIZE_CLASS_BOUNDS",
     "SPECWEB99_WEIGHTS",
+    "ClientScore",
     "Configuration",
     "CsvTable",
     "CurveSummary",
     "DoeResult",
+    "Fairness",
     "LoadPoint",
     "PairedResult",
+    "Peak",
     "PeakRow",
     "PeakTable",
     "PointStats",
     "ScalingRow",
+    "SizeMean",
     "Summary",
     "SweepConfiguration",
+    "TrialPeak",
     "WeightedResult",
     "aggregate_trials",
     "alias_structure",
@@ -81,22 +90,29 @@ __all__ = [
     "defining_relation",
     "describe",
     "design",
+    "fairness",
+    "highest",
     "interval_from_summary",
     "is_sweep",
     "load_published",
     "load_published_runs",
+    "mean_curve",
     "metric_value",
     "paired_difference",
     "parse_factors",
     "parse_weights",
+    "peak_of",
+    "peak_rps_of",
     "peak_table",
     "percent_improvement",
     "point_from_mix",
     "points_from_run",
     "preferred_load_axis",
     "read_csv",
+    "run_peak",
     "scaling",
     "size_class",
+    "size_means",
     "store_published",
     "summarize",
     "sweep_configurations",

@@ -9,12 +9,12 @@ not group runs (group.py) or judge a single curve (summary.py).
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from crest.analysis.group import Configuration
+from crest.analysis.peak import Peak, peak_of
 from crest.analysis.points import LoadPoint
 from crest.analysis.stats import CONFIDENCE, describe, excludes_zero, mean
 from crest.analysis.summary import CurveSummary, summarize
@@ -34,7 +34,11 @@ def percent_improvement(a: float, b: float) -> float:
 
 @dataclass
 class PeakRow:
-    """One configuration's peak, the mean over its trials (sd and CI None for a single trial)."""
+    """One configuration's peak: the highest point of its mean curve over trials (see peak.peak_of).
+
+    n, peak_rps_sd and peak_rps_ci95 are that load's over trials (sd and CI None
+    for a single trial); `peak` holds the rest, each trial's own peak included.
+    """
 
     label: str
     factors: dict[str, Any]
@@ -42,9 +46,14 @@ class PeakRow:
     peak_rps: float
     peak_rps_sd: float | None
     peak_rps_ci95: tuple[float, float] | None
-    peak_rps_load: float  # the load most trials peaked at
+    peak_rps_load: float  # where the mean curve peaks
     peak_throughput_Bps: float
+    peak: Peak
     summaries: list[CurveSummary] = field(default_factory=list)  # one per trial
+
+    def ranking_key(self) -> float:
+        """Higher peaks first; a missing peak last."""
+        return -self.peak_rps if math.isfinite(self.peak_rps) else math.inf
 
 
 @dataclass
@@ -62,9 +71,13 @@ class PeakTable:
                 raise ConfigError(f"no configuration {label!r} in the table: it has {', '.join(map(repr, labels))}")
         return self.improvement_pct[labels.index(a)][labels.index(b)]
 
+    def ranking(self) -> list[int]:
+        """Row indices from the highest peak to the lowest (ties keep table order)."""
+        return sorted(range(len(self.rows)), key=lambda i: self.rows[i].ranking_key())
+
 
 def peak_table(configs: Sequence[Configuration], load_axis: str = "clients") -> PeakTable:
-    """Each configuration's peak req/s (mean over trials) and the percent improvement of each over each."""
+    """Each configuration's peak req/s (the top of its mean curve) and the percent improvement of each over each."""
     rows = [_peak_row(c, load_axis) for c in configs]
     matrix = [[percent_improvement(a.peak_rps, b.peak_rps) for b in rows] for a in rows]
     return PeakTable(rows, matrix)
@@ -153,19 +166,20 @@ def check_metric(metric: str) -> None:
 
 
 def _peak_row(config: Configuration, load_axis: str) -> PeakRow:
-    summaries = [summarize(points, sweep=load_axis == "size") for points in config.trial_points(load_axis) if points]
-    if not summaries:
+    trials = [points for points in config.trial_points(load_axis) if points]
+    if not trials:
         raise ConfigError(f"configuration {config.label!r} has no stored mix in any trial: pick runs that measured")
-    peaks = describe([s.peak_rps for s in summaries])
-    load, _ = Counter(s.peak_rps_load for s in summaries).most_common(1)[0]
+    summaries = [summarize(points, sweep=load_axis == "size") for points in trials]
+    peak = peak_of(trials)
     return PeakRow(
         label=config.label,
         factors=dict(config.factors),
-        n=peaks.n,
-        peak_rps=peaks.mean,
-        peak_rps_sd=peaks.sd,
-        peak_rps_ci95=peaks.ci95,
-        peak_rps_load=load,
-        peak_throughput_Bps=mean([s.peak_throughput_Bps for s in summaries]),
+        n=peak.n,
+        peak_rps=peak.rps,
+        peak_rps_sd=peak.rps_sd,
+        peak_rps_ci95=peak.rps_ci95,
+        peak_rps_load=peak.load,
+        peak_throughput_Bps=peak.throughput_Bps,
+        peak=peak,
         summaries=summaries,
     )

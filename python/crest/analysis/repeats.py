@@ -1,6 +1,6 @@
 """PointStats: the trials of one configuration merged load point by load point (mean, sd, CI, CV).
 
-Owns matching points across trials by load. It must not group runs into
+Owns matching points across trials by load, and the mean curve built from it. It must not group runs into
 configurations (group.py) nor compare configurations (compare.py).
 """
 
@@ -19,6 +19,9 @@ class PointStats:
 
     latency_us holds the mean over trials of each percentile every trial
     reported; target_cpu_pct_mean is None when no trial was monitored.
+    clients, threads and connections are the first trial's; errors and
+    requests are summed over trials; client_bound and target_idle hold when
+    any trial's point was.
     """
 
     load: float
@@ -33,6 +36,15 @@ class PointStats:
     latency_us: dict[str, float]
     error_rate_mean: float
     target_cpu_pct_mean: float | None
+    clients: int = 0
+    threads: int = 0
+    connections: int = 0
+    requests: int = 0
+    errors: int = 0
+    engine_cpu_pct_mean: float | None = None
+    target_idle_pct_mean: float | None = None
+    client_bound: bool = False
+    target_idle: bool = False
 
 
 def aggregate_trials(trials: Sequence[Sequence[LoadPoint]]) -> list[PointStats]:
@@ -67,4 +79,38 @@ def _stats(load: float, points: list[LoadPoint]) -> PointStats:
         latency_us={k: mean([p.latency_us[k] for p in points]) for k in keys},
         error_rate_mean=mean([p.error_rate for p in points]),
         target_cpu_pct_mean=mean(cpus) if cpus else None,
+        clients=points[0].clients,
+        threads=points[0].threads,
+        connections=points[0].connections,
+        requests=sum(p.requests for p in points),
+        errors=sum(p.errors for p in points),
+        engine_cpu_pct_mean=_mean_known([p.engine_cpu_pct for p in points]),
+        target_idle_pct_mean=_mean_known([p.target_idle_pct for p in points]),
+        client_bound=any(p.client_bound for p in points),
+        target_idle=any(p.target_idle for p in points),
     )
+
+
+def mean_curve(trials: Sequence[Sequence[LoadPoint]]) -> list[LoadPoint]:
+    """The configuration's curve: one LoadPoint per load with the trials' means (the trial itself
+    when there is one), so a curve summary judges the curve a reader sees."""
+    return [_mean_point(s, _first_at(trials, s.load)) for s in aggregate_trials(trials)]
+
+
+def _mean_point(s: PointStats, first: LoadPoint) -> LoadPoint:
+    return LoadPoint(
+        load=s.load, clients=s.clients, threads=s.threads, connections=s.connections, rps=s.rps_mean,
+        throughput_Bps=s.throughput_Bps_mean, requests=s.requests, errors=s.errors, error_rate=s.error_rate_mean,
+        latency_us=dict(s.latency_us), target_cpu_pct=s.target_cpu_pct_mean, engine_cpu_pct=s.engine_cpu_pct_mean,
+        client_bound=s.client_bound, client_rps=[], littles_load_factor=None, index=first.index,
+        window_s=first.window_s, target_idle_pct=s.target_idle_pct_mean, target_idle=s.target_idle, warnings=[],
+    )  # fmt: skip
+
+
+def _first_at(trials: Sequence[Sequence[LoadPoint]], load: float) -> LoadPoint:
+    return next(p for trial in trials for p in trial if p.load == load)
+
+
+def _mean_known(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return mean(known) if known else None

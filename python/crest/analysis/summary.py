@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from crest.analysis.peak import highest
 from crest.analysis.points import LoadPoint
 from crest.errors import ConfigError
 from crest.monitor import BUSY_AT_PEAK_PCT
@@ -63,12 +64,12 @@ def summarize(points: Sequence[LoadPoint], *, sweep: bool = False) -> CurveSumma
     """
     ordered = sorted(points, key=lambda p: p.load)
     measured = [p for p in ordered if not math.isnan(p.rps)]
-    if not measured:
+    peak_at = highest([p.rps for p in measured])  # peak.py's rule, so every peak crest prints agrees
+    if peak_at is None:
         raise ConfigError("no load points with a measured req/s: the run stored no usable mix; pick another run")
-    peak_at = max(range(len(measured)), key=lambda i: (measured[i].rps, -i))  # the first of equal maxima
     peak = measured[peak_at]
-    with_throughput = [p for p in ordered if not math.isnan(p.throughput_Bps)]
-    tp_peak = max(with_throughput, key=lambda p: p.throughput_Bps) if with_throughput else peak
+    tp_at = highest([p.throughput_Bps for p in ordered])
+    tp_peak = ordered[tp_at] if tp_at is not None else peak
     after = measured[peak_at + 1 :]
     ratio = min(p.rps for p in after) / peak.rps if after and peak.rps > 0 else None
     shape, saturated, verdict = _shape(len(measured), after, ratio)

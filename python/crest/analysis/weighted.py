@@ -181,6 +181,26 @@ def sweep_points(detail: RunDetail) -> list[tuple[int, float]]:
     return sorted(best.items())
 
 
+@dataclass(frozen=True)
+class SizeMean:
+    """The mean throughput over every stored mix of one content length (all trials together)."""
+
+    size_bytes: int
+    throughput_Bps: float
+    n: int  # mixes behind the mean
+
+
+def size_means(details: Sequence[RunDetail]) -> list[SizeMean]:
+    """Mean throughput by content length over the runs' mixes, ascending by size; mixes without a size
+    or a finite throughput are left out."""
+    by_size: dict[int, list[float]] = {}
+    for detail in details:
+        for m in detail.mixes:
+            if m.size_bytes is not None and math.isfinite(m.throughput_Bps):
+                by_size.setdefault(m.size_bytes, []).append(m.throughput_Bps)
+    return [SizeMean(size, math.fsum(v) / len(v), len(v)) for size, v in sorted(by_size.items())]
+
+
 def is_sweep(detail: RunDetail) -> bool:
     """Whether any stored mix of the run has a content length."""
     return any(m.size_bytes is not None for m in detail.mixes)

@@ -158,6 +158,9 @@ def _peaks(doc: dict[str, Any]) -> Table:
         columns.append(("weighted Mbit/s", "right"))
     if cmp:
         columns.append((f"{_clip(leader)} over it", "right"))
+    repeated = any(c["trials"] > 1 for c in configs)
+    if repeated:  # secondary: the range of each trial's own peak, beside the mean curve's peak
+        columns.insert(5, ("trial peaks", "right"))
     for title, justify in columns:
         table.add_column(title, justify=justify, no_wrap=title != "configuration", overflow="fold")  # type: ignore[arg-type]
     for c in configs:
@@ -178,6 +181,8 @@ def _peaks(doc: dict[str, Any]) -> Table:
                        f"{w['weighted_Mbps']:,.2f}" + (f" ± {(ci[1] - ci[0]) / 2:,.2f}" if ci else ""))  # fmt: skip
         if cmp:
             row.append(rfmt.DASH if c["label"] == leader else rfmt.pct(gains.get((leader, c["label"]))))
+        if repeated:
+            row.insert(5, rfmt.trial_peaks(peak, axis, loads=False))
         table.add_row(*row)
     return table
 

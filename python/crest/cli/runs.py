@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from crest.analysis.peak import highest, peak_rps_of
 from crest.cli import EXIT_OK
 from crest.store import DEFAULT_PATH, MixRecord, RunDetail, RunSummary, Store, no_run_error
 from crest.units import format_bytes, format_count, format_latency_us, format_seconds
@@ -54,9 +55,10 @@ def runs_command(db: DbOption = DEFAULT_PATH, json_output: JsonOption = False) -
                           ("mixes", "right"), ("peak req/s", "right"), ("started", "left")):  # fmt: skip
         table.add_column(name, justify=justify, no_wrap=name != "target", overflow="fold")  # type: ignore[arg-type]
     for s in summaries:
+        peak = peak_rps_of(s.mix_rps)
         table.add_row(
             _safe(s.id), _safe(s.suite), _safe(s.target), _safe(s.status), str(s.mixes),
-            "-" if s.peak_rps is None else f"{s.peak_rps:,.1f}", _local_time(s.started_at),
+            "-" if peak is None else f"{peak:,.1f}", _local_time(s.started_at),
         )  # fmt: skip
     console.print(table)
     return EXIT_OK
@@ -88,8 +90,10 @@ def show_command(
         return EXIT_OK
     console.print()
     console.print(_mix_table(detail.mixes))
-    peak = max(detail.mixes, key=lambda m: m.rps if m.rps == m.rps else float("-inf"))  # NaN never peaks
-    console.print(Text(f"  {'Peak':<{_LABEL_WIDTH}}{peak.rps:,.1f} req/s at {_load(peak)} (mix {peak.index})"))
+    at = highest([m.rps for m in detail.mixes])  # mixes are in ladder order: the one curve of this run
+    if at is not None:
+        peak = detail.mixes[at]
+        console.print(Text(f"  {'Peak':<{_LABEL_WIDTH}}{peak.rps:,.1f} req/s at {_load(peak)} (mix {peak.index})"))
     for mix in detail.mixes:
         for warning in mix.warnings:
             console.print(Text(f"  warning: mix {mix.index}: ") + _safe(warning))
@@ -195,7 +199,7 @@ def _summary_json(s: RunSummary) -> dict[str, Any]:
     return {
         "id": s.id, "suite": s.suite, "target": s.target, "profile": s.profile, "repeat_index": s.repeat_index,
         "status": s.status, "reason": s.reason, "started_at": s.started_at, "ended_at": s.ended_at,
-        "mixes": s.mixes, "peak_rps": s.peak_rps, "factors": s.factors,
+        "mixes": s.mixes, "peak_rps": peak_rps_of(s.mix_rps), "factors": s.factors,
     }  # fmt: skip
 
 

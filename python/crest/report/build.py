@@ -21,25 +21,28 @@ from crest.analysis import (
     LOAD_AXES,
     Configuration,
     CurveSummary,
-    LoadPoint,
+    Fairness,
     PairedResult,
+    Peak,
     PeakTable,
     PointStats,
     aggregate_trials,
     configurations,
     default_load_axis,
-    describe,
+    fairness,
     is_sweep,
+    mean_curve,
     paired_difference,
     peak_table,
+    percent_improvement,
     points_from_run,
     scaling,
+    size_means,
     summarize,
     sweep_configurations,
 )
 from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
 from crest.errors import ConfigError
-from crest.report import fmt
 from crest.report.narrative import findings
 from crest.store import MixRecord, RunDetail
 
@@ -107,7 +110,7 @@ def clean(value: Any) -> Any:
 def _configuration(index: int, config: Configuration, table: PeakTable, load_axis: str) -> dict[str, Any]:
     trial_points = [p for p in config.trial_points(load_axis) if p]
     stats = aggregate_trials(trial_points)
-    curve = summarize(_mean_curve(stats, trial_points), sweep=load_axis == "size")
+    curve = summarize(mean_curve(trial_points), sweep=load_axis == "size")
     row = table.rows[index]
     first = config.trials[0]
     server = first.meta.config.get("server") if isinstance(first.meta.config, dict) else None
@@ -121,56 +124,37 @@ def _configuration(index: int, config: Configuration, table: PeakTable, load_axi
         "profile": first.meta.profile,
         "target": first.meta.target,
         "server": dict(server) if isinstance(server, dict) else None,
-        "points": [_point(s, trial_points) for s in stats],
-        "peak": {
-            "rps": row.peak_rps,
-            "rps_sd": row.peak_rps_sd,
-            "rps_ci95": row.peak_rps_ci95,
-            "load": _peak_load(row.summaries, curve),
-            "throughput_Bps": row.peak_throughput_Bps,
-            "n": row.n,
-            "trial_peaks": [s.peak_rps for s in row.summaries],
-        },
+        "points": [_point(s) for s in stats],
+        "peak": _peak(row.peak),
         "summary": _summary(curve, row.summaries),
-        "fairness": _fairness(row.peak_rps_load, trial_points),
+        "fairness": _fairness(fairness(trial_points, row.peak_rps_load)),
     }
 
 
-def _peak_load(trials: list[CurveSummary], curve: CurveSummary) -> float:
-    """The load most trials peaked at; when no load has a majority, where the curve of means peaks."""
-    loads = [s.peak_rps_load for s in trials]
-    top = max(set(loads), key=loads.count)
-    return top if loads.count(top) * 2 > len(loads) else curve.peak_rps_load
+def _peak(peak: Peak) -> dict[str, Any]:
+    return {
+        "rps": peak.rps,
+        "rps_sd": peak.rps_sd,
+        "rps_ci95": peak.rps_ci95,
+        "load": peak.load,
+        "throughput_Bps": peak.throughput_Bps,
+        "throughput_load": peak.throughput_load,
+        "n": peak.n,
+        "trial_peaks": [t.rps for t in peak.trials],
+        "trial_peak_loads": [t.load for t in peak.trials],
+        "trial_peaks_min": peak.trial_rps_min,
+        "trial_peaks_max": peak.trial_rps_max,
+        "trial_peaks_sd": peak.trial_rps_sd,
+    }
 
 
-def _mean_curve(stats: list[PointStats], trials: list[list[LoadPoint]]) -> list[LoadPoint]:
-    """The configuration's curve: one LoadPoint per load with the trials' means (the same as the
-    trial itself when there is one), so summarize() judges the curve a reader sees."""
-    curve: list[LoadPoint] = []
-    for s in stats:
-        at = [p for trial in trials for p in trial if p.load == s.load]
-        first = at[0]
-        curve.append(LoadPoint(
-            load=s.load, clients=first.clients, threads=first.threads, connections=first.connections,
-            rps=s.rps_mean, throughput_Bps=s.throughput_Bps_mean, requests=sum(p.requests for p in at),
-            errors=sum(p.errors for p in at), error_rate=s.error_rate_mean, latency_us=dict(s.latency_us),
-            target_cpu_pct=s.target_cpu_pct_mean, engine_cpu_pct=_mean_or_none([p.engine_cpu_pct for p in at]),
-            client_bound=any(p.client_bound for p in at), client_rps=[], littles_load_factor=None,
-            index=first.index, window_s=first.window_s,
-            target_idle_pct=_mean_or_none([p.target_idle_pct for p in at]),
-            target_idle=any(p.target_idle for p in at), warnings=[],
-        ))  # fmt: skip
-    return curve
-
-
-def _point(s: PointStats, trials: list[list[LoadPoint]]) -> dict[str, Any]:
-    at = [p for trial in trials for p in trial if p.load == s.load]
+def _point(s: PointStats) -> dict[str, Any]:
     return {
         "load": s.load,
         "n": s.n,
-        "clients": at[0].clients,
-        "threads": at[0].threads,
-        "connections": at[0].connections,
+        "clients": s.clients,
+        "threads": s.threads,
+        "connections": s.connections,
         "rps": s.rps_mean,
         "rps_sd": s.rps_sd,
         "rps_ci95": s.rps_ci95,
@@ -180,10 +164,10 @@ def _point(s: PointStats, trials: list[list[LoadPoint]]) -> dict[str, Any]:
         "throughput_Bps_ci95": s.throughput_Bps_ci95,
         "latency_us": {k: v for k, v in s.latency_us.items() if k in (*_LATENCY_KEYS, "max", "mean")},
         "error_rate": s.error_rate_mean,
-        "errors": sum(p.errors for p in at),
+        "errors": s.errors,
         "target_cpu_pct": s.target_cpu_pct_mean,
-        "engine_cpu_pct": _mean_or_none([p.engine_cpu_pct for p in at]),
-        "client_bound": any(p.client_bound for p in at),
+        "engine_cpu_pct": s.engine_cpu_pct_mean,
+        "client_bound": s.client_bound,
     }
 
 
@@ -215,25 +199,20 @@ def _warning_kind(warning: str) -> str:
     return re.split(r"[\d(]", warning, maxsplit=1)[0].strip()
 
 
-def _fairness(peak_load: float, trials: list[list[LoadPoint]]) -> dict[str, Any] | None:
+def _fairness(f: Fairness | None) -> dict[str, Any] | None:
     """Per-client req/s at the peak load (every trial's clients together): WebBench's client scores."""
-    clients: list[dict[str, Any]] = []
-    for t, trial in enumerate(trials):
-        for point in trial:
-            if point.load == peak_load:
-                clients.extend({"trial": t + 1, "client": c + 1, "rps": r} for c, r in enumerate(point.client_rps))
-    values = [c["rps"] for c in clients if not fmt.missing(c["rps"])]
-    if not values:
+    if f is None:
         return None
-    spread = describe(values)
     return {
-        "load": peak_load,
-        "clients": clients,
-        "mean_rps": spread.mean,
-        "min_rps": min(values),
-        "max_rps": max(values),
-        "cv": spread.cv,
-        "min_over_max": min(values) / max(values) if max(values) > 0 else None,
+        "load": f.load,
+        "clients": [
+            {"trial": c.trial, "client": c.client, "rps": c.rps, "share_of_mean": c.share_of_mean} for c in f.clients
+        ],
+        "mean_rps": f.mean_rps,
+        "min_rps": f.min_rps,
+        "max_rps": f.max_rps,
+        "cv": f.cv,
+        "min_over_max": f.min_over_max,
     }
 
 
@@ -243,7 +222,7 @@ def _fairness(peak_load: float, trials: list[list[LoadPoint]]) -> dict[str, Any]
 def _comparison(
     configs: list[Configuration], table: PeakTable, entries: list[dict[str, Any]], load_axis: str
 ) -> dict[str, Any]:
-    ranked = sorted(range(len(configs)), key=lambda i: -_finite(table.rows[i].peak_rps))
+    ranked = table.ranking()
     paired: list[dict[str, Any]] = []
     for pos, i in enumerate(ranked):
         for j in ranked[pos + 1 :]:
@@ -283,7 +262,7 @@ def _by_load(entries: list[dict[str, Any]], best: int) -> list[dict[str, Any]]:
         values = [next((p["rps"] for p in e["points"] if p["load"] == load), None) for e in entries]
         lead = values[best]
         gains = [
-            None if i == best or lead is None or v is None or v == 0 else (lead - v) / v * 100.0
+            None if i == best or lead is None or v is None else percent_improvement(lead, v)
             for i, v in enumerate(values)
         ]  # fmt: skip
         rows.append({"load": load, "rps": values, "leader_gain_pct": gains})
@@ -318,11 +297,6 @@ def _sweep(details: list[RunDetail], configs: list[Configuration]) -> dict[str, 
     entries: list[dict[str, Any]] = []
     for i, config in enumerate(configs):
         r = by_label.get(config.label)
-        points: dict[int, list[float]] = {}
-        for t in config.trials:
-            for m in t.mixes:
-                if m.size_bytes is not None and math.isfinite(m.throughput_Bps):
-                    points.setdefault(m.size_bytes, []).append(m.throughput_Bps)
         ci = r.ci95_Bps if r is not None else None
         entries.append({
             "index": i,
@@ -334,8 +308,8 @@ def _sweep(details: list[RunDetail], configs: list[Configuration]) -> dict[str, 
             "per_class_Mbps": {c: v * 8 / 1e6 for c, v in r.trials[0].per_class.items()} if r and len(r.trials) == 1 else None,
             "excluded_sizes": list(r.trials[0].excluded) if r is not None else [],
             "points": [
-                {"size_bytes": size, "class": size_class(size), "throughput_Bps": math.fsum(v) / len(v),
-                 "n": len(v)} for size, v in sorted(points.items())
+                {"size_bytes": p.size_bytes, "class": size_class(p.size_bytes), "throughput_Bps": p.throughput_Bps,
+                 "n": p.n} for p in size_means(config.trials)
             ],
         })  # fmt: skip
     return {"weights": dict(SPECWEB99_WEIGHTS), "configurations": entries, "note": note}
@@ -413,12 +387,3 @@ def _title(details: list[RunDetail], configs: list[Configuration]) -> str:
     if len(configs) <= 3:
         return f"{suite}: " + " vs ".join(c.label for c in configs)
     return f"{suite}: {len(configs)} configurations compared"
-
-
-def _mean_or_none(values: Sequence[float | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return describe(known).mean if known else None
-
-
-def _finite(value: float) -> float:
-    return value if math.isfinite(value) else -math.inf

@@ -129,6 +129,20 @@ def load_number(value: Any) -> str:
     return f"{v:,.0f}" if v == int(v) else f"{v:,.1f}"
 
 
+def trial_peaks(peak: dict[str, Any], axis: str = "clients", *, loads: bool = True) -> str:
+    """The spread of the trials' own peaks beside the mean curve's: "4,700–5,608 at 24–28 clients"
+    (without the loads: "4,700–5,608"); a dash with one trial (its own peak is the peak)."""
+    values = peak["trial_peaks"]
+    if len(values) < 2 or missing(peak["trial_peaks_min"]):
+        return DASH
+    if not loads:
+        return f"{rps(peak['trial_peaks_min'])}–{rps(peak['trial_peaks_max'])}"
+    where = [v for v in peak["trial_peak_loads"] if not missing(v)]
+    low, high = (min(where), max(where)) if where else (None, None)
+    at = load(low, axis) if low == high else f"{load_number(low)}–{load(high, axis)}"
+    return f"{rps(peak['trial_peaks_min'])}–{rps(peak['trial_peaks_max'])} at {at}"
+
+
 def interval(pair: Any, fmt: Any = None) -> str:
     """A confidence interval: "+2,400 to +3,800" (fmt formats each end; signed req/s by default)."""
     if not pair or any(missing(v) for v in pair):

@@ -46,6 +46,7 @@ def render_html(doc: dict[str, Any]) -> str:
         rps=fmt.rps, signed_rps=fmt.signed_rps, mbytes=fmt.mbytes, mbits=fmt.mbits, ms=fmt.ms, percent=fmt.percent,
         error_rate=fmt.error_rate, cpu=fmt.cpu, number=fmt.number, load=fmt.load, load_number=fmt.load_number,
         interval=fmt.interval, when=fmt.when, duration=fmt.duration, factor=fmt.factor_value, pct=fmt.pct,
+        trial_peaks=fmt.trial_peaks,
     )  # fmt: skip
     guard = _asset("guard.js")
     script = _asset("report.js")
@@ -162,7 +163,9 @@ def _fairness_chart(configs: list[dict[str, Any]], axis_name: str) -> Chart | No
         points: list[tuple[float, float | None]] = []
         tips: list[str] = []
         for cl in f["clients"]:
-            share = cl["rps"] / f["mean_rps"] * 100.0
+            if fmt.missing(cl["share_of_mean"]):
+                continue
+            share = cl["share_of_mean"] * 100.0
             points.append((share, None))
             who = f"client {cl['client']}" + (f" (trial {cl['trial']})" if many_trials else "")
             tips.append(f"{c['label']} · {who}: {fmt.rps(cl['rps'])} req/s, {share:.0f}% of the mean")

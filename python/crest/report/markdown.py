@@ -37,17 +37,23 @@ def render_markdown(doc: dict[str, Any]) -> str:
     out += ["", "## Peaks", ""]
     sweep = doc.get("sweep")
     weighted = {w["index"]: w for w in sweep["configurations"]} if sweep else {}
+    repeated = any(c["trials"] > 1 for c in configs)
     out += _table(
         ["configuration", "trials", "peak req/s", "± 95% CI", "at load", "peak MB/s", "Mbit/s", "p99 at peak (ms)",
-         "saturation", "past the peak", "max errors", *(["weighted Mbit/s", "± 95% CI"] if sweep else [])],
+         "saturation", "past the peak", "max errors", *(["weighted Mbit/s", "± 95% CI"] if sweep else []),
+         *(["trials' own peaks"] if repeated else [])],
         [[md(c["label"]), str(c["trials"]), fmt.rps(c["peak"]["rps"]), _half(c["peak"]["rps_ci95"]),
           fmt.load(c["peak"]["load"], axis), fmt.mbytes(c["peak"]["throughput_Bps"]),
           fmt.mbits(c["peak"]["throughput_Bps"]), fmt.ms(_at_peak(c, "p99")),
           "saturated" if c["summary"]["saturated"] else "not saturated", _past(c), fmt.error_rate(c["summary"]["max_error_rate"]),
-          *(_weighted(weighted[c["index"]]) if sweep else [])]
+          *(_weighted(weighted[c["index"]]) if sweep else []),
+          *([md(fmt.trial_peaks(c["peak"], axis))] if repeated else [])]
          for c in _ranked(doc)],
         right=(1, 2, 3, 4, 5, 6, 7, 10, 11, 12),
     )  # fmt: skip
+    if repeated:
+        out += ["", "Peak = the highest point of the mean curve over trials (± the half-width of that load's 95% t"
+                " interval); each trial's own peak, often at another load, is shown beside it."]  # fmt: skip
     if sweep:
         out += _sweep(sweep)
     if cmp:

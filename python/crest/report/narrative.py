@@ -34,6 +34,7 @@ def findings(doc: dict[str, Any]) -> dict[str, Any]:
         if all(c["trials"] == 1 for c in configs):
             lines.append("Each configuration ran once: the paired test pairs load points of one trial each;"
                          " repeat the runs (--repeat 3) to put confidence intervals on the peaks too.")  # fmt: skip
+    lines += _trial_peaks(configs, axis)
     lines += _scaling(doc.get("scaling"))
     return {"headline": headline, "findings": lines, "warnings": _warnings(doc)}
 
@@ -80,6 +81,15 @@ def _at_peak(config: dict[str, Any], axis: str) -> list[str]:
         lines.append(f"Per-client req/s at the peak ranged from {fmt.rps(f['min_rps'])} to {fmt.rps(f['max_rps'])}"
                      f" (slowest ÷ fastest {fmt.percent(f['min_over_max'])}).")  # fmt: skip
     return lines
+
+
+def _trial_peaks(configs: list[dict[str, Any]], axis: str) -> list[str]:
+    """Where repeated trials peaked on their own, beside the mean curve's peak the headline gives."""
+    spreads = [f"{c['label']} {fmt.trial_peaks(c['peak'], axis)}" for c in configs if len(c["peak"]["trial_peaks"]) > 1]
+    if not spreads:
+        return []
+    return ["Each trial's own peak req/s (the peaks above are the tops of the mean curves over trials): "
+            + "; ".join(spreads) + "."]  # fmt: skip
 
 
 def _shapes(configs: list[dict[str, Any]], axis: str) -> list[str]:

@@ -86,7 +86,7 @@ class RunSummary:
     started_at: float
     ended_at: float | None
     mixes: int  # mixes stored so far
-    peak_rps: float | None  # None until a mix is stored
+    mix_rps: list[float]  # each stored mix's req/s in ladder order (NaN: not measured); empty until one is stored
     factors: dict[str, Any]
 
 

@@ -182,19 +182,23 @@ class Store:
     # -- reading (crest runs, crest show, reports, resume) --------------------------
 
     def runs(self) -> list[RunSummary]:
-        """Every run, newest first, with how many mixes are stored and the peak req/s among them."""
+        """Every run, newest first, with how many mixes are stored and each one's req/s in ladder order
+        (the peak among them is crest.analysis's to find)."""
         with self._read("list the runs") as conn:
             rows = conn.execute(
                 "SELECT r.id, r.suite, r.target, r.profile, r.repeat_index, r.status, r.reason,"
-                " r.started_at, r.ended_at, COUNT(m.idx), MAX(m.rps), r.factors_json"
+                " r.started_at, r.ended_at, COUNT(m.idx), r.factors_json"
                 " FROM runs r LEFT JOIN mixes m ON m.run_id = r.id"
                 " GROUP BY r.id ORDER BY r.started_at DESC, r.id DESC"
             ).fetchall()
+            mix_rps: dict[str, list[float]] = {}
+            for run_id, rps in conn.execute("SELECT run_id, rps FROM mixes ORDER BY run_id, idx"):
+                mix_rps.setdefault(run_id, []).append(_real(rps))
         return [
             RunSummary(
                 id=row[0], suite=row[1], target=row[2], profile=row[3], repeat_index=row[4], status=row[5],
-                reason=row[6], started_at=row[7], ended_at=row[8], mixes=row[9], peak_rps=row[10],
-                factors=json.loads(row[11]),
+                reason=row[6], started_at=row[7], ended_at=row[8], mixes=row[9], mix_rps=mix_rps.get(row[0], []),
+                factors=json.loads(row[10]),
             )
             for row in rows
         ]  # fmt: skip

@@ -1,0 +1,119 @@
+"""Peak: the one definition of a peak, used by the report, `crest runs`, `crest compare` and `crest doe`.
+
+The peak of a configuration is the highest point of its mean curve over
+trials (mean req/s per load, as the seed reports print it); its interval is
+that load's 95% t CI over trials. Each trial's own peak (often at another
+load) is kept beside it as secondary information, never averaged into the
+headline. Owns finding a curve's highest point (NaN never peaks; the first
+of equal maxima wins). It must not judge the curve's shape (summary.py) nor
+compare configurations (compare.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from crest.analysis.points import LoadPoint, default_load_axis, points_from_run
+from crest.analysis.repeats import PointStats, aggregate_trials
+from crest.analysis.stats import sample_sd
+from crest.errors import ConfigError
+from crest.store import RunDetail
+
+
+def highest(values: Sequence[float]) -> int | None:
+    """The index of the highest value in curve order: the first of equal maxima; NaN never peaks.
+    None when no value is measured."""
+    best: int | None = None
+    for i, value in enumerate(values):
+        if not math.isnan(value) and (best is None or value > values[best]):
+            best = i
+    return best
+
+
+@dataclass
+class TrialPeak:
+    """One trial's own peak: the highest point of that trial's curve alone."""
+
+    trial: int  # 1-based, in trial order
+    rps: float
+    load: float
+
+
+@dataclass
+class Peak:
+    """The highest point of a mean curve over trials, with that load's spread over trials.
+
+    n: the trials that measured the peak load; rps_sd and rps_ci95 are None
+    when n = 1. throughput_Bps is the highest point of the mean throughput
+    curve (its own load: a curve of bytes may peak elsewhere). trials: each
+    trial's own peak; trial_rps_min/max/sd describe them (sd None for one).
+    """
+
+    rps: float
+    load: float
+    n: int
+    rps_sd: float | None
+    rps_ci95: tuple[float, float] | None
+    throughput_Bps: float
+    throughput_load: float
+    throughput_Bps_ci95: tuple[float, float] | None
+    trials: list[TrialPeak] = field(default_factory=list)
+    trial_rps_min: float = math.nan
+    trial_rps_max: float = math.nan
+    trial_rps_sd: float | None = None
+
+
+def peak_of(trials: Sequence[Sequence[LoadPoint]]) -> Peak:
+    """The peak of the trials' mean curve (trials merged by load, see aggregate_trials).
+
+    Raises ConfigError when no load has a measured req/s.
+    """
+    stats = aggregate_trials(trials)
+    top = _top(stats)
+    tp_at = highest([s.throughput_Bps_mean for s in stats])
+    tp = stats[tp_at] if tp_at is not None else top
+    own = [_own_peak(i + 1, trial) for i, trial in enumerate(trials) if trial]
+    own_rps = [p.rps for p in own if not math.isnan(p.rps)]
+    return Peak(
+        rps=top.rps_mean,
+        load=top.load,
+        n=top.n,
+        rps_sd=top.rps_sd,
+        rps_ci95=top.rps_ci95,
+        throughput_Bps=tp.throughput_Bps_mean,
+        throughput_load=tp.load,
+        throughput_Bps_ci95=tp.throughput_Bps_ci95,
+        trials=own,
+        trial_rps_min=min(own_rps) if own_rps else math.nan,
+        trial_rps_max=max(own_rps) if own_rps else math.nan,
+        trial_rps_sd=sample_sd(own_rps) if own_rps else None,
+    )
+
+
+def run_peak(detail: RunDetail) -> Peak:
+    """One run's peak: the highest point of its one curve, on the axis that tells its mixes apart
+    (content length for a sweep, else clients)."""
+    return peak_of([points_from_run(detail, default_load_axis([detail]))])
+
+
+def peak_rps_of(mix_rps: Sequence[float]) -> float | None:
+    """One run's peak req/s from its mixes' req/s in ladder order, for listings that do not load the
+    mixes (`crest runs`); None when no mix measured one."""
+    at = highest(mix_rps)
+    return None if at is None else mix_rps[at]
+
+
+def _own_peak(trial: int, points: Sequence[LoadPoint]) -> TrialPeak:
+    top = _top(aggregate_trials([points]), required=False)
+    return TrialPeak(trial, top.rps_mean, top.load)
+
+
+def _top(stats: list[PointStats], *, required: bool = True) -> PointStats:
+    at = highest([s.rps_mean for s in stats])
+    if at is None:
+        if required or not stats:
+            raise ConfigError("no load points with a measured req/s: the run stored no usable mix; pick another run")
+        return stats[0]
+    return stats[at]
