@@ -103,13 +103,13 @@ def show_command(
 def _run_verdicts(detail: RunDetail) -> list[Verdict]:
     """What only the whole run shows (the target idle at its peak), as the analysis judges it;
     a file of schema 1 may already carry it on the peak mix."""
-    from crest.analysis.points import points_from_run
+    from crest.analysis.points import default_load_axis, points_from_run
     from crest.analysis.summary import summarize
 
     if any(has(m.verdicts, TARGET_IDLE) for m in detail.mixes):
         return []
     try:
-        summary = summarize(points_from_run(detail))
+        summary = summarize(points_from_run(detail, default_load_axis([detail])))
     except ConfigError:  # no mix with a measured req/s: no peak to judge
         return []
     return [v for v in summary.verdicts if v.kind == TARGET_IDLE]
