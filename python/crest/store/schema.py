@@ -1,4 +1,4 @@
-"""The SQLite schema of a crest results file and its version check; owns DDL, never reads or writes records."""
+"""The SQLite schema of a crest results file, its version check and upgrade; owns DDL, never reads or writes records."""
 
 from __future__ import annotations
 
@@ -71,12 +71,13 @@ _TABLES = (
 
 
 def ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
-    """Create the tables in a new file, or check that an existing file is a crest file of this version.
+    """Create the tables in a new file, or check that an existing file is a crest file of this version,
+    upgrading it in place when an older crest wrote it (migrate.py).
 
     `conn` must be in autocommit mode (isolation_level=None).
 
     Raises:
-        StoreError: the file belongs to another program, or to an older or newer crest.
+        StoreError: the file belongs to another program, to a newer crest, or to an older one without a migration.
     """
     version = _version(conn)
     if version == 0:
