@@ -21,7 +21,7 @@ def mix(index: int, clients: int, rps: float, **changes: Any) -> MixRecord:
         "status": {"200": requests}, "classes": {},
         "client_scores": [{"client": c, "requests": requests // clients, "bytes": 0, "errors": 0,
                            "rps": rps / clients, "throughput_Bps": 0.0} for c in range(clients)],
-        "timeline": [], "histogram_b64": "", "monitor": {}, "warnings": [],
+        "timeline": [], "histogram_b64": "", "monitor": {}, "verdicts": [],
     }  # fmt: skip
     return MixRecord(**{**fields, **changes})
 

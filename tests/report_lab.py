@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crest import verdicts
 from crest.store import MixRecord, RunMeta, Store
 
 LOADS = (1, 4, 8, 12, 16, 20, 24, 32, 40, 48)
@@ -32,7 +33,7 @@ class Curve:
     noise: float = 0.02
     error_after: float = 0.0  # error rate reached at the highest load when > 0
     server: dict[str, Any] | None = None
-    warnings: dict[int, list[str]] = field(default_factory=dict)  # mix index → warnings
+    warnings: dict[int, list[str]] = field(default_factory=dict)  # mix index → messages of `note` verdicts
 
     def rps(self, load: float) -> float:
         rising = self.peak_rps * (1 - math.exp(-2.2 * load / self.knee))
@@ -112,5 +113,5 @@ def make_mix(curve: Curve, index: int, clients: int, count: int, rng: random.Ran
         histogram_b64="",
         monitor={"client_cpu_s": 3.1, "target": {"cpu_util_pct": cpu_pct, "cpus": 2},
                  "engine": {"cpu_util_pct": 30.0 + clients}},
-        warnings=list(curve.warnings.get(index, [])),
+        verdicts=[verdicts.note(text) for text in curve.warnings.get(index, [])],
     )  # fmt: skip

@@ -73,7 +73,7 @@ def test_one_run_peaks_at_the_top_of_its_one_curve() -> None:
 def test_a_sweep_run_peaks_at_its_best_size_not_at_the_mean_of_its_one_load() -> None:
     detail = run([100.0, 300.0, 200.0], loads=[4, 4, 4])
     for m, size in zip(detail.mixes, (1024, 10240, 102400)):
-        m.monitor["size_bytes"] = size  # where the store keeps a sweep's content length
+        m.size_bytes = size  # a sweep's content length (a column of the mixes table)
     peak = run_peak(detail)
     assert (peak.rps, peak.load) == (300.0, 10240.0)
     means = size_means([detail, detail])

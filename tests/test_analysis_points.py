@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from analysis_records import mix, run
+from crest import verdicts
 from crest.analysis import LoadPoint, point_from_mix, points_from_run, preferred_load_axis
 from crest.errors import ConfigError
+from crest.verdicts import Verdict
 
 
 def test_load_axes() -> None:
@@ -60,11 +62,16 @@ def test_monitor_fields_are_optional() -> None:
     assert monitored.client_bound and monitored.target_idle_pct == 3.0
 
 
-def test_warnings_flag_client_bound_and_idle_target() -> None:
-    point = point_from_mix(
-        mix(0, 1, 10.0, warnings=["client-bound: load generator CPU at 97%", "target idle: 80% idle"])
-    )
-    assert point.client_bound and point.target_idle
+def test_verdict_kinds_flag_client_bound_and_idle_target() -> None:
+    stored = [verdicts.client_bound(97.0, 1), Verdict(verdicts.TARGET_IDLE, "target idle: 80% idle")]
+    point = point_from_mix(mix(0, 1, 10.0, verdicts=stored))
+    assert point.client_bound and point.target_idle and point.verdicts == stored
+
+
+def test_a_message_alone_flags_nothing() -> None:
+    """Kinds decide, never the text: a note that reads like a verdict is only a note."""
+    point = point_from_mix(mix(0, 1, 10.0, verdicts=[verdicts.note("client-bound: target idle:")]))
+    assert not point.client_bound and not point.target_idle
 
 
 def test_client_scores_become_client_rps() -> None:
@@ -86,4 +93,4 @@ def test_load_point_is_a_plain_dataclass() -> None:
         error_rate=0.0, latency_us={}, target_cpu_pct=None, engine_cpu_pct=None, client_bound=False,
         client_rps=[], littles_load_factor=None,
     )  # fmt: skip
-    assert point.warnings == [] and point.index == 0
+    assert point.verdicts == [] and point.index == 0

@@ -114,8 +114,8 @@ def test_factor_columns_and_trials_make_several_runs(tmp_path: Path) -> None:
 
 def test_peak_table_without_a_load_column(tmp_path: Path) -> None:
     runs = load_published_runs(table(tmp_path, "server,cpus,rps\na,1,10\na,2,18\n"), "x")
-    assert [(r.mixes[0].clients, r.mixes[0].warnings) for r in runs] == [
-        (0, ["published peak only: the report gives no load for this point"]),
+    assert [(r.mixes[0].clients, [v.to_json() for v in r.mixes[0].verdicts]) for r in runs] == [
+        (0, [{"kind": "peak_only", "message": "published peak only: the report gives no load for this point"}]),
     ] * 2
     with pytest.raises(ConfigError, match="a second row for one configuration but the table has no load column"):
         load_published_runs(table(tmp_path, "server,rps\na,10\na,18\n"), "x")

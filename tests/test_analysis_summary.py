@@ -7,10 +7,12 @@ import math
 import pytest
 
 from analysis_records import mix, run
+from crest import verdicts
 from crest.analysis import CurveSummary, points_from_run, summarize
 from crest.analysis.points import point_from_mix
 from crest.analysis.summary import NOT_SATURATED, shape_of
 from crest.errors import ConfigError
+from crest.monitor import BUSY_AT_PEAK_PCT
 
 
 def summary_of(rps: list[float]) -> CurveSummary:
@@ -69,29 +71,43 @@ def test_no_points() -> None:
         summarize([])
 
 
-def test_warnings() -> None:
+def test_verdicts() -> None:
     points = [
         point_from_mix(mix(0, 1, 100.0, requests=1000, errors={"timeout": 50})),
-        point_from_mix(mix(1, 2, 200.0, warnings=["client-bound: load generator CPU at 97%"])),
+        point_from_mix(mix(1, 2, 200.0, verdicts=[verdicts.client_bound(97.0, 1)])),
         point_from_mix(mix(2, 3, 300.0, monitor={"target_idle_pct": 60.0})),
     ]
     s = summarize(points)
     assert s.max_error_rate == pytest.approx(50 / 1050)
-    assert len(s.warnings) == 3
-    assert s.warnings[0].startswith("errors above 1% of attempts at 1 load point(s) (worst 4.8% at load 1)")
-    assert s.warnings[1].startswith("client-bound at load 2:")
-    assert s.warnings[2].startswith("target idle at the peak (load 3) (60% idle)")
+    assert [v.kind for v in s.verdicts] == ["error_rate", "client_bound", "target_idle"]
+    errors, bound, idle = s.verdicts
+    assert errors.message.startswith("errors above 1% of attempts at 1 load point(s) (worst 4.8% at load 1)")
+    assert errors.figures == {"threshold": 0.01, "points": 1, "worst_error_rate": pytest.approx(50 / 1050),
+                              "worst_load": 1.0}  # fmt: skip
+    assert bound.message.startswith("client-bound at load 2:") and bound.figures == {"loads": [2.0]}
+    assert idle.message.startswith("target idle at the peak (load 3) (60% idle)")
+    assert idle.figures == {"load": 3.0, "target_idle_pct": 60.0}
 
 
-def test_idle_warning_from_the_monitor_warning_only_at_the_peak() -> None:
+def test_target_idle_only_at_the_peak() -> None:
+    """The rule is the monitor's BUSY_AT_PEAK_PCT: an idle target below the peak says nothing."""
     points = [
-        point_from_mix(mix(0, 1, 100.0, warnings=["target idle: 90% idle"])),
-        point_from_mix(mix(1, 2, 200.0)),
+        point_from_mix(mix(0, 1, 100.0, monitor={"target_idle_pct": 90.0})),
+        point_from_mix(mix(1, 2, 200.0, monitor={"target_idle_pct": 100.0 - BUSY_AT_PEAK_PCT})),
     ]
-    assert summarize(points).warnings == []
+    assert summarize(points).verdicts == []
+    points[1].target_idle_pct = 100.0 - BUSY_AT_PEAK_PCT + 1
+    assert [v.kind for v in summarize(points).verdicts] == ["target_idle"]
+
+
+def test_a_stored_target_idle_verdict_counts_at_the_peak_only() -> None:
+    """Files of store schema 1 carry the verdict their runner judged on the peak mix."""
+    stored = [verdicts.Verdict(verdicts.TARGET_IDLE, "target idle: 90% idle")]
+    points = [point_from_mix(mix(0, 1, 100.0, verdicts=stored)), point_from_mix(mix(1, 2, 200.0))]
+    assert summarize(points).verdicts == []
     points[1].target_idle = True
-    assert summarize(points).warnings[0].startswith("target idle at the peak (load 2):")
+    assert summarize(points).verdicts[0].message.startswith("target idle at the peak (load 2):")
 
 
-def test_clean_curve_has_no_warnings() -> None:
-    assert summary_of([1.0, 2.0]).warnings == []
+def test_clean_curve_has_no_verdicts() -> None:
+    assert summary_of([1.0, 2.0]).verdicts == []

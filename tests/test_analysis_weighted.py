@@ -105,8 +105,8 @@ def test_sweep_points_from_a_stored_run() -> None:
     with pytest.raises(ConfigError, match="is not a content-length sweep"):
         sweep_points(detail)
     detail.mixes = [
-        mix(1, 1, 5.0, monitor={"size_bytes": 1000}),
-        mix(2, 2, 9.0, monitor={"size_bytes": 1000}),  # same size at more clients: the peak counts
-        mix(3, 1, 7.0, monitor={"size_bytes": 10}),
+        mix(1, 1, 5.0, size_bytes=1000),
+        mix(2, 2, 9.0, size_bytes=1000),  # same size at more clients: the peak counts
+        mix(3, 1, 7.0, size_bytes=10),
     ]
     assert sweep_points(detail) == [(10, 7000.0), (1000, 9000.0)]

@@ -230,7 +230,7 @@ def test_csv_one_row_per_mix_with_stable_columns(doc: dict[str, Any]) -> None:
 def test_csv_defuses_formulas_and_keeps_text(evil_doc: dict[str, Any]) -> None:
     doc = json.loads(json.dumps(evil_doc))
     doc["mixes"][0]["configuration"] = '=HYPERLINK("x")'
-    doc["mixes"][0]["warnings"] = ["-1+1", "ok"]
+    doc["mixes"][0]["verdicts"] = [{"kind": "note", "message": "-1+1"}, {"kind": "note", "message": "ok"}]
     records = list(csv.DictReader(io.StringIO(render(doc, "csv"))))
     assert records[0]["configuration"] == '\'=HYPERLINK("x")'
     assert records[0]["warnings"] == "'-1+1; ok"
@@ -266,7 +266,7 @@ def test_format_errors_are_one_line() -> None:
 def test_write_report(lab: Path, tmp_path: Path) -> None:
     details = select(lab, "exp-1")
     for suffix, probe in ((".html", "<!DOCTYPE html>"), (".md", "# webbench-static"), (".csv", "configuration,run_id"),
-                          (".json", '"schema_version": 1')):  # fmt: skip
+                          (".json", '"schema_version": 2')):  # fmt: skip
         path = write_report(details, tmp_path / "out" / f"report{suffix}")
         assert path == tmp_path / "out" / f"report{suffix}" and probe in path.read_text()
     path = write_report(details, tmp_path / "plain", "md", title="Mine")

@@ -40,9 +40,7 @@ def store_sweeps(db: Path) -> None:
                 for index, size in enumerate(SIZES, start=1):
                     mix = make_mix(THREE[0], index, 1, len(SIZES), random.Random(index))
                     value = A[size] * scale * (1.0 + 0.1 * trial)
-                    store.add_mix(
-                        run_id, replace(mix, throughput_Bps=value, monitor={**mix.monitor, "size_bytes": size})
-                    )
+                    store.add_mix(run_id, replace(mix, throughput_Bps=value, size_bytes=size))
                 store.finish_run(run_id, "complete")
 
 

@@ -11,6 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner, Result
 
+from crest import verdicts
 from crest.cli.runs import runs_command, show_command
 from crest.store import Store, StoreError
 from test_store import make_meta, make_mix
@@ -122,6 +123,25 @@ def test_show_json_shape(db: Path, lab: dict[str, str]) -> None:
         assert mix["errors_by_kind"] == want.errors
         assert (mix["latency_us"]["p50"], mix["latency_us"]["p99"]) == (want.latency_us["p50"], want.latency_us["p99"])
         assert "histogram_b64" not in mix
+        assert mix["verdicts"] == [v.to_json() for v in want.verdicts]  # kind, message and figures
+        assert {k: mix[k] for k in ("size_bytes", "client_cpu_s", "connections_opened", "access_log_requests")} == {
+            "size_bytes": want.size_bytes, "client_cpu_s": want.client_cpu_s,
+            "connections_opened": want.connections_opened, "access_log_requests": want.access_log_requests,
+        }  # fmt: skip
+    assert shown["mixes"][0]["verdicts"][0]["kind"] == "client_bound"
+
+
+def test_show_says_when_the_target_idled_at_the_peak(db: Path) -> None:
+    """The analysis judges the peak (the runner stores only each mix's CPU figures)."""
+    with Store(db) as store:
+        run_id = store.create_run(make_meta())
+        for index in range(3):
+            idle = {"target": {"cpu_util_pct": 40.0, "cores": 2}, "target_idle_pct": 60.0} if index == 2 else {}
+            store.add_mix(run_id, make_mix(index, monitor=idle, verdicts=[]))
+        store.finish_run(run_id, "complete")
+    out = ok("show", run_id, "--db", str(db))
+    assert "  warning: target idle at the peak (load 9) (60% idle): something other than the target's CPU" in out
+    assert "warning: mix" not in out
 
 
 def test_show_accepts_a_unique_prefix(db: Path, lab: dict[str, str]) -> None:
@@ -146,7 +166,8 @@ def test_show_text(db: Path, lab: dict[str, str]) -> None:
         ["2", "9", "2", "18", "20s", "9,000", "450.0", "0.54", "802us", "4.00ms", "4"],
     ]
     assert "  Peak      450.0 req/s at 9 clients × 2 threads (mix 2)\n" in out
-    assert "  warning: mix 0: client-bound: load generator CPU at 97%\n" in out
+    assert "  warning: mix 0: client-bound: the load engine used 97% of its 1 core(s) in the window," in out
+    assert "  warning: mix 0: the mix was cut short\n" in out
 
 
 def test_show_interrupted_run_names_the_reason(db: Path, lab: dict[str, str]) -> None:
@@ -187,7 +208,9 @@ HOSTILE: dict[str, Any] = {
 def test_strings_from_the_store_are_printed_as_text(db: Path) -> None:
     with Store(db) as store:
         run_id = store.create_run(make_meta(**HOSTILE, host={"hostname": "[blink]h[/blink]"}, factors={"[x]": "[/y]"}))
-        store.add_mix(run_id, make_mix(0, warnings=["[red]status 500[/red] from \x1b[31mtarget"]))
+        store.add_mix(
+            run_id, make_mix(0, verdicts=[verdicts.engine_error("[red]status 500[/red] from \x1b[31mtarget")])
+        )
         store.finish_run(run_id, "failed", "target said [bold]no[/bold]\r\n")
     listing = ok("runs", "--db", str(db))
     shown = ok("show", run_id, "--db", str(db))

@@ -13,6 +13,7 @@ import pytest
 
 import crest.store.schema
 import crest.store.sqlite
+from crest import verdicts
 from crest.errors import ConfigError
 from crest.store import (
     DEFAULT_PATH,
@@ -63,7 +64,9 @@ def make_mix(index: int, **changes: Any) -> MixRecord:
         "timeline": [{"second": s, "requests": 50 * clients, "errors": 0, "bytes": 60_000 * clients} for s in range(20)],
         "histogram_b64": "HISTFAAAACx4nJNpmSzMwMDAxAABzFCaEUzOmNZg/wEiAPoSLg==",
         "monitor": {},
-        "warnings": [] if index else ["client-bound: load generator CPU at 97%"],
+        "verdicts": [] if index else [verdicts.client_bound(97.0, 1), verdicts.cut_short()],
+        "size_bytes": None if index else 5000, "client_cpu_s": 2.5 + index, "connections_opened": 10 * clients,
+        "access_log_requests": None if index else 1000,
     }  # fmt: skip
     return MixRecord(**{**fields, **changes})
 
@@ -97,7 +100,7 @@ def test_opening_creates_the_directory_schema_and_version(db: Path) -> None:
     assert db.is_file()
     conn = raw(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # WAL is a property of the file
         assert columns(conn, "runs") == [
             "id", "suite", "target", "profile", "repeat_index", "status", "reason", "started_at", "ended_at",
@@ -107,7 +110,8 @@ def test_opening_creates_the_directory_schema_and_version(db: Path) -> None:
             "run_id", "idx", "clients", "threads_per_client", "connections", "started_at", "ended_at", "window_s",
             "requests", "responses", "bytes", "body_bytes", "rps", "throughput_Bps", "errors_json",
             "latency_us_json", "status_json", "classes_json", "clients_json", "timeline_json", "histogram_b64",
-            "monitor_json", "warnings_json",
+            "monitor_json", "verdicts_json", "size_bytes", "client_cpu_s", "connections_opened",
+            "access_log_requests",
         ]  # fmt: skip
         mix_pk = [row[1] for row in sorted(conn.execute("PRAGMA table_info(mixes)"), key=lambda r: r[5]) if row[5]]
         assert mix_pk == ["run_id", "idx"]
@@ -139,18 +143,23 @@ def test_a_newer_schema_is_refused(db: Path) -> None:
     conn.execute("PRAGMA user_version = 7")
     conn.close()
     with pytest.raises(
-        StoreError, match=r"was written by a newer crest \(store schema 7, this crest reads 1\): upgrade crest"
+        StoreError, match=r"was written by a newer crest \(store schema 7, this crest reads 2\): upgrade crest"
     ):
         Store(db)
 
 
 def test_an_older_schema_is_refused(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     Store(db).close()
-    monkeypatch.setattr(crest.store.schema, "SCHEMA_VERSION", 2)  # as if this crest were one schema ahead
+    monkeypatch.setattr(crest.store.schema, "SCHEMA_VERSION", 3)  # as if this crest were one schema ahead
     with pytest.raises(
-        StoreError, match=r"uses store schema 1, which this crest cannot upgrade to 2: move the file aside"
+        StoreError, match=r"uses store schema 2, which this crest cannot upgrade to 3: move the file aside"
     ):
         Store(db)
+    conn = raw(db)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2  # the failed upgrade left it as it was
+    finally:
+        conn.close()
 
 
 def test_another_programs_database_is_left_alone(tmp_path: Path) -> None:

@@ -24,8 +24,10 @@ WRITER = """
 import json, sys, time
 from pathlib import Path
 from crest.store import MixRecord, RunMeta, Store
+from crest.verdicts import Verdict
 path, meta_json, mix_json, count, pause_s = sys.argv[1:6]
 mix = json.loads(mix_json)
+mix["verdicts"] = [Verdict.from_json(v) for v in mix["verdicts"]]
 store = Store(Path(path))
 run_id = store.create_run(RunMeta(**json.loads(meta_json)))
 print(run_id, flush=True)
@@ -45,7 +47,7 @@ conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("BEGIN IMMEDIATE")
 conn.execute("INSERT INTO mixes (run_id, idx, clients, threads_per_client, connections, started_at, ended_at,"
              " window_s, requests, responses, bytes, body_bytes, errors_json, latency_us_json, status_json,"
-             " classes_json, clients_json, timeline_json, histogram_b64, monitor_json, warnings_json)"
+             " classes_json, clients_json, timeline_json, histogram_b64, monitor_json, verdicts_json)"
              " VALUES (?, 5, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, '{}', '{}', '{}', '{}', '[]', '[]', '', '{}', '[]')",
              (sys.argv[2],))
 print("inserted", flush=True)
@@ -55,7 +57,8 @@ sys.stdin.readline()
 
 def start_writer(db: Path, count: int, pause_s: float = 0.0) -> subprocess.Popen[str]:
     meta_json = json.dumps(dataclasses.asdict(make_meta()))
-    mix_json = json.dumps(dataclasses.asdict(make_mix(0)))
+    mix = make_mix(0)
+    mix_json = json.dumps({**dataclasses.asdict(mix), "verdicts": [v.to_json() for v in mix.verdicts]})
     return subprocess.Popen(
         [sys.executable, "-c", WRITER, str(db), meta_json, mix_json, str(count), str(pause_s)],
         stdin=subprocess.PIPE,

@@ -2,7 +2,7 @@
 
 Owns reading host facts (CPU model, kernel, versions) and dropping the OS
 page cache; never starts servers, never stores or prints anything (the
-runner stores the facts with each run and turns a refusal into a warning).
+runner stores the facts with each run and a refusal as a verdict).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 import crest
 from crest.loadclient import engine_version
+from crest.verdicts import Verdict, page_cache_kept
 
 
 def host_facts() -> dict[str, Any]:
@@ -37,11 +38,11 @@ def host_facts() -> dict[str, Any]:
     }
 
 
-def drop_page_cache() -> list[str]:
-    """Empties the OS page cache so files come from disk; returns a warning when not permitted."""
+def drop_page_cache() -> list[Verdict]:
+    """Empties the OS page cache so files come from disk; returns a verdict when not permitted."""
     os.sync()
     try:
         Path("/proc/sys/vm/drop_caches").write_text("3\n")
     except OSError as exc:
-        return [f"page cache not dropped ({exc.strerror}; needs root): files may have been served from memory"]
+        return [page_cache_kept(str(exc.strerror))]
     return []

@@ -3,7 +3,7 @@
 Owns sampling (a background thread, at least once a second) and turning the
 samples into the figures stored with a mix: CPU user/system seconds and
 utilisation per core, RSS, threads, context switches, open files, loopback
-and disk bytes, and the client-bound verdict. Never prints, never starts or
+and disk bytes, and the client-bound verdict (crest.verdicts words it). Never prints, never starts or
 stops processes; knows a target only as a function returning its pids.
 """
 
@@ -18,12 +18,15 @@ from typing import Any
 
 import psutil
 
+from crest import verdicts
+from crest.verdicts import Verdict
+
 # Sampling period; the issue asks for at least one sample a second.
 INTERVAL_S = 0.5
 # The engine counts as the bottleneck when it used this share of its cores in the window.
 CLIENT_BOUND_PCT = 90.0
 # At the peak, a target using less than this share of its cores was not the bottleneck
-# (the runner stores the warning with the peak mix; analysis applies it to mean curves).
+# (the analysis applies it at the peak of a configuration's curve; the monitor only measures).
 BUSY_AT_PEAK_PCT = 75.0
 
 
@@ -167,15 +170,12 @@ class Monitor:
         return out
 
 
-def client_bound_warning(summary: dict[str, Any]) -> str | None:
-    """The warning stored with a mix whose load engine was the bottleneck."""
+def client_bound_verdict(summary: dict[str, Any]) -> Verdict | None:
+    """The verdict stored with a mix whose load engine was the bottleneck (summary: Monitor.summary's)."""
     if not summary.get("client_bound"):
         return None
     engine = summary["engine"]
-    return (
-        f"client-bound: the load engine used {engine['cpu_util_pct']:.0f}% of its {engine['cores']} core(s) in the"
-        " window, so the target may take more: give the engine more cores (a lower --cpus) or fewer connections"
-    )
+    return verdicts.client_bound(engine_cpu_util_pct=engine["cpu_util_pct"], engine_cores=engine["cores"])
 
 
 def _ctx_switches(pid: int) -> tuple[int, int]:

@@ -24,16 +24,17 @@ from crest.filesets import Manifest, build_manifest, load_manifest
 from crest.filesets.cache import cached_fileset
 from crest.host import drop_page_cache, host_facts
 from crest.loadclient import LoadClient
-from crest.monitor import BUSY_AT_PEAK_PCT, Monitor, client_bound_warning
+from crest.monitor import Monitor, client_bound_verdict
 from crest.preflight import check_reachable, parse_url
 from crest.runspec import RunSpec
 from crest.servers import cpus as cpu_split
 from crest.servers.base import DYNAMIC_KINDS, ServerSettings, Target
 from crest.servers.cgroup import MemoryLimit
 from crest.servers.registry import adapter as server_adapter
-from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store
+from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, mix_from_report
 from crest.suite import Mix, Suite
 from crest.urltable import RequestTable, build_table
+from crest.verdicts import cores_shared
 
 
 @dataclass(frozen=True)
@@ -259,9 +260,9 @@ class SuiteRunner:
             except TargetError as exc:
                 self._finish(store, run_id, repeat_index, "failed", f"target unreachable before mix {mix.index}: {exc}")
                 raise
-            warnings = drop_page_cache() if self.request.suite.workload.drop_caches else []
-            if self.split is not None and self.split.warning():
-                warnings.append(str(self.split.warning()))
+            found = drop_page_cache() if self.request.suite.workload.drop_caches else []
+            if self.split is not None and self.split.shared:
+                found.append(cores_shared(len(self.split.target)))
             monitor = Monitor(
                 target.pids if target is not None else None,
                 target_cores=len(target.settings.cpus) or (os.cpu_count() or 1) if target is not None else 0,
@@ -283,15 +284,15 @@ class SuiteRunner:
             if result.interrupted:
                 self._finish(store, run_id, repeat_index, "interrupted", f"interrupted during mix {mix.index}")
                 raise RunInterrupted(run_id)
-            record = mix_record(mix, result.report, started, ended, warnings)
+            record = mix_from_report(mix, result.report, started, ended, found)
             t = mix.timing
             record.monitor.update(monitor.summary(started + t.ramp_up_s, started + t.length_s - t.ramp_down_s))
-            warning = client_bound_warning(record.monitor)
-            if warning:
-                record.warnings.append(warning)
+            client_bound = client_bound_verdict(record.monitor)
+            if client_bound:
+                record.verdicts.append(client_bound)
             if target is not None and self.request.access_log:
                 time.sleep(target.adapter.access_log_flush_s)
-                record.monitor["access_log_requests"] = target.access_log_lines() - logged_before
+                record.access_log_requests = target.access_log_lines() - logged_before
             store.add_mix(run_id, record)
             self.on_event(Event("mix-finished", run_id, repeat_index, mix=mix, record=record, mixes=len(self.mixes)))
             if record.requests == 0 and record.errors.get("connect", 0) > 0:
@@ -299,24 +300,9 @@ class SuiteRunner:
                 if reason:
                     self._finish(store, run_id, repeat_index, "failed", reason)
                     raise TargetError(reason)
-        if target is not None:
-            self._flag_idle_peak(store, run_id)
+        # Whether the target was idle at the peak is the analysis's to judge (over a configuration's
+        # trials); each mix stores the target's CPU use for it.
         self._finish(store, run_id, repeat_index, "complete", None)
-
-    def _flag_idle_peak(self, store: Store, run_id: str) -> None:
-        """Adds a warning to the peak mix when the target had idle CPU there: the bottleneck was elsewhere."""
-        mixes = store.run(run_id).mixes
-        if not mixes:
-            return
-        peak = max(mixes, key=lambda m: m.rps if m.rps == m.rps else -1.0)
-        cpu = peak.monitor.get("target", {})
-        util = cpu.get("cpu_util_pct")
-        if util is not None and util < BUSY_AT_PEAK_PCT:
-            store.add_mix_warning(
-                run_id, peak.index,
-                f"target idle: at the peak (mix {peak.index}, {peak.rps:,.0f} req/s) the target used {util:.0f}% of"
-                f" its {cpu.get('cores')} core(s): the bottleneck was elsewhere (load engine, network, locks, disk)",
-            )  # fmt: skip
 
     def _finish(self, store: Store, run_id: str, repeat_index: int, status: str, reason: str | None) -> None:
         store.finish_run(run_id, status, reason)
@@ -419,41 +405,3 @@ def fileset_connections(suite: Suite) -> int | None:
     if suite.workload.fileset != "specweb99":
         return None
     return suite.workload.fileset_connections or max(m.connections for m in suite.mixes("full"))
-
-
-def mix_record(
-    mix: Mix, report: dict[str, Any], started_at: float, ended_at: float, warnings: list[str] | None = None
-) -> MixRecord:
-    """A stored mix from the engine's report (whose counts already cover only the window)."""
-    warnings = [*(warnings or []), *report.get("error_notes", [])]
-    if report.get("cancelled"):
-        warnings.append("the mix was cut short")
-    return MixRecord(
-        index=mix.index,
-        clients=mix.clients,
-        threads_per_client=mix.threads_per_client,
-        connections=mix.connections,
-        started_at=started_at,
-        ended_at=ended_at,
-        window_s=report["window_s"],
-        requests=report["requests"],
-        responses=report["responses"],
-        bytes=report["bytes"],
-        body_bytes=report["body_bytes"],
-        rps=report["rps"],
-        throughput_Bps=report["throughput_Bps"],
-        errors=dict(report["errors"]),
-        latency_us=dict(report["latency_us"]),
-        status=dict(report["status"]),
-        classes=dict(report["classes"]),
-        client_scores=list(report["clients"]),
-        timeline=list(report["timeline"]),
-        histogram_b64=report["histogram_b64"],
-        monitor={
-            "client_cpu_s": report["client_cpu_s"],
-            "connections_opened": report["connections_opened"],
-            # A sweep's content length rides in the monitor JSON (no schema change): MixRecord.size_bytes.
-            **({"size_bytes": mix.size_bytes} if mix.size_bytes is not None else {}),
-        },
-        warnings=warnings,
-    )

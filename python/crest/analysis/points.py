@@ -14,12 +14,10 @@ from typing import Any
 
 from crest.errors import ConfigError
 from crest.store import MixRecord, RunDetail
+from crest.verdicts import CLIENT_BOUND, TARGET_IDLE, Verdict, has
 
 # "size" is the content length of a sweep's mix (Zeus' unbundled tests): its points vary by size, not load.
 LOAD_AXES = ("clients", "threads", "connections", "size")
-# Warning prefixes the monitor writes into MixRecord.warnings.
-CLIENT_BOUND_PREFIX = "client-bound:"
-TARGET_IDLE_PREFIX = "target idle:"
 
 
 @dataclass
@@ -53,8 +51,8 @@ class LoadPoint:
     index: int = 0  # the mix index in its run
     window_s: float = 0.0
     target_idle_pct: float | None = None
-    target_idle: bool = False  # the monitor found the target mostly idle during the window
-    warnings: list[str] = field(default_factory=list)
+    target_idle: bool = False  # a stored target_idle verdict (files of schema 1: their runner judged the peak)
+    verdicts: list[Verdict] = field(default_factory=list)
 
 
 def points_from_run(detail: RunDetail, load_axis: str = "clients") -> list[LoadPoint]:
@@ -94,7 +92,7 @@ def point_from_mix(mix: MixRecord, load_axis: str = "clients") -> LoadPoint:
     errors = mix.error_count
     attempts = mix.requests + errors
     monitor = mix.monitor if isinstance(mix.monitor, dict) else {}
-    warnings = [str(w) for w in mix.warnings]
+    verdicts = list(mix.verdicts)
     idle_pct = _number(monitor.get("target_idle_pct"))
     return LoadPoint(
         load=float(load),
@@ -109,14 +107,14 @@ def point_from_mix(mix: MixRecord, load_axis: str = "clients") -> LoadPoint:
         latency_us={str(k): float(v) for k, v in mix.latency_us.items() if _number(v) is not None},
         target_cpu_pct=_number(_section(monitor, "target").get("cpu_util_pct")),
         engine_cpu_pct=_number(_section(monitor, "engine").get("cpu_util_pct")),
-        client_bound=monitor.get("client_bound") is True or any(w.startswith(CLIENT_BOUND_PREFIX) for w in warnings),
+        client_bound=monitor.get("client_bound") is True or has(verdicts, CLIENT_BOUND),
         client_rps=[float(c.get("rps", 0.0)) for c in mix.client_scores if isinstance(c, dict)],
         littles_load_factor=_littles_load_factor(mix),
         index=mix.index,
         window_s=float(mix.window_s),
         target_idle_pct=idle_pct,
-        target_idle=any(w.startswith(TARGET_IDLE_PREFIX) for w in warnings),
-        warnings=warnings,
+        target_idle=has(verdicts, TARGET_IDLE),
+        verdicts=verdicts,
     )
 
 

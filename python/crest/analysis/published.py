@@ -29,6 +29,7 @@ from crest.analysis.csvdata import CsvTable, Value, read_csv, typed
 from crest.analysis.points import LOAD_AXES
 from crest.errors import ConfigError
 from crest.store import MixRecord, RunDetail, RunMeta, Store
+from crest.verdicts import peak_only as peak_only_verdict
 
 # The CSV files transcribed from the seed reports ship with crest (see docs/analysis.md).
 PUBLISHED_DATA_DIR = Path(__file__).with_name("published_data")
@@ -43,7 +44,6 @@ THROUGHPUT_COLUMNS = {
     "throughput_Bps": 1.0, "throughput_MBps": 1e6, "throughput_mbps": 1e6 / 8, "throughput_Mbps": 1e6 / 8,
 }  # fmt: skip
 OPTIONAL_COLUMNS = ("window_s", "requests", "errors", "trial")
-PEAK_ONLY_WARNING = "published peak only: the report gives no load for this point"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]*")
 
 
@@ -250,7 +250,7 @@ def _mix(index: int, row: _Row, at: float, peak_only: bool) -> MixRecord:
         bytes=round(throughput * row.window_s), body_bytes=0, rps=row.rps, throughput_Bps=row.throughput_Bps,
         errors={"reported": row.errors} if row.errors else {}, latency_us={}, status={}, classes={},
         client_scores=[], timeline=[], histogram_b64="", monitor={},
-        warnings=[PEAK_ONLY_WARNING] if peak_only else [],
+        verdicts=[peak_only_verdict()] if peak_only else [],
     )  # fmt: skip
 
 

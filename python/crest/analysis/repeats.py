@@ -103,7 +103,7 @@ def _mean_point(s: PointStats, first: LoadPoint) -> LoadPoint:
         throughput_Bps=s.throughput_Bps_mean, requests=s.requests, errors=s.errors, error_rate=s.error_rate_mean,
         latency_us=dict(s.latency_us), target_cpu_pct=s.target_cpu_pct_mean, engine_cpu_pct=s.engine_cpu_pct_mean,
         client_bound=s.client_bound, client_rps=[], littles_load_factor=None, index=first.index,
-        window_s=first.window_s, target_idle_pct=s.target_idle_pct_mean, target_idle=s.target_idle, warnings=[],
+        window_s=first.window_s, target_idle_pct=s.target_idle_pct_mean, target_idle=s.target_idle, verdicts=[],
     )  # fmt: skip
 
 

@@ -1,7 +1,8 @@
 """CurveSummary: where a load curve peaks, whether the peak was reached, and how it behaves past it.
 
-Owns the saturation verdict, the curve-shape thresholds and the curve-level
-warnings (errors, client-bound points, an idle target at the peak). Works on
+Owns the saturation verdict, the curve-shape thresholds and when the curve-level
+verdicts apply (errors, client-bound points, an idle target at the peak; their
+wording is crest.verdicts'). Works on
 LoadPoints only; comparing curves belongs to compare.py.
 """
 
@@ -15,6 +16,7 @@ from crest.analysis.peak import highest
 from crest.analysis.points import LoadPoint
 from crest.errors import ConfigError
 from crest.monitor import BUSY_AT_PEAK_PCT
+from crest.verdicts import Verdict, client_bound_points, error_rate, target_idle
 
 # Shape past the peak, from min(req/s after the peak) ÷ peak req/s. A plateau keeps
 # ≥ 90% (run-to-run noise of a healthy server is a few %); "graceful" keeps at least
@@ -25,7 +27,7 @@ GRACEFUL_RATIO = 0.5
 # reports stopped trusting a mix.
 ERROR_RATE_WARN = 0.01
 # The monitor's target_idle_pct at the peak above which the target was not the bottleneck:
-# the runner's own rule, applied here to the mean curve of a configuration's trials.
+# the monitor's rule, applied here at the peak of a configuration's (mean) curve.
 TARGET_IDLE_WARN_PCT = 100.0 - BUSY_AT_PEAK_PCT
 
 NOT_SATURATED = "not saturated — add load"
@@ -49,7 +51,7 @@ class CurveSummary:
     past_peak_ratio: float | None
     shape: str
     max_error_rate: float
-    warnings: list[str] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
     points: int = 0  # how many load points the summary covers
 
 
@@ -86,7 +88,7 @@ def summarize(points: Sequence[LoadPoint], *, sweep: bool = False) -> CurveSumma
         past_peak_ratio=ratio,
         shape=shape,
         max_error_rate=max(p.error_rate for p in ordered),
-        warnings=_warnings(ordered, peak),
+        verdicts=_verdicts(ordered, peak),
         points=len(ordered),
     )
 
@@ -111,31 +113,16 @@ def _shape(n: int, after: list[LoadPoint], ratio: float | None) -> tuple[str, bo
     return shape, True, f"saturated — {shape} past the peak (falls to {ratio:.0%} of peak)"
 
 
-def _warnings(points: list[LoadPoint], peak: LoadPoint) -> list[str]:
-    warnings: list[str] = []
+def _verdicts(points: list[LoadPoint], peak: LoadPoint) -> list[Verdict]:
+    found: list[Verdict] = []
     erring = [p for p in points if p.error_rate > ERROR_RATE_WARN]
     if erring:
         worst = max(erring, key=lambda p: p.error_rate)
-        warnings.append(
-            f"errors above {ERROR_RATE_WARN:.0%} of attempts at {len(erring)} load point(s)"
-            f" (worst {worst.error_rate:.1%} at load {_load(worst.load)}): see the errors by kind"
-        )
+        found.append(error_rate(ERROR_RATE_WARN, len(erring), worst.error_rate, worst.load))
     bound = [p for p in points if p.client_bound]
     if bound:
-        loads = ", ".join(_load(p.load) for p in bound)
-        warnings.append(
-            f"client-bound at load {loads}: the load generator, not the target, limited these points;"
-            " add client CPUs or machines"
-        )
+        found.append(client_bound_points([p.load for p in bound]))
     idle = peak.target_idle or (peak.target_idle_pct is not None and peak.target_idle_pct > TARGET_IDLE_WARN_PCT)
     if idle:
-        detail = f" ({peak.target_idle_pct:.0f}% idle)" if peak.target_idle_pct is not None else ""
-        warnings.append(
-            f"target idle at the peak (load {_load(peak.load)}){detail}: something other than the target's CPU"
-            " limited the peak (network, client, locks)"
-        )
-    return warnings
-
-
-def _load(load: float) -> str:
-    return f"{load:g}"
+        found.append(target_idle(peak.load, peak.target_idle_pct))
+    return found

@@ -22,8 +22,10 @@ from rich.text import Text
 
 from crest.analysis.peak import highest, peak_rps_of
 from crest.cli import EXIT_OK
+from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH, MixRecord, RunDetail, RunSummary, Store, no_run_error
 from crest.units import format_bytes, format_count, format_latency_us, format_seconds
+from crest.verdicts import TARGET_IDLE, Verdict, has
 
 # Piped output is read in logs and files, where wrapping a table row helps nobody.
 _PIPE_WIDTH = 200
@@ -95,9 +97,26 @@ def show_command(
         peak = detail.mixes[at]
         console.print(Text(f"  {'Peak':<{_LABEL_WIDTH}}{peak.rps:,.1f} req/s at {_load(peak)} (mix {peak.index})"))
     for mix in detail.mixes:
-        for warning in mix.warnings:
-            console.print(Text(f"  warning: mix {mix.index}: ") + _safe(warning))
+        for verdict in mix.verdicts:
+            console.print(Text(f"  warning: mix {mix.index}: ") + _safe(verdict.message))
+    for verdict in _run_verdicts(detail):
+        console.print(Text("  warning: ") + _safe(verdict.message))
     return EXIT_OK
+
+
+def _run_verdicts(detail: RunDetail) -> list[Verdict]:
+    """What only the whole run shows (the target idle at its peak), as the analysis judges it;
+    a file of schema 1 may already carry it on the peak mix."""
+    from crest.analysis.points import default_load_axis, points_from_run
+    from crest.analysis.summary import summarize
+
+    if any(has(m.verdicts, TARGET_IDLE) for m in detail.mixes):
+        return []
+    try:
+        summary = summarize(points_from_run(detail, default_load_axis([detail])))
+    except ConfigError:  # no mix with a measured req/s: no peak to judge
+        return []
+    return [v for v in summary.verdicts if v.kind == TARGET_IDLE]
 
 
 def _console() -> Console:
@@ -223,5 +242,7 @@ def _mix_json(m: MixRecord) -> dict[str, Any]:
         "rps": m.rps, "throughput_Bps": m.throughput_Bps,
         "errors": m.error_count, "errors_by_kind": m.errors, "latency_us": m.latency_us, "status": m.status,
         "classes": m.classes, "client_scores": m.client_scores, "timeline": m.timeline,
-        "monitor": m.monitor, "warnings": m.warnings,
+        "monitor": m.monitor, "verdicts": [v.to_json() for v in m.verdicts],
+        "size_bytes": m.size_bytes, "client_cpu_s": m.client_cpu_s, "connections_opened": m.connections_opened,
+        "access_log_requests": m.access_log_requests,
     }  # fmt: skip

@@ -11,7 +11,6 @@ escapes: renderers escape.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -46,7 +45,8 @@ from crest.errors import ConfigError
 from crest.report.narrative import findings
 from crest.store import MixRecord, RunDetail
 
-SCHEMA_VERSION = 1
+# 2: typed verdicts ({"kind", "message", ...figures}) replace the "warnings" texts of summaries and mixes.
+SCHEMA_VERSION = 2
 CPUS_FACTOR = "cpus"
 _LATENCY_KEYS = ("p50", "p90", "p99", "p999")
 
@@ -172,14 +172,16 @@ def _point(s: PointStats) -> dict[str, Any]:
 
 
 def _summary(curve: CurveSummary, trial_summaries: list[CurveSummary]) -> dict[str, Any]:
-    # The curve of means speaks for the configuration; a trial adds a warning only of a
+    # The curve of means speaks for the configuration; a trial adds a verdict only of a
     # kind the means do not show (e.g. one trial client-bound where the mean is not).
-    warnings: dict[str, None] = dict.fromkeys(curve.warnings)
-    kinds = {_warning_kind(w) for w in curve.warnings}
+    found = [v.to_json() for v in curve.verdicts]
+    kinds = {v.kind for v in curve.verdicts}
     for i, s in enumerate(trial_summaries):
-        for w in s.warnings:
-            if _warning_kind(w) not in kinds:
-                warnings[f"trial {i + 1}: {w}" if len(trial_summaries) > 1 else w] = None
+        for v in s.verdicts:
+            if v.kind not in kinds:
+                many = len(trial_summaries) > 1
+                found.append({**v.to_json(), "message": f"trial {i + 1}: {v.message}" if many else v.message,
+                              **({"trial": i + 1} if many else {})})  # fmt: skip
     return {
         "peak_rps": curve.peak_rps,
         "peak_rps_load": curve.peak_rps_load,
@@ -190,13 +192,8 @@ def _summary(curve: CurveSummary, trial_summaries: list[CurveSummary]) -> dict[s
         "past_peak_ratio": curve.past_peak_ratio,
         "shape": curve.shape,
         "max_error_rate": curve.max_error_rate,
-        "warnings": list(warnings),
+        "verdicts": found,
     }
-
-
-def _warning_kind(warning: str) -> str:
-    """What a warning is about, without its numbers: "target idle at the peak", "errors above"."""
-    return re.split(r"[\d(]", warning, maxsplit=1)[0].strip()
 
 
 def _fairness(f: Fairness | None) -> dict[str, Any] | None:
@@ -333,7 +330,7 @@ def _mix_rows(detail: RunDetail, label: str, index: int, load_axis: str) -> list
             "latency_us": {k: point.latency_us.get(k) for k in (*_LATENCY_KEYS, "max", "mean")},
             "target_cpu_pct": point.target_cpu_pct, "engine_cpu_pct": point.engine_cpu_pct,
             "client_bound": point.client_bound, "littles_load_factor": point.littles_load_factor,
-            "status": {str(k): int(v) for k, v in mix.status.items()}, "warnings": list(point.warnings),
+            "status": {str(k): int(v) for k, v in mix.status.items()}, "verdicts": [v.to_json() for v in point.verdicts],
         })  # fmt: skip
         if mix.size_bytes is not None:
             rows[-1]["size_bytes"] = mix.size_bytes

@@ -47,7 +47,7 @@ COLUMNS: tuple[tuple[str, Getter], ...] = (
     ("client_bound", lambda m: "yes" if m["client_bound"] else "no"),
     ("littles_load_factor", lambda m: m["littles_load_factor"]),
     ("errors_by_kind", lambda m: ";".join(f"{k}={n}" for k, n in m["errors_by_kind"].items())),
-    ("warnings", lambda m: "; ".join(m["warnings"])),
+    ("warnings", lambda m: "; ".join(v["message"] for v in m["verdicts"])),
 )
 
 

@@ -182,7 +182,7 @@ def _warnings(doc: dict[str, Any]) -> list[str]:
         if s["shape"] == "collapse":
             warnings.append(f"{c['label']} collapsed past its peak: req/s fell to {fmt.percent(s['past_peak_ratio'])}"
                             " of the peak as load grew.")  # fmt: skip
-        warnings += [f"{c['label']}: {w}" for w in s["warnings"]]
+        warnings += [f"{c['label']}: {v['message']}" for v in s["verdicts"]]
         at_peak = next((p for p in c["points"] if p["load"] == c["peak"]["load"]), None)
         if at_peak and not fmt.missing(at_peak["rps_cv"]) and at_peak["rps_cv"] > NOISY_CV:
             warnings.append(f"{c['label']}: its {c['trials']} trials disagree by {fmt.percent(at_peak['rps_cv'])}"

@@ -24,16 +24,8 @@ class CpuSplit:
 
     @property
     def shared(self) -> bool:
-        """True when the engine shares the target's cores (no core was left for it)."""
+        """True when the engine shares the target's cores (no core was left for it): a verdict of the mix."""
         return bool(set(self.target) & set(self.engine))
-
-    def warning(self) -> str | None:
-        if not self.shared:
-            return None
-        return (
-            f"the target has all {len(self.target)} cores this process may use, so the load engine shares them:"
-            " its CPU use competes with the target's"
-        )
 
 
 def available() -> tuple[int, ...]:

@@ -5,6 +5,7 @@ reports and analysis read. Nothing here prints, measures or analyses.
 """
 
 from crest.store.errors import StoreError
+from crest.store.from_engine import mix_from_report
 from crest.store.records import STATUSES, MixRecord, RunDetail, RunMeta, RunSummary
 from crest.store.schema import SCHEMA_VERSION
 from crest.store.sqlite import DEFAULT_PATH, Store, no_run_error
@@ -19,5 +20,6 @@ __all__ = [
     "RunSummary",
     "Store",
     "StoreError",
+    "mix_from_report",
     "no_run_error",
 ]

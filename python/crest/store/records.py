@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from crest.verdicts import Verdict
+
 STATUSES = ("running", "complete", "interrupted", "failed")
 # The statuses a run can end in; "running" is only ever set by create_run.
 FINAL_STATUSES = STATUSES[1:]
@@ -53,23 +55,17 @@ class MixRecord:
     ]  # WebBench's per-client scores: client, requests, bytes, errors, rps, throughput_Bps
     timeline: list[dict[str, Any]]  # per second: second, requests, errors, bytes
     histogram_b64: str  # HDR histogram of the window, in the engine's serialization
-    monitor: dict[str, Any] = field(default_factory=dict)  # resource samples
-    warnings: list[str] = field(default_factory=list)
+    monitor: dict[str, Any] = field(default_factory=dict)  # resource samples (crest.monitor's summary)
+    verdicts: list[Verdict] = field(default_factory=list)  # what a reader must mind about this mix
+    size_bytes: int | None = None  # the content length of a sweep's mix, None otherwise
+    client_cpu_s: float | None = None  # CPU seconds the load engine's threads used over the whole mix
+    connections_opened: int | None = None  # connections the engine opened over the whole mix
+    access_log_requests: int | None = None  # lines the target's access log gained (only with --access-log)
 
     @property
     def error_count(self) -> int:
         """All errors of the mix, every kind together."""
         return sum(int(n) for n in self.errors.values())
-
-    @property
-    def size_bytes(self) -> int | None:
-        """The content length of a sweep's mix, None otherwise.
-
-        Stored as monitor["size_bytes"] inside the existing monitor JSON column, so
-        the store's schema (SCHEMA_VERSION 1) and every stored run stay as they are.
-        """
-        value = self.monitor.get("size_bytes") if isinstance(self.monitor, dict) else None
-        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The SQLite schema of a crest results file and its version check; owns DDL, never reads or writes records."""
+"""The SQLite schema of a crest results file, its version check and upgrade; owns DDL, never reads or writes records."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ import sqlite3
 from pathlib import Path
 
 from crest.store.errors import StoreError
+from crest.store.migrate import MIGRATIONS
 
-# Bump on any change to the tables below, and add a migration from the previous version.
-SCHEMA_VERSION = 1
+# Bump on any change to the tables below, and add a migration from the previous version (migrate.py).
+# 2: typed verdicts (verdicts_json) instead of warning texts; size_bytes, client_cpu_s,
+#    connections_opened and access_log_requests as columns instead of inside monitor_json.
+SCHEMA_VERSION = 2
 # "CRST": marks the file as crest's, so a foreign SQLite file is refused instead of written into.
 APPLICATION_ID = 0x43525354
 
@@ -56,7 +59,11 @@ _TABLES = (
         timeline_json       TEXT NOT NULL,
         histogram_b64       TEXT NOT NULL,
         monitor_json        TEXT NOT NULL,
-        warnings_json       TEXT NOT NULL,
+        verdicts_json       TEXT NOT NULL,  -- [{"kind", "message", ...figures}], see crest.verdicts
+        size_bytes          INTEGER,        -- a sweep's content length; NULL for other mixes
+        client_cpu_s        REAL,
+        connections_opened  INTEGER,
+        access_log_requests INTEGER,        -- NULL unless the target logged requests
         PRIMARY KEY (run_id, idx)
     )
     """,
@@ -64,12 +71,13 @@ _TABLES = (
 
 
 def ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
-    """Create the tables in a new file, or check that an existing file is a crest file of this version.
+    """Create the tables in a new file, or check that an existing file is a crest file of this version,
+    upgrading it in place when an older crest wrote it (migrate.py).
 
     `conn` must be in autocommit mode (isolation_level=None).
 
     Raises:
-        StoreError: the file belongs to another program, or to an older or newer crest.
+        StoreError: the file belongs to another program, to a newer crest, or to an older one without a migration.
     """
     version = _version(conn)
     if version == 0:
@@ -82,11 +90,31 @@ def ensure_schema(conn: sqlite3.Connection, path: Path) -> None:
             " upgrade crest, or pass --db with another file"
         )
     if version < SCHEMA_VERSION:
-        # No older schema has been released yet; a migration goes here when one has.
-        raise StoreError(
-            f"{path} uses store schema {version}, which this crest cannot upgrade to {SCHEMA_VERSION}:"
-            " move the file aside, or pass --db with another file"
-        )
+        _migrate(conn, path)
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Upgrade an older file in place, one version at a time, all in one IMMEDIATE transaction: a
+    reader sees the old file or the new one, and a second process opening it at once waits, then
+    finds it upgraded."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = _version(conn)  # again, under the write lock
+        while version < SCHEMA_VERSION:
+            step = MIGRATIONS.get(version)
+            if step is None:
+                raise StoreError(
+                    f"{path} uses store schema {version}, which this crest cannot upgrade to {SCHEMA_VERSION}:"
+                    " move the file aside, or pass --db with another file"
+                )
+            step(conn)
+            version += 1
+            conn.execute(f"PRAGMA user_version = {version}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def _create(conn: sqlite3.Connection, path: Path) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 from crest.store.errors import StoreError
 from crest.store.records import FINAL_STATUSES, MixRecord, RunDetail, RunMeta, RunSummary
 from crest.store.schema import ensure_schema
+from crest.verdicts import Verdict
 
 DEFAULT_PATH = Path("crest-results/crest.db")  # relative to the current directory
 
@@ -38,7 +39,8 @@ _MIX_COLUMNS = (
     "idx", "clients", "threads_per_client", "connections", "started_at", "ended_at", "window_s",
     "requests", "responses", "bytes", "body_bytes", "rps", "throughput_Bps",
     "errors_json", "latency_us_json", "status_json", "classes_json", "clients_json", "timeline_json",
-    "histogram_b64", "monitor_json", "warnings_json",
+    "histogram_b64", "monitor_json", "verdicts_json",
+    "size_bytes", "client_cpu_s", "connections_opened", "access_log_requests",
 )  # fmt: skip
 _RUN_COLUMNS = (
     "id", "suite", "target", "profile", "repeat_index", "status", "reason", "started_at", "ended_at",
@@ -129,7 +131,8 @@ class Store:
             mix.window_s, mix.requests, mix.responses, mix.bytes, mix.body_bytes, mix.rps, mix.throughput_Bps,
             _dump(mix.errors), _dump(mix.latency_us), _dump(mix.status), _dump(mix.classes),
             _dump(mix.client_scores), _dump(mix.timeline), mix.histogram_b64, _dump(mix.monitor),
-            _dump(mix.warnings),
+            _dump([v.to_json() for v in mix.verdicts]),
+            mix.size_bytes, mix.client_cpu_s, mix.connections_opened, mix.access_log_requests,
         )  # fmt: skip
         sql = f"INSERT INTO mixes (run_id, {', '.join(_MIX_COLUMNS)}) VALUES ({', '.join('?' * len(row))})"
         try:
@@ -165,19 +168,6 @@ class Store:
             ).rowcount
         if updated == 0:
             raise self._unknown(run_id)
-
-    def add_mix_warning(self, run_id: str, index: int, warning: str) -> None:
-        """Append a warning to a stored mix (what only the whole run shows, e.g. an idle target at the peak)."""
-        with self._write(f"add a warning to mix {index} of run {run_id}") as conn:
-            row = conn.execute(
-                "SELECT warnings_json FROM mixes WHERE run_id = ? AND idx = ?", (run_id, index)
-            ).fetchone()
-            if row is None:
-                raise StoreError(f"no mix {index} in run {run_id} of {self.path}: see `crest show {run_id}`")
-            warnings = [*json.loads(row[0]), warning]
-            conn.execute(
-                "UPDATE mixes SET warnings_json = ? WHERE run_id = ? AND idx = ?", (_dump(warnings), run_id, index)
-            )
 
     # -- reading (crest runs, crest show, reports, resume) --------------------------
 
@@ -329,7 +319,8 @@ def _dump(value: Any) -> str:
 
 def _mix(row: tuple[Any, ...]) -> MixRecord:
     (idx, clients, threads, connections, started_at, ended_at, window_s, requests, responses, nbytes,
-     body_bytes, rps, throughput, *json_columns, histogram_b64, monitor_json, warnings_json) = row  # fmt: skip
+     body_bytes, rps, throughput, *json_columns, histogram_b64, monitor_json, verdicts_json,
+     size_bytes, client_cpu_s, connections_opened, access_log_requests) = row  # fmt: skip
     errors, latency_us, status, classes, client_scores, timeline = (json.loads(c) for c in json_columns)
     return MixRecord(
         index=idx, clients=clients, threads_per_client=threads, connections=connections,
@@ -337,7 +328,9 @@ def _mix(row: tuple[Any, ...]) -> MixRecord:
         bytes=nbytes, body_bytes=body_bytes, rps=_real(rps), throughput_Bps=_real(throughput),
         errors=errors, latency_us=latency_us, status=status, classes=classes, client_scores=client_scores,
         timeline=timeline, histogram_b64=histogram_b64, monitor=json.loads(monitor_json),
-        warnings=json.loads(warnings_json),
+        verdicts=[Verdict.from_json(v) for v in json.loads(verdicts_json)],
+        size_bytes=size_bytes, client_cpu_s=client_cpu_s, connections_opened=connections_opened,
+        access_log_requests=access_log_requests,
     )  # fmt: skip
 
 

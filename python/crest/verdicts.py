@@ -1,0 +1,141 @@
+"""Verdicts: typed judgements stored with a mix or drawn over a curve: a kind, a message and figures.
+
+Owns the kinds and the wording of each (one constructor per kind below). It
+does not decide when a verdict applies: the monitor, the runner and the
+analysis do, and pass their figures in. Readers test `kind`, never the text:
+the message is for people and may be reworded at any time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Stored with a mix (the runner, the monitor, the engine's report):
+CLIENT_BOUND = "client_bound"  # the load engine, not the target, was the bottleneck (also over a curve)
+ERRORS = "errors"  # one of the engine's error notes: an error kind, its count and a first example
+CUT_SHORT = "cut_short"  # the mix was cancelled before its window ended
+PAGE_CACHE = "page_cache"  # drop_caches was asked for but not permitted
+CPU_SPLIT = "cpu_split"  # the load engine shares the target's cores
+PEAK_ONLY = "peak_only"  # a published peak without the load it was measured at
+NOTE = "note"  # a warning of a results file written before verdicts were typed, kept as its text
+# Drawn over a configuration's curve by the analysis:
+TARGET_IDLE = "target_idle"  # at the peak the target had idle CPU: something else limited it
+ERROR_RATE = "error_rate"  # points whose errors exceed a share of attempts
+
+KINDS = (CLIENT_BOUND, ERRORS, CUT_SHORT, PAGE_CACHE, CPU_SPLIT, PEAK_ONLY, NOTE, TARGET_IDLE, ERROR_RATE)
+# A figure's name may not shadow the two fixed keys of a verdict's JSON.
+_RESERVED = ("kind", "message")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One judgement: `kind` (one of KINDS), `message` (a sentence for people), `figures` (numbers
+    named with their unit, e.g. {"engine_cpu_util_pct": 99.1, "engine_cores": 1})."""
+
+    kind: str
+    message: str
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.kind or not self.message:
+            raise ValueError(f"a verdict needs a kind and a message, got {self.kind!r}: {self.message!r}")
+        clash = [k for k in self.figures if k in _RESERVED]
+        if clash:
+            raise ValueError(f"verdict figure names may not be {', '.join(clash)}")
+
+    def to_json(self) -> dict[str, Any]:
+        """{"kind": ..., "message": ..., **figures}: the stored and reported form."""
+        return {"kind": self.kind, "message": self.message, **self.figures}
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Verdict:
+        """The verdict of to_json's form (a kind this crest does not know is kept as it is)."""
+        figures = {k: v for k, v in value.items() if k not in _RESERVED}
+        return cls(str(value["kind"]), str(value["message"]), figures)
+
+
+def has(verdicts: list[Verdict], kind: str) -> bool:
+    """Whether any of the verdicts is of this kind."""
+    return any(v.kind == kind for v in verdicts)
+
+
+# -- one constructor per kind: the only place each message is worded ------------------------
+
+
+def client_bound(engine_cpu_util_pct: float, engine_cores: int) -> Verdict:
+    """A mix whose load engine used nearly all of its cores."""
+    return Verdict(
+        CLIENT_BOUND,
+        f"client-bound: the load engine used {engine_cpu_util_pct:.0f}% of its {engine_cores} core(s) in the"
+        " window, so the target may take more: give the engine more cores (a lower --cpus) or fewer connections",
+        {"engine_cpu_util_pct": engine_cpu_util_pct, "engine_cores": engine_cores},
+    )
+
+
+def client_bound_points(loads: list[float]) -> Verdict:
+    """A curve some of whose points were client-bound."""
+    return Verdict(
+        CLIENT_BOUND,
+        f"client-bound at load {', '.join(_load(x) for x in loads)}: the load generator, not the target,"
+        " limited these points; add client CPUs or machines",
+        {"loads": list(loads)},
+    )
+
+
+def engine_error(note: str) -> Verdict:
+    """One of the engine's error notes (its own sentence: error kind, count, first example)."""
+    return Verdict(ERRORS, note)
+
+
+def cut_short() -> Verdict:
+    return Verdict(CUT_SHORT, "the mix was cut short")
+
+
+def page_cache_kept(reason: str) -> Verdict:
+    """drop_caches was refused; `reason` is the OS's (e.g. "Permission denied")."""
+    return Verdict(PAGE_CACHE, f"page cache not dropped ({reason}; needs root): files may have been served from memory")
+
+
+def cores_shared(target_cores: int) -> Verdict:
+    """The target was given every core this process may use, so the engine shares them."""
+    return Verdict(
+        CPU_SPLIT,
+        f"the target has all {target_cores} cores this process may use, so the load engine shares them:"
+        " its CPU use competes with the target's",
+        {"target_cores": target_cores},
+    )
+
+
+def peak_only() -> Verdict:
+    return Verdict(PEAK_ONLY, "published peak only: the report gives no load for this point")
+
+
+def note(text: str) -> Verdict:
+    """A warning kept as its text (from a results file written before verdicts were typed)."""
+    return Verdict(NOTE, text)
+
+
+def target_idle(load: float, target_idle_pct: float | None) -> Verdict:
+    """At the peak of a curve (at `load`) the target had idle CPU."""
+    detail = f" ({target_idle_pct:.0f}% idle)" if target_idle_pct is not None else ""
+    return Verdict(
+        TARGET_IDLE,
+        f"target idle at the peak (load {_load(load)}){detail}: something other than the target's CPU"
+        " limited the peak (network, client, locks)",
+        {"load": load, **({"target_idle_pct": target_idle_pct} if target_idle_pct is not None else {})},
+    )
+
+
+def error_rate(threshold: float, points: int, worst_error_rate: float, worst_load: float) -> Verdict:
+    """`points` points of a curve had errors above `threshold` of attempts."""
+    return Verdict(
+        ERROR_RATE,
+        f"errors above {threshold:.0%} of attempts at {points} load point(s)"
+        f" (worst {worst_error_rate:.1%} at load {_load(worst_load)}): see the errors by kind",
+        {"threshold": threshold, "points": points, "worst_error_rate": worst_error_rate, "worst_load": worst_load},
+    )
+
+
+def _load(load: float) -> str:
+    return f"{load:g}"
