@@ -9,28 +9,25 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from crest.analysis.csvdata import read_csv
 from crest.analysis.doe import ERROR, MEAN, DoeResult, analyze
-from crest.cli import EXIT_OK
+from crest.cli import EXIT_OK, terminal
+from crest.cli.terminal import safe as _safe
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
 
 # Piped output is read in logs and files, where wrapping a table row helps nobody.
 _PIPE_WIDTH = 200
 # C0 and C1 control characters and DEL: column names and levels come from a user's file.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def doe_command(
@@ -130,9 +127,7 @@ def result_json(result: DoeResult) -> dict[str, Any]:
 
 
 def _print(result: DoeResult) -> None:
-    console = Console(markup=False, emoji=False, highlight=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(markup=False, emoji=False, highlight=False, width=_PIPE_WIDTH)
+    console = terminal.console(_PIPE_WIDTH)
     combinations = len(result.effects)  # 2^k: the mean and 2^k − 1 terms
     reps = f"{result.replications} replication{'s' if result.replications != 1 else ''}"
     console.print(
@@ -183,7 +178,3 @@ def _number(value: float) -> str:
         return f"{value:.3g}"
     text = f"{value:,.3f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
-
-
-def _safe(value: Any) -> Text:
-    return Text(_CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(value)))

@@ -8,7 +8,6 @@ with control characters made visible, like `crest show` does.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,18 +15,17 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from crest.cli import EXIT_OK
+from crest.cli import EXIT_OK, terminal
+from crest.cli.terminal import safe as _safe
 from crest.errors import ConfigError
 from crest.report import SUFFIX, build_report, render, report_format
 from crest.report import fmt as rfmt
 from crest.store import DEFAULT_PATH, RunDetail, Store, no_run_error
 
 _PIPE_WIDTH = 160
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 NamesArgument = Annotated[
@@ -125,7 +123,7 @@ def default_report_path(db: Path, name: str, output_format: str = "html") -> Pat
 
 def print_summary(doc: dict[str, Any], path: Path) -> None:
     """The terminal version of a report's top: headline, peaks, paired verdicts, warnings, and its path."""
-    console = _console()
+    console = terminal.console(_PIPE_WIDTH)
     summary = doc["summary"]
     console.print(_safe(summary["headline"]))
     console.print()
@@ -214,18 +212,6 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot write the report to {path}: {exc.strerror}: pass -o with a writable file") from exc
-
-
-def _console() -> Console:
-    console = Console(markup=False, emoji=False, highlight=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(markup=False, emoji=False, highlight=False, width=_PIPE_WIDTH)
-    return console
-
-
-def _safe(text: Any) -> Text:
-    """Text with control characters shown as escapes (\\x1b), so a terminal never interprets them."""
-    return Text(_CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text)))
 
 
 def _clip(text: str, width: int = 18) -> str:

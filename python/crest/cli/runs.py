@@ -8,30 +8,26 @@ terminal escape sequences.
 from __future__ import annotations
 
 import json
-import os
-import re
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from crest.analysis.peak import highest, peak_rps_of
 from crest.cli import EXIT_OK
+from crest.cli.terminal import console as _console
+from crest.cli.terminal import safe as _safe
+from crest.cli.terminal import safe_str as _safe_str
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH, MixRecord, RunDetail, RunSummary, Store, no_run_error
 from crest.units import format_bytes, format_count, format_latency_us, format_seconds
 from crest.verdicts import TARGET_IDLE, Verdict, has
 
-# Piped output is read in logs and files, where wrapping a table row helps nobody.
-_PIPE_WIDTH = 200
 _LABEL_WIDTH = 10
-# C0 and C1 control characters and DEL: a target could send ESC sequences that repaint a terminal.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _HOST_FIELDS = (("hostname", "{}"), ("kernel", "{}"), ("cpu_model", "{}"), ("cpus", "{} CPUs"),
                 ("python", "Python {}"), ("crest_version", "crest {}"), ("engine_version", "engine {}"))  # fmt: skip
 
@@ -117,24 +113,6 @@ def _run_verdicts(detail: RunDetail) -> list[Verdict]:
     except ConfigError:  # no mix with a measured req/s: no peak to judge
         return []
     return [v for v in summary.verdicts if v.kind == TARGET_IDLE]
-
-
-def _console() -> Console:
-    # markup, emoji and highlighting off: nothing printed here is rich markup, and
-    # ":smile:" in a URL must stay text.
-    console = Console(markup=False, emoji=False, highlight=False)
-    if not console.is_terminal and "COLUMNS" not in os.environ:
-        console = Console(markup=False, emoji=False, highlight=False, width=_PIPE_WIDTH)
-    return console
-
-
-def _safe_str(text: str) -> str:
-    """The text with control characters shown as escapes (\\x1b), so a terminal never interprets them."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
-
-
-def _safe(text: Any) -> Text:
-    return Text(_safe_str(str(text)))
 
 
 def _header(detail: RunDetail) -> list[Text]:

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
-from crest.cli import EXIT_OK
+from crest.cli import EXIT_OK, terminal
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
 
@@ -119,7 +118,7 @@ def _print_runs(db: Path, names: Sequence[str], weights: Mapping[str, float]) ->
         for c in configs:
             ci = f"{_mbps(c.ci95_Bps[0])} – {_mbps(c.ci95_Bps[1])}" if c.ci95_Bps else "—"
             table.add_row(c.label, str(len(c.trials)), _mbps(c.mean_Bps), ci)
-        _console().print(table)
+        terminal.console().print(table)
 
 
 def _print(rows: Sequence[tuple[str, WeightedResult]], weights: Mapping[str, float]) -> None:
@@ -135,8 +134,4 @@ def _print(rows: Sequence[tuple[str, WeightedResult]], weights: Mapping[str, flo
             name, *(_mbps(r.per_class[c]) for c in weights), _mbps(r.value_Bps), f"{r.value_Bps / 1e6:,.3f}",
             ", ".join(f"{s:,}" for s in r.excluded) or "—",
         )  # fmt: skip
-    _console().print(table)
-
-
-def _console() -> Console:
-    return Console(markup=False, emoji=False, highlight=False, width=200)
+    terminal.console().print(table)
