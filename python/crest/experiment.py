@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from crest.analysis.doe import design
 from crest.errors import ConfigError
 from crest.runner import EventCallback, RunRequest, SuiteRunner
+from crest.servers import cpus as cpu_split
 from crest.store import RunDetail, Store
 from crest.suite import Suite, load_suite
 from crest.suite.models import RequestClass
@@ -135,7 +136,7 @@ def experiments(d: DesignFile, *, store_path: Path, experiment_id: str) -> list[
             factors=dict(levels),
             experiment=experiment_id,
             server=server,
-            cpus=int(levels["cpus"]) if "cpus" in levels else None,
+            cpus=cpu_split.share(levels["cpus"], what="cpus level").cpus if "cpus" in levels else None,
             memory_bytes=parse_size(str(memory), what="memory level") if memory is not None else None,
         )
         out.append(Experiment(levels=levels, request=request, replication=i // per_rep))

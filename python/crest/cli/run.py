@@ -20,10 +20,11 @@ from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
 from crest.cli.runs import show_command
 from crest.errors import ConfigError, TargetError
 from crest.runner import Event, RunInterrupted, RunRequest, SuiteRunner
+from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, load_group, load_suite
-from crest.units import format_bytes, format_latency_us, parse_count, parse_duration, parse_size
+from crest.units import format_bytes, format_latency_us, parse_duration, parse_size
 
 
 def run_command(
@@ -43,7 +44,9 @@ def run_command(
     cpus: Annotated[
         str | None,
         typer.Option(
-            "--cpus", help="Cores to pin the target to, comma-separated values (e.g. 1,2); the engine gets the rest."
+            "--cpus",
+            help="CPUs of the target, comma-separated (e.g. 1,2 or 0.5): ceil(N) cores pinned, a CFS quota for"
+            " a fraction; the engine gets the other cores.",
         ),
     ] = None,
     memory: Annotated[
@@ -169,14 +172,14 @@ def run_command(
 
 def _combinations(
     server: str | None, target: str | None, cpus: str | None, memory: str | None
-) -> list[tuple[str | None, int | None, int | None, dict[str, Any]]]:
+) -> list[tuple[str | None, float | None, int | None, dict[str, Any]]]:
     """Every (server, cpus, memory) combination asked for, with the factor values stored with its runs."""
     servers = _list(server, "--server") if server else [EXTERNAL]
     if target is not None and server is not None and servers != [EXTERNAL]:
         raise ConfigError("--target names a target crest does not start; --server starts one: give one of them")
     if EXTERNAL in servers and (len(servers) > 1 or target is None):
         raise ConfigError("--server external means the URL given with --target, alone: add --target http://host:port")
-    cpu_values: list[int | None] = [parse_count(c, what="--cpus") for c in _list(cpus, "--cpus")] if cpus else [None]
+    cpu_values: list[float | None] = [s.cpus for s in cpu_split.parse(cpus)] if cpus else [None]
     memory_values: list[tuple[str, int] | None] = (
         [(m, parse_size(m, what="--memory")) for m in _list(memory, "--memory")] if memory else [None]
     )
