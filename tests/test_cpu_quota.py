@@ -21,6 +21,7 @@ import pytest
 
 from crest.errors import ConfigError
 from crest.filesets import generate
+from crest.report import narrative
 from crest.servers import cpus as cpu_split
 from crest.servers.base import ServerSettings, Target
 from crest.servers.cgroup import Cgroup
@@ -184,3 +185,12 @@ def test_bad_cpus_are_one_line_before_anything_starts(tmp_path: Path, fileset: P
         assert len(lines) == 1 and lines[0].startswith("crest: error:") and needle in lines[0], (value, out.stderr)
     db = tmp_path / "r.db"
     assert not db.exists() or sqlite3.connect(db).execute("SELECT COUNT(*) FROM runs").fetchone() == (0,)
+
+
+def test_the_report_says_a_quota_adds_latency_only_when_a_configuration_had_one() -> None:
+    quota = {"quota_us": 5000, "period_us": 10000}
+    configs = [{"label": "cpus=0.5", "server": {"cpu_quota": quota}}, {"label": "cpus=1", "server": {"cpu_quota": None}},
+               {"label": "external", "server": None}]  # fmt: skip
+    (line,) = narrative._cpu_quota(configs)
+    assert line.startswith("cpus=0.5 ran under a CPU quota") and "10 ms period" in line and "cpus=1," not in line
+    assert narrative._cpu_quota(configs[1:]) == []
