@@ -381,7 +381,17 @@ class Target:
 
     def stop(self) -> None:
         """Stop every process (SIGTERM, then SIGKILL), remove the cgroup and the site; safe to call twice."""
-        self.processes.stop()
+        try:
+            self.processes.stop()
+        except KeyboardInterrupt:
+            # Ctrl-C or SIGTERM while the target stops (it can come during the SIGTERM grace): finish
+            # the stop, with its SIGKILL, so no process and no cgroup outlive crest; then pass it on.
+            self.processes.stop()
+            self._remove()
+            raise
+        self._remove()
+
+    def _remove(self) -> None:
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
