@@ -30,7 +30,7 @@ class Cgroup:
         self.cpu_quota = cpu_quota
         wanted = [c for c, on in (("memory", memory_bytes is not None), ("cpu", cpu_quota is not None)) if on]
         self.flags = " and ".join(_FLAG[c] for c in wanted)
-        self.version, parents = _parents(root, wanted, self.flags)
+        self.version, parents = _parents(root, wanted)
         name = f"crest-{os.getpid()}-{secrets.token_hex(3)}"
         self.dirs: dict[str, Path] = {c: parent / name for c, parent in parents.items()}
 
@@ -77,7 +77,7 @@ class Cgroup:
             self.remove()
             raise ConfigError(
                 f"{self.flags} needs a cgroup under {self.path.parent} but creating it failed ({exc.strerror or exc}):"
-                f" run crest as root or with a delegated cgroup, or drop {self.flags}"
+                f" run crest as root or with a delegated cgroup, or run without {self.flags}"
             ) from None
 
     def quota_text(self) -> str | None:
@@ -155,7 +155,7 @@ class Cgroup:
 _FLAG = {"memory": "--memory", "cpu": "a fractional --cpus"}
 
 
-def _parents(root: Path, controllers: list[str], flags: str) -> tuple[int, dict[str, Path]]:
+def _parents(root: Path, controllers: list[str]) -> tuple[int, dict[str, Path]]:
     """The cgroup version with every controller asked for, and per controller the directory of this
     process's own cgroup in it (on v2 the same directory for all).
 
@@ -173,8 +173,9 @@ def _parents(root: Path, controllers: list[str], flags: str) -> tuple[int, dict[
         missing = [c for c in controllers if not (root / c).is_dir()]
         if not missing:
             return 1, {c: root / c / own.get(c, "/").lstrip("/") for c in controllers}
+    flag = _FLAG[missing[0]]
     raise ConfigError(
-        f"{flags} needs the cgroup {missing[0]} controller but {root} has none mounted: drop {flags},"
+        f"{flag} needs the cgroup {missing[0]} controller but {root} has none mounted: run without {flag},"
         " or run on a machine with cgroups"
     )
 
