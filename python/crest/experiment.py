@@ -23,6 +23,7 @@ from typing import Any
 
 from crest.errors import ConfigError
 from crest.runner import EventCallback, RunRequest, SuiteRunner
+from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
 from crest.store import Store
 from crest.suite import Suite
@@ -98,7 +99,7 @@ def configure(base: RunRequest, levels: Mapping[str, Any], *, options: Collectio
         factors=factors,
         server=server,
         target=base.target if server is None else None,
-        cpus=levels.get("cpus", base.cpus),
+        cpus=cpu_split.share(levels["cpus"], what="cpus level").cpus if "cpus" in levels else base.cpus,
         memory_bytes=parse_size(str(memory), what="memory") if memory is not None else base.memory_bytes,
         server_options=server_options,
     )

@@ -66,7 +66,7 @@ class Monitor:
     """Samples while running: `monitor.start()`, the mix, `monitor.stop()`, then `monitor.summary(...)`."""
 
     target_pids: Callable[[], list[int]] | None  # None: nothing to watch on the target side (external URL)
-    target_cores: int
+    target_cores: float  # a fraction under a CPU quota (--cpus 0.5)
     engine_cores: int
     interval_s: float = INTERVAL_S
     samples: list[Sample] = field(default_factory=list)
@@ -199,12 +199,12 @@ def _ctx_switches(pid: int) -> tuple[int, int]:
     return vol, invol
 
 
-def _cpu(user_s: float, system_s: float, span_s: float, cores: int) -> dict[str, Any]:
+def _cpu(user_s: float, system_s: float, span_s: float, cores: float) -> dict[str, Any]:
     return {
         "cpu_user_s": round(user_s, 4),
         "cpu_system_s": round(system_s, 4),
         "cores": cores,
-        "cpu_util_pct": round(100.0 * (user_s + system_s) / (span_s * max(cores, 1)), 1),
+        "cpu_util_pct": round(100.0 * (user_s + system_s) / (span_s * (cores if cores > 0 else 1)), 1),
     }
 
 

@@ -29,7 +29,7 @@ from crest.preflight import check_reachable, parse_url
 from crest.runspec import RunSpec
 from crest.servers import cpus as cpu_split
 from crest.servers.base import DYNAMIC_KINDS, ServerSettings, Target
-from crest.servers.cgroup import MemoryLimit
+from crest.servers.cgroup import Cgroup
 from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, mix_from_report
 from crest.suite import Mix, Suite
@@ -57,7 +57,9 @@ class RunRequest:
     experiment: str | None = None  # the id shared by every run of one `crest run` invocation
     # A target crest provisions, starts and stops for each run (an adapter name), and its factors.
     server: str | None = None
-    cpus: int | None = None  # cores the target is pinned to; the engine gets the rest
+    cpus: float | None = (
+        None  # CPUs of the target: ceil(cpus) cores pinned, a quota for a fraction; the engine gets the rest
+    )
     memory_bytes: int | None = None  # the target's memory limit (cgroup)
     server_options: dict[str, str] = field(default_factory=dict)
     access_log: bool = False  # the target logs each request; each mix stores the count
@@ -107,7 +109,8 @@ class SuiteRunner:
         self.request = request
         self.on_event = on_event or (lambda _event: None)
         self.mixes = request.suite.mixes(request.profile)
-        self.split = cpu_split.split(request.cpus) if request.cpus else None
+        self.share = cpu_split.share(request.cpus) if request.cpus else None
+        self.split = cpu_split.split(self.share.cpus) if self.share else None
         self._docroot: Path | None = None
         if request.server is None:
             if request.target is None:
@@ -151,8 +154,8 @@ class SuiteRunner:
         if self.request.server is not None:
             settings = self._settings()
             Target(server_adapter(self.request.server), settings)  # checks; starts nothing
-            if settings.memory_bytes is not None:
-                with MemoryLimit(settings.memory_bytes):
+            if settings.memory_bytes is not None or settings.cpu_quota is not None:
+                with Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota):
                     pass
             if self.table is None:
                 self._bind(replace(self.request, target="http://127.0.0.1:1", tls_target="https://127.0.0.1:1"))
@@ -209,6 +212,7 @@ class SuiteRunner:
             cpus=cores,
             workers=len(cores) if cores else (os.cpu_count() or 1),
             memory_bytes=self.request.memory_bytes,
+            cpu_quota=self.share.quota if self.share else None,
             access_log=self.request.access_log,
             tls=any(c.tls for c in workload.classes),
             kinds=frozenset(kinds),
@@ -265,7 +269,7 @@ class SuiteRunner:
                 found.append(cores_shared(len(self.split.target)))
             monitor = Monitor(
                 target.pids if target is not None else None,
-                target_cores=len(target.settings.cpus) or (os.cpu_count() or 1) if target is not None else 0,
+                target_cores=self._target_cores(target),
                 engine_cores=len(self.split.engine) if self.split else len(cpu_split.available()),
             )
             logged_before = target.access_log_lines() if target is not None else 0
@@ -307,6 +311,14 @@ class SuiteRunner:
     def _finish(self, store: Store, run_id: str, repeat_index: int, status: str, reason: str | None) -> None:
         store.finish_run(run_id, status, reason)
         self.on_event(Event("run-finished", run_id, repeat_index, status=status, reason=reason))
+
+    def _target_cores(self, target: Target | None) -> float:
+        """What the target may use: its share under a quota, else its pinned cores (all when not pinned)."""
+        if target is None:
+            return 0
+        if target.settings.cpu_quota is not None:
+            return target.settings.cpu_quota.cpus
+        return len(target.settings.cpus) or (os.cpu_count() or 1)
 
     def _dead_target_reason(self, mix: Mix, target: Target | None = None) -> str | None:
         try:
@@ -376,6 +388,7 @@ class SuiteRunner:
             config["cpus"] = {
                 "target": list(target.settings.cpus),
                 "engine": list(self.split.engine) if self.split else [],
+                **(self.share.metadata() if self.share else {}),
             }
         return RunMeta(
             suite=self.request.suite.name,

@@ -21,10 +21,11 @@ from crest.cli.runs import show_command
 from crest.errors import ConfigError, TargetError
 from crest.experiment import execute, plan_runs
 from crest.runner import Event, RunInterrupted, RunRequest, SuiteRunner
+from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, load_group, load_suite
-from crest.units import format_bytes, format_latency_us, parse_count, parse_duration, parse_size
+from crest.units import format_bytes, format_latency_us, parse_duration, parse_size
 
 
 def run_command(
@@ -44,7 +45,9 @@ def run_command(
     cpus: Annotated[
         str | None,
         typer.Option(
-            "--cpus", help="Cores to pin the target to, comma-separated values (e.g. 1,2); the engine gets the rest."
+            "--cpus",
+            help="CPUs of the target, comma-separated (e.g. 1,2 or 0.5): ceil(N) cores pinned, a CFS quota for"
+            " a fraction; the engine gets the other cores.",
         ),
     ] = None,
     memory: Annotated[
@@ -162,7 +165,7 @@ def _axes(server: str | None, target: str | None, cpus: str | None, memory: str 
     if server is not None:
         axes["server"] = servers
     if cpus:
-        axes["cpus"] = [parse_count(c, what="--cpus") for c in _list(cpus, "--cpus")]
+        axes["cpus"] = [s.cpus for s in cpu_split.parse(cpus)]  # whole cores stay ints, fractions floats
     if memory:
         values = _list(memory, "--memory")
         for m in values:

@@ -137,11 +137,20 @@ def _header(detail: RunDetail) -> list[Text]:
     if isinstance(server, dict):
         cpus = meta.config.get("cpus") or {}
         where = (
-            f" · target cores {_cores(cpus.get('target'))}, engine cores {_cores(cpus.get('engine'))}" if cpus else ""
+            f" · target cores {_cores(cpus.get('target'))}{_quota(cpus)}, engine cores {_cores(cpus.get('engine'))}"
+            if cpus
+            else ""
         )
         limit = f" · memory limit {format_bytes(server['memory_bytes'])}" if server.get("memory_bytes") else ""
         lines.append(_labelled("server", f"{server.get('version', '?')}{where}{limit}"))
     return lines
+
+
+def _quota(cpus: dict[str, Any]) -> str:
+    """A fractional --cpus as stored: the share and the CFS quota behind it."""
+    if not cpus.get("quota_us"):
+        return ""
+    return f" at {cpus['cpus']} CPU (CFS quota {cpus['quota_us']} µs every {cpus['period_us']} µs)"
 
 
 def _cores(cores: Any) -> str:

@@ -4,7 +4,7 @@ An adapter says how one kind of server is configured and started (its
 binary, version, config files, command line, which dynamic kinds it can
 serve and through which helper). `Target` does the rest the same way for
 all of them: the private site, helpers (crest's FastCGI responder, fcgiwrap),
-pinning, the memory cgroup, waiting until it answers, and stopping it with
+pinning, the cgroup (memory limit, CPU quota), waiting until it answers, and stopping it with
 nothing left behind. Adapters never start processes themselves.
 """
 
@@ -25,7 +25,8 @@ from types import TracebackType
 from typing import Any, ClassVar
 
 from crest.errors import ConfigError, TargetError
-from crest.servers.cgroup import MemoryLimit
+from crest.servers.cgroup import Cgroup
+from crest.servers.cpus import CpuQuota
 from crest.servers.process import LOG_TAIL_LINES, Processes, wait_until
 from crest.servers.site import Site, create_site, remove_site
 
@@ -48,6 +49,7 @@ class ServerSettings:
     cpus: tuple[int, ...] = ()  # cores the target is pinned to; () = not pinned
     workers: int = 1  # worker processes (or threads, for threaded servers); default = the cores given
     memory_bytes: int | None = None
+    cpu_quota: CpuQuota | None = None  # a fractional --cpus: CFS quota on top of pinning to `cpus`
     access_log: bool = False
     tls: bool = False  # also listen for HTTPS on a second port
     kinds: frozenset[str] = frozenset()  # dynamic request kinds the workload sends
@@ -293,10 +295,15 @@ class Target:
         self.settings = settings
         self.site: Site | None = None
         self.processes = Processes()
-        self.memory: MemoryLimit | None = None
+        self.cgroup: Cgroup | None = None  # the memory limit and the CPU quota, when asked
         self.config_text = ""
         self.config_sha256 = ""  # of everything that configures it, this run's site and ports aside
         self.keep_logs: Path | None = None  # where stop() copies the server's logs before removing the site
+
+    @property
+    def memory(self) -> Cgroup | None:
+        """The cgroup when it holds a memory limit."""
+        return self.cgroup if self.cgroup is not None and self.settings.memory_bytes is not None else None
 
     @property
     def url(self) -> str:
@@ -324,10 +331,10 @@ class Target:
     def _start(self) -> None:
         settings = self.settings
         self.site = site = create_site(settings.docroot, tls=settings.tls)
-        if settings.memory_bytes is not None:
-            self.memory = MemoryLimit(settings.memory_bytes)
-            self.memory.create()
-        procs_file = self.memory.procs_file if self.memory else None
+        if settings.memory_bytes is not None or settings.cpu_quota is not None:
+            self.cgroup = Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota)
+            self.cgroup.create()
+        procs_file = self.cgroup.procs_files if self.cgroup else ()
         helpers = self.adapter.helpers(site, settings)
         for helper in helpers:
             self.processes.start(helper.name, helper.argv, log=site.logs / f"{helper.name}.log",
@@ -393,6 +400,11 @@ class Target:
             "cpus": list(self.settings.cpus),
             "workers": self.settings.workers,
             "memory_bytes": self.settings.memory_bytes,
+            "cpu_quota": (
+                {"quota_us": self.settings.cpu_quota.quota_us, "period_us": self.settings.cpu_quota.period_us}
+                if self.settings.cpu_quota
+                else None
+            ),
             "options": dict(self.settings.options),
             "access_log": self.settings.access_log,
             "config_text": self.config_text,
@@ -401,10 +413,20 @@ class Target:
 
     def stop(self) -> None:
         """Stop every process (SIGTERM, then SIGKILL), remove the cgroup and the site; safe to call twice."""
-        self.processes.stop()
-        if self.memory is not None:
-            self.memory.remove()
-            self.memory = None
+        try:
+            self.processes.stop()
+        except KeyboardInterrupt:
+            # Ctrl-C or SIGTERM while the target stops (it can come during the SIGTERM grace): finish
+            # the stop, with its SIGKILL, so no process and no cgroup outlive crest; then pass it on.
+            self.processes.stop()
+            self._remove()
+            raise
+        self._remove()
+
+    def _remove(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
         if self.site is not None:
             if self.keep_logs is not None:
                 shutil.copytree(self.site.logs, self.keep_logs, dirs_exist_ok=True)

@@ -1,8 +1,10 @@
-"""A memory limit for a target's processes through a cgroup (v2, or v1's memory controller).
+"""A target's resource limits through a cgroup (v2, or v1's memory and cpu controllers).
 
-Owns creating the cgroup below crest's own, setting its limit, reading what
-it used, and removing it; never starts processes (they join through
-`procs_file` before exec, see process.py).
+Owns creating the cgroup below crest's own, setting its memory limit and its
+CPU quota, reading what it used, and removing it; never starts processes (they
+join through `procs_files` before exec, see process.py). On v2 one directory
+holds both controllers; on v1 each controller has its own hierarchy, so a
+target with both limits gets one directory in each, made and removed together.
 """
 
 from __future__ import annotations
@@ -13,63 +15,116 @@ import time
 from pathlib import Path
 
 from crest.errors import ConfigError
+from crest.servers.cpus import CpuQuota
 
 ROOT = Path("/sys/fs/cgroup")
 
 
-class MemoryLimit:
-    """One cgroup with a memory limit: `with MemoryLimit(bytes) as limit: ... limit.procs_file`."""
+class Cgroup:
+    """One target's cgroup: `with Cgroup(memory_bytes=..., cpu_quota=...) as cg: ... cg.procs_files`."""
 
-    def __init__(self, limit_bytes: int, *, root: Path = ROOT) -> None:
-        self.limit_bytes = limit_bytes
-        self.version, parent = _parent(root)
-        self.path = parent / f"crest-{os.getpid()}-{secrets.token_hex(3)}"
+    def __init__(
+        self, *, memory_bytes: int | None = None, cpu_quota: CpuQuota | None = None, root: Path = ROOT
+    ) -> None:
+        self.memory_bytes = memory_bytes
+        self.cpu_quota = cpu_quota
+        wanted = [c for c, on in (("memory", memory_bytes is not None), ("cpu", cpu_quota is not None)) if on]
+        self.flags = " and ".join(_FLAG[c] for c in wanted)
+        self.version, parents = _parents(root, wanted)
+        name = f"crest-{os.getpid()}-{secrets.token_hex(3)}"
+        self.dirs: dict[str, Path] = {c: parent / name for c, parent in parents.items()}
 
     @property
-    def procs_file(self) -> Path:
-        return self.path / "cgroup.procs"
+    def path(self) -> Path:
+        """The directory (on v1 the memory controller's when there is a memory limit, else the cpu one's)."""
+        return next(iter(self.dirs.values()))
+
+    @property
+    def procs_files(self) -> tuple[Path, ...]:
+        """The files a process writes its pid to, to join (one per directory)."""
+        return tuple(dict.fromkeys(d / "cgroup.procs" for d in self.dirs.values()))
 
     def create(self) -> None:
-        """Make the cgroup and set its limit.
+        """Make the cgroup and set its limits.
 
         Raises:
             ConfigError: not permitted here (no write access to the cgroup tree), with the fix.
         """
         try:
-            self.path.mkdir()
             if self.version == 2:
-                (self.path / "memory.max").write_text(f"{self.limit_bytes}\n")
-                # No swap either, so the limit bounds what the target keeps, not just what is resident.
-                swap = self.path / "memory.swap.max"
-                if swap.exists():
-                    swap.write_text("0\n")
-            else:
-                (self.path / "memory.limit_in_bytes").write_text(f"{self.limit_bytes}\n")
+                _enable_controllers(self.path.parent, list(self.dirs))
+            for d in dict.fromkeys(self.dirs.values()):
+                d.mkdir()
+            if self.memory_bytes is not None:
+                d = self.dirs["memory"]
+                if self.version == 2:
+                    (d / "memory.max").write_text(f"{self.memory_bytes}\n")
+                    # No swap either, so the limit bounds what the target keeps, not just what is resident.
+                    swap = d / "memory.swap.max"
+                    if swap.exists():
+                        swap.write_text("0\n")
+                else:
+                    (d / "memory.limit_in_bytes").write_text(f"{self.memory_bytes}\n")
+            if self.cpu_quota is not None:
+                d, q = self.dirs["cpu"], self.cpu_quota
+                if self.version == 2:
+                    (d / "cpu.max").write_text(f"{q.quota_us} {q.period_us}\n")
+                else:
+                    # The period first: the kernel checks the quota against the period in force.
+                    (d / "cpu.cfs_period_us").write_text(f"{q.period_us}\n")
+                    (d / "cpu.cfs_quota_us").write_text(f"{q.quota_us}\n")
         except OSError as exc:
             self.remove()
             raise ConfigError(
-                f"--memory needs a cgroup under {self.path.parent} but creating it failed ({exc.strerror or exc}):"
-                " run crest as root or with a delegated cgroup, or drop --memory"
+                f"{self.flags} needs a cgroup under {self.path.parent} but creating it failed ({exc.strerror or exc}):"
+                f" run crest as root or with a delegated cgroup, or run without {self.flags}"
             ) from None
+
+    def quota_text(self) -> str | None:
+        """The quota as the kernel holds it ("QUOTA PERIOD", v1's two files joined alike); None without one."""
+        d = self.dirs.get("cpu")
+        if d is None:
+            return None
+        try:
+            if self.version == 2:
+                return (d / "cpu.max").read_text().strip()
+            quota = (d / "cpu.cfs_quota_us").read_text().strip()
+            return f"{quota} {(d / 'cpu.cfs_period_us').read_text().strip()}"
+        except OSError:
+            return None
+
+    def throttled(self) -> tuple[int, float] | None:
+        """Periods in which the quota stalled the target, and the time stalled (seconds); None without a quota."""
+        d = self.dirs.get("cpu")
+        if d is None:
+            return None
+        try:
+            stat = dict(line.split(" ", 1) for line in (d / "cpu.stat").read_text().splitlines() if " " in line)
+            if self.version == 2:
+                return int(stat["nr_throttled"]), int(stat["throttled_usec"]) / 1e6
+            return int(stat["nr_throttled"]), int(stat["throttled_time"]) / 1e9
+        except (OSError, KeyError, ValueError):
+            return None
 
     def peak_bytes(self) -> int | None:
         """The most memory the cgroup used (page cache included), where the kernel says."""
+        d = self.dirs.get("memory")
+        if d is None:
+            return None
         name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
         try:
-            return int((self.path / name).read_text().strip())
+            return int((d / name).read_text().strip())
         except (OSError, ValueError):
             return None
 
     def oom_kills(self) -> int:
         """Processes the kernel killed for going over the limit (0 where not reported)."""
+        d = self.dirs.get("memory")
+        if d is None:
+            return 0
         try:
-            if self.version == 2:
-                for line in (self.path / "memory.events").read_text().splitlines():
-                    key, _, value = line.partition(" ")
-                    if key == "oom_kill":
-                        return int(value)
-                return 0
-            for line in (self.path / "memory.oom_control").read_text().splitlines():
+            name = "memory.events" if self.version == 2 else "memory.oom_control"
+            for line in (d / name).read_text().splitlines():
                 key, _, value = line.partition(" ")
                 if key == "oom_kill":
                     return int(value)
@@ -78,17 +133,18 @@ class MemoryLimit:
         return 0
 
     def remove(self) -> None:
-        """Remove the cgroup once its processes are gone (retrying briefly while the kernel lets go)."""
-        for _ in range(50):
-            try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.05)
+        """Remove every directory once its processes are gone (retrying briefly while the kernel lets go)."""
+        for d in dict.fromkeys(self.dirs.values()):
+            for _ in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
 
-    def __enter__(self) -> MemoryLimit:
+    def __enter__(self) -> Cgroup:
         self.create()
         return self
 
@@ -96,22 +152,41 @@ class MemoryLimit:
         self.remove()
 
 
-def _parent(root: Path) -> tuple[int, Path]:
-    """The cgroup version with a memory controller, and the directory of this process's own cgroup in it.
+_FLAG = {"memory": "--memory", "cpu": "a fractional --cpus"}
+
+
+def _parents(root: Path, controllers: list[str]) -> tuple[int, dict[str, Path]]:
+    """The cgroup version with every controller asked for, and per controller the directory of this
+    process's own cgroup in it (on v2 the same directory for all).
 
     Raises:
-        ConfigError: no memory controller is mounted.
+        ConfigError: a controller is not mounted.
     """
     own = _own_cgroups()
-    controllers = root / "cgroup.controllers"
-    if controllers.exists() and "memory" in controllers.read_text().split():
-        return 2, root / own.get("", "/").lstrip("/")
-    if (root / "memory").is_dir():
-        return 1, root / "memory" / own.get("memory", "/").lstrip("/")
+    unified = root / "cgroup.controllers"
+    if unified.exists():
+        available = unified.read_text().split()
+        missing = [c for c in controllers if c not in available]
+        if not missing:
+            return 2, {c: root / own.get("", "/").lstrip("/") for c in controllers}
+    else:
+        missing = [c for c in controllers if not (root / c).is_dir()]
+        if not missing:
+            return 1, {c: root / c / own.get(c, "/").lstrip("/") for c in controllers}
+    flag = _FLAG[missing[0]]
     raise ConfigError(
-        f"--memory needs the cgroup memory controller but {root} has none mounted: drop --memory,"
+        f"{flag} needs the cgroup {missing[0]} controller but {root} has none mounted: run without {flag},"
         " or run on a machine with cgroups"
     )
+
+
+def _enable_controllers(parent: Path, controllers: list[str]) -> None:
+    """On v2, a child cgroup has a controller only when its parent delegates it (cgroup.subtree_control)."""
+    control = parent / "cgroup.subtree_control"
+    enabled = control.read_text().split()
+    for c in controllers:
+        if c not in enabled:
+            control.write_text(f"+{c}\n")
 
 
 def _own_cgroups() -> dict[str, str]:

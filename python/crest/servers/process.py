@@ -57,15 +57,15 @@ class Processes:
         cwd: Path | None = None,
         env: dict[str, str] | None = None,
         cpus: Sequence[int] | None = None,
-        cgroup_procs: Path | None = None,
+        cgroup_procs: Sequence[Path] = (),
         stdin_socket: int | None = None,
         user: str | None = None,
     ) -> Started:
         """Start `argv` in a new session with stdout and stderr appended to `log`.
 
         The child pins itself to `cpus` and joins the cgroup (by writing its
-        pid to `cgroup_procs`) before exec, so every process it forks is
-        pinned and limited from its first instruction. With `user` (crest
+        pid to each of `cgroup_procs`: on v1 a cgroup has one directory per
+        controller) before exec, so every process it forks is pinned and limited from its first instruction. With `user` (crest
         running as root) it then drops to that account and its primary group.
 
         Raises:
@@ -76,8 +76,8 @@ class Processes:
             # Default signal dispositions: a server must see SIGINT/SIGTERM as it would from init.
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
                 signal.signal(sig, signal.SIG_DFL)
-            if cgroup_procs is not None:
-                cgroup_procs.write_text(f"{os.getpid()}\n")
+            for procs in cgroup_procs:
+                procs.write_text(f"{os.getpid()}\n")
             if cpus:
                 os.sched_setaffinity(0, set(cpus))
             if account is not None:  # last: joining the cgroup needs root
