@@ -215,6 +215,66 @@ def harness_overhead(work: Path, docroot: Path, port: int) -> tuple[float, int, 
     return statistics.mean(gaps), len(spans), per_run
 
 
+STARTUP_ROUNDS = 7
+STARTUP_BENCH = [CREST, "bench", "-q", "--json", "-t", "1", "-c", "1", "-n", "1", "--timeout", "5s"]
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU time of every thread of a live process so far, from /proc/PID/task/*/schedstat (nanoseconds)."""
+    total_ns = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total_ns += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # the thread ended between listing and reading
+    return total_ns / 1e9
+
+
+def startup_help() -> tuple[float, float]:
+    """`crest --help`: wall time from spawn to exit and the process's CPU (wait4), medians over the rounds."""
+    walls, cpus = [], []
+    for _ in range(STARTUP_ROUNDS):
+        started = time.perf_counter()
+        proc = subprocess.Popen([CREST, "--help"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        walls.append(time.perf_counter() - started)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise SystemExit(f"bench: crest --help failed ({proc.returncode})")
+        cpus.append(usage.ru_utime + usage.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def startup_bench() -> tuple[float, float]:
+    """`crest bench`: from spawn to the first bytes of its first request on a listening socket, and the CPU
+    the process had used by then (all its threads, read while it waits for the answer); medians.
+
+    The socket accepts but never answers: the preflight's bare connection is skipped, the first
+    connection that carries bytes marks the first request sent."""
+    walls, cpus = [], []
+    for _ in range(STARTUP_ROUNDS):
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(16)
+            listener.settimeout(10)
+            url = f"http://127.0.0.1:{listener.getsockname()[1]}/1k.html"
+            started = time.perf_counter()
+            proc = subprocess.Popen([*STARTUP_BENCH, url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                while True:
+                    conn, _ = listener.accept()
+                    with conn:
+                        conn.settimeout(10)
+                        if conn.recv(1):
+                            walls.append(time.perf_counter() - started)
+                            cpus.append(process_cpu_s(proc.pid))
+                            break
+            finally:
+                proc.kill()
+                proc.wait()
+    return statistics.median(walls), statistics.median(cpus)
+
+
 def alternate(a, b, rounds: int = ROUNDS) -> tuple[list[Sample], list[Sample]]:
     xs, ys = [], []
     for _ in range(rounds):
