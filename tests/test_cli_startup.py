@@ -73,7 +73,9 @@ def test_bench_imports_only_the_engine_path() -> None:
 @pytest.mark.timeout(120)
 def test_every_command_together_loads_no_heavy_library() -> None:
     # `crest report --help` or `crest run` must not pay for scipy/numpy/jinja2 either: they load when used.
-    loaded = loaded_after(f"from crest.cli.main import load_command\nfor name in {list(COMMANDS)!r}: load_command(name)")
+    loaded = loaded_after(
+        f"from crest.cli.main import load_command\nfor name in {list(COMMANDS)!r}: load_command(name)"
+    )
     assert not [name for name in loaded if name in HEAVY or name.split(".")[0] in HEAVY]
 
 
