@@ -215,6 +215,71 @@ def harness_overhead(work: Path, docroot: Path, port: int) -> tuple[float, int, 
     return statistics.mean(gaps), len(spans), per_run
 
 
+STARTUP_ROUNDS = 7
+STARTUP_HELP = [CREST, "--help"]
+STARTUP_BENCH = [CREST, "bench", "-q", "--json", "-t", "1", "-c", "1", "-n", "1", "--timeout", "5s"]
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU time of every thread of a live process so far, from /proc/PID/task/*/schedstat (nanoseconds)."""
+    total_ns = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total_ns += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # the thread ended between listing and reading
+    return total_ns / 1e9
+
+
+def startup_help() -> tuple[float, float]:
+    """`crest --help`: wall time from spawn to exit and the process's CPU (wait4), medians over the rounds."""
+    walls, cpus = [], []
+    for _ in range(STARTUP_ROUNDS):
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            ["taskset", "-c", CLIENT_CPU, *STARTUP_HELP], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        _, status, usage = os.wait4(proc.pid, 0)
+        walls.append(time.perf_counter() - started)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise SystemExit(f"bench: crest --help failed ({proc.returncode})")
+        cpus.append(usage.ru_utime + usage.ru_stime)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def startup_bench() -> tuple[float, float]:
+    """`crest bench`: from spawn to the first bytes of its first request on a listening socket, and the CPU
+    the process had used by then (all its threads, read while it waits for the answer); medians.
+
+    The socket accepts but never answers: the preflight's bare connection is skipped, the first
+    connection that carries bytes marks the first request sent."""
+    walls, cpus = [], []
+    for _ in range(STARTUP_ROUNDS):
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(16)
+            listener.settimeout(10)
+            url = f"http://127.0.0.1:{listener.getsockname()[1]}/1k.html"
+            started = time.perf_counter()
+            proc = subprocess.Popen(
+                ["taskset", "-c", CLIENT_CPU, *STARTUP_BENCH, url], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            try:
+                while True:
+                    conn, _ = listener.accept()
+                    with conn:
+                        conn.settimeout(10)
+                        if conn.recv(1):
+                            walls.append(time.perf_counter() - started)
+                            cpus.append(process_cpu_s(proc.pid))
+                            break
+            finally:
+                proc.kill()
+                proc.wait()
+    return statistics.median(walls), statistics.median(cpus)
+
+
 def alternate(a, b, rounds: int = ROUNDS) -> tuple[list[Sample], list[Sample]]:
     xs, ys = [], []
     for _ in range(rounds):
@@ -243,6 +308,25 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 30000), hard))
     rows: list[tuple[str, str, str, str, str]] = []
     commands: list[str] = []
+    for what, (wall_s, cpu_s) in (
+        ("`crest --help`: spawn to exit", startup_help()),
+        ("`crest bench`: spawn to its first request's first byte (CPU: all its threads by then)", startup_bench()),
+    ):
+        print(f"start-up, {what}: {wall_s:.3f} s wall, {cpu_s:.3f} s CPU")
+        rows.append(
+            (
+                f"start-up, {what} (medians of {STARTUP_ROUNDS})",
+                f"{wall_s:.3f} s wall, {cpu_s:.3f} s CPU",
+                "",
+                "≤ 0.25 s wall, ≤ 0.2 s CPU",
+                verdict(wall_s <= 0.25 and cpu_s <= 0.2),
+            )
+        )
+    commands += [
+        f"taskset -c {CLIENT_CPU} {' '.join(Path(a).name if a == CREST else a for a in STARTUP_HELP)}",
+        f"taskset -c {CLIENT_CPU} {' '.join(Path(a).name if a == CREST else a for a in STARTUP_BENCH)} URL"
+        "  (URL: a socket that accepts and never answers)",
+    ]
     with tempfile.TemporaryDirectory(prefix="crest-bench-") as tmp:
         work = Path(tmp)
         docroot = work / "html"

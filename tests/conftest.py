@@ -1,22 +1,26 @@
-"""Shared fixtures: a docroot, the built-in target on a free port, a silent listening socket, a closed port.
+"""Shared fixtures: a docroot, the built-in target on a free port, a silent listening socket, a closed port;
+and the rule that only tests marked integration start a server or a subprocess.
 
 Everything here is real: the compiled engine, real sockets, real subprocesses.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
+import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from support import SilentListener
 
 try:
-    from crest import _engine  # noqa: F401  (imported to learn whether the build produced it)
+    from crest import _engine  # imported to learn whether the build produced it
 
     ENGINE_IMPORT_ERROR: ImportError | None = None
 except ImportError as exc:
@@ -28,6 +32,49 @@ def _require_engine(request: pytest.FixtureRequest) -> None:
     """Integration tests fail (never skip) when the extension is missing: it is part of the build."""
     if request.node.get_closest_marker("integration") and ENGINE_IMPORT_ERROR is not None:
         pytest.fail(f"crest._engine is not built ({ENGINE_IMPORT_ERROR}): run `make test`")
+
+
+_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    if outcome.get_result().failed:  # type: ignore[attr-defined]
+        item.stash[_FAILED] = True
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_start_nothing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A test not marked integration fails if it starts a subprocess or a server (a listening socket, the
+    engine's built-in target): `pytest -m "not integration"` must stay fast and self-contained.
+
+    The attempt raises pytest's Failed (a BaseException, so no `except Exception` hides it) and is
+    recorded, so the test fails even if the code under test swallowed it."""
+    if request.node.get_closest_marker("integration"):
+        yield
+        return
+    started: list[str] = []
+
+    def refuse(what: str) -> Callable[..., Any]:
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            started.append(what)
+            pytest.fail(f"{what} in a test not marked integration: mark it @pytest.mark.integration")
+
+        return refused
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse("a subprocess"))
+    monkeypatch.setattr(os, "fork", refuse("a fork"))
+    monkeypatch.setattr(os, "posix_spawn", refuse("a subprocess"))
+    monkeypatch.setattr(socket.socket, "listen", refuse("a listening socket"))
+    if ENGINE_IMPORT_ERROR is None:
+        monkeypatch.setattr(_engine, "start_server", refuse("the built-in target"))
+    yield
+    # Only when the code under test swallowed the failure: otherwise it has been reported already.
+    if started and not request.node.stash.get(_FAILED, False):
+        pytest.fail(
+            f"{', '.join(sorted(set(started)))} in a test not marked integration: mark it @pytest.mark.integration"
+        )
 
 
 @pytest.fixture

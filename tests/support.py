@@ -1,13 +1,19 @@
-"""Test helpers: run the real `crest` CLI as a subprocess (python -m crest); a silent listening socket."""
+"""Test helpers: run the real `crest` CLI in-process (main(argv)) or as a subprocess (python -m crest);
+wait for a condition with a deadline; a silent listening socket."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import signal
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 # Generous: a CLI run is ~1 s of load plus interpreter start-up; this only stops a hang.
 CLI_TIMEOUT_S = 60.0
@@ -24,6 +30,52 @@ def run_cli(*args: str, timeout_s: float = CLI_TIMEOUT_S) -> subprocess.Complete
         env={**os.environ, "COLUMNS": "120"},
         check=False,
     )
+
+
+def run_cli_in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run `crest ARGS` through crest.cli.main.main in this process, like run_cli but without a new interpreter.
+
+    For commands that need no process of their own (errors, help, listings, commands on a store). The
+    terminal width is pinned as run_cli pins it, and every global the CLI touches (stdout, stderr, the
+    SIGTERM handler, COLUMNS) is put back, so that nothing leaks into the next test.
+    """
+    from crest.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    sigterm = signal.getsignal(signal.SIGTERM)
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "120"
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        signal.signal(signal.SIGTERM, sigterm)
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+    return subprocess.CompletedProcess(["crest", *args], code, out.getvalue(), err.getvalue())
+
+
+def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Poll `check` until it holds; fail the test naming `what` if `timeout_s` passes first."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what}: not within {timeout_s} s")
+        time.sleep(0.02)  # the poll interval, not a guess at how long anything takes
+
+
+def connected_to(pid: int, url: str) -> bool:
+    """Whether process PID holds an established TCP connection to URL's port: its load has reached the target."""
+    import psutil
+
+    port = urlsplit(url).port
+    try:
+        connections = psutil.Process(pid).net_connections("tcp")
+    except psutil.NoSuchProcess:
+        return False
+    return any(c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED for c in connections)
 
 
 def default_sigint() -> None:

@@ -186,6 +186,7 @@ def test_import_bad_input_stores_nothing(
     assert not db.exists()
 
 
+@pytest.mark.integration
 def test_subprocess_smoke(tmp_path: Path) -> None:
     result = run_cli("doe", "--analyze", str(KORNECKI), "--response", "rps", "--json")
     assert result.returncode == 0, result.stderr

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
@@ -14,7 +13,7 @@ import jsonschema
 import pytest
 
 from crest.servers import BuiltinServer, ServeSpec
-from support import run_cli, start_cli
+from support import connected_to, run_cli, start_cli, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -87,13 +86,17 @@ def test_open_loop_rate(builtin_target: str) -> None:
 def test_ctrl_c_prints_the_partial_result_and_exits_130(builtin_target: str) -> None:
     with start_cli("bench", "-d", "30s", "-c", "2", builtin_target + "1k.html") as proc:
         try:
-            time.sleep(1.5)  # let the run get going; the assertions do not depend on how far it got
+            assert proc.stdout is not None
+            header = proc.stdout.readline()  # printed once the preflight is done, just before the run starts
+            # The engine's own connection, not the preflight's (closed before the header): the run is going.
+            wait_until(lambda: connected_to(proc.pid, builtin_target), 20, "crest bench connecting to the target")
             proc.send_signal(signal.SIGINT)
             out, err = proc.communicate(timeout=20)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+    out = header + out
     assert proc.returncode == 130, err
     assert "Requests" in out
     assert "Interrupted after" in out

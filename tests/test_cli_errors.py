@@ -6,9 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from support import SilentListener, run_cli
-
-pytestmark = pytest.mark.integration
+from support import SilentListener, run_cli_in_process
 
 
 def assert_one_error_line(stderr: str, fragment: str) -> None:
@@ -19,6 +17,7 @@ def assert_one_error_line(stderr: str, fragment: str) -> None:
     assert fragment in lines[0]
 
 
+@pytest.mark.integration  # a listening socket
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
@@ -34,7 +33,7 @@ def assert_one_error_line(stderr: str, fragment: str) -> None:
     ],
 )
 def test_bad_input_sends_nothing(silent_listener: SilentListener, args: list[str], fragment: str) -> None:
-    result = run_cli("bench", *args, silent_listener.url)
+    result = run_cli_in_process("bench", *args, silent_listener.url)
     assert result.returncode == 2
     assert_one_error_line(result.stderr, fragment)
     assert result.stdout == ""
@@ -42,13 +41,13 @@ def test_bad_input_sends_nothing(silent_listener: SilentListener, args: list[str
 
 
 def test_bad_url() -> None:
-    result = run_cli("bench", "foo")
+    result = run_cli_in_process("bench", "foo")
     assert result.returncode == 2
     assert_one_error_line(result.stderr, "invalid URL 'foo': expected http://host[:port]/path or https://")
 
 
 def test_unreachable_port(closed_port: int) -> None:
-    result = run_cli("bench", "-d", "1s", f"http://127.0.0.1:{closed_port}/")
+    result = run_cli_in_process("bench", "-d", "1s", f"http://127.0.0.1:{closed_port}/")
     assert result.returncode == 2
     assert_one_error_line(
         result.stderr,
@@ -58,23 +57,23 @@ def test_unreachable_port(closed_port: int) -> None:
 
 
 def test_serve_missing_docroot() -> None:
-    result = run_cli("serve", "--docroot", "/nonexistent/crest-docroot")
+    result = run_cli_in_process("serve", "--docroot", "/nonexistent/crest-docroot")
     assert result.returncode == 2
     assert_one_error_line(result.stderr, "docroot '/nonexistent/crest-docroot' is not a directory")
 
 
 def test_missing_url_is_a_usage_error() -> None:
-    result = run_cli("bench", "-d", "1s")
+    result = run_cli_in_process("bench", "-d", "1s")
     assert result.returncode == 2
     assert_one_error_line(result.stderr, "Missing argument")
 
 
 def test_help_is_plain_and_complete() -> None:
-    top = run_cli("--help")
+    top = run_cli_in_process("--help")
     assert top.returncode == 0
     for command in ("bench", "serve", "version"):
         assert command in top.stdout
-    bench = run_cli("bench", "--help")
+    bench = run_cli_in_process("bench", "--help")
     assert bench.returncode == 0
     for option in ("--connections", "--duration", "--rate", "--http", "--no-keepalive", "--json"):
         assert option in bench.stdout
@@ -82,15 +81,16 @@ def test_help_is_plain_and_complete() -> None:
 
 
 def test_no_arguments_prints_help_and_exits_2() -> None:
-    result = run_cli()
+    result = run_cli_in_process()
     assert result.returncode == 2
     assert result.stdout.startswith("Usage: crest")
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.integration  # a listening socket
 def test_serve_port_in_use(silent_listener: SilentListener, docroot: Path) -> None:
     port = silent_listener.sock.getsockname()[1]
-    result = run_cli("serve", "--docroot", str(docroot), "--port", str(port))
+    result = run_cli_in_process("serve", "--docroot", str(docroot), "--port", str(port))
     assert result.returncode == 2
     assert_one_error_line(result.stderr, f"127.0.0.1:{port}")
     assert result.stdout == ""

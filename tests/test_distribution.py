@@ -10,6 +10,8 @@ import math
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from crest.filesets import build_manifest, generate
 from crest.servers import BuiltinServer, ServeSpec
 from crest.suite import load_suite
@@ -48,6 +50,7 @@ def test_table_weights_are_class_share_times_file_weight() -> None:
     assert tls == {"a:2"}
 
 
+@pytest.mark.integration
 def test_observed_requests_follow_the_manifest(tmp_path: Path) -> None:
     docroot = tmp_path / "fileset"
     manifest = generate("webcat-large-filemix", docroot)
@@ -83,6 +86,7 @@ def test_observed_requests_follow_the_manifest(tmp_path: Path) -> None:
         assert abs(paths[entry.path] - expected) <= 5 * sd + 1, (entry.path, paths[entry.path], expected)
 
 
+@pytest.mark.integration
 def test_content_check_catches_a_changed_file(tmp_path: Path) -> None:
     docroot = tmp_path / "fileset"
     manifest = generate("webcat-large-filemix", docroot)

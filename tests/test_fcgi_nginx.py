@@ -20,6 +20,8 @@ import pytest
 
 from crest.dynamic import responder_path
 
+pytestmark = pytest.mark.integration  # starts nginx and crest's FastCGI/target processes
+
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
 STOP_TIMEOUT_S = 10.0
 START_TIMEOUT_S = 10.0

@@ -19,6 +19,8 @@ import pytest
 
 from support import run_cli
 
+pytestmark = pytest.mark.integration  # starts nginx and runs crest against it
+
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
 
 

@@ -64,6 +64,7 @@ def test_check_reachable_refused(closed_port: int) -> None:
         check_reachable(parse_url(f"http://127.0.0.1:{closed_port}/"))
 
 
+@pytest.mark.integration
 def test_check_reachable_connects_once(silent_listener: SilentListener) -> None:
     check_reachable(parse_url(silent_listener.url))
     assert silent_listener.connections() == 1

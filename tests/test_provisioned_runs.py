@@ -27,7 +27,7 @@ from crest.filesets import generate
 from crest.servers import cpus as cpu_split
 from crest.servers.base import ServerSettings, Target
 from crest.servers.registry import adapter
-from support import run_cli, start_cli
+from support import run_cli, start_cli, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -219,7 +219,11 @@ def test_interrupted_run_leaves_no_target_behind(
         while not _rows(db, "SELECT 1 FROM runs") if db.exists() else True:
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.1)
-        time.sleep(1.0)
+        wait_until(
+            lambda: bool(_crest_children() & {c.pid for c in psutil.Process(proc.pid).children(recursive=True)}),
+            WAIT_S,
+            "crest starting its target",
+        )
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=WAIT_S)
     finally:

@@ -33,7 +33,10 @@ WINDOW = (1280, 2400)
 # Where a copy of the screenshot goes when set (CI keeps it as an artifact).
 SCREENSHOT_ENV = "CREST_REPORT_SCREENSHOT"
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="apt-get install -y chromium")
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="apt-get install -y chromium"),
+    pytest.mark.integration,  # runs chromium
+]
 
 
 def chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:

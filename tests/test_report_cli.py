@@ -11,7 +11,7 @@ from crest.cli.main import main
 from crest.cli.report import default_report_path, print_report_summary
 from crest.store import Store
 from report_lab import THREE, store_lab
-from support import run_cli
+from support import run_cli_in_process
 
 
 @pytest.fixture(scope="module")
@@ -112,12 +112,12 @@ def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> None:
     db = tmp_path / "crest.db"
     curve = THREE[0].__class__({"server": "evil\x1b[31mred"}, 10_000, 8)
     store_lab(db, curves=[curve], trials=1)
-    result = run_cli("compare", "exp-1", "--db", str(db), "-o", str(tmp_path / "r.html"))
+    result = run_cli_in_process("compare", "exp-1", "--db", str(db), "-o", str(tmp_path / "r.html"))
     assert result.returncode == 0, result.stderr
     assert "\x1b" not in result.stdout and "evil\\x1b[31mred" in result.stdout
 
 
 def test_commands_are_registered() -> None:
-    result = run_cli("--help")
+    result = run_cli_in_process("--help")
     assert result.returncode == 0
     assert " report " in result.stdout and " compare " in result.stdout

@@ -107,6 +107,7 @@ def test_html_markdown_csv_show_the_sweep(doc: dict[str, Any]) -> None:
     assert [int(r["size_bytes"]) for r in rows[:6]] == list(SIZES)
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="apt-get install -y chromium")
 def test_sweep_page_renders_in_a_browser(doc: dict[str, Any], tmp_path: Path) -> None:
     page = tmp_path / "report.html"

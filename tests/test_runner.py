@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from crest.filesets import generate
-from support import default_sigint, run_cli
+from support import default_sigint, run_cli, run_cli_in_process
 
 SUITE = """
 name = "test-ladder"
@@ -89,6 +89,7 @@ def _wait_for_mixes(db: Path, n: int) -> None:
     pytest.fail(f"no {n} mixes stored within {WAIT_S}s")
 
 
+@pytest.mark.integration
 def test_every_mix_is_stored_with_its_window(tmp_path: Path, target: subprocess.Popen[str], fileset: Path) -> None:
     db = tmp_path / "crest.db"
     result = run_cli("run", str(_suite(tmp_path, 4)), "--target", target.url, "--db", str(db), "-q")  # type: ignore[attr-defined]
@@ -111,6 +112,7 @@ def test_every_mix_is_stored_with_its_window(tmp_path: Path, target: subprocess.
         assert mix["classes"]["static"]["requests"] == mix["requests"]
 
 
+@pytest.mark.integration
 def test_interrupt_keeps_finished_mixes_and_resume_completes(tmp_path: Path, target: subprocess.Popen[str]) -> None:
     db = tmp_path / "crest.db"
     proc = subprocess.Popen(
@@ -132,6 +134,7 @@ def test_interrupt_keeps_finished_mixes_and_resume_completes(tmp_path: Path, tar
     assert [i for (i,) in _rows(db, "SELECT idx FROM mixes ORDER BY idx")] == [1, 2, 3]
 
 
+@pytest.mark.integration
 def test_a_target_that_dies_fails_the_run_and_keeps_what_was_measured(
     tmp_path: Path, target: subprocess.Popen[str]
 ) -> None:
@@ -154,7 +157,9 @@ def test_a_target_that_dies_fails_the_run_and_keeps_what_was_measured(
 
 def test_a_target_down_at_start_is_an_error_before_any_run_is_recorded(tmp_path: Path, closed_port: int) -> None:
     db = tmp_path / "crest.db"
-    result = run_cli("run", str(_suite(tmp_path, 3)), "--target", f"http://127.0.0.1:{closed_port}", "--db", str(db))
+    result = run_cli_in_process(
+        "run", str(_suite(tmp_path, 3)), "--target", f"http://127.0.0.1:{closed_port}", "--db", str(db)
+    )
     assert result.returncode == 2
     assert result.stderr.startswith("crest: error: cannot connect")
     assert len(result.stderr.strip().splitlines()) == 1
@@ -164,7 +169,7 @@ def test_a_target_down_at_start_is_an_error_before_any_run_is_recorded(tmp_path:
 def test_a_bad_suite_file_names_the_file_key_and_rule(tmp_path: Path, closed_port: int) -> None:
     path = tmp_path / "suite.toml"
     path.write_text(SUITE.format(length=3).replace("threads_per_client = 2", "threads_per_client = 0"))
-    result = run_cli("run", str(path), "--target", f"http://127.0.0.1:{closed_port}")
+    result = run_cli_in_process("run", str(path), "--target", f"http://127.0.0.1:{closed_port}")
     assert result.returncode == 2
     assert result.stderr.startswith("crest: error: ")
     assert result.stderr.strip().endswith("suite.toml: ladder.threads_per_client: must be ≥ 1 (got 0)")

@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from crest.store import RunDetail, Store
 from test_store import make_meta, make_mix
 
@@ -77,6 +79,7 @@ def kill(proc: subprocess.Popen[str]) -> None:
             pipe.close()
 
 
+@pytest.mark.integration
 def test_mixes_survive_sigkill_of_the_writer(tmp_path: Path) -> None:
     db = tmp_path / "crest.db"
     proc = start_writer(db, count=3)
@@ -100,6 +103,7 @@ def test_mixes_survive_sigkill_of_the_writer(tmp_path: Path) -> None:
         assert store.runs()[0].status == "interrupted"
 
 
+@pytest.mark.integration
 def test_an_uncommitted_mix_vanishes_with_its_killed_writer(tmp_path: Path) -> None:
     db = tmp_path / "crest.db"
     with Store(db) as store:
@@ -120,6 +124,7 @@ def test_an_uncommitted_mix_vanishes_with_its_killed_writer(tmp_path: Path) -> N
         assert store.next_mix_index(run_id) == 2
 
 
+@pytest.mark.integration
 def test_readers_see_whole_mixes_while_a_process_writes(tmp_path: Path) -> None:
     db = tmp_path / "crest.db"
     count = 150

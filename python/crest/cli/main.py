@@ -6,14 +6,18 @@ or unreachable target (nothing was sent), 130 interrupted.
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from types import FrameType
+from typing import Any
 
 import typer
+import typer.core
 
-from crest import __version__
 from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from crest.errors import ConfigError, EngineError, TargetError
 
@@ -21,55 +25,206 @@ from crest.errors import ConfigError, EngineError, TargetError
 # this works with the vendored copy and with plain click alike.
 _ClickException: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
-app = typer.Typer(
-    name="crest",
-    help="crest: a web-server capacity lab. Run a suite against a target (run), load-test a URL (bench), serve a docroot (serve).",
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    # Plain click help: readable in any terminal or log, and no Rich boxes anywhere.
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+HELP = "crest: a web-server capacity lab. Run a suite against a target (run), load-test a URL (bench), serve a docroot (serve)."
+
+HELP_OPTION_NAMES = ["-h", "--help"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where a subcommand lives and its one-line summary for `crest --help`.
+
+    Every command is imported only when it runs (or shows its own --help): `crest bench` must not pay
+    for the runner, the suites, the servers or the store. The summary is the first paragraph of the
+    command's docstring, repeated here so that `crest --help` imports nothing; a test keeps them equal.
+    """
+
+    module: str
+    attribute: str
+    summary: str
+    no_args_is_help: bool = False
+    group: bool = False  # attribute is a typer.Typer of subcommands, not a function
+
+
+COMMANDS: dict[str, Entry] = {
+    "bench": Entry("crest.cli.bench", "bench_command", "Load-test a URL, like wrk or ab.", no_args_is_help=True),
+    "run": Entry(
+        "crest.cli.run",
+        "run_command",
+        "Run a suite's ladder of mixes against a target and store every mix.",
+        no_args_is_help=True,
+    ),
+    "runs": Entry(
+        "crest.cli.runs",
+        "runs_command",
+        "List the stored runs, newest first: id, suite, target, status, mixes and peak req/s.",
+    ),
+    "show": Entry(
+        "crest.cli.runs",
+        "show_command",
+        "Show one run: what ran where, and each mix in ladder order with req/s, throughput, latency and errors.",
+        no_args_is_help=True,
+    ),
+    "suites": Entry(
+        "crest.cli.suites", "suites_command", "List the built-in suites: the published tests crest can re-run."
+    ),
+    "serve": Entry(
+        "crest.cli.serve", "serve_command", "Serve a docroot with the built-in target until Ctrl-C or SIGTERM."
+    ),
+    "servers": Entry(
+        "crest.cli.servers",
+        "servers_command",
+        "List the targets crest can start (--server NAME): installed or not, version, install command.",
+    ),
+    "version": Entry("crest.cli.main", "version_command", "Print the versions of crest and of its compiled engine."),
+    "doe": Entry(
+        "crest.cli.doe",
+        "doe_command",
+        "Analyse a 2^k (or fractional 2^(k-p)) factorial experiment: effects, allocation of variation, CIs.",
+    ),
+    "import": Entry(
+        "crest.cli.importing",
+        "import_command",
+        "Store a published table (load, req/s, throughput, factor columns) as complete runs; print their ids.",
+        no_args_is_help=True,
+    ),
+    "report": Entry(
+        "crest.cli.report",
+        "report_command",
+        "Write a report of stored runs: one self-contained HTML page, or Markdown, CSV or JSON; prints its path.",
+        no_args_is_help=True,
+    ),
+    "compare": Entry(
+        "crest.cli.report",
+        "compare_command",
+        "Compare configurations: peaks, percent improvements and paired tests in the terminal, plus the HTML report.",
+        no_args_is_help=True,
+    ),
+    "weighted": Entry(
+        "crest.cli.weighted",
+        "weighted_command",
+        "Weighted throughput (Zeus' unbundled SPECweb99): each content-length class's mean throughput × its"
+        " share, summed.",
+        no_args_is_help=True,
+    ),
+    "fileset": Entry(
+        "crest.cli.fileset",
+        "app",
+        "Generate or verify a standard fileset: specweb99, specweb96, webstone, webcat-webstone,"
+        " webcat-large-filemix, webcat-cgi-html, webbench, sizes.",
+        group=True,
+    ),
+}
 
 
 def version_command() -> int:
     """Print the versions of crest and of its compiled engine."""
+    from crest import __version__
     from crest.loadclient import engine_version
 
     print(f"crest {__version__} (engine {engine_version()})")
     return EXIT_OK
 
 
-def _register() -> None:
-    # Imported here, not at the top, so that a missing engine is reported in one line.
-    from crest.cli.bench import bench_command
-    from crest.cli.doe import doe_command
-    from crest.cli.fileset import app as fileset_app
-    from crest.cli.importing import import_command
-    from crest.cli.report import compare_command, report_command
-    from crest.cli.run import run_command
-    from crest.cli.runs import runs_command, show_command
-    from crest.cli.serve import serve_command
-    from crest.cli.servers import servers_command
-    from crest.cli.suites import suites_command
-    from crest.cli.weighted import weighted_command
+def load_command(name: str) -> typer.core.TyperCommand | typer.core.TyperGroup:
+    """Import subcommand NAME's module and build its click command, as `app.command(...)` would have."""
+    entry = COMMANDS[name]
+    target = getattr(importlib.import_module(entry.module), entry.attribute)
+    if entry.group:
+        sub: typer.Typer = target
+    else:
+        sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+        sub.command(name, no_args_is_help=entry.no_args_is_help)(target)
+    command = typer.main.get_command(sub)
+    assert isinstance(command, (typer.core.TyperCommand, typer.core.TyperGroup))
+    _pass_plain_values(command)
+    return command
 
-    if not app.registered_commands:
-        app.command("bench", no_args_is_help=True)(bench_command)
-        app.command("run", no_args_is_help=True)(run_command)
-        app.command("runs")(runs_command)
-        app.command("show", no_args_is_help=True)(show_command)
-        app.command("suites")(suites_command)
-        app.add_typer(fileset_app, name="fileset")
-        app.command("serve")(serve_command)
-        app.command("servers")(servers_command)
-        app.command("version")(version_command)
-        app.command("doe")(doe_command)
-        app.command("import", no_args_is_help=True)(import_command)
-        app.command("report", no_args_is_help=True)(report_command)
-        app.command("compare", no_args_is_help=True)(compare_command)
-        app.command("weighted", no_args_is_help=True)(weighted_command)
+
+def _pass_plain_values(command: typer.core.TyperCommand | typer.core.TyperGroup) -> None:
+    """Let strings, string lists and flags through without typer's pydantic coercion.
+
+    typer (0.2x) checks every parameter value with a pydantic TypeAdapter, built on first use: importing
+    pydantic and building the adapters is ~0.1 s of CPU at every start of `crest bench` (whose options
+    are all strings), only to return the same string. Values of any other type, or not already of their
+    type, still go through typer. A typer without this machinery is left alone.
+    """
+    try:
+        from typer._coercion import RuntimeParam, build_runtime_param
+    except ImportError:
+        return
+
+    @dataclass(frozen=True)
+    class Plain(RuntimeParam):
+        descriptor: Any
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            if self.annotation in (str, bool) and isinstance(value, self.annotation):
+                return value
+            if self.annotation == list[str] and isinstance(value, (list, tuple)):
+                if all(isinstance(item, str) for item in value):
+                    return list(value)
+            return build_runtime_param(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
+
+    # The help option is made on first use; make it now (with the names every crest command uses) to cover it too.
+    help_option = command.get_help_option(typer.Context(command, help_option_names=HELP_OPTION_NAMES))
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        descriptor = getattr(param, "type_descriptor", None)
+        if getattr(param, "_runtime_param", False) is not None or descriptor is None:
+            continue
+        info = descriptor.parameter_info
+        if (
+            descriptor.file_annotation is None
+            and info.parser is None
+            and descriptor.annotation in (str, bool, list[str])
+        ):
+            param._runtime_param = Plain(  # type: ignore[attr-defined]
+                parameter_info=info, annotation=descriptor.annotation, descriptor=descriptor
+            )
+
+
+class _Commands(Mapping[str, typer.core.TyperCommand | typer.core.TyperGroup]):
+    """The subcommands by name, each built on first use; listing the names imports nothing."""
+
+    def __init__(self) -> None:
+        self._built: dict[str, typer.core.TyperCommand | typer.core.TyperGroup] = {}
+
+    def __getitem__(self, name: str) -> typer.core.TyperCommand | typer.core.TyperGroup:
+        if name not in COMMANDS:
+            raise KeyError(name)
+        if name not in self._built:
+            self._built[name] = load_command(name)
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS)
+
+
+class _Crest(typer.core.TyperGroup):
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        # The listing shows only summaries: building each command would import every module.
+        summaries = [(name, typer.core.TyperCommand(name, help=entry.summary)) for name, entry in COMMANDS.items()]
+        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in summaries])
+
+
+def command() -> typer.core.TyperGroup:
+    """The `crest` click group, fresh each call so that nothing is shared between invocations."""
+    group = _Crest(
+        name="crest",
+        commands=_Commands(),  # type: ignore[arg-type]
+        help=HELP,
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        # Plain click help: readable in any terminal or log, and no Rich boxes anywhere.
+        context_settings={"help_option_names": HELP_OPTION_NAMES},
+    )
+    _pass_plain_values(group)
+    return group
 
 
 def error(message: str) -> None:
@@ -87,15 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _terminate)
     try:
-        _register()
-    except ImportError as exc:
-        if "_engine" not in str(exc):
-            raise
-        error("the compiled engine crest._engine is missing: build it with `make` (maturin develop)")
-        return EXIT_FAILURE
-    command = typer.main.get_command(app)
-    try:
-        rv = command.main(args=argv, prog_name="crest", standalone_mode=False)
+        rv = command().main(args=argv, prog_name="crest", standalone_mode=False)
     except _ClickException as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
             # `crest` or `crest bench` alone: the help is the answer, not an error line.
@@ -111,6 +258,12 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FAILURE
     except (typer.Abort, KeyboardInterrupt):
         rv = EXIT_INTERRUPTED
+    except ImportError as exc:
+        # A command's modules load when it runs: a missing engine is reported in one line.
+        if "_engine" not in str(exc):
+            raise
+        error("the compiled engine crest._engine is missing: build it with `make` (maturin develop)")
+        return EXIT_FAILURE
     except BrokenPipeError:
         # stdout went away (e.g. `crest serve ... | head -1`): point it at /dev/null so
         # the interpreter's final flush does not fail a second time.

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any
-
-from rich.console import Console
-from rich.live import Live
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from crest.runspec import RunSpec
 from crest.units import format_count, format_seconds
+
+if TYPE_CHECKING:  # rich loads only when the line is shown: `crest bench -q` and --json never pay for it
+    from rich.live import Live
 
 
 class LiveProgress:
@@ -20,6 +19,10 @@ class LiveProgress:
         self._spec = spec
         self._live: Live | None = None
         if enabled:
+            from rich.console import Console
+            from rich.live import Live
+            from rich.text import Text
+
             # transient: the line disappears when the run ends, leaving only the report.
             self._live = Live(Text(""), console=Console(stderr=True), refresh_per_second=4, transient=True)
         self._last: tuple[float, int] = (0.0, 0)
@@ -48,6 +51,8 @@ class LiveProgress:
         # The rate over the last poll interval, not the whole run: it shows warm-up and stalls.
         rate = (requests - last_requests) / (elapsed_s - last_s) if elapsed_s > last_s else 0.0
         self._last = (elapsed_s, requests)
+        from rich.text import Text
+
         self._live.update(Text(self._describe(elapsed_s, requests, rate, int(live.get("errors", 0)))))
 
     def _describe(self, elapsed_s: float, requests: int, rate: float, errors: int) -> str:
