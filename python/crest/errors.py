@@ -19,3 +19,8 @@ class TargetError(CrestError):
 
 class EngineError(CrestError):
     """The load engine failed or misbehaved at run time (CLI exit code 1)."""
+
+
+class MachineError(CrestError):
+    """The machine failed a valid request: an event loop, a thread or TLS setup refused, a worker
+    panicked, the results disk is full (CLI exit code 1; the message names what failed)."""
