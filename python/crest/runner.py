@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import crest
-from crest.errors import ConfigError, TargetError
+from crest.errors import ConfigError, DiskFullError, MachineError, TargetError
 from crest.filesets import Manifest, build_manifest, load_manifest
 from crest.filesets.cache import cached_fileset
 from crest.loadclient import LoadClient, engine_version
@@ -31,7 +31,7 @@ from crest.servers import cpus as cpu_split
 from crest.servers.base import DYNAMIC_KINDS, ServerSettings, Target
 from crest.servers.cgroup import MemoryLimit
 from crest.servers.registry import adapter as server_adapter
-from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store
+from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError
 from crest.suite import Mix, Suite
 from crest.urltable import RequestTable, build_table
 
@@ -298,7 +298,10 @@ class SuiteRunner:
             if target is not None and self.request.access_log:
                 time.sleep(target.adapter.access_log_flush_s)
                 record.monitor["access_log_requests"] = target.access_log_lines() - logged_before
-            store.add_mix(run_id, record)
+            try:
+                store.add_mix(run_id, record)
+            except DiskFullError as exc:
+                self._stop_on_full_disk(store, run_id, repeat_index, mix, exc)
             self.on_event(Event("mix-finished", run_id, repeat_index, mix=mix, record=record, mixes=len(self.mixes)))
             if record.requests == 0 and record.errors.get("connect", 0) > 0:
                 reason = self._dead_target_reason(mix, target)
@@ -308,6 +311,18 @@ class SuiteRunner:
         if target is not None:
             self._flag_idle_peak(store, run_id)
         self._finish(store, run_id, repeat_index, "complete", None)
+
+    def _stop_on_full_disk(
+        self, store: Store, run_id: str, repeat_index: int, mix: Mix, exc: DiskFullError
+    ) -> NoReturn:
+        """Fail the run (if the store can still write that) and say how to go on: the mixes stored stay."""
+        reason = f"cannot store mix {mix.index}: {exc.problem}"
+        try:
+            self._finish(store, run_id, repeat_index, "failed", reason)
+        except (DiskFullError, StoreError):
+            pass  # left "running": --resume continues it all the same
+        db = "" if store.path == DEFAULT_PATH else f" --db {store.path}"
+        raise MachineError(f"{reason}: free space, then crest run --resume {run_id}{db}") from None
 
     def _flag_idle_peak(self, store: Store, run_id: str) -> None:
         """Adds a warning to the peak mix when the target had idle CPU there: the bottleneck was elsewhere."""
