@@ -145,8 +145,21 @@ fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
     m.lock().map_err(|_| MachineError::new_err("engine handle poisoned by an earlier panic"))
 }
 
+/// A worker's panic is caught and becomes the run's `MachineError`, one line;
+/// the default hook would also print a multi-line report, so it is kept for
+/// every other thread only.
+fn quiet_worker_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !std::thread::current().name().is_some_and(|n| n.starts_with("crest-worker-")) {
+            default(info);
+        }
+    }));
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    quiet_worker_panics();
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
