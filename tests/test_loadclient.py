@@ -26,8 +26,10 @@ def test_run_returns_a_parsed_report(builtin_target: str) -> None:
 
 
 def test_invalid_spec_fails_at_construction() -> None:
-    with pytest.raises(ConfigError, match=r"connections \(1\) must be >= threads \(2\)"):
-        LoadClient(RunSpec(url="http://127.0.0.1:9/", connections=1, threads=2))
+    with pytest.raises(ConfigError, match=r"^-c/--connections \(1\) must be >= -t/--threads \(2\)"):
+        LoadClient(RunSpec(url="http://127.0.0.1:9/", connections=1, threads=2), origin="bench")
+    with pytest.raises(ConfigError, match=r"^the ladder's connections \(clients x threads_per_client\) \(1\)"):
+        LoadClient(RunSpec(url="http://127.0.0.1:9/", connections=1, threads=2))  # a suite run's words
 
 
 def test_preflight_refuses_a_closed_port(closed_port: int) -> None:

@@ -2,13 +2,34 @@
 
 from typing import final
 
-__all__ = ["Run", "Server", "start_run", "start_server", "version"]
+__all__ = ["ConfigError", "MachineError", "Run", "Server", "start_run", "start_server", "validate", "version"]
+
+class ConfigError(ValueError):
+    """Bad input the engine refuses before any traffic.
+
+    `field` is the RunConfig key at fault ("" when the JSON itself is malformed);
+    `template` is the one-line message with other keys as `{key}` placeholders, for
+    rewording as flags; str() shows the bare key names.
+    """
+
+    field: str
+    template: str
+
+class MachineError(RuntimeError):
+    """The machine failed a valid run: an event loop, a thread or TLS setup refused, or a worker panicked."""
 
 def version() -> str:
     """The engine's version string."""
 
+def validate(config_json: str) -> None:
+    """Check RunConfig JSON against every engine rule but name resolution (no DNS, no socket); raises ConfigError."""
+
 def start_run(config_json: str) -> Run:
-    """Start a run from RunConfig JSON; raises ValueError (one line) on an invalid config, before any traffic."""
+    """Start a run from RunConfig JSON.
+
+    Raises ConfigError on an invalid config (also a host name that does not resolve) and
+    MachineError when the machine refuses an event loop, a thread or TLS; nothing is sent either way.
+    """
 
 @final
 class Run:
@@ -21,7 +42,7 @@ class Run:
         """Stop promptly; wait() then returns the partial report."""
 
     def wait(self, timeout_s: float) -> str | None:
-        """RunReport JSON once finished, else None after timeout_s (releases the GIL)."""
+        """RunReport JSON once finished, else None after timeout_s (releases the GIL); MachineError if a worker panicked."""
 
 def start_server(config_json: str) -> Server:
     """Start the built-in target from ServeConfig JSON; raises ValueError or OSError (one line)."""

@@ -19,3 +19,17 @@ class TargetError(CrestError):
 
 class EngineError(CrestError):
     """The load engine failed or misbehaved at run time (CLI exit code 1)."""
+
+
+class MachineError(CrestError):
+    """The machine failed a valid request: an event loop, a thread or TLS setup refused, a worker
+    panicked, the results disk is full (CLI exit code 1; the message names what failed)."""
+
+
+class DiskFullError(MachineError):
+    """The disk holding a file crest writes is full; `problem` names the disk's file, for callers to add their fix."""
+
+    def __init__(self, action: str, problem: str) -> None:
+        super().__init__(f"cannot {action}: {problem}: free space and try again")
+        self.action = action
+        self.problem = problem

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from crest import _engine
-from crest.errors import ConfigError, EngineError
+from crest.errors import ConfigError, EngineError, MachineError
 from crest.preflight import TargetUrl, check_reachable, check_source_addrs
-from crest.runspec import RunSpec
+from crest.runspec import Origin, RunSpec, engine_config_error
 
 ProgressCallback = Callable[[dict[str, Any]], None]
 
@@ -47,13 +47,15 @@ def engine_version() -> str:
 class LoadClient:
     """Runs one RunSpec through the engine.
 
-    Construction validates the spec (ConfigError); `preflight()` checks the
-    target accepts connections (TargetError); `run()` sends the load.
+    Construction validates the spec (ConfigError, worded for `origin`: `crest bench`
+    flags or suite settings); `preflight()` checks the target accepts connections
+    (TargetError); `run()` sends the load.
     """
 
-    def __init__(self, spec: RunSpec) -> None:
+    def __init__(self, spec: RunSpec, origin: Origin = "suite") -> None:
         self.spec = spec
-        self.target: TargetUrl = spec.validate()
+        self.origin: Origin = origin
+        self.target: TargetUrl = spec.validate(origin)
         self.config: dict[str, Any] = spec.to_config()
         self._preflighted = False
 
@@ -73,19 +75,25 @@ class LoadClient:
         Raises:
             ConfigError: the engine rejected the config (nothing was sent).
             TargetError: the preflight failed (nothing was sent).
+            MachineError: the machine refused the engine an event loop, a thread or TLS, or a worker panicked.
             EngineError: the engine overran its run or returned a malformed report.
         """
         if not self._preflighted:
             self.preflight()
         try:
             run = _engine.start_run(json.dumps(self.config))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+        except _engine.ConfigError as exc:
+            raise engine_config_error(exc, self.origin) from None
+        except _engine.MachineError as exc:
+            raise MachineError(str(exc)) from None
         try:
-            text = self._poll(run, on_progress)
-        except KeyboardInterrupt:
-            run.cancel()
-            return RunResult(self._parse(self._wait_after_cancel(run)), self.config, interrupted=True)
+            try:
+                text = self._poll(run, on_progress)
+            except KeyboardInterrupt:
+                run.cancel()
+                return RunResult(self._parse(self._wait_after_cancel(run)), self.config, interrupted=True)
+        except _engine.MachineError as exc:
+            raise MachineError(str(exc)) from None
         return RunResult(self._parse(text), self.config, interrupted=False)
 
     def _poll(self, run: _engine.Run, on_progress: ProgressCallback | None) -> str:

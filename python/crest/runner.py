@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from crest.errors import ConfigError, TargetError
+from crest.errors import ConfigError, DiskFullError, MachineError, TargetError
 from crest.filesets import Manifest, build_manifest, load_manifest
 from crest.filesets.cache import cached_fileset
 from crest.host import drop_page_cache, host_facts
@@ -31,7 +31,7 @@ from crest.servers import cpus as cpu_split
 from crest.servers.base import DYNAMIC_KINDS, ServerSettings, Target
 from crest.servers.cgroup import Cgroup
 from crest.servers.registry import adapter as server_adapter
-from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, mix_from_report
+from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError, mix_from_report
 from crest.suite import Mix, Suite
 from crest.urltable import RequestTable, build_table
 from crest.verdicts import cores_shared
@@ -297,7 +297,10 @@ class SuiteRunner:
             if target is not None and self.request.access_log:
                 time.sleep(target.adapter.access_log_flush_s)
                 record.access_log_requests = target.access_log_lines() - logged_before
-            store.add_mix(run_id, record)
+            try:
+                store.add_mix(run_id, record)
+            except DiskFullError as exc:
+                self._stop_on_full_disk(store, run_id, repeat_index, mix, exc)
             self.on_event(Event("mix-finished", run_id, repeat_index, mix=mix, record=record, mixes=len(self.mixes)))
             if record.requests == 0 and record.errors.get("connect", 0) > 0:
                 reason = self._dead_target_reason(mix, target)
@@ -307,6 +310,18 @@ class SuiteRunner:
         # Whether the target was idle at the peak is the analysis's to judge (over a configuration's
         # trials); each mix stores the target's CPU use for it.
         self._finish(store, run_id, repeat_index, "complete", None)
+
+    def _stop_on_full_disk(
+        self, store: Store, run_id: str, repeat_index: int, mix: Mix, exc: DiskFullError
+    ) -> NoReturn:
+        """Fail the run (if the store can still write that) and say how to go on: the mixes stored stay."""
+        reason = f"cannot store mix {mix.index}: {exc.problem}"
+        try:
+            self._finish(store, run_id, repeat_index, "failed", reason)
+        except (DiskFullError, StoreError):
+            pass  # left "running": --resume continues it all the same
+        db = "" if store.path == DEFAULT_PATH else f" --db {store.path}"
+        raise MachineError(f"{reason}: free space, then crest run --resume {run_id}{db}") from None
 
     def _finish(self, store: Store, run_id: str, repeat_index: int, status: str, reason: str | None) -> None:
         store.finish_run(run_id, status, reason)

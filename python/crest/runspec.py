@@ -1,24 +1,77 @@
-"""RunSpec: the validated settings of one engine run and their RunConfig JSON form.
+"""RunSpec: the settings of one engine run, their RunConfig JSON form, and the wording of the engine's verdict on them.
 
-Owns the rules that span several settings (threads vs connections, open loop vs
-think time, pipelining vs HTTP version); it does no I/O and never prints.
+The engine (crates/engine plan.rs) is the one gate for input rules; this module
+asks it (`_engine.validate`, no DNS, no socket) and rewords its messages to name
+the `crest bench` flag or the `crest run` setting each field came from. Only what
+the engine cannot know is checked here: how text is parsed (headers, address
+ranges, the URL form the preflight needs). It does no I/O and never prints.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from crest import _engine
 from crest.errors import ConfigError
 from crest.preflight import TargetUrl, parse_url
 
-# RFC 9110 token characters: what a method or a header name may contain.
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # A range of more source addresses than this is almost certainly a typo.
 MAX_SOURCE_ADDRS = 4096
 HTTP_VERSIONS = ("1.0", "1.1")
+
+# Where a RunSpec's values came from: `crest bench` flags or a suite run (`crest run`, `crest doe`).
+Origin = Literal["bench", "suite"]
+
+# The one table from an engine RunConfig key to what its user wrote: (crest bench flag, crest run setting).
+# A key missing here (or an empty entry) is named as the engine names it.
+FIELD_LABELS: dict[str, tuple[str, str]] = {
+    "url": ("URL", "--target"),
+    "requests": ("URL", "the workload's request table"),
+    "method": ("-m/--method", ""),
+    "headers": ("-H/--header", ""),
+    "body": ("--body", ""),
+    "http_version": ("--http", "workload.http_version"),
+    "keepalive": ("--keepalive", "workload.keepalive"),
+    "pipeline": ("--pipeline", ""),
+    "connections": ("-c/--connections", "the ladder's connections (clients x threads_per_client)"),
+    "threads": ("-t/--threads", "engine threads"),
+    "duration_s": ("-d/--duration", "timing.length_s"),
+    "max_requests": ("-n/--requests", ""),
+    "rate_rps": ("--rate", ""),
+    "think_time_s": ("--think-time", "timing.think_time_s"),
+    "timeout_s": ("--timeout", "--timeout"),
+    "insecure": ("--insecure", "--insecure"),
+    "tls_resumption": ("--tls-resumption", ""),
+    "source_addrs": ("--source-addrs", ""),
+    "recv_buffer_bytes": ("--recv-buffer", "workload.receive_buffer_bytes"),
+    "connections_per_client": ("", "ladder.threads_per_client"),
+    "window_s": ("", "timing.ramp_up_s and timing.ramp_down_s"),
+    "client_start_delay_s": ("", "timing.delay_s"),
+    "drain_s": ("", "--timeout"),
+    "seed": ("", "--seed"),
+    "selection": ("", "workload.selection"),
+}
+_PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
+
+
+def field_label(key: str, origin: Origin) -> str:
+    """What the user of `origin` wrote for engine key `key` (a flag or a suite setting)."""
+    labels = FIELD_LABELS.get(key, ("", ""))
+    return (labels[0] if origin == "bench" else labels[1]) or key
+
+
+def engine_message(template: str, origin: Origin) -> str:
+    """An engine message (`{key}` placeholders) with every key named as `origin`'s user wrote it."""
+    return _PLACEHOLDER.sub(lambda m: field_label(m.group(1), origin), template)
+
+
+def engine_config_error(exc: _engine.ConfigError, origin: Origin) -> ConfigError:
+    """The crest ConfigError for an engine rejection, worded for `origin`."""
+    return ConfigError(engine_message(exc.template, origin))
 
 
 @dataclass(frozen=True)
@@ -53,67 +106,25 @@ class RunSpec:
     seed: int = 0
     selection: str = "weighted"
 
-    def validate(self) -> TargetUrl:
-        """Check every setting and their combinations; return the parsed URL.
+    def validate(self, origin: Origin = "suite") -> TargetUrl:
+        """Check every setting with the engine's rules (no DNS, no socket); return the parsed URL.
+
+        Args:
+            origin: whose words the messages use: `crest bench` flags or `crest run` settings.
 
         Raises:
-            ConfigError: the first problem found, as one line naming the fix.
+            ConfigError: the first problem found, as one line naming the flag or setting and the fix.
         """
         target = parse_url(self.url)
-        if not _TOKEN.fullmatch(self.method):
-            raise ConfigError(f"invalid method {self.method!r}: expected a token such as GET or POST")
-        for name, value in self.headers:
-            _check_header(name, value)
         if self.http_version not in HTTP_VERSIONS:
-            raise ConfigError(f"invalid HTTP version {self.http_version!r}: expected 1.0 or 1.1")
-        self._check_counts()
-        self._check_load_model()
-        if self.pipeline > 1 and (self.http_version != "1.1" or not self.keepalive):
-            raise ConfigError(
-                f"pipelining (depth {self.pipeline}) needs HTTP/1.1 with keep-alive:"
-                " drop --pipeline or use --http 1.1 --keepalive"
-            )
-        for addr in self.source_addrs:
-            try:
-                ipaddress.ip_address(addr)
-            except ValueError:
-                raise ConfigError(f"invalid source address {addr!r}: e.g. 127.0.0.2") from None
+            # The engine knows only its two variants; a JSON error would name neither the flag nor the choices.
+            label = field_label("http_version", origin)
+            raise ConfigError(f"invalid {label} {self.http_version!r}: expected 1.0 or 1.1")
+        try:
+            _engine.validate(json.dumps(self.to_config()))
+        except _engine.ConfigError as exc:
+            raise engine_config_error(exc, origin) from None
         return target
-
-    def _check_counts(self) -> None:
-        if self.connections < 1:
-            raise ConfigError(f"connections ({self.connections}) must be at least 1")
-        if self.threads < 1:
-            raise ConfigError(f"threads ({self.threads}) must be at least 1")
-        if self.connections < self.threads:
-            raise ConfigError(
-                f"connections ({self.connections}) must be >= threads ({self.threads}):"
-                " each thread needs a connection; raise -c or lower -t"
-            )
-        if self.pipeline < 1:
-            raise ConfigError(f"pipeline depth ({self.pipeline}) must be at least 1")
-        if self.recv_buffer_bytes is not None and self.recv_buffer_bytes < 1:
-            raise ConfigError(f"receive buffer ({self.recv_buffer_bytes} B) must be at least 1 byte")
-
-    def _check_load_model(self) -> None:
-        if self.duration_s is None and self.max_requests is None:
-            raise ConfigError("no stop condition: give a duration (-d 10s) or a request count (-n 1000)")
-        if self.duration_s is not None and self.duration_s <= 0:
-            raise ConfigError(f"duration ({self.duration_s}s) must be greater than 0, e.g. 10s")
-        if self.max_requests is not None and self.max_requests < 1:
-            raise ConfigError(f"request count ({self.max_requests}) must be at least 1")
-        if self.timeout_s <= 0:
-            raise ConfigError(f"timeout ({self.timeout_s}s) must be greater than 0, e.g. 10s")
-        if self.think_time_s < 0:
-            raise ConfigError(f"think time ({self.think_time_s}s) must not be negative")
-        if self.rate_rps is not None:
-            if self.rate_rps <= 0:
-                raise ConfigError(f"rate ({self.rate_rps:g} req/s) must be greater than 0")
-            if self.think_time_s > 0:
-                raise ConfigError(
-                    "--rate and --think-time conflict: think time is a closed-loop setting"
-                    " and --rate is open loop; drop one of them"
-                )
 
     def to_config(self) -> dict[str, Any]:
         """The RunConfig dict the engine takes (engine defaults fill the keys left out)."""
@@ -147,23 +158,17 @@ class RunSpec:
         }
 
 
-def _check_header(name: str, value: str) -> None:
-    if not _TOKEN.fullmatch(name):
-        raise ConfigError(f"invalid header name {name!r}: expected 'Name: value', e.g. 'Accept: */*'")
-    if any(c in value for c in "\r\n\0"):
-        raise ConfigError(f"invalid value for header {name!r}: it must not contain CR, LF or NUL")
-
-
 def parse_header(text: str) -> tuple[str, str]:
     """Split "Name: value" into its parts, validated.
 
+    The engine checks the name and value (RunSpec.validate); this only splits.
+
     Raises:
-        ConfigError: no colon, or a name or value HTTP does not allow.
+        ConfigError: no colon, or nothing before it.
     """
     name, sep, value = text.partition(":")
     if not sep or not name:
         raise ConfigError(f"invalid header {text!r}: expected 'Name: value', e.g. 'Accept: */*'")
-    _check_header(name, value.strip())
     return name, value.strip()
 
 

@@ -1,18 +1,73 @@
 //! Error vocabulary of the engine: `ConfigError` for bad input (raised before
-//! any traffic) and `ErrorKind` for per-request failures, which are data.
+//! any traffic), `StartError` adding failures of the machine at start, and
+//! `ErrorKind` for per-request failures, which are data.
 
 use std::fmt;
 
-/// A configuration the engine refuses; the message names the field, the value
-/// and the rule, and fits on one line.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(pub String);
+/// A configuration the engine refuses, found before any socket exists.
+///
+/// `field` is the `RunConfig` key the rule is about; the message is one line
+/// and may name other keys as `{key}` placeholders, so that a caller can
+/// reword them as the flag or setting its user wrote (`Display` shows the
+/// bare key names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The `RunConfig` key at fault (empty when the JSON itself is malformed).
+    pub field: &'static str,
+    /// One line; `{key}` stands for a `RunConfig` key.
+    pub template: String,
+}
 
 impl ConfigError {
-    pub(crate) fn new(msg: impl Into<String>) -> Self {
-        Self(msg.into())
+    pub(crate) fn new(field: &'static str, template: impl Into<String>) -> Self {
+        Self { field, template: template.into() }
     }
+
+    /// The message with each `{key}` placeholder replaced by `name(key)`.
+    pub fn render(&self, name: impl Fn(&str) -> String) -> String {
+        let mut out = String::with_capacity(self.template.len());
+        let mut rest = self.template.as_str();
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let after = &rest[open + 1..];
+            match after.find('}') {
+                Some(close) if is_key(&after[..close]) => {
+                    out.push_str(&name(&after[..close]));
+                    rest = &after[close + 1..];
+                }
+                _ => {
+                    out.push('{');
+                    rest = after;
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+fn is_key(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(str::to_string))
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Why a run could not start: bad input, or the machine refused a resource
+/// (an event loop, a thread, TLS setup) for a configuration that was valid.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The configuration breaks a rule; nothing was sent.
+    #[error("{0}")]
+    Config(#[from] ConfigError),
+    /// The operating system refused what the run needs; one line naming it.
+    #[error("{0}")]
+    Machine(String),
 }
 
 /// Why a request failed. Counted per kind; never aborts a run.

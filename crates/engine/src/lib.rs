@@ -28,8 +28,9 @@ pub mod table;
 mod worker;
 
 pub use config::{HttpVersion, RequestEntry, RunConfig, Selection};
-pub use error::{ConfigError, ErrorKind};
+pub use error::{ConfigError, ErrorKind, StartError};
 pub use live::LiveSnapshot;
+pub use plan::validate;
 pub use report::{LatencySummary, RunReport};
 pub use run::{start, RunHandle};
 pub use stats::Stats;

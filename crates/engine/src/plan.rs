@@ -1,6 +1,9 @@
 //! `Plan`: a validated, resolved `RunConfig`, immutable and shared by all
 //! workers. This is the single gate for bad input: every rule is checked
 //! here, before any socket exists, with a one-line message naming the field.
+//! `validate` runs every rule but resolving host names, so callers (the
+//! Python CLI) check input without DNS or sockets; `Plan::new` adds the
+//! resolution.
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
@@ -105,45 +108,16 @@ pub struct Plan {
 impl Plan {
     /// Validates `config` and resolves its targets.
     pub fn new(config: &RunConfig) -> Result<Self, ConfigError> {
-        check_fields(config)?;
-        let single;
-        let entries: &[RequestEntry] = if config.requests.is_empty() {
-            single = [RequestEntry {
-                url: config.url.clone(),
-                weight: 1.0,
-                class: 0,
-                expect_body_bytes: None,
-                expect_body_prefix: None,
-            }];
-            &single
-        } else {
-            &config.requests
-        };
-        let classes = if config.classes.is_empty() { vec!["all".to_string()] } else { config.classes.clone() };
+        let checked = check(config)?;
+        let entries = checked.entries;
+        let field = if config.requests.is_empty() { "url" } else { "requests" };
         let mut targets: Vec<(String, Target)> = Vec::new();
         let mut requests = Vec::with_capacity(entries.len());
-        for (i, entry) in entries.iter().enumerate() {
-            let at = |msg: String| {
-                if entries.len() > 1 {
-                    ConfigError::new(format!("requests[{i}]: {msg}"))
-                } else {
-                    ConfigError::new(msg)
-                }
-            };
-            if !(entry.weight.is_finite() && entry.weight > 0.0) {
-                return Err(at(format!("weight must be > 0 (got {})", entry.weight)));
-            }
-            if entry.expect_body_prefix.as_ref().is_some_and(|p| p.len() > MAX_BODY_PREFIX) {
-                return Err(at(format!("expect_body_prefix is longer than {MAX_BODY_PREFIX} bytes")));
-            }
-            if entry.class as usize >= classes.len() {
-                return Err(at(format!("class {} is not one of the {} classes", entry.class, classes.len())));
-            }
-            let parsed = parse_url(&entry.url).map_err(|e| at(e.0))?;
+        for (entry, parsed) in entries.iter().zip(checked.urls) {
             let target = match targets.iter().position(|(key, _)| *key == parsed.key) {
                 Some(t) => t,
                 None => {
-                    targets.push((parsed.key.clone(), resolve_target(&parsed)?));
+                    targets.push((parsed.key.clone(), resolve_target(&parsed, field)?));
                     targets.len() - 1
                 }
             };
@@ -165,24 +139,14 @@ impl Plan {
                 expect_body_prefix: entry.expect_body_prefix.as_ref().map(|p| p.as_bytes().to_vec()),
             });
         }
-        if config.pipeline > 1 && requests.len() > 1 {
-            return Err(ConfigError::new("pipelining needs a single request, not a table"));
-        }
         let targets: Vec<Target> = targets.into_iter().map(|(_, t)| t).collect();
-        let source_addrs = config
-            .source_addrs
-            .iter()
-            .map(|s| {
-                s.parse::<IpAddr>()
-                    .map_err(|_| ConfigError::new(format!("source_addrs: '{s}' is not an IP address (e.g. 127.0.0.2)")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let source_addrs = checked.source_addrs;
         for t in &targets {
             if let Some(bad) = source_addrs.iter().find(|ip| ip.is_ipv4() != t.addr.is_ipv4()) {
-                return Err(ConfigError::new(format!(
-                    "source_addrs: {bad} is not of the target's address family ({})",
-                    t.addr
-                )));
+                return Err(ConfigError::new(
+                    "source_addrs",
+                    format!("{{source_addrs}} {bad} is not of the target's address family ({})", t.addr),
+                ));
             }
         }
         let schedule = match config.rate_rps {
@@ -195,7 +159,7 @@ impl Plan {
             targets,
             requests,
             table,
-            classes,
+            classes: checked.classes,
             pipeline: config.pipeline,
             keepalive: config.keepalive,
             connections: config.connections,
@@ -236,6 +200,79 @@ impl Plan {
     }
 }
 
+/// Checks every rule of `config` that needs no name resolution and no
+/// socket: the whole gate for bad input except resolving host names.
+/// Errors name the `RunConfig` key at fault (`ConfigError::field`).
+pub fn validate(config: &RunConfig) -> Result<(), ConfigError> {
+    check(config).map(|_| ())
+}
+
+/// What validation found out on the way, so `Plan::new` does not parse twice.
+struct Checked<'a> {
+    entries: std::borrow::Cow<'a, [RequestEntry]>,
+    urls: Vec<ParsedUrl>,
+    classes: Vec<String>,
+    source_addrs: Vec<IpAddr>,
+}
+
+fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
+    check_fields(config)?;
+    let entries: std::borrow::Cow<'_, [RequestEntry]> = if config.requests.is_empty() {
+        std::borrow::Cow::Owned(vec![RequestEntry {
+            url: config.url.clone(),
+            weight: 1.0,
+            class: 0,
+            expect_body_bytes: None,
+            expect_body_prefix: None,
+        }])
+    } else {
+        std::borrow::Cow::Borrowed(&config.requests)
+    };
+    let classes = if config.classes.is_empty() { vec!["all".to_string()] } else { config.classes.clone() };
+    let table = !config.requests.is_empty();
+    let mut urls = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        // A table's entries are named by index; a single URL is the `url` key.
+        let at = |msg: String| {
+            if table {
+                ConfigError::new("requests", format!("{{requests}}[{i}]: {msg}"))
+            } else {
+                ConfigError::new("url", msg)
+            }
+        };
+        if !(entry.weight.is_finite() && entry.weight > 0.0) {
+            return Err(at(format!("weight must be > 0 (got {})", entry.weight)));
+        }
+        if entry.expect_body_prefix.as_ref().is_some_and(|p| p.len() > MAX_BODY_PREFIX) {
+            return Err(at(format!("expect_body_prefix is longer than {MAX_BODY_PREFIX} bytes")));
+        }
+        if entry.class as usize >= classes.len() {
+            return Err(at(format!("class {} is not one of the {} classes", entry.class, classes.len())));
+        }
+        let parsed = parse_url(&entry.url).map_err(at)?;
+        if parsed.tls {
+            tls_name(&parsed.host).map_err(at)?;
+        }
+        urls.push(parsed);
+    }
+    if config.pipeline > 1 && entries.len() > 1 {
+        return Err(ConfigError::new("pipeline", "pipelining ({pipeline}) needs a single request, not a table"));
+    }
+    let source_addrs = config
+        .source_addrs
+        .iter()
+        .map(|s| {
+            s.parse::<IpAddr>().map_err(|_| {
+                ConfigError::new(
+                    "source_addrs",
+                    format!("invalid {{source_addrs}} '{s}': not an IP address (e.g. 127.0.0.2)"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Checked { entries, urls, classes, source_addrs })
+}
+
 struct ParsedUrl {
     key: String,
     tls: bool,
@@ -245,18 +282,19 @@ struct ParsedUrl {
     path: String,
 }
 
-fn parse_url(raw: &str) -> Result<ParsedUrl, ConfigError> {
-    let url = url::Url::parse(raw)
-        .map_err(|e| ConfigError::new(format!("invalid URL '{raw}': {e}; expected http://host[:port]/path")))?;
+/// Messages without a field: the caller says which key the URL came from.
+fn parse_url(raw: &str) -> Result<ParsedUrl, String> {
+    let url =
+        url::Url::parse(raw).map_err(|e| format!("invalid URL '{raw}' ({e}): expected http://host[:port]/path"))?;
     let tls = match url.scheme() {
         "http" => false,
         "https" => true,
-        other => return Err(ConfigError::new(format!("unsupported URL scheme '{other}': use http:// or https://"))),
+        other => return Err(format!("unsupported URL scheme '{other}' in '{raw}': use http:// or https://")),
     };
     let host = url
         .host_str()
         .filter(|h| !h.is_empty())
-        .ok_or_else(|| ConfigError::new(format!("URL '{raw}' has no host: expected http://host[:port]/path")))?
+        .ok_or_else(|| format!("URL '{raw}' has no host: expected http://host[:port]/path"))?
         .to_string();
     let port = url.port_or_known_default().unwrap_or(if tls { 443 } else { 80 });
     let host_header = match url.port() {
@@ -271,104 +309,153 @@ fn parse_url(raw: &str) -> Result<ParsedUrl, ConfigError> {
     Ok(ParsedUrl { key: format!("{}://{host}:{port}", url.scheme()), tls, host, port, host_header, path })
 }
 
-fn resolve_target(url: &ParsedUrl) -> Result<Target, ConfigError> {
-    let addr = resolve(&url.host, url.port)?;
-    let tls_name = if url.tls {
-        let bare = url.host.trim_start_matches('[').trim_end_matches(']');
-        Some(
-            ServerName::try_from(bare.to_string())
-                .map_err(|_| ConfigError::new(format!("invalid TLS server name '{bare}'")))?,
-        )
-    } else {
-        None
+fn tls_name(host: &str) -> Result<ServerName<'static>, String> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    ServerName::try_from(bare.to_string()).map_err(|_| format!("invalid TLS server name '{bare}'"))
+}
+
+fn resolve_target(url: &ParsedUrl, field: &'static str) -> Result<Target, ConfigError> {
+    let addr = resolve(&url.host, url.port).map_err(|msg| ConfigError::new(field, msg))?;
+    let tls_name = match url.tls {
+        true => Some(tls_name(&url.host).map_err(|msg| ConfigError::new(field, msg))?),
+        false => None,
     };
     Ok(Target { addr, tls_name })
 }
 
 fn check_fields(c: &RunConfig) -> Result<(), ConfigError> {
-    let fail = |msg: String| Err(ConfigError::new(msg));
-    let token_ok =
-        !c.method.is_empty() && c.method.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-    if !token_ok {
-        return fail(format!("method '{}' is not an HTTP token (e.g. GET, POST)", c.method));
+    let fail = |field: &'static str, msg: String| Err(ConfigError::new(field, msg));
+    if !is_token(&c.method) {
+        return fail(
+            "method",
+            format!("invalid {{method}} '{}': expected an HTTP token such as GET or POST", c.method),
+        );
     }
     for (name, value) in &c.headers {
-        let name_ok = !name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic() && b != b':');
-        if !name_ok || value.bytes().any(|b| b == b'\r' || b == b'\n') {
-            return fail(format!("header '{name}: {value}' is not valid: expected 'Name: value' on one line"));
+        if !is_token(name) {
+            return fail(
+                "headers",
+                format!("invalid {{headers}} name '{name}': expected 'Name: value', e.g. 'Accept: */*'"),
+            );
+        }
+        if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+            return fail(
+                "headers",
+                format!("invalid {{headers}} value of '{name}': it must not contain CR, LF or NUL"),
+            );
         }
     }
     if c.connections == 0 {
-        return fail("connections must be >= 1 (got 0)".into());
+        return fail("connections", "{connections} must be at least 1 (got 0)".into());
     }
-    if c.threads == 0 || c.threads > c.connections {
-        return fail(format!("connections ({}) must be >= threads ({}) and threads >= 1", c.connections, c.threads));
+    if c.threads == 0 {
+        return fail("threads", "{threads} must be at least 1 (got 0)".into());
+    }
+    if c.threads > c.connections {
+        return fail(
+            "threads",
+            format!(
+                "{{connections}} ({}) must be >= {{threads}} ({}): each thread needs a connection; \
+                 raise {{connections}} or lower {{threads}}",
+                c.connections, c.threads
+            ),
+        );
     }
     if c.connections_per_client == 0 {
-        return fail("connections_per_client must be >= 1 (got 0)".into());
+        return fail("connections_per_client", "{connections_per_client} must be at least 1 (got 0)".into());
     }
     if !(c.client_start_delay_s.is_finite() && c.client_start_delay_s >= 0.0) {
-        return fail(format!("client start delay must be >= 0 s (got {})", c.client_start_delay_s));
+        return fail(
+            "client_start_delay_s",
+            format!("{{client_start_delay_s}} must be >= 0 s (got {})", c.client_start_delay_s),
+        );
     }
     if !(c.drain_s.is_finite() && (0.0..=3600.0).contains(&c.drain_s)) {
-        return fail(format!("drain must be 0 to 3600 s (got {})", c.drain_s));
+        return fail("drain_s", format!("{{drain_s}} must be 0 to 3600 s (got {})", c.drain_s));
     }
     if let Some([a, b]) = c.window_s {
         if !(a.is_finite() && b.is_finite() && a >= 0.0 && b > a) {
-            return fail(format!("window must be [start, end) seconds with 0 <= start < end (got [{a}, {b}])"));
+            return fail(
+                "window_s",
+                format!("{{window_s}} must be [start, end) seconds with 0 <= start < end (got [{a}, {b}])"),
+            );
         }
     }
     if c.requests.is_empty() && c.url.is_empty() {
-        return fail("give a URL or a request table".into());
+        return fail("url", "give {url} or {requests}".into());
     }
     // A run that sends each entry once ends by itself.
     if c.duration_s.is_none() && c.max_requests.is_none() && c.selection != Selection::Once {
-        return fail("give a duration or a request count: duration_s or max_requests".into());
+        return fail("duration_s", "no stop condition: give {duration_s} or {max_requests}".into());
     }
     if let Some(d) = c.duration_s {
         if !(d.is_finite() && d > 0.0 && d <= 7.0 * 86400.0) {
-            return fail(format!("duration must be > 0 and at most a week (got {d} s)"));
+            return fail("duration_s", format!("{{duration_s}} must be > 0 and at most a week (got {d} s)"));
         }
     }
     if c.max_requests == Some(0) {
-        return fail("max_requests must be >= 1 (got 0)".into());
+        return fail("max_requests", "{max_requests} must be at least 1 (got 0)".into());
     }
     if let Some(rate) = c.rate_rps {
         if !(rate.is_finite() && rate > 0.0) {
-            return fail(format!("rate must be > 0 requests/s (got {rate})"));
+            return fail("rate_rps", format!("{{rate_rps}} must be > 0 requests/s (got {rate})"));
         }
         if c.think_time_s > 0.0 {
-            return fail("think time is a closed-loop setting: drop it or drop the rate".into());
+            return fail(
+                "think_time_s",
+                "{rate_rps} and {think_time_s} conflict: think time is a closed-loop setting and a rate is \
+                 open loop; drop one of them"
+                    .into(),
+            );
         }
         if c.pipeline > 1 {
-            return fail("pipelining is a closed-loop setting: drop it or drop the rate".into());
+            return fail(
+                "pipeline",
+                "{rate_rps} and {pipeline} conflict: pipelining is a closed-loop setting and a rate is open \
+                 loop; drop one of them"
+                    .into(),
+            );
         }
     }
     if !(c.think_time_s.is_finite() && c.think_time_s >= 0.0) {
-        return fail(format!("think time must be >= 0 s (got {})", c.think_time_s));
+        return fail("think_time_s", format!("{{think_time_s}} must be >= 0 s (got {})", c.think_time_s));
     }
     if !(c.timeout_s.is_finite() && c.timeout_s > 0.0 && c.timeout_s <= 3600.0) {
-        return fail(format!("timeout must be > 0 and at most 1 h (got {} s)", c.timeout_s));
+        return fail("timeout_s", format!("{{timeout_s}} must be > 0 and at most 1 h (got {} s)", c.timeout_s));
     }
     if c.pipeline == 0 || c.pipeline > MAX_PIPELINE {
-        return fail(format!("pipeline must be 1..={MAX_PIPELINE} (got {})", c.pipeline));
+        return fail("pipeline", format!("{{pipeline}} must be 1 to {MAX_PIPELINE} (got {})", c.pipeline));
     }
     if c.pipeline > 1 && (c.http_version != HttpVersion::Http11 || !c.keepalive) {
-        return fail("pipelining needs HTTP/1.1 with keep-alive".into());
+        return fail(
+            "pipeline",
+            format!(
+                "pipelining ({{pipeline}} {}) needs HTTP/1.1 with keep-alive: drop {{pipeline}} or use \
+                 {{http_version}} 1.1 with {{keepalive}}",
+                c.pipeline
+            ),
+        );
+    }
+    if c.recv_buffer_bytes == Some(0) {
+        return fail("recv_buffer_bytes", "{recv_buffer_bytes} must be at least 1 byte (got 0)".into());
     }
     if c.max_header_bytes < 256 {
-        return fail(format!("max_header_bytes must be >= 256 (got {})", c.max_header_bytes));
+        return fail("max_header_bytes", format!("{{max_header_bytes}} must be >= 256 (got {})", c.max_header_bytes));
     }
     Ok(())
 }
 
-fn resolve(host: &str, port: u16) -> Result<SocketAddr, ConfigError> {
+/// RFC 9110 token: what a method or a header name may be.
+fn is_token(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     if let Ok(ip) = bare.parse::<IpAddr>() {
         return Ok(SocketAddr::new(ip, port));
     }
-    let mut addrs = (bare, port)
-        .to_socket_addrs()
-        .map_err(|e| ConfigError::new(format!("cannot resolve host '{bare}': {e}; check the URL")))?;
-    addrs.next().ok_or_else(|| ConfigError::new(format!("host '{bare}' has no address; check the URL")))
+    let mut addrs =
+        (bare, port).to_socket_addrs().map_err(|e| format!("cannot resolve host '{bare}': {e}; check the URL"))?;
+    addrs.next().ok_or_else(|| format!("host '{bare}' has no address; check the URL"))
 }

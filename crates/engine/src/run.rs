@@ -12,7 +12,7 @@ use mio::{Poll, Waker};
 
 use crate::config::{RunConfig, Selection};
 use crate::connection::{client_config, TlsSettings};
-use crate::error::ConfigError;
+use crate::error::StartError;
 use crate::live::{LiveCounters, LiveSnapshot};
 use crate::plan::Plan;
 use crate::report::RunReport;
@@ -32,8 +32,9 @@ pub struct RunHandle {
 }
 
 /// Validates `config` and starts its workers. Nothing is sent when this
-/// returns an error.
-pub fn start(config: &RunConfig) -> Result<RunHandle, ConfigError> {
+/// returns an error: `Config` for bad input, `Machine` when the operating
+/// system refuses an event loop, a thread or the TLS setup.
+pub fn start(config: &RunConfig) -> Result<RunHandle, StartError> {
     let plan = Arc::new(Plan::new(config)?);
     let origin = start_instant(plan.start_at_unix_s);
     let cancel = Arc::new(AtomicBool::new(false));
@@ -49,15 +50,21 @@ pub fn start(config: &RunConfig) -> Result<RunHandle, ConfigError> {
         failure: None,
         report: None,
     };
-    let os = |e: std::io::Error| ConfigError::new(format!("cannot start the engine: {e}"));
+    let os = |what: &str| {
+        let what = what.to_string();
+        move |e: std::io::Error| StartError::Machine(format!("cannot start the engine: {what}: {e}"))
+    };
     let mut first_connection = 0;
     for (index, job) in assignments(&plan).into_iter().enumerate() {
-        let poll = Poll::new().map_err(os)?;
-        handle.wakers.push(Waker::new(poll.registry(), WAKE_TOKEN).map_err(os)?);
+        let poll = Poll::new().map_err(os("cannot create an event loop (epoll)"))?;
+        handle.wakers.push(Waker::new(poll.registry(), WAKE_TOKEN).map_err(os("cannot create an event loop waker"))?);
         let tls = match plan.uses_tls() {
             true => {
                 let settings = TlsSettings { insecure: plan.insecure, resumption: plan.tls_resumption };
-                Some(client_config(settings).map_err(|e| ConfigError::new(format!("TLS setup failed: {e}")))?)
+                Some(
+                    client_config(settings)
+                        .map_err(|e| StartError::Machine(format!("cannot start the engine: TLS setup failed: {e}")))?,
+                )
             }
             false => None,
         };
@@ -65,7 +72,8 @@ pub fn start(config: &RunConfig) -> Result<RunHandle, ConfigError> {
         handle.live.push(live.clone());
         let job = Assignment { first_connection, ..job };
         first_connection += job.connections;
-        let worker = Worker::new(poll, plan.clone(), tls, origin, &job, cancel.clone(), live).map_err(os)?;
+        let worker = Worker::new(poll, plan.clone(), tls, origin, &job, cancel.clone(), live)
+            .map_err(os("cannot set up a worker's event loop"))?;
         let tx = tx.clone();
         thread::Builder::new()
             .name(format!("crest-worker-{index}"))
@@ -73,7 +81,7 @@ pub fn start(config: &RunConfig) -> Result<RunHandle, ConfigError> {
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run()));
                 let _ = tx.send(outcome);
             })
-            .map_err(os)?;
+            .map_err(os("cannot spawn a worker thread"))?;
     }
     Ok(handle)
 }
@@ -106,13 +114,18 @@ impl RunHandle {
             }
             match self.results.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
                 Ok(Ok(outcome)) => self.outcomes.push(outcome),
-                Ok(Err(panic)) => self.failure = Some(panic_message(&*panic)),
+                Ok(Err(panic)) => {
+                    self.failure =
+                        Some(format!("an engine worker panicked ({}): please report this", panic_message(&*panic)));
+                    // The other workers would run on to the end of a run that has already failed.
+                    self.cancel();
+                }
                 Err(RecvTimeoutError::Timeout) => return Ok(None),
-                Err(RecvTimeoutError::Disconnected) => self.failure = Some("a worker thread vanished".into()),
+                Err(RecvTimeoutError::Disconnected) => self.failure = Some("an engine worker thread vanished".into()),
             }
         }
         match &self.failure {
-            Some(why) => Err(format!("engine worker failed: {why}")),
+            Some(why) => Err(why.clone()),
             None => Ok(self.report.as_ref()),
         }
     }

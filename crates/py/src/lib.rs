@@ -2,13 +2,55 @@
 //! JSON in (a `RunConfig` or `ServeConfig`), JSON out (a `RunReport`); each
 //! function converts, releases the GIL, calls the crate and maps errors.
 //! No logic lives here.
+//!
+//! Errors have explicit kinds: `ConfigError` (a ValueError; bad input, with
+//! the `RunConfig` key in `field` and the message with `{key}` placeholders in
+//! `template`) and `MachineError` (a RuntimeError; the operating system
+//! refused something or a worker panicked).
 
 use std::sync::Mutex;
 use std::time::Duration;
 
+use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+
+create_exception!(
+    _engine,
+    ConfigError,
+    PyValueError,
+    "Bad input the engine refuses before any traffic: `field` is the RunConfig key, `template` the message with {key} placeholders."
+);
+create_exception!(
+    _engine,
+    MachineError,
+    PyRuntimeError,
+    "The machine failed the run: an event loop, a thread or TLS setup refused, or a worker panicked."
+);
+
+fn config_error(py: Python<'_>, e: &crest_engine::ConfigError) -> PyErr {
+    let err = ConfigError::new_err(e.to_string());
+    let value = err.value(py);
+    if let Err(set) = value.setattr("field", e.field).and_then(|()| value.setattr("template", e.template.as_str())) {
+        return set;
+    }
+    err
+}
+
+fn parse_config(py: Python<'_>, config_json: &str) -> PyResult<crest_engine::RunConfig> {
+    serde_json::from_str(config_json).map_err(|e| {
+        config_error(py, &crest_engine::ConfigError { field: "", template: format!("invalid run config: {e}") })
+    })
+}
+
+/// Checks a RunConfig (JSON) against every rule but name resolution: no DNS,
+/// no socket. Raises ConfigError.
+#[pyfunction]
+fn validate(py: Python<'_>, config_json: &str) -> PyResult<()> {
+    let config = parse_config(py, config_json)?;
+    crest_engine::validate(&config).map_err(|e| config_error(py, &e))
+}
 
 /// The engine's version (the workspace version).
 #[pyfunction]
@@ -18,10 +60,12 @@ fn version() -> &'static str {
 
 /// Validates a RunConfig (JSON) and starts the run.
 #[pyfunction]
-fn start_run(config_json: &str) -> PyResult<Run> {
-    let config: crest_engine::RunConfig =
-        serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("invalid run config: {e}")))?;
-    let handle = crest_engine::start(&config).map_err(|e| PyValueError::new_err(e.to_string()))?;
+fn start_run(py: Python<'_>, config_json: &str) -> PyResult<Run> {
+    let config = parse_config(py, config_json)?;
+    let handle = crest_engine::start(&config).map_err(|e| match e {
+        crest_engine::StartError::Config(e) => config_error(py, &e),
+        crest_engine::StartError::Machine(why) => MachineError::new_err(why),
+    })?;
     Ok(Run { handle: Mutex::new(handle) })
 }
 
@@ -61,7 +105,7 @@ impl Run {
                     serde_json::to_string(report).map(Some).map_err(|e| PyRuntimeError::new_err(e.to_string()))
                 }
                 Ok(None) => Ok(None),
-                Err(why) => Err(PyRuntimeError::new_err(why)),
+                Err(why) => Err(MachineError::new_err(why)),
             }
         })
     }
@@ -98,12 +142,28 @@ impl Server {
 }
 
 fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
-    m.lock().map_err(|_| PyRuntimeError::new_err("engine handle poisoned by an earlier panic"))
+    m.lock().map_err(|_| MachineError::new_err("engine handle poisoned by an earlier panic"))
+}
+
+/// A worker's panic is caught and becomes the run's `MachineError`, one line;
+/// the default hook would also print a multi-line report, so it is kept for
+/// every other thread only.
+fn quiet_worker_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !std::thread::current().name().is_some_and(|n| n.starts_with("crest-worker-")) {
+            default(info);
+        }
+    }));
 }
 
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    quiet_worker_panics();
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("MachineError", m.py().get_type::<MachineError>())?;
     m.add_function(wrap_pyfunction!(start_run, m)?)?;
     m.add_function(wrap_pyfunction!(start_server, m)?)?;
     m.add_class::<Run>()?;

@@ -170,7 +170,7 @@ def bench_command(
         ),
         recv_buffer_bytes=parse_count(recv_buffer, what="--recv-buffer") if recv_buffer is not None else None,
     )
-    client = LoadClient(spec)  # validates every setting: ConfigError before any traffic
+    client = LoadClient(spec, origin="bench")  # validates every setting: ConfigError before any traffic
     if body is not None and spec.method in ("GET", "HEAD") and method is not None and not (quiet or json_output):
         print(f"crest: warning: sending a body with {spec.method}; many servers ignore it", file=sys.stderr)
     client.preflight()

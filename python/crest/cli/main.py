@@ -1,7 +1,8 @@
 """The `crest` command: assembles the subcommands and turns every failure into one line and an exit code.
 
-This is where exit codes are decided: 0 done, 1 runtime failure, 2 bad input
-or unreachable target (nothing was sent), 130 interrupted.
+This is where exit codes are decided: 0 done, 1 runtime failure (EngineError,
+MachineError: a full disk, a refused thread or event loop, a worker panic), 2 bad
+input or unreachable target (nothing was sent), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import typer
 import typer.core
 
 from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from crest.errors import ConfigError, EngineError, TargetError
+from crest.errors import ConfigError, EngineError, MachineError, TargetError
 
 # typer now vendors click; find click's base exception through a public class so
 # this works with the vendored copy and with plain click alike.
@@ -253,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, TargetError) as exc:
         error(str(exc))
         return EXIT_USAGE
-    except EngineError as exc:
+    except (EngineError, MachineError) as exc:
+        # A failure of crest or of the machine, not of the input: one line, exit 1, no traceback.
         error(str(exc))
         return EXIT_FAILURE
     except (typer.Abort, KeyboardInterrupt):

@@ -7,8 +7,10 @@ readers see the last committed mix without blocking the writer.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 import secrets
 import sqlite3
 import threading
@@ -19,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from crest.errors import DiskFullError
 from crest.store.errors import StoreError
 from crest.store.records import FINAL_STATUSES, MixRecord, RunDetail, RunMeta, RunSummary
 from crest.store.schema import ensure_schema
@@ -34,6 +37,9 @@ BUSY_TIMEOUT_S = 30.0
 _ID_ATTEMPTS = 8
 # How many candidates an ambiguous prefix error lists.
 _AMBIGUOUS_SHOWN = 5
+# Less free space than this on the store's disk when SQLite fails to write: the disk is full,
+# whatever SQLite called it (a full disk during a WAL write often reads "disk I/O error").
+_FULL_BELOW_BYTES = 1 << 20
 
 _MIX_COLUMNS = (
     "idx", "clients", "threads_per_client", "connections", "started_at", "ended_at", "window_s",
@@ -61,6 +67,8 @@ class Store:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise DiskFullError(f"create the directory {self.path.parent}", self._full()) from exc
             raise StoreError(
                 f"cannot create the directory {self.path.parent}: {exc.strerror}: pass --db with a writable place"
             ) from exc
@@ -70,6 +78,8 @@ class Store:
                 str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as exc:
+            if self._disk_full(exc):
+                raise DiskFullError(f"open {self.path}", self._full()) from exc
             raise StoreError(f"cannot open {self.path}: {exc}: pass --db with a writable file") from exc
         try:
             self._conn.execute("PRAGMA foreign_keys = ON")
@@ -82,6 +92,9 @@ class Store:
             self._conn.execute("PRAGMA synchronous = FULL")
         except sqlite3.DatabaseError as exc:
             self._conn.close()
+            if self._disk_full(exc):
+                # Not the file's fault: SQLite could not write the schema or switch to WAL.
+                raise DiskFullError(f"open {self.path}", self._full()) from exc
             raise StoreError(
                 f"{self.path} is not a usable crest results file ({exc}): pass --db with another file"
             ) from exc
@@ -274,9 +287,27 @@ class Store:
         except sqlite3.IntegrityError:
             raise
         except sqlite3.Error as exc:
+            if self._disk_full(exc):
+                raise DiskFullError(action, self._full()) from exc
             raise StoreError(
                 f"cannot {action} in {self.path}: {exc}: check the disk has space and no other program locks the file"
             ) from exc
+
+    def _full(self) -> str:
+        return f"the disk holding {self.path} is full ({os.strerror(errno.ENOSPC)})"
+
+    def _disk_full(self, exc: sqlite3.Error) -> bool:
+        """Whether SQLite failed because the store's disk is full (SQLITE_FULL, or an I/O error with no room left)."""
+        name = str(getattr(exc, "sqlite_errorname", ""))
+        if name == "SQLITE_FULL":
+            return True
+        if not name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")):
+            return False
+        try:
+            st = os.statvfs(self.path.parent)
+        except OSError:
+            return False
+        return st.f_bavail * st.f_frsize < _FULL_BELOW_BYTES
 
     def _resolve(self, conn: sqlite3.Connection, run_id: str) -> str:
         if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None:
