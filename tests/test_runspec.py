@@ -19,6 +19,10 @@ def test_valid_spec_builds_the_run_config() -> None:
     assert config["headers"] == [["Accept", "*/*"]]
     assert (config["connections"], config["threads"], config["duration_s"]) == (32, 2, 3.0)
     assert config["rate_rps"] is None and config["max_requests"] is None
+    # Both receive buffers are the engine's (64 KiB reads) and the kernel's unless asked.
+    assert "read_buffer_bytes" not in config and config["socket_rcvbuf_bytes"] is None
+    asked = RunSpec(url=URL, read_buffer_bytes=4096, socket_rcvbuf_bytes=8192).to_config()
+    assert (asked["read_buffer_bytes"], asked["socket_rcvbuf_bytes"]) == (4096, 8192)
 
 
 @pytest.mark.parametrize(
@@ -44,7 +48,9 @@ def test_valid_spec_builds_the_run_config() -> None:
         ({"connections": 0, "threads": 0}, r"connections \(0\) must be at least 1"),
         ({"threads": 0}, r"threads \(0\) must be at least 1"),
         ({"pipeline": 0}, r"pipeline depth \(0\) must be at least 1"),
-        ({"recv_buffer_bytes": 0}, r"receive buffer \(0 B\) must be at least 1 byte"),
+        ({"read_buffer_bytes": 0}, r"read buffer \(0 B\) must be 1 B to 16777216 B \(16 MiB\)"),
+        ({"read_buffer_bytes": (16 << 20) + 1}, r"read buffer \(16777217 B\) must be 1 B to 16777216 B"),
+        ({"socket_rcvbuf_bytes": 0}, r"socket receive buffer \(0 B\) must be at least 1 byte; leave it out"),
         ({"method": "GE T"}, r"invalid method 'GE T': expected a token such as GET or POST"),
         ({"http_version": "2"}, r"invalid HTTP version '2': expected 1\.0 or 1\.1"),
         ({"headers": (("X-A", "b\r\nc"),)}, r"invalid value for header 'X-A': it must not contain CR, LF or NUL"),

@@ -19,6 +19,8 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # A range of more source addresses than this is almost certainly a typo.
 MAX_SOURCE_ADDRS = 4096
 HTTP_VERSIONS = ("1.0", "1.1")
+# The engine allocates one read buffer per worker thread, up front (plan.rs MAX_READ_BUFFER_BYTES).
+MAX_READ_BUFFER_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,10 @@ class RunSpec:
     insecure: bool = False
     tls_resumption: bool = True
     source_addrs: tuple[str, ...] = field(default=())
-    recv_buffer_bytes: int | None = None
+    # Most bytes one read takes from a socket (WebBench's receive buffer); None: the engine's 64 KiB.
+    read_buffer_bytes: int | None = None
+    # The socket's SO_RCVBUF; None leaves it to the kernel (which auto-tunes it).
+    socket_rcvbuf_bytes: int | None = None
     # A weighted request table (suites); empty means every request goes to `url`.
     requests: tuple[dict[str, Any], ...] = ()
     classes: tuple[str, ...] = ()
@@ -92,8 +97,15 @@ class RunSpec:
             )
         if self.pipeline < 1:
             raise ConfigError(f"pipeline depth ({self.pipeline}) must be at least 1")
-        if self.recv_buffer_bytes is not None and self.recv_buffer_bytes < 1:
-            raise ConfigError(f"receive buffer ({self.recv_buffer_bytes} B) must be at least 1 byte")
+        if self.read_buffer_bytes is not None and not 1 <= self.read_buffer_bytes <= MAX_READ_BUFFER_BYTES:
+            raise ConfigError(
+                f"read buffer ({self.read_buffer_bytes} B) must be 1 B to {MAX_READ_BUFFER_BYTES} B (16 MiB)"
+            )
+        if self.socket_rcvbuf_bytes is not None and self.socket_rcvbuf_bytes < 1:
+            raise ConfigError(
+                f"socket receive buffer ({self.socket_rcvbuf_bytes} B) must be at least 1 byte;"
+                " leave it out for the kernel's default"
+            )
 
     def _check_load_model(self) -> None:
         if self.duration_s is None and self.max_requests is None:
@@ -117,7 +129,7 @@ class RunSpec:
 
     def to_config(self) -> dict[str, Any]:
         """The RunConfig dict the engine takes (engine defaults fill the keys left out)."""
-        return {
+        config: dict[str, Any] = {
             "url": self.url,
             "method": self.method,
             "headers": [[name, value] for name, value in self.headers],
@@ -135,7 +147,7 @@ class RunSpec:
             "insecure": self.insecure,
             "tls_resumption": self.tls_resumption,
             "source_addrs": list(self.source_addrs),
-            "recv_buffer_bytes": self.recv_buffer_bytes,
+            "socket_rcvbuf_bytes": self.socket_rcvbuf_bytes,
             "requests": list(self.requests),
             "classes": list(self.classes),
             "connections_per_client": self.connections_per_client,
@@ -145,6 +157,9 @@ class RunSpec:
             "seed": self.seed,
             "selection": self.selection,
         }
+        if self.read_buffer_bytes is not None:
+            config["read_buffer_bytes"] = self.read_buffer_bytes
+        return config
 
 
 def _check_header(name: str, value: str) -> None:

@@ -248,7 +248,7 @@ impl Slot {
         self.read_closed = false;
         self.decoder.reset();
         let plan = &ctx.plan;
-        match connection::connect(plan.targets[self.target].addr, self.source, plan.recv_buffer_bytes) {
+        match connection::connect(plan.targets[self.target].addr, self.source, plan.socket_rcvbuf_bytes) {
             Ok(mut stream) => {
                 if let Err(e) =
                     ctx.registry.register(&mut stream, Token(self.token), Interest::READABLE | Interest::WRITABLE)
@@ -387,6 +387,7 @@ impl Slot {
         if n < ctx.scratch.len() && !self.read_closed && matches!(transport, Transport::Plain(_)) {
             self.readable = false;
         }
+        ctx.stats.record_read(n);
         ctx.stats.record_bytes(ctx.offset(now), n as u64);
         let mut off = 0;
         while off < n {

@@ -21,8 +21,6 @@ use crate::stats::Stats;
 
 /// Token of the waker that interrupts `poll` on cancel.
 pub(crate) const WAKE_TOKEN: Token = Token(usize::MAX);
-/// Read buffer per worker; responses are parsed out of it immediately.
-const SCRATCH_BYTES: usize = 64 * 1024;
 
 /// The part of the run one worker owns.
 pub(crate) struct Assignment {
@@ -101,7 +99,9 @@ impl Worker {
             next: 0,
             stats: Stats::new(plan.duration, plan.classes.len(), plan.clients() as usize, plan.window),
             rng,
-            scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
+            // One read buffer per worker, sized once: every read of every
+            // slot goes into it and is parsed out at once.
+            scratch: vec![0; plan.read_buffer_bytes].into_boxed_slice(),
             registry,
             tls,
             origin,
