@@ -74,6 +74,17 @@ def test_http10_without_keepalive_opens_a_connection_per_request(builtin_target:
     assert_no_errors(report)
 
 
+def test_read_buffer_and_socket_rcvbuf_reach_the_engine(builtin_target: str) -> None:
+    report = bench_json("--read-buffer", "4K", "-n", "20", "-c", "2", builtin_target + "10k.html")
+    assert (report["config"]["read_buffer_bytes"], report["config"]["socket_rcvbuf_bytes"]) == (4096, None)
+    assert report["requests"] == 20 and report["body_bytes"] == 20 * 10240
+    assert_no_errors(report)
+    report = bench_json("--socket-rcvbuf", "8192", "-n", "20", "-c", "2", builtin_target + "10k.html")
+    assert "read_buffer_bytes" not in report["config"] and report["config"]["socket_rcvbuf_bytes"] == 8192
+    assert report["requests"] == 20
+    assert_no_errors(report)
+
+
 def test_open_loop_rate(builtin_target: str) -> None:
     report = bench_json("--rate", "200", "-d", "1s", "-c", "4", builtin_target + "1k.html")
     assert report["open_loop"] is True

@@ -30,6 +30,9 @@ def assert_one_error_line(stderr: str, fragment: str) -> None:
         (["--http", "2"], "invalid --http '2': expected 1.0 or 1.1"),
         (["--source-addrs", "10.0.0.1"], "is not a loopback address"),
         (["--bogus-option"], "No such option: --bogus-option"),
+        (["--recv-buffer", "4096"], "use --read-buffer BYTES (bytes per read, WebBench's receive buffer)"),
+        (["--read-buffer", "0"], "invalid --read-buffer '0': give a size such as 512M"),
+        (["--socket-rcvbuf", "lots"], "invalid --socket-rcvbuf 'lots'"),
     ],
 )
 def test_bad_input_sends_nothing(silent_listener: SilentListener, args: list[str], fragment: str) -> None:

@@ -4,7 +4,9 @@ socket, once with nginx's default (a new connection per request) and once with
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -18,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from crest.dynamic import responder_path
+from crest import _engine
+from crest.dynamic import install_cgi, responder_path
 
 pytestmark = pytest.mark.integration  # starts nginx and crest's FastCGI/target processes
 
@@ -221,3 +224,29 @@ def test_bytes_and_not_found_through_nginx(site: Site) -> None:
     assert status == 400 and body.startswith(b"bad size")
     status, _, body = site.get("/fcgi/index.php")
     assert status == 404 and body.startswith(b"not found: crest-fcgi answers")
+
+
+def test_inproc_cgi_and_fastcgi_render_one_page(site: Site, docroot: Path) -> None:
+    """The built-in target's in-process page, crest-env as CGI and crest-fcgi behind nginx are one
+    page (crest-dynamic's): the same rows in the same order, the same 1024 bytes."""
+    install_cgi(docroot / "cgi-bin")
+    server = _engine.start_server(json.dumps({"docroot": str(docroot), "port": 0, "threads": 1}))
+    try:
+        base = server.urls[0].rstrip("/")
+        pages = {}
+        for kind, url in [
+            ("inproc", f"{base}/dyn/env?x=1"),
+            ("cgi", f"{base}/cgi-bin/crest-env?x=1"),
+            ("fastcgi", f"{site.url}/fcgi/crest-env?x=1"),
+        ]:
+            with urllib.request.urlopen(url, timeout=HTTP_TIMEOUT_S) as resp:
+                assert resp.status == 200, kind
+                pages[kind] = resp.read()
+    finally:
+        server.stop()
+    names = {kind: re.findall(rb"<tr><th>([A-Z_]+)</th>", page) for kind, page in pages.items()}
+    assert len(names["inproc"]) == 16
+    assert names["cgi"] == names["inproc"] and names["fastcgi"] == names["inproc"]
+    assert {kind: len(page) for kind, page in pages.items()} == {"inproc": 1024, "cgi": 1024, "fastcgi": 1024}
+    for page in pages.values():
+        assert _row("QUERY_STRING", "x=1") in page and _row("GATEWAY_INTERFACE", "CGI/1.1") in page

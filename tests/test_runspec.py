@@ -23,6 +23,10 @@ def test_valid_spec_builds_the_run_config() -> None:
     assert config["headers"] == [["Accept", "*/*"]]
     assert (config["connections"], config["threads"], config["duration_s"]) == (32, 2, 3.0)
     assert config["rate_rps"] is None and config["max_requests"] is None
+    # Both receive buffers are the engine's (64 KiB reads) and the kernel's unless asked.
+    assert "read_buffer_bytes" not in config and config["socket_rcvbuf_bytes"] is None
+    asked = RunSpec(url=URL, read_buffer_bytes=4096, socket_rcvbuf_bytes=8192).to_config()
+    assert (asked["read_buffer_bytes"], asked["socket_rcvbuf_bytes"]) == (4096, 8192)
 
 
 # Every rule is the engine's (plan.rs); each message names the `crest bench` flag the value came from.
@@ -57,7 +61,15 @@ def test_valid_spec_builds_the_run_config() -> None:
         ({"connections": 0, "threads": 0}, r"^-c/--connections must be at least 1 \(got 0\)$"),
         ({"threads": 0}, r"^-t/--threads must be at least 1 \(got 0\)$"),
         ({"pipeline": 0}, r"^--pipeline must be 1 to 256 \(got 0\)$"),
-        ({"recv_buffer_bytes": 0}, r"^--recv-buffer must be at least 1 byte \(got 0\)$"),
+        ({"read_buffer_bytes": 0}, r"^--read-buffer must be 1 B to 16777216 B \(16 MiB\) \(got 0\)$"),
+        (
+            {"read_buffer_bytes": (16 << 20) + 1},
+            r"^--read-buffer must be 1 B to 16777216 B \(16 MiB\) \(got 16777217\)$",
+        ),
+        (
+            {"socket_rcvbuf_bytes": 0},
+            r"^--socket-rcvbuf must be at least 1 byte \(got 0\); leave it out for the kernel",
+        ),
         ({"method": "GE T"}, r"^invalid -m/--method 'GE T': expected an HTTP token such as GET or POST$"),
         ({"headers": (("X Y", "z"),)}, r"^invalid -H/--header name 'X Y': expected 'Name: value'"),
         (
@@ -78,7 +90,7 @@ def test_engine_rules_name_the_bench_flag(changes: dict[str, object], message: s
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"recv_buffer_bytes": 0}, r"^workload\.receive_buffer_bytes must be at least 1 byte \(got 0\)$"),
+        ({"read_buffer_bytes": 0}, r"^workload\.read_buffer_bytes must be 1 B to 16777216 B \(16 MiB\) \(got 0\)$"),
         ({"window_s": (5.0, 5.0)}, r"^timing\.ramp_up_s and timing\.ramp_down_s must be \[start, end\) seconds"),
         ({"connections_per_client": 0}, r"^ladder\.threads_per_client must be at least 1 \(got 0\)$"),
         ({"client_start_delay_s": -1.0}, r"^timing\.delay_s must be >= 0 s \(got -1\)$"),
@@ -113,7 +125,7 @@ def test_engine_validation_needs_no_dns() -> None:
 def test_every_labelled_field_is_an_engine_key() -> None:
     # The table names only keys the engine knows: a key it does not know fails as malformed JSON.
     for key in FIELD_LABELS:
-        config = RunSpec(url=URL).to_config()
+        config = RunSpec(url=URL, read_buffer_bytes=4096).to_config()  # read_buffer_bytes is sent only when set
         assert key in config, key
     assert engine_message("{connections} vs {threads} vs {nokey}", "bench") == (
         "-c/--connections vs -t/--threads vs nokey"

@@ -166,7 +166,7 @@ def test_mindcraft_is_144_clients_in_sixteens_with_2_threads() -> None:
     t = suite.timing
     assert (t.length_s, t.ramp_up_s, t.ramp_down_s, t.delay_s, t.think_time_s) == (300, 30, 30, 0, 0)
     w = suite.workload
-    assert (w.http_version, w.keepalive, w.receive_buffer_bytes) == ("1.0", False, 4096)
+    assert (w.http_version, w.keepalive, w.read_buffer_bytes) == ("1.0", False, 4096)
     assert w.shares() == {"static": 1.0}
 
 

@@ -59,7 +59,7 @@ def test_json_mixes_carry_threads_connections_and_timing() -> None:
     }
     mindcraft = data["mindcraft-webbench"]
     assert len(mindcraft["mixes"]) == 10
-    assert mindcraft["workload"]["receive_buffer_bytes"] == 4096
+    assert mindcraft["workload"]["read_buffer_bytes"] == 4096
 
 
 def test_json_with_quick_profile_has_two_second_windows() -> None:

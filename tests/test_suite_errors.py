@@ -268,6 +268,17 @@ def test_unknown_keys_are_rejected_at_every_level() -> None:
     assert str(error) == "suite.toml: workload.classes[1]: unknown key 'wieght'"
 
 
+def test_the_old_receive_buffer_key_names_its_new_name() -> None:
+    error = _error(_edit(("keepalive = false", "keepalive = false\nreceive_buffer_bytes = 4096")))
+    assert str(error) == (
+        "suite.toml: workload.receive_buffer_bytes: renamed: write read_buffer_bytes (the bytes the engine"
+        " reads per call, WebBench's receive buffer; it was applied as the socket's SO_RCVBUF)"
+    )
+    assert _error(_edit(("keepalive = false", "keepalive = false\nread_buffer_bytes = 0"))).problems == [
+        "suite.toml: workload.read_buffer_bytes: must be ≥ 1 (got 0)"
+    ]
+
+
 def test_several_problems_are_reported_together_one_line_each() -> None:
     error = _error(_edit(("threads_per_client = 1", "threads_per_client = 0"), ("weight = 20", "weight = 0")))
     assert error.problems == [

@@ -24,7 +24,7 @@ URL = "http://127.0.0.1:9/"  # discard port: nothing listens, and validation nev
         (["-c", "2", "-t", "3"], "-c/--connections (2) must be >= -t/--threads (3): each thread needs a connection"),
         (["-m", "GE T"], "invalid -m/--method 'GE T': expected an HTTP token such as GET or POST"),
         (["-H", "X Y: z"], "invalid -H/--header name 'X Y': expected 'Name: value'"),
-        (["--recv-buffer", "0"], "invalid --recv-buffer '0': must be at least 1"),  # parsing: Python's own rule
+        (["--read-buffer", "32M"], "--read-buffer must be 1 B to 16777216 B (16 MiB) (got 33554432)"),
         (["--pipeline", "2", "--no-keepalive"], "pipelining (--pipeline 2) needs HTTP/1.1 with keep-alive"),
     ],
 )

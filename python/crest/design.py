@@ -44,7 +44,7 @@ FACTORS = {
     "workload": "the suite (a built-in name or a .toml file)",
     "clients": "one load point of that many clients (the ladder is replaced by it)",
     "threads": "threads per client",
-    "receive_buffer": "the engine's receive buffer per connection, in bytes",
+    "receive_buffer": "the engine's read buffer (bytes per read, WebBench's receive buffer; not SO_RCVBUF)",
     "keepalive": "keep-alive on (true) or off (false)",
     "tls_share": "the share of every request class sent over TLS, 0 to 1",
     f"{SERVER_OPT}.KEY": "a setting of the server, as --server-opt KEY=VALUE; the factor is named KEY",
@@ -243,7 +243,7 @@ def _suite(d: DesignFile, levels: dict[str, Any]) -> Suite:
             update={"keepalive": keepalive, "http_version": "1.1" if keepalive else workload.http_version}
         )
     if "receive_buffer" in levels:
-        workload = workload.model_copy(update={"receive_buffer_bytes": int(levels["receive_buffer"])})
+        workload = workload.model_copy(update={"read_buffer_bytes": int(levels["receive_buffer"])})
     if "tls_share" in levels:
         workload = workload.model_copy(update={"classes": _tls_split(workload.classes, float(levels["tls_share"]))})
     ladder = suite.ladder

@@ -363,7 +363,7 @@ class SuiteRunner:
             think_time_s=t.think_time_s,
             timeout_s=self.request.timeout_s,
             insecure=self.request.insecure,
-            recv_buffer_bytes=workload.receive_buffer_bytes,
+            read_buffer_bytes=workload.read_buffer_bytes,
             requests=table.requests,
             classes=table.classes,
             connections_per_client=mix.threads_per_client,

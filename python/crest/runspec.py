@@ -47,7 +47,8 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "insecure": ("--insecure", "--insecure"),
     "tls_resumption": ("--tls-resumption", ""),
     "source_addrs": ("--source-addrs", ""),
-    "recv_buffer_bytes": ("--recv-buffer", "workload.receive_buffer_bytes"),
+    "read_buffer_bytes": ("--read-buffer", "workload.read_buffer_bytes"),
+    "socket_rcvbuf_bytes": ("--socket-rcvbuf", ""),
     "connections_per_client": ("", "ladder.threads_per_client"),
     "window_s": ("", "timing.ramp_up_s and timing.ramp_down_s"),
     "client_start_delay_s": ("", "timing.delay_s"),
@@ -95,7 +96,10 @@ class RunSpec:
     insecure: bool = False
     tls_resumption: bool = True
     source_addrs: tuple[str, ...] = field(default=())
-    recv_buffer_bytes: int | None = None
+    # Most bytes one read takes from a socket (WebBench's receive buffer); None: the engine's 64 KiB.
+    read_buffer_bytes: int | None = None
+    # The socket's SO_RCVBUF; None leaves it to the kernel (which auto-tunes it).
+    socket_rcvbuf_bytes: int | None = None
     # A weighted request table (suites); empty means every request goes to `url`.
     requests: tuple[dict[str, Any], ...] = ()
     classes: tuple[str, ...] = ()
@@ -128,7 +132,7 @@ class RunSpec:
 
     def to_config(self) -> dict[str, Any]:
         """The RunConfig dict the engine takes (engine defaults fill the keys left out)."""
-        return {
+        config: dict[str, Any] = {
             "url": self.url,
             "method": self.method,
             "headers": [[name, value] for name, value in self.headers],
@@ -146,7 +150,7 @@ class RunSpec:
             "insecure": self.insecure,
             "tls_resumption": self.tls_resumption,
             "source_addrs": list(self.source_addrs),
-            "recv_buffer_bytes": self.recv_buffer_bytes,
+            "socket_rcvbuf_bytes": self.socket_rcvbuf_bytes,
             "requests": list(self.requests),
             "classes": list(self.classes),
             "connections_per_client": self.connections_per_client,
@@ -156,6 +160,9 @@ class RunSpec:
             "seed": self.seed,
             "selection": self.selection,
         }
+        if self.read_buffer_bytes is not None:
+            config["read_buffer_bytes"] = self.read_buffer_bytes
+        return config
 
 
 def parse_header(text: str) -> tuple[str, str]:

@@ -49,6 +49,10 @@ pub struct RequestEntry {
     pub expect_body_prefix: Option<String>,
 }
 
+/// The read buffer unless one is asked for: wrk's 8 KiB would cost several
+/// reads per large response; 64 KiB takes most responses in one or two.
+pub const DEFAULT_READ_BUFFER_BYTES: u32 = 64 * 1024;
+
 /// One run of the engine. Defaults follow wrk where wrk has one.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -87,8 +91,13 @@ pub struct RunConfig {
     pub tls_resumption: bool,
     /// Local addresses to bind outgoing connections to, round-robin.
     pub source_addrs: Vec<String>,
-    /// SO_RCVBUF for each connection (None: the kernel's default).
-    pub recv_buffer_bytes: Option<u32>,
+    /// Most bytes taken from a connection by one read (WebBench's "receive
+    /// buffer": the buffer the client reads into). Each worker holds one
+    /// buffer of this size; responses are parsed out of it at once.
+    pub read_buffer_bytes: u32,
+    /// SO_RCVBUF for each connection, the kernel's socket receive buffer
+    /// (None: left to the kernel, which sizes and auto-tunes it).
+    pub socket_rcvbuf_bytes: Option<u32>,
     /// Largest response head accepted before it counts as a parse error.
     pub max_header_bytes: u32,
     /// Largest response body accepted before it counts as a parse error.
@@ -138,7 +147,8 @@ impl Default for RunConfig {
             insecure: false,
             tls_resumption: true,
             source_addrs: Vec::new(),
-            recv_buffer_bytes: None,
+            read_buffer_bytes: DEFAULT_READ_BUFFER_BYTES,
+            socket_rcvbuf_bytes: None,
             max_header_bytes: 64 * 1024,
             max_body_bytes: 1 << 30,
             start_at_unix_s: None,

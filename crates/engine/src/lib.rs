@@ -7,7 +7,7 @@
 //! which is also what lets runs on several machines be merged later.
 //!
 //! Layering (dependencies point down):
-//! `run → worker → slot → {schedule, connection, protocol, stats}`, with
+//! `run → worker → slot → {select, validate, schedule, connection, protocol, stats}`, with
 //! `config` and `error` as leaves. `protocol` never touches a socket,
 //! `connection` never parses HTTP, `schedule` never reads the clock.
 #![deny(missing_docs)]
@@ -22,9 +22,11 @@ pub mod report;
 pub mod rng;
 mod run;
 pub mod schedule;
+mod select;
 mod slot;
 pub mod stats;
 pub mod table;
+mod validate;
 mod worker;
 
 pub use config::{HttpVersion, RequestEntry, RunConfig, Selection};

@@ -19,6 +19,9 @@ use crate::table::AliasTable;
 /// Longest body prefix a content check compares.
 pub const MAX_BODY_PREFIX: usize = 512;
 
+/// Largest read buffer: one is allocated per worker, up front.
+pub const MAX_READ_BUFFER_BYTES: u32 = 16 << 20;
+
 /// Most requests pipelined on one connection.
 pub const MAX_PIPELINE: u32 = 256;
 
@@ -95,8 +98,10 @@ pub struct Plan {
     pub tls_resumption: bool,
     /// Local addresses to bind, round-robin by connection.
     pub source_addrs: Vec<IpAddr>,
-    /// SO_RCVBUF.
-    pub recv_buffer_bytes: Option<u32>,
+    /// Most bytes one read takes (the worker's read buffer).
+    pub read_buffer_bytes: usize,
+    /// SO_RCVBUF; None leaves it to the kernel.
+    pub socket_rcvbuf_bytes: Option<u32>,
     /// Response head limit.
     pub max_header_bytes: usize,
     /// Response body limit.
@@ -177,7 +182,8 @@ impl Plan {
             insecure: config.insecure,
             tls_resumption: config.tls_resumption,
             source_addrs,
-            recv_buffer_bytes: config.recv_buffer_bytes,
+            read_buffer_bytes: config.read_buffer_bytes as usize,
+            socket_rcvbuf_bytes: config.socket_rcvbuf_bytes,
             max_header_bytes: config.max_header_bytes as usize,
             max_body_bytes: config.max_body_bytes,
             start_at_unix_s: config.start_at_unix_s,
@@ -436,8 +442,20 @@ fn check_fields(c: &RunConfig) -> Result<(), ConfigError> {
             ),
         );
     }
-    if c.recv_buffer_bytes == Some(0) {
-        return fail("recv_buffer_bytes", "{recv_buffer_bytes} must be at least 1 byte (got 0)".into());
+    if c.read_buffer_bytes == 0 || c.read_buffer_bytes > MAX_READ_BUFFER_BYTES {
+        return fail(
+            "read_buffer_bytes",
+            format!(
+                "{{read_buffer_bytes}} must be 1 B to {MAX_READ_BUFFER_BYTES} B (16 MiB) (got {})",
+                c.read_buffer_bytes
+            ),
+        );
+    }
+    if c.socket_rcvbuf_bytes == Some(0) {
+        return fail(
+            "socket_rcvbuf_bytes",
+            "{socket_rcvbuf_bytes} must be at least 1 byte (got 0); leave it out for the kernel's default".into(),
+        );
     }
     if c.max_header_bytes < 256 {
         return fail("max_header_bytes", format!("{{max_header_bytes}} must be >= 256 (got {})", c.max_header_bytes));

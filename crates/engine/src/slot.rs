@@ -1,8 +1,11 @@
 //! A slot is one of the run's connections: it holds at most one live
 //! transport at a time and drives requests through it, one exchange (a
-//! batch of `pipeline` requests) after another. All of its I/O is attempted
-//! in `drive`, which loops over the phases until the socket would block;
-//! nothing here recurses, sleeps or allocates per request.
+//! batch of `pipeline` requests) after another. The worker tells it what
+//! happened through one entry point, `Slot::handle`; all of its I/O is then
+//! attempted in `drive`, which steps through the phases until the socket
+//! would block. Nothing here recurses, sleeps or allocates per request.
+//! Which request to send is `select`'s business, whether a body is the
+//! expected one `validate`'s.
 
 use std::io;
 use std::net::IpAddr;
@@ -16,8 +19,9 @@ use crate::connection::{self, Transport};
 use crate::error::ErrorKind;
 use crate::plan::Plan;
 use crate::protocol::{Response, ResponseDecoder};
-use crate::rng::Rng;
+use crate::select::Selector;
 use crate::stats::{Completion, Stats};
+use crate::validate;
 
 /// Pause after a failed connect so a dead target is not hammered in a spin.
 const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
@@ -29,19 +33,16 @@ const DRAIN_GRACE: Duration = Duration::from_millis(50);
 pub(crate) struct Ctx {
     pub plan: Arc<Plan>,
     pub stats: Stats,
+    /// The worker's read buffer (`Plan::read_buffer_bytes`): every read of
+    /// every slot goes here and is parsed out at once.
     pub scratch: Box<[u8]>,
     pub registry: Registry,
     pub tls: Option<Arc<ClientConfig>>,
     pub origin: Instant,
     /// When the run ends (None: by quota or cancel only).
     pub end: Option<Instant>,
-    /// Draws requests from the table.
-    pub rng: Rng,
-    /// With `Selection::Once`: this worker's entries in sending order, and the next one.
-    pub order: Vec<u32>,
-    pub next: usize,
-    /// Requests this worker may still issue (None: unbounded).
-    pub quota: Option<u64>,
+    /// Which request each exchange sends, within the worker's quota.
+    pub selector: Selector,
     /// Slots not yet `Done`.
     pub active: usize,
     /// Slots to begin their next exchange after this batch of events
@@ -58,8 +59,23 @@ impl Ctx {
     }
 }
 
+/// What the worker tells a slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Phase {
+pub(crate) enum Event {
+    /// The event loop reported readiness on the slot's socket.
+    Io { readable: bool, writable: bool, read_closed: bool },
+    /// A wake-up time the slot asked for (through `Ctx::wakeups`) has come.
+    Timer(Instant),
+    /// The batch of events during which the slot queued itself is handled.
+    Dequeued,
+    /// The worker's periodic sweep: an exchange past its deadline fails.
+    Sweep,
+    /// The run has ended: a slot waiting to begin its next exchange never will.
+    RunEnded,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
     /// Begin the next exchange now.
     Ready,
     /// Begin once the current batch of events is handled.
@@ -72,8 +88,17 @@ pub(crate) enum Phase {
     Reading,
     /// Exchange done, connection closing: wait briefly for the peer's FIN.
     Draining,
-    /// Quota used up; this slot is finished.
+    /// Quota used up or the run over; this slot is finished.
     Done,
+}
+
+/// Whether `drive` goes on to the next phase or waits for an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// The phase moved on (or can make more progress): step again.
+    Continue,
+    /// Nothing more until the socket or a timer says so.
+    Wait,
 }
 
 pub(crate) struct Slot {
@@ -82,13 +107,13 @@ pub(crate) struct Slot {
     /// The table entry being sent, and the target of the live transport.
     current: usize,
     target: usize,
-    pub phase: Phase,
+    phase: Phase,
     transport: Option<Transport>,
     source: Option<IpAddr>,
-    pub readable: bool,
-    pub writable: bool,
+    readable: bool,
+    writable: bool,
     /// The peer's FIN has been signalled on this socket (no further edge will come).
-    pub read_closed: bool,
+    read_closed: bool,
     decoder: ResponseDecoder,
     /// Bytes of the batch written so far, and the batch length.
     write_off: usize,
@@ -100,12 +125,12 @@ pub(crate) struct Slot {
     /// Where latency counts from for the current batch.
     sent_at: Instant,
     /// When the current exchange (or drain) gives up.
-    pub deadline: Instant,
+    deadline: Instant,
     phase_started: Instant,
-    keep_conn: bool,
 }
 
 impl Slot {
+    /// A slot that begins its first exchange at `first`.
     pub fn new(token: usize, client: usize, plan: &Plan, source: Option<IpAddr>, first: Instant) -> Self {
         Self {
             token,
@@ -126,12 +151,57 @@ impl Slot {
             sent_at: first,
             deadline: first,
             phase_started: first,
-            keep_conn: false,
         }
     }
 
+    /// When the slot waits to begin its next exchange, if it does.
+    pub fn waiting_until(&self) -> Option<Instant> {
+        match self.phase {
+            Phase::Waiting(at) => Some(at),
+            _ => None,
+        }
+    }
+
+    /// The one entry point: what happened, then as much progress as it allows.
+    pub fn handle(&mut self, ctx: &mut Ctx, event: Event, now: Instant) {
+        match event {
+            Event::Io { readable, writable, read_closed } => {
+                self.readable |= readable;
+                self.writable |= writable;
+                self.read_closed |= read_closed;
+            }
+            Event::Timer(at) => {
+                if self.phase != Phase::Waiting(at) {
+                    return; // a stale wake-up
+                }
+                self.phase = Phase::Ready;
+            }
+            Event::Dequeued => {
+                if self.phase != Phase::Queued {
+                    return;
+                }
+                self.phase = Phase::Ready;
+            }
+            Event::Sweep => match self.phase {
+                Phase::Connecting | Phase::Handshaking | Phase::Writing | Phase::Reading if now >= self.deadline => {
+                    let timeout = ctx.plan.timeout;
+                    self.fail(ctx, now, ErrorKind::Timeout, &format_args!("no complete response within {timeout:?}"));
+                }
+                Phase::Draining if now >= self.deadline => self.close_and_schedule(ctx, now),
+                _ => return,
+            },
+            Event::RunEnded => {
+                if matches!(self.phase, Phase::Waiting(_) | Phase::Ready | Phase::Queued) {
+                    self.finish(ctx);
+                }
+                return;
+            }
+        }
+        self.drive(ctx, now);
+    }
+
     /// Runs the state machine until it must wait for the socket or a time.
-    pub fn drive(&mut self, ctx: &mut Ctx, now: Instant) {
+    fn drive(&mut self, ctx: &mut Ctx, now: Instant) {
         loop {
             let step = match self.phase {
                 Phase::Ready => self.begin(ctx, now),
@@ -143,85 +213,28 @@ impl Slot {
                 Phase::Draining => self.draining(ctx, now),
                 Phase::Done => return,
             };
-            if step.is_err() {
+            if step == Step::Wait {
                 return;
             }
         }
     }
 
-    /// Called by the worker's sweep: fails an exchange past its deadline.
-    pub fn check_deadline(&mut self, ctx: &mut Ctx, now: Instant) {
-        match self.phase {
-            Phase::Connecting | Phase::Handshaking | Phase::Writing | Phase::Reading if now >= self.deadline => {
-                let timeout = ctx.plan.timeout;
-                let _ =
-                    self.fail(ctx, now, ErrorKind::Timeout, &format_args!("no complete response within {timeout:?}"));
-            }
-            Phase::Draining if now >= self.deadline => self.close_and_schedule(ctx, now),
-            _ => return,
-        }
-        self.drive(ctx, now);
-    }
-
-    /// The batch of events that queued this slot is handled.
-    pub fn dequeue(&mut self, ctx: &mut Ctx, now: Instant) {
-        if self.phase == Phase::Queued {
-            self.phase = Phase::Ready;
-            self.drive(ctx, now);
-        }
-    }
-
-    /// The run has ended: a slot waiting to begin its next exchange never will.
-    pub fn retire_if_waiting(&mut self, ctx: &mut Ctx) {
-        if matches!(self.phase, Phase::Waiting(_) | Phase::Ready | Phase::Queued) {
-            self.phase = Phase::Done;
-            self.transport = None;
-            ctx.active -= 1;
-        }
-    }
-
-    /// A waiting time has come.
-    pub fn wake(&mut self, ctx: &mut Ctx, at: Instant, now: Instant) {
-        if self.phase == Phase::Waiting(at) {
-            self.phase = Phase::Ready;
-            self.drive(ctx, now);
-        }
+    fn finish(&mut self, ctx: &mut Ctx) {
+        self.phase = Phase::Done;
+        self.transport = None;
+        ctx.active -= 1;
     }
 
     fn begin(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
-        let pipeline = u64::from(ctx.plan.pipeline);
         // Nothing is sent after the end, even within the last batch of events.
         let over = ctx.end.is_some_and(|end| now >= end);
-        let batch = match &mut ctx.quota {
-            _ if over => {
-                self.phase = Phase::Done;
-                self.transport = None;
-                ctx.active -= 1;
-                return WAIT;
-            }
-            Some(0) => {
-                self.phase = Phase::Done;
-                self.transport = None;
-                ctx.active -= 1;
-                return WAIT;
-            }
-            Some(left) => {
-                let n = pipeline.min(*left);
-                *left -= n;
-                n
-            }
-            None => pipeline,
+        let batch = if over { None } else { ctx.selector.next(&ctx.plan) };
+        let Some(batch) = batch else {
+            self.finish(ctx);
+            return Step::Wait;
         };
         let plan = &ctx.plan;
-        self.current = if !ctx.order.is_empty() {
-            // The quota equals the order's length, so this never runs past it.
-            ctx.next += 1;
-            ctx.order[ctx.next - 1] as usize
-        } else if plan.table.len() > 1 {
-            plan.table.pick(&mut ctx.rng)
-        } else {
-            0
-        };
+        self.current = batch.entry;
         let request = &plan.requests[self.current];
         if request.target != self.target {
             // A request for another server cannot use this connection.
@@ -230,14 +243,14 @@ impl Slot {
         }
         self.decoder.set_head_request(request.head);
         self.decoder.set_capture(request.expect_body_prefix.as_ref().map_or(0, Vec::len));
-        self.inflight = batch as u32;
-        self.batch_len = request.bytes.len() * batch as usize;
+        self.inflight = batch.requests;
+        self.batch_len = request.bytes.len() * batch.requests as usize;
         self.write_off = 0;
-        self.deadline = now + ctx.plan.timeout;
-        self.sent_at = if ctx.plan.schedule.is_open_loop() { self.intended } else { now };
+        self.deadline = now + plan.timeout;
+        self.sent_at = if plan.schedule.is_open_loop() { self.intended } else { now };
         if self.transport.is_some() {
             self.phase = Phase::Writing;
-            return GO;
+            return Step::Continue;
         }
         self.open(ctx, now)
     }
@@ -248,7 +261,7 @@ impl Slot {
         self.read_closed = false;
         self.decoder.reset();
         let plan = &ctx.plan;
-        match connection::connect(plan.targets[self.target].addr, self.source, plan.recv_buffer_bytes) {
+        match connection::connect(plan.targets[self.target].addr, self.source, plan.socket_rcvbuf_bytes) {
             Ok(mut stream) => {
                 if let Err(e) =
                     ctx.registry.register(&mut stream, Token(self.token), Interest::READABLE | Interest::WRITABLE)
@@ -258,7 +271,7 @@ impl Slot {
                 self.transport = Some(Transport::Plain(stream));
                 self.phase = Phase::Connecting;
                 self.phase_started = now;
-                GO
+                Step::Continue
             }
             Err(e) => {
                 if connection::is_addr_not_available(&e) {
@@ -271,21 +284,21 @@ impl Slot {
 
     fn connecting(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
         if !self.writable {
-            return WAIT;
+            return Step::Wait;
         }
         let Some(Transport::Plain(stream)) = &self.transport else { unreachable!("connecting without a socket") };
         match connection::connect_finished(stream) {
             Ok(true) => {}
             Ok(false) => {
                 self.writable = false;
-                return WAIT;
+                return Step::Wait;
             }
             Err(e) => return self.fail(ctx, now, ErrorKind::Connect, &e),
         }
         ctx.stats.record_connect(now - self.phase_started);
         let (Some(config), Some(name)) = (&ctx.tls, &ctx.plan.targets[self.target].tls_name) else {
             self.start_writing(now, &ctx.plan);
-            return GO;
+            return Step::Continue;
         };
         match rustls::ClientConnection::new(config.clone(), name.clone()) {
             Ok(tls) => {
@@ -293,7 +306,7 @@ impl Slot {
                 self.transport = Some(Transport::Tls(stream, Box::new(tls)));
                 self.phase = Phase::Handshaking;
                 self.phase_started = now;
-                GO
+                Step::Continue
             }
             Err(e) => self.fail(ctx, now, ErrorKind::Tls, &e),
         }
@@ -305,9 +318,9 @@ impl Slot {
             Ok(()) => {
                 ctx.stats.record_tls_handshake(now - self.phase_started, transport.resumed());
                 self.start_writing(now, &ctx.plan);
-                GO
+                Step::Continue
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => WAIT,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Step::Wait,
             Err(e) => self.fail(ctx, now, ErrorKind::Tls, &e),
         }
     }
@@ -331,7 +344,7 @@ impl Slot {
                 Ok(n) => self.write_off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.writable = false;
-                    return WAIT;
+                    return Step::Wait;
                 }
                 Err(e) => return self.fail(ctx, now, ErrorKind::Write, &e),
             }
@@ -339,16 +352,16 @@ impl Slot {
         match transport.flush() {
             Ok(true) => {
                 self.phase = Phase::Reading;
-                GO
+                Step::Continue
             }
-            Ok(false) => WAIT,
+            Ok(false) => Step::Wait,
             Err(e) => self.fail(ctx, now, ErrorKind::Write, &e),
         }
     }
 
     fn reading(&mut self, ctx: &mut Ctx) -> Step {
         if !self.readable {
-            return WAIT;
+            return Step::Wait;
         }
         let transport = self.transport.as_mut().expect("invariant: reading has a transport");
         let read = transport.read(&mut ctx.scratch);
@@ -358,9 +371,8 @@ impl Slot {
                 return match self.decoder.decode_eof() {
                     Ok(Some(response)) => {
                         self.transport = None;
-                        self.keep_conn = false;
                         self.complete(ctx, now, response);
-                        GO
+                        Step::Continue
                     }
                     Ok(None) => self.fail(ctx, now, ErrorKind::Read, &"connection closed before the response"),
                     Err(e) => self.fail(ctx, now, ErrorKind::Read, &e),
@@ -369,7 +381,7 @@ impl Slot {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 self.readable = false;
-                return WAIT;
+                return Step::Wait;
             }
             Err(e) => {
                 let kind = if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) {
@@ -387,6 +399,7 @@ impl Slot {
         if n < ctx.scratch.len() && !self.read_closed && matches!(transport, Transport::Plain(_)) {
             self.readable = false;
         }
+        ctx.stats.record_read(n);
         ctx.stats.record_bytes(ctx.offset(now), n as u64);
         let mut off = 0;
         while off < n {
@@ -394,7 +407,6 @@ impl Slot {
                 Ok((used, response)) => {
                     off += used;
                     if let Some(response) = response {
-                        self.keep_conn = response.keep_alive;
                         self.complete(ctx, now, response);
                         if self.inflight == 0 {
                             break;
@@ -419,30 +431,16 @@ impl Slot {
                 self.schedule_next(ctx, now, now);
             }
         }
-        GO
+        Step::Continue
     }
 
     /// One response of the batch is complete.
     fn complete(&mut self, ctx: &mut Ctx, now: Instant, response: Response) {
         let request = &ctx.plan.requests[self.current];
         let at = ctx.offset(now);
-        match request.expect_body_bytes {
-            Some(expected) if response.status == 200 && response.body_bytes != expected => {
-                let got = response.body_bytes;
-                let why = format_args!("body of {got} bytes where the manifest says {expected}");
-                ctx.stats.record_error(at, ErrorKind::Validation, request.class, self.client, Some(&why));
-            }
-            _ if response.status == 200
-                && !prefix_matches(
-                    request.expect_body_prefix.as_deref(),
-                    self.decoder.captured(),
-                    response.body_bytes,
-                ) =>
-            {
-                let why = "body does not start with the content the manifest gives";
-                ctx.stats.record_error(at, ErrorKind::Validation, request.class, self.client, Some(&why));
-            }
-            _ => ctx.stats.record_response(&Completion {
+        match validate::check(request, &response, self.decoder.captured()) {
+            Err(why) => ctx.stats.record_error(at, ErrorKind::Validation, request.class, self.client, Some(&why)),
+            Ok(()) => ctx.stats.record_response(&Completion {
                 at,
                 status: response.status,
                 bytes: response.head_bytes + response.body_bytes,
@@ -456,7 +454,7 @@ impl Slot {
         if self.inflight > 0 {
             return;
         }
-        if self.transport.is_some() && !(self.keep_conn && ctx.plan.keepalive) {
+        if self.transport.is_some() && !(response.keep_alive && ctx.plan.keepalive) {
             self.phase = Phase::Draining;
             self.deadline = now + DRAIN_GRACE;
         } else {
@@ -466,18 +464,18 @@ impl Slot {
 
     fn draining(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
         if !self.readable {
-            return WAIT;
+            return Step::Wait;
         }
         let transport = self.transport.as_mut().expect("invariant: draining has a transport");
         match transport.read(&mut ctx.scratch) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 self.readable = false;
-                WAIT
+                Step::Wait
             }
             // EOF, stray bytes or an error: the connection is done either way.
             _ => {
                 self.close_and_schedule(ctx, now);
-                GO
+                Step::Continue
             }
         }
     }
@@ -514,10 +512,10 @@ impl Slot {
         self.decoder.reset();
         let earliest = if kind == ErrorKind::Connect { now + CONNECT_BACKOFF } else { now };
         self.schedule_next(ctx, now, earliest);
-        GO
+        Step::Continue
     }
 
-    /// Decides when the next exchange begins: at once (`Ready`) or later.
+    /// Decides when the next exchange begins: at once (`Queued`) or later.
     fn schedule_next(&mut self, ctx: &mut Ctx, now: Instant, earliest: Instant) {
         let schedule = ctx.plan.schedule;
         let intended = self.intended.saturating_duration_since(ctx.origin);
@@ -535,16 +533,3 @@ impl Slot {
         }
     }
 }
-
-/// The content check: the body starts with the expected bytes (as many of
-/// them as the body is long).
-fn prefix_matches(expected: Option<&[u8]>, captured: &[u8], body_bytes: u64) -> bool {
-    let Some(expected) = expected else { return true };
-    let n = expected.len().min(usize::try_from(body_bytes).unwrap_or(usize::MAX));
-    captured.len() == n && captured == &expected[..n]
-}
-
-/// Whether `drive` should keep looping (`Ok`) or wait for an event (`Err`).
-type Step = Result<(), ()>;
-const GO: Step = Ok(());
-const WAIT: Step = Err(());

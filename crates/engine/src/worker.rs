@@ -12,17 +12,15 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll, Token};
 use rustls::ClientConfig;
 
-use crate::config::Selection;
 use crate::live::LiveCounters;
 use crate::plan::Plan;
 use crate::rng::Rng;
-use crate::slot::{Ctx, Phase, Slot};
+use crate::select::Selector;
+use crate::slot::{Ctx, Event, Slot};
 use crate::stats::Stats;
 
 /// Token of the waker that interrupts `poll` on cancel.
 pub(crate) const WAKE_TOKEN: Token = Token(usize::MAX);
-/// Read buffer per worker; responses are parsed out of it immediately.
-const SCRATCH_BYTES: usize = 64 * 1024;
 
 /// The part of the run one worker owns.
 pub(crate) struct Assignment {
@@ -67,7 +65,6 @@ impl Worker {
         live: Arc<LiveCounters>,
     ) -> std::io::Result<Self> {
         let registry = poll.registry().try_clone()?;
-        let mut rng = Rng::new(plan.seed ^ u64::from(job.first_connection).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         // Each client's start delay is drawn once and shared by its connections.
         let mut client_delay = (u32::MAX, Duration::ZERO);
         let slots: Vec<Slot> = (0..job.connections)
@@ -85,28 +82,22 @@ impl Worker {
                 Slot::new(i as usize, client as usize, &plan, source, first)
             })
             .collect();
-        rng.next_u64();
         let mut wakeups = BinaryHeap::with_capacity(slots.len() + 1);
         for (i, slot) in slots.iter().enumerate() {
-            if let Phase::Waiting(at) = slot.phase {
+            if let Some(at) = slot.waiting_until() {
                 wakeups.push(Reverse((at, i)));
             }
         }
-        let order = match plan.selection {
-            Selection::Once => once_order(plan.requests.len(), job.index, plan.threads, &mut rng),
-            Selection::Weighted => Vec::new(),
-        };
         let ctx = Ctx {
-            order,
-            next: 0,
+            selector: Selector::new(&plan, job.index, job.first_connection, job.quota),
             stats: Stats::new(plan.duration, plan.classes.len(), plan.clients() as usize, plan.window),
-            rng,
-            scratch: vec![0; SCRATCH_BYTES].into_boxed_slice(),
+            // One read buffer per worker, sized once: every read of every
+            // slot goes into it and is parsed out at once.
+            scratch: vec![0; plan.read_buffer_bytes].into_boxed_slice(),
             registry,
             tls,
             origin,
             end: plan.duration.map(|d| origin + d),
-            quota: job.quota,
             active: slots.len(),
             ready: Vec::with_capacity(slots.len()),
             wakeups,
@@ -132,7 +123,7 @@ impl Worker {
             self.begin_queued();
             if now >= next_sweep {
                 for slot in &mut self.slots {
-                    slot.check_deadline(&mut self.ctx, now);
+                    slot.handle(&mut self.ctx, Event::Sweep, now);
                 }
                 next_sweep = now + sweep_every;
             }
@@ -140,7 +131,7 @@ impl Worker {
             if !self.ended && self.end.is_some_and(|end| now >= end) {
                 self.ended = true;
                 for slot in &mut self.slots {
-                    slot.retire_if_waiting(&mut self.ctx);
+                    slot.handle(&mut self.ctx, Event::RunEnded, now);
                 }
             }
             if self.finished(now) {
@@ -170,17 +161,12 @@ impl Worker {
                 if event.token() == WAKE_TOKEN {
                     continue;
                 }
-                let slot = &mut self.slots[event.token().0];
-                if event.is_writable() || event.is_write_closed() || event.is_error() {
-                    slot.writable = true;
-                }
-                if event.is_readable() || event.is_read_closed() || event.is_error() {
-                    slot.readable = true;
-                }
-                if event.is_read_closed() || event.is_error() {
-                    slot.read_closed = true;
-                }
-                slot.drive(&mut self.ctx, Instant::now());
+                let io = Event::Io {
+                    readable: event.is_readable() || event.is_read_closed() || event.is_error(),
+                    writable: event.is_writable() || event.is_write_closed() || event.is_error(),
+                    read_closed: event.is_read_closed() || event.is_error(),
+                };
+                self.slots[event.token().0].handle(&mut self.ctx, io, Instant::now());
             }
             self.begin_queued();
         }
@@ -194,7 +180,7 @@ impl Worker {
         std::mem::swap(&mut self.draining, &mut self.ctx.ready);
         let now = Instant::now();
         for &index in &self.draining {
-            self.slots[index].dequeue(&mut self.ctx, now);
+            self.slots[index].handle(&mut self.ctx, Event::Dequeued, now);
         }
         self.draining.clear();
     }
@@ -209,19 +195,9 @@ impl Worker {
                 break;
             }
             self.ctx.wakeups.pop();
-            self.slots[index].wake(&mut self.ctx, at, now);
+            self.slots[index].handle(&mut self.ctx, Event::Timer(at), now);
         }
     }
-}
-
-/// This worker's share of the table (entries `worker`, `worker + threads`, …)
-/// in a shuffled order (Fisher–Yates).
-fn once_order(entries: usize, worker: u32, threads: u32, rng: &mut Rng) -> Vec<u32> {
-    let mut order: Vec<u32> = (worker as usize..entries).step_by(threads as usize).map(|i| i as u32).collect();
-    for i in (1..order.len()).rev() {
-        order.swap(i, rng.below(i + 1));
-    }
-    order
 }
 
 /// CPU time (user + system) of the calling thread.

@@ -26,6 +26,7 @@ use tokio::sync::Semaphore;
 
 use crate::cgi_response;
 use crate::conn_info::{self, ConnInfo};
+use crate::dynamic;
 use crate::responses::{self, Resp};
 
 pub(crate) const PREFIX: &str = "/cgi-bin";
@@ -124,7 +125,7 @@ impl Cgi {
         let mut env: Vec<(String, OsString)> = Vec::with_capacity(32);
         let mut set = |name: &str, value: &str| env.push((name.to_owned(), value.into()));
         set("GATEWAY_INTERFACE", "CGI/1.1");
-        set("SERVER_SOFTWARE", concat!("crest-target/", env!("CARGO_PKG_VERSION")));
+        set("SERVER_SOFTWARE", dynamic::SERVER_SOFTWARE);
         set("SERVER_NAME", &conn_info::server_name(&parts.headers, conn.local));
         set("SERVER_ADDR", &conn.local.ip().to_string());
         set("SERVER_PORT", &conn.local.port().to_string());
@@ -153,15 +154,10 @@ impl Cgi {
             env.push(("CONTENT_TYPE".into(), std::ffi::OsStr::from_bytes(ct.as_bytes()).into()));
         }
         for name in parts.headers.keys() {
-            if let Some(var) = http_variable(name.as_str()) {
-                let mut joined = Vec::new();
-                for (i, v) in parts.headers.get_all(name).iter().enumerate() {
-                    if i > 0 {
-                        joined.extend_from_slice(b", ");
-                    }
-                    joined.extend_from_slice(v.as_bytes());
-                }
-                env.push((var, std::ffi::OsStr::from_bytes(&joined).into()));
+            if let (Some(var), Some(value)) =
+                (http_variable(name.as_str()), conn_info::header_bytes(&parts.headers, name))
+            {
+                env.push((var, std::ffi::OsStr::from_bytes(&value).into()));
             }
         }
         env

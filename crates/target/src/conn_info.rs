@@ -3,9 +3,10 @@
 //!
 //! Pure functions over already-parsed data; no I/O here.
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 
-use http::header::HOST;
+use http::header::{HeaderName, HOST};
 use http::{HeaderMap, Version};
 
 /// The connection a request arrived on. `Copy` so each request can carry it
@@ -44,8 +45,20 @@ pub(crate) fn server_name(headers: &HeaderMap, local: SocketAddr) -> String {
     }
 }
 
-pub(crate) fn header_str(headers: &HeaderMap, name: http::header::HeaderName) -> &str {
-    headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
+/// A header's value as its HTTP_* variable holds it: repeated fields joined
+/// with ", " (RFC 3875 4.1.18), `None` when absent.
+pub(crate) fn header_bytes<'a>(headers: &'a HeaderMap, name: &HeaderName) -> Option<Cow<'a, [u8]>> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next()?;
+    let Some(second) = values.next() else {
+        return Some(Cow::Borrowed(first.as_bytes()));
+    };
+    let mut joined = first.as_bytes().to_vec();
+    for v in std::iter::once(second).chain(values) {
+        joined.extend_from_slice(b", ");
+        joined.extend_from_slice(v.as_bytes());
+    }
+    Some(Cow::Owned(joined))
 }
 
 #[cfg(test)]

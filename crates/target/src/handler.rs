@@ -19,7 +19,7 @@ use hyper::service::Service;
 use crate::access_log::AccessLog;
 use crate::cgi::{self, Cgi};
 use crate::conn_info::ConnInfo;
-use crate::dynamic::{self, DynamicPage};
+use crate::dynamic;
 use crate::path;
 use crate::responses::{self, Resp};
 use crate::static_files::StaticFiles;
@@ -31,7 +31,6 @@ const _: () = assert!(dynamic::PAGE_BYTES == 1024);
 /// Everything a request may need, shared by all connections of a server.
 pub(crate) struct Site {
     pub files: StaticFiles,
-    pub dynamic: DynamicPage,
     pub cgi: Cgi,
     pub log: Option<AccessLog>,
 }
@@ -121,7 +120,7 @@ impl Handler {
             Method::HEAD => true,
             _ => return responses::method_not_allowed("GET, HEAD, POST"),
         };
-        let page = self.site.dynamic.render(req, &self.conn);
+        let page = dynamic::render(req, &self.conn);
         responses::ok(page, TEXT_HTML, DYN_LENGTH, head)
     }
 }

@@ -14,7 +14,6 @@ use tokio_rustls::TlsAcceptor;
 use crate::access_log::{self, LogWriter};
 use crate::cgi::Cgi;
 use crate::config::ServeConfig;
-use crate::dynamic::DynamicPage;
 use crate::error::ServeError;
 use crate::handler::Site;
 use crate::listener::{self, Endpoint};
@@ -53,7 +52,6 @@ impl Server {
         };
         let site = Arc::new(Site {
             files: StaticFiles::new(resolved.docroot.clone(), config.memory_cache_max_file_bytes),
-            dynamic: DynamicPage::default(),
             cgi: Cgi::new(resolved.cgi_dir, resolved.docroot),
             log,
         });

@@ -8,6 +8,7 @@ use std::io::{BufReader, Write};
 use std::time::{Duration, Instant};
 
 use common::{closes, connect, read_reply, request, Fixture, HELLO};
+use crest_dynamic::env_page;
 use crest_target::{ServeConfig, ServeError, Server};
 
 #[test]
@@ -169,6 +170,38 @@ fn dyn_env_is_exactly_1024_bytes_and_escaped() {
     );
     let r = request(fx.addr, big.as_bytes());
     assert_eq!((r.status, r.body.len()), (200, 1024));
+}
+
+/// `/dyn/env` is crest-dynamic's page (the one crest-env and crest-fcgi
+/// render): its rows, in order, and their values as CGI would set them.
+#[test]
+fn dyn_env_is_the_cgi_page() {
+    let fx = Fixture::start();
+    let r = request(
+        fx.addr,
+        b"POST /dyn/env?a=1 HTTP/1.0\r\nHost: example.org:99\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nabc",
+    );
+    assert_eq!((r.status, r.body.len()), (200, env_page::PAGE_BYTES));
+    let page = r.text();
+    let names: Vec<&str> = page.split("<tr><th>").skip(1).filter_map(|row| row.split("</th>").next()).collect();
+    assert_eq!(names, env_page::VARIABLES);
+    let row = |name: &str, value: &str| format!("<tr><th>{name}</th><td>{value}</td></tr>");
+    for (name, value) in [
+        ("GATEWAY_INTERFACE", "CGI/1.1"),
+        ("SERVER_NAME", "example.org"),
+        ("SERVER_PROTOCOL", "HTTP/1.0"),
+        ("REQUEST_METHOD", "POST"),
+        ("SCRIPT_NAME", "/dyn/env"),
+        ("PATH_INFO", ""),
+        ("QUERY_STRING", "a=1"),
+        ("REMOTE_ADDR", "127.0.0.1"),
+        ("HTTP_HOST", "example.org:99"),
+        ("CONTENT_TYPE", "text/plain"),
+        ("CONTENT_LENGTH", "3"),
+        ("HTTPS", ""),
+    ] {
+        assert!(page.contains(&row(name, value)), "{name}={value} not in {page}");
+    }
 }
 
 #[test]

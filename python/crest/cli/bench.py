@@ -16,9 +16,10 @@ import typer
 from crest.cli import EXIT_INTERRUPTED, EXIT_OK
 from crest.cli.progress import LiveProgress
 from crest.cli.render import render_header, render_report
+from crest.errors import ConfigError
 from crest.loadclient import LoadClient
 from crest.runspec import RunSpec, parse_header, parse_source_addrs
-from crest.units import parse_count, parse_duration, parse_rate
+from crest.units import parse_count, parse_duration, parse_rate, parse_size
 
 DEFAULT_DURATION = "10s"
 
@@ -111,12 +112,25 @@ def bench_command(
         str,
         typer.Option("--pipeline", metavar="N", help="Requests in flight per connection (HTTP/1.1 keep-alive only)."),
     ] = "1",
-    recv_buffer: Annotated[
+    read_buffer: Annotated[
         str | None,
         typer.Option(
-            "--recv-buffer", metavar="BYTES", help="Socket receive buffer in bytes, e.g. 4096.", show_default=False
+            "--read-buffer",
+            metavar="BYTES",
+            help="Bytes taken per read from a socket (WebBench's receive buffer), e.g. 4096 or 16K [default: 64K].",
+            show_default=False,
         ),
     ] = None,
+    socket_rcvbuf: Annotated[
+        str | None,
+        typer.Option(
+            "--socket-rcvbuf",
+            metavar="BYTES",
+            help="The socket's SO_RCVBUF, e.g. 4096 [default: the kernel's, auto-tuned].",
+            show_default=False,
+        ),
+    ] = None,
+    recv_buffer: Annotated[str | None, typer.Option("--recv-buffer", metavar="BYTES", hidden=True)] = None,
     insecure: Annotated[
         bool, typer.Option("--insecure", help="Do not verify the TLS certificate (self-signed targets).")
     ] = False,
@@ -145,6 +159,12 @@ def bench_command(
     Prints latency percentiles, requests/s, throughput, connections, status codes
     and errors; --json prints the same as one JSON object.
     """
+    if recv_buffer is not None:
+        # It set SO_RCVBUF, which WebBench's "receive buffer" never meant: say which one is wanted.
+        raise ConfigError(
+            "--recv-buffer was ambiguous and is gone: use --read-buffer BYTES (bytes per read, WebBench's"
+            " receive buffer) or --socket-rcvbuf BYTES (the socket's SO_RCVBUF, what --recv-buffer set)"
+        )
     conns = parse_count(connections, what="--connections")
     spec = RunSpec(
         url=url,
@@ -168,7 +188,8 @@ def bench_command(
             if source_addrs is not None
             else ()
         ),
-        recv_buffer_bytes=parse_count(recv_buffer, what="--recv-buffer") if recv_buffer is not None else None,
+        read_buffer_bytes=parse_size(read_buffer, what="--read-buffer") if read_buffer is not None else None,
+        socket_rcvbuf_bytes=parse_size(socket_rcvbuf, what="--socket-rcvbuf") if socket_rcvbuf is not None else None,
     )
     client = LoadClient(spec, origin="bench")  # validates every setting: ConfigError before any traffic
     if body is not None and spec.method in ("GET", "HEAD") and method is not None and not (quiet or json_output):

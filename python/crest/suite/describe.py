@@ -55,7 +55,7 @@ def mixes_text(suite: Suite, profile: str = "full") -> str:
 
 
 def workload_text(workload: Workload) -> str:
-    """E.g. "80% static, 20% cgi · fileset webbench · HTTP/1.0, new connection per request · 4096 B receive buffer"."""
+    """E.g. "80% static, 20% cgi · fileset webbench · HTTP/1.0, new connection per request · 4096 B read buffer"."""
     shares = workload.shares()
     classes = []
     for c in workload.classes:
@@ -75,8 +75,8 @@ def workload_text(workload: Workload) -> str:
         parts.append(f"fileset {workload.fileset}")
     reuse = "keep-alive" if workload.keepalive else "new connection per request"
     parts.append(f"HTTP/{workload.http_version}, {reuse}")
-    if workload.receive_buffer_bytes is not None:
-        parts.append(f"{workload.receive_buffer_bytes} B receive buffer")
+    if workload.read_buffer_bytes is not None:
+        parts.append(f"{workload.read_buffer_bytes} B read buffer")
     return " · ".join(parts)
 
 

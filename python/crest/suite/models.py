@@ -116,12 +116,30 @@ class Workload(BaseModel):
     fileset_connections: int | None = Field(default=None, ge=1)
     http_version: Literal["1.0", "1.1"] = "1.0"  # WebBench sent HTTP/1.0
     keepalive: bool = False
-    receive_buffer_bytes: int | None = Field(default=None, ge=1)  # Mindcraft's WebBench: 4096
+    # Most bytes the engine takes from a socket per read: WebBench's "receive buffer" (Mindcraft: 4096),
+    # the buffer its client read into, not the kernel's SO_RCVBUF. None → the engine's 64 KiB; the upper
+    # bound is the run's rule (crest.runspec), checked before anything is sent.
+    read_buffer_bytes: int | None = Field(default=None, ge=1)
     # "weighted": by share, with replacement; "once": every table entry exactly once, shuffled,
     # and a mix ends when all are sent (Zeus' non-cached test: nothing is requested twice).
     selection: Literal["weighted", "once"] = "weighted"
     # Drop the OS page cache before each mix (root only; otherwise the mix carries a warning).
     drop_caches: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_keys(cls, data: object) -> object:
+        if isinstance(data, dict) and "receive_buffer_bytes" in data:
+            raise RuleError(
+                [
+                    (
+                        ("receive_buffer_bytes",),
+                        "renamed: write read_buffer_bytes (the bytes the engine reads per call, WebBench's"
+                        " receive buffer; it was applied as the socket's SO_RCVBUF)",
+                    )
+                ]
+            )
+        return data
 
     @model_validator(mode="after")
     def _rules(self) -> Workload:

@@ -1,5 +1,6 @@
 //! Non-blocking TCP connects with the socket options a load generator needs:
-//! no Nagle, an optional receive buffer, and an optional local address that
+//! no Nagle, an optional SO_RCVBUF (left to the kernel unless asked: setting
+//! it switches off the kernel's receive-window auto-tuning), and an optional local address that
 //! widens the ephemeral port space (each 127.0.0.x has its own ports).
 
 use std::io;
@@ -9,10 +10,10 @@ use mio::net::TcpStream;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 /// Starts connecting to `addr`; completion shows as writability.
-pub fn connect(addr: SocketAddr, source: Option<IpAddr>, recv_buffer_bytes: Option<u32>) -> io::Result<TcpStream> {
+pub fn connect(addr: SocketAddr, source: Option<IpAddr>, rcvbuf_bytes: Option<u32>) -> io::Result<TcpStream> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))?;
     socket.set_tcp_nodelay(true)?;
-    if let Some(bytes) = recv_buffer_bytes {
+    if let Some(bytes) = rcvbuf_bytes {
         socket.set_recv_buffer_size(bytes as usize)?;
     }
     if let Some(ip) = source {

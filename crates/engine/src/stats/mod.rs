@@ -83,6 +83,11 @@ pub struct Stats {
     pub body_bytes: u64,
     /// TCP connections established.
     pub connections_opened: u64,
+    /// Reads that returned response bytes (not counted by window: a
+    /// diagnostic of how the read buffer splits responses, not a result).
+    pub reads: u64,
+    /// The most bytes a single read returned; never above the read buffer.
+    pub largest_read_bytes: u64,
     /// TLS handshakes completed.
     pub tls_handshakes: u64,
     /// Of those, handshakes that resumed a session.
@@ -121,6 +126,8 @@ impl Stats {
             bytes: 0,
             body_bytes: 0,
             connections_opened: 0,
+            reads: 0,
+            largest_read_bytes: 0,
             tls_handshakes: 0,
             tls_resumed: 0,
             errors: [0; ErrorKind::COUNT],
@@ -175,6 +182,12 @@ impl Stats {
         if self.in_window(at) {
             self.bytes += n;
         }
+    }
+
+    /// One read returned `n` bytes.
+    pub fn record_read(&mut self, n: usize) {
+        self.reads += 1;
+        self.largest_read_bytes = self.largest_read_bytes.max(n as u64);
     }
 
     /// A failed request; `message` is kept only for the first of its kind.
@@ -233,6 +246,8 @@ impl Stats {
         self.bytes += other.bytes;
         self.body_bytes += other.body_bytes;
         self.connections_opened += other.connections_opened;
+        self.reads += other.reads;
+        self.largest_read_bytes = self.largest_read_bytes.max(other.largest_read_bytes);
         self.tls_handshakes += other.tls_handshakes;
         self.tls_resumed += other.tls_resumed;
         self.addr_not_available += other.addr_not_available;
