@@ -2,15 +2,13 @@
 //! makes (WebBench's "receive buffer"), and the socket's SO_RCVBUF is left to
 //! the kernel unless `socket_rcvbuf_bytes` asks for one.
 
-mod support;
-
 use std::net::{SocketAddr, TcpListener};
 
+use crate::support::{config, run, Conn, Fixture};
 use crest_engine::config::DEFAULT_READ_BUFFER_BYTES;
 use crest_engine::plan::Plan;
 use crest_engine::{connection, RunConfig};
 use socket2::{Domain, SockRef, Socket, Type};
-use support::{config, run, Conn, Fixture};
 
 const BODY_BYTES: usize = 1 << 20;
 

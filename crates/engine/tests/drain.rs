@@ -2,14 +2,12 @@
 //! is dropped uncounted (as wrk does); with one it may finish, counts when the
 //! window reaches past the end, and nothing new is sent after the end.
 
-mod support;
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::{config, run, Conn, Fixture};
 use crest_engine::RunConfig;
-use support::{config, run, Conn, Fixture};
 
 /// Each response comes this long after its request: the last one is always in flight at the end.
 const DELAY: Duration = Duration::from_millis(300);

@@ -2,12 +2,10 @@
 //! ends by its own deadline, and nothing hangs. Time bounds here only catch
 //! hangs (generous multiples), they do not measure speed.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{config, run, Conn, Fixture};
 use crest_engine::RunConfig;
-use support::{config, run, Conn, Fixture};
 
 /// Limit used to catch a hang: well above any run here.
 const HANG: Duration = Duration::from_secs(10);
@@ -128,7 +126,7 @@ fn close_mid_body_is_a_read_error() {
 
 #[test]
 fn error_statuses_are_counted_not_successes() {
-    let fx = Fixture::start(support::respond_always(b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n"));
+    let fx = Fixture::start(crate::support::respond_always(b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n"));
     let (report, _) = run(RunConfig { max_requests: Some(25), connections: 1, ..config(fx.url("/")) });
     assert_eq!(report.requests, 0);
     assert_eq!(report.responses, 25);
@@ -153,7 +151,7 @@ fn refused_connections_are_connect_errors() {
 fn unusable_source_address_is_explained() {
     // Binding to an address this host does not have fails locally with
     // EADDRNOTAVAIL, like a used-up port range; nothing is sent.
-    let fx = Fixture::start(support::respond_always(support::OK_2));
+    let fx = Fixture::start(crate::support::respond_always(crate::support::OK_2));
     let (report, _) = run(RunConfig {
         duration_s: Some(0.3),
         connections: 1,

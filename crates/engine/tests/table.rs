@@ -2,14 +2,12 @@
 //! client is accounted for, responses are validated against expected sizes,
 //! and one table may mix plain and TLS targets (WebBench e-commerce).
 
-mod support;
-
 use std::collections::HashMap;
 
+use crate::support::{run, Conn, Fixture};
 use crest_engine::rng::Rng;
 use crest_engine::table::AliasTable;
 use crest_engine::{RequestEntry, RunConfig};
-use support::{run, Conn, Fixture};
 
 #[test]
 fn alias_table_probabilities_are_exactly_the_normalised_weights() {
@@ -118,7 +116,7 @@ fn a_body_of_the_wrong_size_is_a_validation_error() {
 
 #[test]
 fn clients_get_scores_for_their_connections() {
-    let fx = Fixture::start(support::respond_always(support::OK_2));
+    let fx = Fixture::start(crate::support::respond_always(crate::support::OK_2));
     let config = RunConfig {
         url: fx.url("/"),
         connections: 6,
@@ -178,7 +176,7 @@ fn one_table_can_mix_plain_and_tls_targets() {
 
 #[test]
 fn a_window_cuts_the_ramps_of_a_real_run() {
-    let fx = Fixture::start(support::respond_always(support::OK_2));
+    let fx = Fixture::start(crate::support::respond_always(crate::support::OK_2));
     let config = RunConfig {
         url: fx.url("/"),
         connections: 2,

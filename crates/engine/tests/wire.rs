@@ -1,9 +1,7 @@
 //! What crest puts on the wire, byte for byte, and how it uses connections.
 
-mod support;
-
+use crate::support::{config, respond_always, run, Fixture, OK_2};
 use crest_engine::{HttpVersion, RunConfig};
-use support::{config, respond_always, run, Fixture, OK_2};
 
 const UA: &str = concat!("User-Agent: crest/", env!("CARGO_PKG_VERSION"), "\r\n");
 

@@ -5,3 +5,5 @@
 mod codec;
 #[path = "responder.rs"]
 mod responder;
+
+mod support;

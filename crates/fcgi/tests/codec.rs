@@ -2,8 +2,7 @@
 //! connection's protocol (`connection`) and the answers (`reply`), fed
 //! hand-built bytes, whole and split at every boundary; no sockets.
 
-mod support;
-
+use crate::support::*;
 use crest_dynamic::bytes::Stream;
 use crest_dynamic::env_page::{self, PAGE_BYTES};
 use crest_fcgi::connection::{Connection, Limits, Progress, Request, MAX_PARAMS_BYTES};
@@ -11,7 +10,6 @@ use crest_fcgi::error::ProtocolError;
 use crest_fcgi::params::Params;
 use crest_fcgi::record::{self, Record};
 use crest_fcgi::reply::Reply;
-use support::*;
 
 const LIMITS: Limits = Limits { max_conns: 1000 };
 

@@ -2,8 +2,6 @@
 //! TCP, or a socket passed as fd 0), spoken to with hand-built FastCGI
 //! records, stopped with SIGTERM.
 
-mod support;
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::OwnedFd;
@@ -13,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use crest_dynamic::bytes::Stream;
 use crest_dynamic::env_page::{self, PAGE_BYTES};
-use support::*;
 
 const BIN: &str = env!("CARGO_BIN_EXE_crest-fcgi");
 /// Bounds every wait, so a hung responder fails the test instead of hanging it.

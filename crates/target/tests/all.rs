@@ -7,3 +7,5 @@ mod cgi;
 mod serve;
 #[path = "tls.rs"]
 mod tls;
+
+mod common;

@@ -1,12 +1,10 @@
 //! CGI/1.1 execution: meta-variables, stdin, response parsing, failures,
 //! and that no script process outlives the server.
 
-mod common;
-
 use std::fs;
 use std::time::{Duration, Instant};
 
-use common::{request, Fixture};
+use crate::common::{request, Fixture};
 
 #[test]
 fn query_method_and_gateway_interface() {
@@ -101,7 +99,7 @@ fn stop_kills_running_scripts_and_their_children() {
     let addr = fx.addr;
     let client = std::thread::spawn(move || {
         // Either an error response or a closed connection; must not hang.
-        let mut s = common::connect(addr);
+        let mut s = crate::common::connect(addr);
         std::io::Write::write_all(&mut s, b"GET /cgi-bin/sleepy.sh HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
         let mut buf = Vec::new();
         let _ = std::io::Read::read_to_end(&mut s, &mut buf);

@@ -1,13 +1,11 @@
 //! Static files, HTTP/1.x connection handling, /dyn/env and lifecycle,
 //! checked over raw sockets against a live server on a free loopback port.
 
-mod common;
-
 use std::fs;
 use std::io::{BufReader, Write};
 use std::time::{Duration, Instant};
 
-use common::{closes, connect, read_reply, request, Fixture, HELLO};
+use crate::common::{closes, connect, read_reply, request, Fixture, HELLO};
 use crest_dynamic::env_page;
 use crest_target::{ServeConfig, ServeError, Server};
 

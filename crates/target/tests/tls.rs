@@ -1,14 +1,12 @@
 //! TLS listeners: a rustls client that trusts any certificate (the server's
 //! is self-signed) checks the handshake, ALPN, resumption and the PEM files.
 
-mod common;
-
 use std::io::{BufReader, Write};
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 
-use common::{connect, read_reply, Fixture, HELLO};
+use crate::common::{connect, read_reply, Fixture, HELLO};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, SignatureScheme, StreamOwned};

@@ -1,0 +1,26 @@
+//! The integration tests as one test binary: each file below is one module, so `cargo test`
+//! links one binary instead of one per file (linking dominates a clean test build). alloc.rs
+//! stays a binary of its own: its counting global allocator must see only its own run.
+
+#[path = "buffers.rs"]
+mod buffers;
+#[path = "drain.rs"]
+mod drain;
+#[path = "h1_chunked.rs"]
+mod h1_chunked;
+#[path = "h1_decode.rs"]
+mod h1_decode;
+#[path = "h1_encode.rs"]
+mod h1_encode;
+#[path = "hostile.rs"]
+mod hostile;
+#[path = "schedule_and_merge.rs"]
+mod schedule_and_merge;
+#[path = "table.rs"]
+mod table;
+#[path = "tls.rs"]
+mod tls;
+#[path = "wire.rs"]
+mod wire;
+
+mod support;
