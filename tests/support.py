@@ -121,3 +121,36 @@ class SilentListener:
                 return count
             conn.close()
             count += 1
+
+
+def static_suite(
+    name: str,
+    description: str,
+    clients: list[int],
+    *,
+    threads_per_client: int = 1,
+    length_s: int = 3,
+    ramp_s: int = 1,
+) -> str:
+    """A small suite's TOML: HTTP/1.1 keep-alive GETs of the webcat-large-filemix fileset over a ladder
+    of `clients`, each mix `length_s` long with `ramp_s` of ramp-up and of ramp-down."""
+    return f"""
+name = "{name}"
+description = "{description}"
+source = "crest tests"
+[workload]
+fileset = "webcat-large-filemix"
+http_version = "1.1"
+keepalive = true
+[[workload.classes]]
+name = "static"
+kind = "static"
+weight = 1
+[ladder]
+clients = {clients}
+threads_per_client = {threads_per_client}
+[timing]
+length_s = {length_s}
+ramp_up_s = {ramp_s}
+ramp_down_s = {ramp_s}
+"""

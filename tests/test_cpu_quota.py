@@ -26,28 +26,11 @@ from crest.servers import cpus as cpu_split
 from crest.servers.base import ServerSettings, Target
 from crest.servers.cgroup import Cgroup
 from crest.servers.registry import adapter
-from support import run_cli
+from support import run_cli, static_suite
 
-SUITE = """
-name = "quota"
-description = "one saturating mix against a target under a CPU quota"
-source = "crest tests"
-[workload]
-fileset = "webcat-large-filemix"
-http_version = "1.1"
-keepalive = true
-[[workload.classes]]
-name = "static"
-kind = "static"
-weight = 1
-[ladder]
-clients = [16]
-threads_per_client = 2
-[timing]
-length_s = 5
-ramp_up_s = 1
-ramp_down_s = 1
-"""
+SUITE = static_suite(
+    "quota", "one saturating mix against a target under a CPU quota", [16], threads_per_client=2, length_s=5
+)
 WAIT_S = 90.0
 
 

@@ -16,25 +16,9 @@ from crest.filesets import build_manifest, generate
 from crest.servers import BuiltinServer, ServeSpec
 from crest.suite import load_suite
 from crest.urltable import build_table
-from support import run_cli
+from support import run_cli, static_suite
 
-SUITE = """
-name = "distribution"
-description = "one long keep-alive mix for counting"
-source = "crest tests"
-[workload]
-fileset = "webcat-large-filemix"
-http_version = "1.1"
-keepalive = true
-[[workload.classes]]
-name = "static"
-kind = "static"
-weight = 1
-[ladder]
-clients = [4]
-[timing]
-length_s = 2
-"""
+SUITE = static_suite("distribution", "one long keep-alive mix for counting", [4], length_s=2, ramp_s=0)
 
 
 def test_table_weights_are_class_share_times_file_weight() -> None:

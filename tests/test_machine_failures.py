@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from crest.filesets import generate
-from support import SilentListener, run_cli
+from support import SilentListener, run_cli, static_suite
 
 pytestmark = pytest.mark.integration
 
@@ -59,25 +59,7 @@ def test_an_engine_refused_its_event_loop_is_a_machine_error(silent_listener: Si
     assert line.endswith("Too many open files (os error 24)"), line
 
 
-SUITE = """
-name = "disk-fills"
-description = "four short mixes"
-source = "crest tests"
-[workload]
-fileset = "webcat-large-filemix"
-http_version = "1.1"
-keepalive = true
-[[workload.classes]]
-name = "static"
-kind = "static"
-weight = 1
-[ladder]
-clients = [1, 2, 3, 4]
-[timing]
-length_s = 3
-ramp_up_s = 1
-ramp_down_s = 1
-"""
+SUITE = static_suite("disk-fills", "four short mixes", [1, 2, 3, 4])
 
 
 @pytest.fixture

@@ -16,28 +16,7 @@ from pathlib import Path
 import pytest
 
 from crest.filesets import generate
-from support import default_sigint, run_cli, run_cli_in_process
-
-SUITE = """
-name = "test-ladder"
-description = "three small mixes for tests"
-source = "crest tests"
-[workload]
-fileset = "webcat-large-filemix"
-http_version = "1.1"
-keepalive = true
-[[workload.classes]]
-name = "static"
-kind = "static"
-weight = 1
-[ladder]
-clients = [1, 2, 3]
-threads_per_client = 2
-[timing]
-length_s = {length}
-ramp_up_s = 1
-ramp_down_s = 1
-"""
+from support import default_sigint, run_cli, run_cli_in_process, static_suite
 
 # Long enough to be caught mid-run; each test bounds its waits by these.
 WAIT_S = 60.0
@@ -52,7 +31,9 @@ def fileset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _suite(tmp_path: Path, length: int) -> Path:
     path = tmp_path / "suite.toml"
-    path.write_text(SUITE.format(length=length))
+    path.write_text(
+        static_suite("test-ladder", "three small mixes for tests", [1, 2, 3], threads_per_client=2, length_s=length)
+    )
     return path
 
 
@@ -168,7 +149,7 @@ def test_a_target_down_at_start_is_an_error_before_any_run_is_recorded(tmp_path:
 
 def test_a_bad_suite_file_names_the_file_key_and_rule(tmp_path: Path, closed_port: int) -> None:
     path = tmp_path / "suite.toml"
-    path.write_text(SUITE.format(length=3).replace("threads_per_client = 2", "threads_per_client = 0"))
+    path.write_text(static_suite("test-ladder", "three small mixes for tests", [1, 2, 3], threads_per_client=0))
     result = run_cli_in_process("run", str(path), "--target", f"http://127.0.0.1:{closed_port}")
     assert result.returncode == 2
     assert result.stderr.startswith("crest: error: ")
