@@ -79,14 +79,26 @@ def test_verdicts() -> None:
     ]
     s = summarize(points)
     assert s.max_error_rate == pytest.approx(50 / 1050)
-    assert [v.kind for v in s.verdicts] == ["error_rate", "client_bound", "target_idle"]
-    errors, bound, idle = s.verdicts
+    assert [v.kind for v in s.verdicts] == ["error_rate", "client_bound", "target_idle", "not_saturated"]
+    errors, bound, idle, rising = s.verdicts
     assert errors.message.startswith("errors above 1% of attempts at 1 load point(s) (worst 4.8% at load 1)")
     assert errors.figures == {"threshold": 0.01, "points": 1, "worst_error_rate": pytest.approx(50 / 1050),
                               "worst_load": 1.0}  # fmt: skip
     assert bound.message.startswith("client-bound at load 2:") and bound.figures == {"loads": [2.0]}
     assert idle.message.startswith("target idle at the peak (load 3) (60% idle)")
     assert idle.figures == {"load": 3.0, "target_idle_pct": 60.0}
+    assert rising.message.startswith("not saturated: req/s was still rising at the highest load (3)")
+    assert rising.figures == {"highest_load": 3.0}
+
+
+def test_a_collapse_is_a_verdict_and_a_plateau_none() -> None:
+    collapsed = summarize(
+        [point_from_mix(mix(i, c, r)) for i, (c, r) in enumerate([(1, 100.0), (2, 1000.0), (3, 70.0)])]
+    )
+    assert [(v.kind, v.figures) for v in collapsed.verdicts] == [("collapse", {"past_peak_ratio": pytest.approx(0.07)})]
+    assert collapsed.verdicts[0].message == "collapsed past its peak: req/s fell to 7% of the peak as load grew"
+    held = summarize([point_from_mix(mix(i, c, r)) for i, (c, r) in enumerate([(1, 100.0), (2, 1000.0), (3, 950.0)])])
+    assert held.shape == "plateau" and held.verdicts == []
 
 
 def test_target_idle_only_at_the_peak() -> None:
@@ -95,19 +107,19 @@ def test_target_idle_only_at_the_peak() -> None:
         point_from_mix(mix(0, 1, 100.0, monitor={"target_idle_pct": 90.0})),
         point_from_mix(mix(1, 2, 200.0, monitor={"target_idle_pct": 100.0 - BUSY_AT_PEAK_PCT})),
     ]
-    assert summarize(points).verdicts == []
+    assert [v for v in summarize(points).verdicts if v.kind == "target_idle"] == []
     points[1].target_idle_pct = 100.0 - BUSY_AT_PEAK_PCT + 1
-    assert [v.kind for v in summarize(points).verdicts] == ["target_idle"]
+    assert [v.kind for v in summarize(points).verdicts] == ["target_idle", "not_saturated"]
 
 
 def test_a_stored_target_idle_verdict_counts_at_the_peak_only() -> None:
     """Files of store schema 1 carry the verdict their runner judged on the peak mix."""
     stored = [verdicts.Verdict(verdicts.TARGET_IDLE, "target idle: 90% idle")]
     points = [point_from_mix(mix(0, 1, 100.0, verdicts=stored)), point_from_mix(mix(1, 2, 200.0))]
-    assert summarize(points).verdicts == []
+    assert [v for v in summarize(points).verdicts if v.kind == verdicts.TARGET_IDLE] == []
     points[1].target_idle = True
     assert summarize(points).verdicts[0].message.startswith("target idle at the peak (load 2):")
 
 
 def test_clean_curve_has_no_verdicts() -> None:
-    assert summary_of([1.0, 2.0]).verdicts == []
+    assert summary_of([1.0, 2.0, 1.95]).verdicts == []  # saturated, a plateau past the peak

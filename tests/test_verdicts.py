@@ -22,6 +22,8 @@ EVERY_CONSTRUCTOR = [
     verdicts.target_idle(8.0, 41.5),
     verdicts.target_idle(8.0, None),
     verdicts.error_rate(0.01, 2, 0.048, 16.0),
+    verdicts.not_saturated(60.0),
+    verdicts.collapse(0.07),
 ]
 # Only these modules may build a Verdict themselves: the constructors, and the upgrade of old files
 # (which keeps each old text as the message of its kind).

@@ -22,8 +22,13 @@ NOTE = "note"  # a warning of a results file written before verdicts were typed,
 # Drawn over a configuration's curve by the analysis:
 TARGET_IDLE = "target_idle"  # at the peak the target had idle CPU: something else limited it
 ERROR_RATE = "error_rate"  # points whose errors exceed a share of attempts
+NOT_SATURATED = "not_saturated"  # req/s still rising at the highest load: the real peak is higher
+COLLAPSE = "collapse"  # past the peak req/s fell below half of it
 
-KINDS = (CLIENT_BOUND, ERRORS, CUT_SHORT, PAGE_CACHE, CPU_SPLIT, PEAK_ONLY, NOTE, TARGET_IDLE, ERROR_RATE)
+KINDS = (
+    CLIENT_BOUND, ERRORS, CUT_SHORT, PAGE_CACHE, CPU_SPLIT, PEAK_ONLY, NOTE, TARGET_IDLE, ERROR_RATE, NOT_SATURATED,
+    COLLAPSE,
+)  # fmt: skip
 # A figure's name may not shadow the two fixed keys of a verdict's JSON.
 _RESERVED = ("kind", "message")
 
@@ -134,6 +139,25 @@ def error_rate(threshold: float, points: int, worst_error_rate: float, worst_loa
         f"errors above {threshold:.0%} of attempts at {points} load point(s)"
         f" (worst {worst_error_rate:.1%} at load {_load(worst_load)}): see the errors by kind",
         {"threshold": threshold, "points": points, "worst_error_rate": worst_error_rate, "worst_load": worst_load},
+    )
+
+
+def not_saturated(highest_load: float) -> Verdict:
+    """A curve whose req/s still rose at its highest load (VeriTest's single-thread suites)."""
+    return Verdict(
+        NOT_SATURATED,
+        f"not saturated: req/s was still rising at the highest load ({_load(highest_load)}), so the real peak is"
+        " higher; add load to find it",
+        {"highest_load": highest_load},
+    )
+
+
+def collapse(past_peak_ratio: float) -> Verdict:
+    """A curve whose req/s fell below half of its peak past it (Mindcraft's Apache fell to 7%)."""
+    return Verdict(
+        COLLAPSE,
+        f"collapsed past its peak: req/s fell to {past_peak_ratio:.0%} of the peak as load grew",
+        {"past_peak_ratio": past_peak_ratio},
     )
 
 

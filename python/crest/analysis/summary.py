@@ -16,7 +16,7 @@ from crest.analysis.peak import highest
 from crest.analysis.points import LoadPoint
 from crest.errors import ConfigError
 from crest.monitor import BUSY_AT_PEAK_PCT
-from crest.verdicts import Verdict, client_bound_points, error_rate, target_idle
+from crest.verdicts import Verdict, client_bound_points, collapse, error_rate, not_saturated, target_idle
 
 # Shape past the peak, from min(req/s after the peak) ÷ peak req/s. A plateau keeps
 # ≥ 90% (run-to-run noise of a healthy server is a few %); "graceful" keeps at least
@@ -88,7 +88,7 @@ def summarize(points: Sequence[LoadPoint], *, sweep: bool = False) -> CurveSumma
         past_peak_ratio=ratio,
         shape=shape,
         max_error_rate=max(p.error_rate for p in ordered),
-        verdicts=_verdicts(ordered, peak),
+        verdicts=_verdicts(ordered, peak) + _shape_verdicts(shape, ratio, ordered),
         points=len(ordered),
     )
 
@@ -111,6 +111,15 @@ def _shape(n: int, after: list[LoadPoint], ratio: float | None) -> tuple[str, bo
         return "collapse", True, "saturated — no request succeeded at any load"
     shape = shape_of(ratio)
     return shape, True, f"saturated — {shape} past the peak (falls to {ratio:.0%} of peak)"
+
+
+def _shape_verdicts(shape: str, ratio: float | None, points: list[LoadPoint]) -> list[Verdict]:
+    """What the curve's shape says a reader must mind: no peak reached yet, or a collapse past it."""
+    if shape == "rising":
+        return [not_saturated(points[-1].load)]
+    if shape == "collapse" and ratio is not None:
+        return [collapse(ratio)]
+    return []
 
 
 def _verdicts(points: list[LoadPoint], peak: LoadPoint) -> list[Verdict]:

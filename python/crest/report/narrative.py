@@ -186,17 +186,9 @@ def _cpu_quota(configs: list[dict[str, Any]]) -> list[str]:
 
 
 def _warnings(doc: dict[str, Any]) -> list[str]:
-    axis = doc["load_axis"]
     warnings: list[str] = []
     for c in doc["configurations"]:
         s = c["summary"]
-        if s["shape"] == "rising":
-            last = max(p["load"] for p in c["points"])
-            warnings.append(f"{c['label']} was not saturated: req/s was still rising at the highest load"
-                            f" ({fmt.load(last, axis)}), so its real peak is higher; add load to find it.")  # fmt: skip
-        if s["shape"] == "collapse":
-            warnings.append(f"{c['label']} collapsed past its peak: req/s fell to {fmt.percent(s['past_peak_ratio'])}"
-                            " of the peak as load grew.")  # fmt: skip
         warnings += [f"{c['label']}: {v['message']}" for v in s["verdicts"]]
         at_peak = next((p for p in c["points"] if p["load"] == c["peak"]["load"]), None)
         if at_peak and not fmt.missing(at_peak["rps_cv"]) and at_peak["rps_cv"] > NOISY_CV:
