@@ -77,10 +77,11 @@ def test_no_runs() -> None:
     assert configurations([]) == []
 
 
-def _stored(detail: RunDetail, digest: str, **options: Any) -> RunDetail:
-    """The run as crest run stores a provisioned one: its options and its server's configuration digest."""
+def _stored(detail: RunDetail, digest: str, version: str = "Apache/2.4.71", **options: Any) -> RunDetail:
+    """The run as crest run stores a provisioned one: its options, its server's version and configuration digest."""
     config = {"options": {"server": "apache-event", "server_options": {}, **options},
-              "server": {"name": "apache-event", "config_text": "…", "config_sha256": digest}}  # fmt: skip
+              "server": {"name": "apache-event", "version": version, "config_text": "…",
+                         "config_sha256": digest}}  # fmt: skip
     return replace(detail, meta=replace(detail.meta, config=config))
 
 
@@ -105,6 +106,18 @@ def test_equal_factors_but_different_server_configuration_are_not_trials() -> No
     configs = configurations(details)
     assert [[t.id for t in c.trials] for c in configs] == [["a", "c"], ["b"]]
     assert [c.label for c in configs] == ["server_config=aaaaaaaa", "server_config=bbbbbbbb"]
+
+
+def test_an_upgraded_server_is_another_configuration() -> None:
+    factors = {"server": "apache-event"}
+    details = [
+        _stored(run([1.0], factors=factors, run_id="a"), "aaaaaaaa11", version="Apache/2.4.71"),
+        _stored(run([1.0], factors=factors, run_id="b"), "aaaaaaaa11", version="Apache/2.4.72"),
+        _stored(run([1.0], factors=factors, repeat_index=1, run_id="c"), "aaaaaaaa11", version="Apache/2.4.71"),
+    ]
+    configs = configurations(details)
+    assert [[t.id for t in c.trials] for c in configs] == [["a", "c"], ["b"]]
+    assert [c.label for c in configs] == ["server_version=Apache/2.4.71", "server_version=Apache/2.4.72"]
 
 
 def test_equal_factors_but_different_stored_settings_are_not_trials() -> None:

@@ -6,8 +6,9 @@ run's stored settings (server, server options, cores, memory, access log,
 timeout, content checks, engine threads), a URL target's address, and the
 digest of the provisioned server's effective configuration (its files,
 command line and environment with the run's own site directory and ports
-taken out). Runs stored without settings (published tables) are told apart by
-suite, profile and factors, and by target when they have no factors. Labels
+taken out) and the server's version (an upgrade alone changes what is
+measured). Runs stored without settings (published tables) are told apart
+by suite, profile and factors, and by target when they have no factors. Labels
 name only what differs between the configurations at hand, so a table of
 nginx vs apache says "server=nginx", not every factor. It must not compute
 statistics.
@@ -84,6 +85,8 @@ def settings(detail: RunDetail) -> dict[str, Any]:
     server = config.get("server")
     if isinstance(server, dict) and server.get("config_sha256"):
         out["server_config"] = server["config_sha256"]
+    if isinstance(server, dict) and server.get("version"):
+        out["server_version"] = server["version"]  # an upgrade alone is another configuration
     return out
 
 
