@@ -115,3 +115,14 @@ def test_format_count_and_seconds() -> None:
     assert format_seconds(1.5) == "1.5s"
     assert format_seconds(120.0) == "2m"
     assert format_seconds(90.0) == "1m30s"
+
+
+def test_parse_values_splits_on_unescaped_commas_and_refuses_empty_or_repeated_items() -> None:
+    from crest.units import parse_values
+
+    assert parse_values(" nginx , apache-event", what="--server") == ["nginx", "apache-event"]
+    assert parse_values(r"a\,b,c", what="--server-opt K") == ["a,b", "c"]
+    with pytest.raises(ConfigError, match=r"^--memory '1G,' has an empty item: give comma-separated values, e.g. 1,2$"):
+        parse_values("1G,", what="--memory")
+    with pytest.raises(ConfigError, match=r"^--server 'a,a' repeats a value: give each once$"):
+        parse_values("a,a", what="--server")

@@ -18,6 +18,28 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(us|µs|ms|s|m|h)")
 _BARE_NUMBER = re.compile(r"\d+(?:\.\d*)?|\.\d+")
 _COUNT = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([kKMG]?)")
 _COUNT_SUFFIX = {"": 1, "k": 1_000, "K": 1_000, "M": 1_000_000, "G": 1_000_000_000}
+# Separates the values of a list option; "\," is a comma inside a value.
+_UNESCAPED_COMMA = re.compile(r"(?<!\\),")
+
+
+def parse_values(text: str, *, what: str, example: str = "1,2", hint: str = "") -> list[str]:
+    """Split a comma-separated option value ("nginx,apache-event", "150,400") into its items, each
+    stripped; a comma inside an item is written \\, (so "a\\,b" is the one item "a,b").
+
+    Args:
+        what: how the option is named in error messages (e.g. "--server").
+        example: a valid list, shown with an empty item's error.
+        hint: appended to that error (e.g. how to write a comma inside a value).
+
+    Raises:
+        ConfigError: an empty item, or one given twice.
+    """
+    items = [item.replace("\\,", ",").strip() for item in _UNESCAPED_COMMA.split(text)]
+    if not all(items):
+        raise ConfigError(f"{what} {text!r} has an empty item: give comma-separated values, e.g. {example}{hint}")
+    if len(set(items)) != len(items):
+        raise ConfigError(f"{what} {text!r} repeats a value: give each once")
+    return items
 
 
 def parse_duration(text: str, *, what: str = "duration", allow_zero: bool = False) -> float:

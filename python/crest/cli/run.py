@@ -8,7 +8,6 @@ prints.
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,7 +24,7 @@ from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, load_group, load_suite
-from crest.units import format_bytes, format_latency_us, parse_duration, parse_size
+from crest.units import format_bytes, format_latency_us, parse_duration, parse_size, parse_values
 
 
 def run_command(
@@ -156,7 +155,7 @@ def run_command(
 
 def _axes(server: str | None, target: str | None, cpus: str | None, memory: str | None) -> dict[str, list[Any]]:
     """The value lists of --server, --cpus and --memory that were given: the planner combines them."""
-    servers = _list(server, "--server") if server else [EXTERNAL]
+    servers = parse_values(server, what="--server", example="nginx,apache-event") if server else [EXTERNAL]
     if target is not None and server is not None and servers != [EXTERNAL]:
         raise ConfigError("--target names a target crest does not start; --server starts one: give one of them")
     if EXTERNAL in servers and (len(servers) > 1 or target is None):
@@ -167,20 +166,11 @@ def _axes(server: str | None, target: str | None, cpus: str | None, memory: str 
     if cpus:
         axes["cpus"] = [s.cpus for s in cpu_split.parse(cpus)]  # whole cores stay ints, fractions floats
     if memory:
-        values = _list(memory, "--memory")
+        values = parse_values(memory, what="--memory", example="256M,1G")
         for m in values:
             parse_size(m, what="--memory")
         axes["memory"] = values  # stored as written (256M); the planner turns each into bytes
     return axes
-
-
-def _list(text: str, what: str) -> list[str]:
-    items = [item.strip() for item in text.split(",")]
-    if not all(items):
-        raise ConfigError(f"{what} {text!r} has an empty item: give comma-separated values, e.g. 1,2")
-    if len(set(items)) != len(items):
-        raise ConfigError(f"{what} {text!r} repeats a value: give each once")
-    return items
 
 
 def _server_options(pairs: list[str]) -> dict[str, list[str]]:
@@ -196,20 +186,10 @@ def _server_options(pairs: list[str]) -> dict[str, list[str]]:
             raise ConfigError(
                 f"--server-opt {key} is given twice: give its values once, comma-separated, e.g. {key}=150,400"
             )
-        items = [item.replace("\\,", ",").strip() for item in _UNESCAPED_COMMA.split(value)]
-        if not all(items):
-            raise ConfigError(
-                f"--server-opt {pair!r} has an empty item: give comma-separated values, e.g. {key}=150,400"
-                " (a comma inside a value is written \\,)"
-            )
-        if len(set(items)) != len(items):
-            raise ConfigError(f"--server-opt {pair!r} repeats a value: give each once")
-        options[key] = items
+        options[key] = parse_values(
+            value, what=f"--server-opt {key}", example=f"{key}=150,400", hint=" (a comma inside a value is written \\,)"
+        )
     return options
-
-
-# Separates a --server-opt's values; \\, is a comma inside a value.
-_UNESCAPED_COMMA = re.compile(r"(?<!\\),")
 
 
 class Progress:

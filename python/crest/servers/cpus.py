@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crest.errors import ConfigError
+from crest.units import parse_values
 
 # The CFS period of a fractional --cpus. A quota lets the target run quota_us in every period and
 # then stalls it until the period ends, so a request caught by the stall waits up to
@@ -85,11 +86,8 @@ def parse(text: str, *, what: str = "--cpus") -> list[CpuShare]:
     Raises:
         ConfigError: an empty or repeated item, or a value `share` refuses.
     """
-    items = [item.strip() for item in text.split(",")]
-    if not all(items):
-        raise ConfigError(f"{what} {text!r} has an empty item: give comma-separated values, e.g. 0.5,1,2")
-    shares = [share(item, what=what) for item in items]
-    if len({s.cpus for s in shares}) != len(shares):
+    shares = [share(item, what=what) for item in parse_values(text, what=what, example="0.5,1,2")]
+    if len({s.cpus for s in shares}) != len(shares):  # 1 and 1.0 are one value
         raise ConfigError(f"{what} {text!r} repeats a value: give each once")
     return shares
 
