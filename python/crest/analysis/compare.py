@@ -34,22 +34,40 @@ def percent_improvement(a: float, b: float) -> float:
 
 @dataclass
 class PeakRow:
-    """One configuration's peak: the highest point of its mean curve over trials (see peak.peak_of).
-
-    n, peak_rps_sd and peak_rps_ci95 are that load's over trials (sd and CI None
-    for a single trial); `peak` holds the rest, each trial's own peak included.
-    """
+    """One configuration's peak: the highest point of its mean curve over trials (see peak.peak_of),
+    each trial's own peak included; the properties name its figures as the tables do."""
 
     label: str
     factors: dict[str, Any]
-    n: int
-    peak_rps: float
-    peak_rps_sd: float | None
-    peak_rps_ci95: tuple[float, float] | None
-    peak_rps_load: float  # where the mean curve peaks
-    peak_throughput_Bps: float
     peak: Peak
     summaries: list[CurveSummary] = field(default_factory=list)  # one per trial
+
+    @property
+    def n(self) -> int:
+        """Trials that measured the peak's load."""
+        return self.peak.n
+
+    @property
+    def peak_rps(self) -> float:
+        return self.peak.rps
+
+    @property
+    def peak_rps_sd(self) -> float | None:
+        """Over trials at the peak's load; None for a single trial."""
+        return self.peak.rps_sd
+
+    @property
+    def peak_rps_ci95(self) -> tuple[float, float] | None:
+        return self.peak.rps_ci95
+
+    @property
+    def peak_rps_load(self) -> float:
+        """Where the mean curve peaks."""
+        return self.peak.load
+
+    @property
+    def peak_throughput_Bps(self) -> float:
+        return self.peak.throughput_Bps
 
     def ranking_key(self) -> float:
         """Higher peaks first; a missing peak last."""
@@ -171,15 +189,4 @@ def _peak_row(config: Configuration, load_axis: str) -> PeakRow:
         raise ConfigError(f"configuration {config.label!r} has no stored mix in any trial: pick runs that measured")
     summaries = [summarize(points, sweep=load_axis == "size") for points in trials]
     peak = peak_of(trials)
-    return PeakRow(
-        label=config.label,
-        factors=dict(config.factors),
-        n=peak.n,
-        peak_rps=peak.rps,
-        peak_rps_sd=peak.rps_sd,
-        peak_rps_ci95=peak.rps_ci95,
-        peak_rps_load=peak.load,
-        peak_throughput_Bps=peak.throughput_Bps,
-        peak=peak,
-        summaries=summaries,
-    )
+    return PeakRow(label=config.label, factors=dict(config.factors), peak=peak, summaries=summaries)

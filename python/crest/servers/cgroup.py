@@ -93,19 +93,6 @@ class Cgroup:
         except OSError:
             return None
 
-    def throttled(self) -> tuple[int, float] | None:
-        """Periods in which the quota stalled the target, and the time stalled (seconds); None without a quota."""
-        d = self.dirs.get("cpu")
-        if d is None:
-            return None
-        try:
-            stat = dict(line.split(" ", 1) for line in (d / "cpu.stat").read_text().splitlines() if " " in line)
-            if self.version == 2:
-                return int(stat["nr_throttled"]), int(stat["throttled_usec"]) / 1e6
-            return int(stat["nr_throttled"]), int(stat["throttled_time"]) / 1e9
-        except (OSError, KeyError, ValueError):
-            return None
-
     def peak_bytes(self) -> int | None:
         """The most memory the cgroup used (page cache included), where the kernel says."""
         d = self.dirs.get("memory")
