@@ -12,7 +12,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from crest.filesets import generate
-from support import SilentListener, run_cli, static_suite
+from support import SilentListener, run_cli, static_suite, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -126,15 +125,16 @@ def test_a_disk_that_fills_during_a_run_fails_it_in_one_line_and_resume_complete
         [sys.executable, "-m", "crest", "run", str(suite), "--target", target, "--db", str(db), "-q"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + WAIT_S
-    while True:  # the first mix is stored: fill the disk while the second one runs (3 s)
+
+    def first_mix_stored() -> bool:
+        assert proc.poll() is None, "crest run ended before it stored its first mix"
         try:
-            if _rows(db, "SELECT COUNT(*) FROM mixes")[0][0] >= 1:
-                break
+            return bool(_rows(db, "SELECT COUNT(*) FROM mixes")[0][0] >= 1)
         except sqlite3.Error:
-            pass
-        assert proc.poll() is None and time.monotonic() < deadline, "the first mix was not stored"
-        time.sleep(0.05)
+            return False
+
+    # Once the first mix is stored, fill the disk while the second one runs (3 s).
+    wait_until(first_mix_stored, WAIT_S, "the first mix stored")
     filler = _fill(small_disk)
     _, err = proc.communicate(timeout=WAIT_S)
     [(run_id, status, reason)] = _rows(db, "SELECT id, status, reason FROM runs")
