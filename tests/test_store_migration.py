@@ -58,7 +58,7 @@ def test_opening_upgrades_verdicts_and_columns_in_place(db: Path) -> None:
     before = v1_rows()
     runs = runs_by_suite(db)
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     assert set(runs) == {"tiny-sweep", "tiny-ladder", "hand-written", "published"}
     kinds = {suite: [[v.kind for v in m.verdicts] for m in d.mixes] for suite, d in runs.items()}
     assert kinds == {
@@ -78,6 +78,7 @@ def test_opening_upgrades_verdicts_and_columns_in_place(db: Path) -> None:
     assert [m.size_bytes for m in sweep] == [500, 5000]
     assert all(m.access_log_requests and m.client_cpu_s and m.connections_opened for m in sweep)
     assert all(m.access_log_requests is None and m.size_bytes is None for m in runs["tiny-ladder"].mixes)
+    assert all(m.cluster is None for d in runs.values() for m in d.mixes)  # schema 3: every older mix ran on one machine
     bound = runs["hand-written"].mixes[1].verdicts[1]
     assert bound.figures == {"engine_cpu_util_pct": 97.3, "engine_cores": 1}  # from the mix's monitor
     assert runs["tiny-sweep"].mixes[0].verdicts[0].figures == {"target_cores": 2}

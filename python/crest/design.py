@@ -12,7 +12,7 @@ the design table and the arithmetic.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,9 +172,12 @@ def load_design(path: Path) -> DesignFile:
     return d
 
 
-def plan_design(d: DesignFile, *, store_path: Path) -> tuple[Plan, list[dict[str, Any]]]:
+def plan_design(
+    d: DesignFile, *, store_path: Path, placement: Mapping[str, Any] | None = None
+) -> tuple[Plan, list[dict[str, Any]]]:
     """The design's experiment (one configuration per row, its replications as trials, interleaved by
-    crest.experiment) and each configuration's row of levels.
+    crest.experiment) and each configuration's row of levels. `placement` holds the cluster options
+    (cluster, nodes, target_node, ...) every run shares.
 
     Raises:
         ConfigError: a level that cannot be applied (a suite that does not load, a memory that is no size).
@@ -192,6 +195,7 @@ def plan_design(d: DesignFile, *, store_path: Path) -> tuple[Plan, list[dict[str
             factors=dict(fixed),  # fixed settings are stored like --server-opt's, so grouping sees them
             server=d.server,
             server_options=fixed,
+            **dict(placement or {}),
         )
         requests.append(configure(base, levels, options=d.option_factors))
     return plan(requests, prefix="doe"), rows
@@ -203,10 +207,11 @@ def run_design(
     store_path: Path,
     on_event: EventCallback | None = None,
     on_run: Callable[[DesignRun], None] | None = None,
+    placement: Mapping[str, Any] | None = None,
 ) -> tuple[str, list[DesignRun]]:
     """Run every trial of the design (every configuration checked before any sends); returns the
     experiment id and one DesignRun per run, in the order they ran."""
-    p, rows = plan_design(d, store_path=store_path)
+    p, rows = plan_design(d, store_path=store_path, placement=placement)
     out: list[DesignRun] = []
 
     def record(configuration: Configuration, trial: Trial, run_id: str) -> None:

@@ -33,3 +33,11 @@ class DiskFullError(MachineError):
         super().__init__(f"cannot {action}: {problem}: free space and try again")
         self.action = action
         self.problem = problem
+
+
+class NodeLostError(MachineError):
+    """A cluster node died or stopped answering during a mix: the mix fails, never a silent rebalance."""
+
+    def __init__(self, node: str, why: str) -> None:
+        super().__init__(f"node {node} {why}")
+        self.node = node

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from crest.errors import ConfigError
-from crest.runner import EventCallback, RunRequest, SuiteRunner
+from crest.runner import EventCallback, RunRequest, SuiteRunner, close_clusters
 from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
 from crest.store import Store
@@ -152,14 +152,17 @@ def execute(
 ) -> list[str]:
     """Check every configuration (suite, fileset, server, cores, memory, options) before any of them
     sends, then make every trial in the plan's order; returns the run ids in that order."""
-    runners = [SuiteRunner(c.request, on_event) for c in p.configurations]
-    for runner in runners:
-        runner.preflight()
-    run_ids = []
-    with Store(store_path) as store:
-        for trial in p.trials:
-            run_id = runners[trial.configuration].run_trial(store, trial.index)
-            run_ids.append(run_id)
-            if on_run is not None:
-                on_run(p.configurations[trial.configuration], trial, run_id)
-    return run_ids
+    try:
+        runners = [SuiteRunner(c.request, on_event) for c in p.configurations]
+        for runner in runners:
+            runner.preflight()
+        run_ids = []
+        with Store(store_path) as store:
+            for trial in p.trials:
+                run_id = runners[trial.configuration].run_trial(store, trial.index)
+                run_ids.append(run_id)
+                if on_run is not None:
+                    on_run(p.configurations[trial.configuration], trial, run_id)
+        return run_ids
+    finally:
+        close_clusters()

@@ -178,6 +178,20 @@ def client_bound_verdict(summary: dict[str, Any]) -> Verdict | None:
     return verdicts.client_bound(engine_cpu_util_pct=engine["cpu_util_pct"], engine_cores=engine["cores"])
 
 
+def nodes_engine_summary(nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """A cluster mix's engine figures from its nodes' own monitors: the cores of every node, the busiest
+    node's utilisation (the mix is client-bound when any node was)."""
+    busiest = max(nodes, key=lambda n: float(n.get("engine_cpu_util_pct") or 0.0))
+    return {
+        "engine": {
+            "cores": sum(int(n.get("engine_cores") or 0) for n in nodes),
+            "cpu_util_pct": float(busiest.get("engine_cpu_util_pct") or 0.0),
+            "busiest_node": busiest.get("node_id"),
+        },
+        "client_bound": any(bool(n.get("client_bound")) for n in nodes),
+    }
+
+
 def _ctx_switches(pid: int) -> tuple[int, int]:
     """Voluntary and involuntary context switches of every thread of a process (the process's own
     /proc status counts only its first thread, and servers switch in their worker threads)."""

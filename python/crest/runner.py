@@ -12,6 +12,7 @@ plans: which runs an experiment has and their order are crest.experiment's.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -19,12 +20,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from crest.errors import ConfigError, DiskFullError, MachineError, TargetError
+from crest.errors import ConfigError, DiskFullError, MachineError, NodeLostError, TargetError
 from crest.filesets import Manifest, build_manifest, load_manifest
-from crest.filesets.cache import cached_fileset
+from crest.filesets.cache import cached_fileset, empty_docroot
 from crest.host import drop_page_cache, host_facts
 from crest.loadclient import LoadClient
-from crest.monitor import Monitor, client_bound_verdict
+from crest.monitor import Monitor, client_bound_verdict, nodes_engine_summary
 from crest.preflight import check_reachable, parse_url
 from crest.runspec import RunSpec
 from crest.servers import cpus as cpu_split
@@ -63,6 +64,14 @@ class RunRequest:
     memory_bytes: int | None = None  # the target's memory limit (cgroup)
     server_options: dict[str, str] = field(default_factory=dict)
     access_log: bool = False  # the target logs each request; each mix stores the count
+    # Cluster mode (crest.cluster): the --cluster address, how many load nodes (None: every free one), the
+    # node a provisioned target runs on, and a monitor beside an external target (a node and a pid or name).
+    cluster: str | None = None
+    nodes: int | None = None
+    target_node: str | None = None
+    monitor_node: str | None = None
+    monitor_pid: int | None = None
+    monitor_name: str | None = None
 
     def options(self) -> dict[str, Any]:
         """The options as stored with the run (resume rebuilds the request from them)."""
@@ -109,9 +118,12 @@ class SuiteRunner:
         self.request = request
         self.on_event = on_event or (lambda _event: None)
         self.mixes = request.suite.mixes(request.profile)
-        self.share = cpu_split.share(request.cpus) if request.cpus else None
+        # In cluster mode the target has its node to itself: its --cpus are split there, not here.
+        local_cpus = request.cpus if request.cluster is None else None
+        self.share = cpu_split.share(local_cpus) if local_cpus else None
         self.split = cpu_split.split(self.share.cpus) if self.share else None
         self._docroot: Path | None = None
+        self._watch: Any = None  # crest.cluster.target.NodeWatch during a run with --monitor-node
         if request.server is None:
             if request.target is None:
                 raise ConfigError("give a target URL (--target) or a server to provision (--server)")
@@ -120,6 +132,7 @@ class SuiteRunner:
                     "--cpus, --memory, --server-opt and --access-log need a target crest starts:"
                     " give --server NAME instead of --target (see `crest servers`)"
                 )
+        _check_cluster_options(request)
         self.manifest = self._manifest()
         self.table: RequestTable | None = None
         # A sweep's mixes each have their own table (static files of one size); cached by size.
@@ -150,11 +163,15 @@ class SuiteRunner:
 
     def preflight(self) -> None:
         """Check the target before anything is recorded or sent: a URL accepts connections, or a
-        server can be provisioned as asked (installed, serves the workload's kinds, cores, memory)."""
+        server can be provisioned as asked (installed, serves the workload's kinds, cores, memory).
+        In cluster mode: the cluster answers and has the nodes asked for (each load node then checks
+        the target from where it stands at the ready barrier before each mix)."""
+        if self.request.cluster is not None:
+            self._cluster_nodes()
         if self.request.server is not None:
             settings = self._settings()
             Target(server_adapter(self.request.server), settings)  # checks; starts nothing
-            if settings.memory_bytes is not None or settings.cpu_quota is not None:
+            if self.request.cluster is None and (settings.memory_bytes is not None or settings.cpu_quota is not None):
                 with Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota):
                     pass
             if self.table is None:
@@ -163,8 +180,9 @@ class SuiteRunner:
                 self.table = None
                 self.request = replace(self.request, target=None, tls_target=None)
             return
-        for url in filter(None, (self.request.target, self.request.tls_target)):
-            check_reachable(parse_url(url))
+        if self.request.cluster is None:
+            for url in filter(None, (self.request.target, self.request.tls_target)):
+                check_reachable(parse_url(url))
         # Validate one engine config now so a bad option fails before the run exists.
         LoadClient(self._spec(self.mixes[0]))
 
@@ -177,13 +195,46 @@ class SuiteRunner:
             self._execute(store, run_id, repeat_index, self.mixes, target)
             return run_id
 
+    def _cluster_nodes(self) -> tuple[Any, list[Any], Any]:
+        """The cluster session, its load nodes and the target's (or monitor's) node, checked against the
+        suite: ConfigError before anything is recorded."""
+        from crest.cluster import placement
+        from crest.cluster.session import session
+
+        assert self.request.cluster is not None
+        cluster = session(self.request.cluster)
+        alive = cluster.nodes()
+        where = self.request.target_node or self.request.monitor_node
+        option = "--target-node" if self.request.target_node else "--monitor-node"
+        side = placement.find_node(alive, where, option) if where else None
+        load = placement.choose_nodes(alive, self.request.nodes, {side.node_id} if side else set())
+        placement.check_clients(max(m.clients for m in self.mixes), load)
+        return cluster, load, side
+
     @contextmanager
     def _target(self) -> Iterator[Target | None]:
         """The provisioned target for one run, started and bound; None for a URL target."""
-        if self.request.server is None:
+        server = self.request.server
+        if server is None:
             yield None
             return
-        target = Target(server_adapter(self.request.server), self._settings())
+        if self.request.cluster is not None:
+            from crest.cluster.actors import NODE_DOCROOT
+            from crest.cluster.target import NodeTarget
+
+            cluster, _, node = self._cluster_nodes()
+            fileset = self.request.suite.workload.fileset if self.request.fileset_dir is None else None
+            remote = NodeTarget(cluster, node, server, self._settings(docroot=NODE_DOCROOT), self.request.cpus,
+                                (fileset, fileset_connections(self.request.suite)))  # fmt: skip
+            try:
+                self._bind(replace(self.request, target=remote.url, tls_target=remote.tls_url, insecure=True))
+                yield remote  # type: ignore[misc]  # the face of Target the runner uses
+            finally:
+                remote.stop()
+                self.request = replace(self.request, target=None, tls_target=None)
+                self.table = None
+            return
+        target = Target(server_adapter(server), self._settings())
         with target:
             self._bind(replace(self.request, target=target.url, tls_target=target.tls_url, insecure=True))
             try:
@@ -198,15 +249,15 @@ class SuiteRunner:
             workload = self.request.suite.workload
             self._docroot = (
                 cached_fileset(workload.fileset, connections=fileset_connections(self.request.suite))
-                if workload.fileset else _empty_docroot()
+                if workload.fileset else empty_docroot()
             )  # fmt: skip
         return self._docroot
 
-    def _settings(self) -> ServerSettings:
+    def _settings(self, docroot: Path | None = None) -> ServerSettings:
         workload = self.request.suite.workload
         kinds = {c.kind for c in workload.classes if c.kind in DYNAMIC_KINDS}
         cores = self.split.target if self.split else ()
-        docroot = self.request.fileset_dir or self._cached_docroot()
+        docroot = docroot or self.request.fileset_dir or self._cached_docroot()
         return ServerSettings(
             docroot=docroot,
             cpus=cores,
@@ -223,6 +274,13 @@ class SuiteRunner:
     @classmethod
     def resume(cls, run_id: str, store_path: Path = DEFAULT_PATH, on_event: EventCallback | None = None) -> str:
         """Continues a stored run with the mixes it has not finished."""
+        try:
+            return cls._resume(run_id, store_path, on_event)
+        finally:
+            close_clusters()
+
+    @classmethod
+    def _resume(cls, run_id: str, store_path: Path, on_event: EventCallback | None) -> str:
         with Store(store_path) as store:
             detail = store.run(run_id)
             if detail.status == "complete":
@@ -246,36 +304,77 @@ class SuiteRunner:
 
     def _execute(self, store: Store, run_id: str, repeat_index: int, mixes: list[Mix], target: Target | None) -> None:
         self.on_event(Event("run-started", run_id, repeat_index, mixes=len(self.mixes)))
+        load_nodes = None
         try:
-            self._execute_mixes(store, run_id, repeat_index, mixes, target)
+            if self.request.cluster is not None:
+                from crest.cluster.driver import LoadNodes
+                from crest.cluster.target import NodeWatch
+
+                cluster, nodes, side = self._cluster_nodes()
+                if self.request.monitor_node is not None:
+                    self._watch = NodeWatch(cluster, side, self.request.monitor_pid, self.request.monitor_name)
+                load_nodes = LoadNodes(cluster, nodes)
+            self._execute_mixes(store, run_id, repeat_index, mixes, target, load_nodes)
         except KeyboardInterrupt:
             # Ctrl-C outside a mix's load (a preflight, storing a mix): still interrupted, not "running".
             self._finish(store, run_id, repeat_index, "interrupted", "interrupted between mixes")
             raise RunInterrupted(run_id) from None
+        except NodeLostError as exc:
+            db = "" if store.path == DEFAULT_PATH else f" --db {store.path}"
+            raise NodeLostError(exc.node, f"{str(exc).removeprefix(f'node {exc.node} ')}: the mixes before it are"
+                                f" stored; when the cluster is whole again, crest run --resume {run_id}{db}") from None  # fmt: skip
+        finally:
+            if load_nodes is not None:
+                load_nodes.close()
+            if self._watch is not None:
+                self._watch.stop()
+                self._watch = None
+
+    def _load(self, mix: Mix, repeat_index: int, load_nodes: Any) -> Any:
+        """The load of one mix: this machine's engine, or the cluster's nodes (the same face)."""
+        spec = self._spec(mix, repeat_index)
+        if load_nodes is None:
+            return LoadClient(spec)
+        return load_nodes.load(spec, mix.clients, mix.index)
+
+    def _monitor(self, target: Target | None) -> Any:
+        """The mix's monitor: here, or on the target's node in cluster mode (the same face)."""
+        if self.request.cluster is not None:
+            if target is not None:
+                return target.monitor()  # type: ignore[attr-defined]  # a NodeTarget
+            if self._watch is not None:
+                return self._watch.monitor()
+            return None
+        return Monitor(
+            target.pids if target is not None else None,
+            target_cores=self._target_cores(target),
+            engine_cores=len(self.split.engine) if self.split else len(cpu_split.available()),
+        )
 
     def _execute_mixes(
-        self, store: Store, run_id: str, repeat_index: int, mixes: list[Mix], target: Target | None
-    ) -> None:
+        self, store: Store, run_id: str, repeat_index: int, mixes: list[Mix], target: Target | None,
+        load_nodes: Any = None,
+    ) -> None:  # fmt: skip
         for mix in mixes:
             self.on_event(Event("mix-started", run_id, repeat_index, mix=mix, mixes=len(self.mixes)))
             try:
-                client = LoadClient(self._spec(mix, repeat_index))
+                client = self._load(mix, repeat_index, load_nodes)
                 client.preflight()
             except TargetError as exc:
                 self._finish(store, run_id, repeat_index, "failed", f"target unreachable before mix {mix.index}: {exc}")
                 raise
+            except NodeLostError as exc:
+                self._finish(store, run_id, repeat_index, "failed", f"before mix {mix.index}: node {exc}")
+                raise
             found = drop_page_cache() if self.request.suite.workload.drop_caches else []
             if self.split is not None and self.split.shared:
                 found.append(cores_shared(len(self.split.target)))
-            monitor = Monitor(
-                target.pids if target is not None else None,
-                target_cores=self._target_cores(target),
-                engine_cores=len(self.split.engine) if self.split else len(cpu_split.available()),
-            )
+            monitor = self._monitor(target)
             logged_before = target.access_log_lines() if target is not None else 0
             started = time.time()
             progress = lambda live, m=mix: self.on_event(Event("mix-progress", run_id, repeat_index, mix=m, live=live))  # noqa: E731
-            monitor.start()
+            if monitor is not None:
+                monitor.start()
             try:
                 with cpu_split.pinned(self.split.engine) if self.split else nullcontext():
                     result = client.run(progress)
@@ -283,19 +382,28 @@ class SuiteRunner:
                 self._finish(store, run_id, repeat_index, "failed", f"mix {mix.index}: {exc}")
                 raise
             finally:
-                monitor.stop()
+                if monitor is not None:
+                    monitor.stop()
             ended = time.time()
             if result.interrupted:
                 self._finish(store, run_id, repeat_index, "interrupted", f"interrupted during mix {mix.index}")
                 raise RunInterrupted(run_id)
             record = mix_from_report(mix, result.report, started, ended, found)
             t = mix.timing
-            record.monitor.update(monitor.summary(started + t.ramp_up_s, started + t.length_s - t.ramp_down_s))
+            if "cluster" in result.report:
+                # The engine ran on the nodes: the mix starts at their common start, and each node's
+                # own monitor judged its engine (the busiest node speaks for the mix).
+                started = float(result.report["cluster"]["start_at_unix_s"])
+                record.started_at = started
+                record.cluster = result.report["cluster"]
+                record.monitor.update(nodes_engine_summary(record.cluster["nodes"]))
+            if monitor is not None:
+                record.monitor.update(monitor.summary(started + t.ramp_up_s, started + t.length_s - t.ramp_down_s))
             client_bound = client_bound_verdict(record.monitor)
             if client_bound:
                 record.verdicts.append(client_bound)
             if target is not None and self.request.access_log:
-                time.sleep(target.adapter.access_log_flush_s)
+                time.sleep(target.access_log_flush_s)
                 record.access_log_requests = target.access_log_lines() - logged_before
             try:
                 store.add_mix(run_id, record)
@@ -338,7 +446,7 @@ class SuiteRunner:
     def _dead_target_reason(self, mix: Mix, target: Target | None = None) -> str | None:
         try:
             if target is not None:
-                target.processes.check_alive()
+                target.check_alive()
             for url in filter(None, (self.request.target, self.request.tls_target)):
                 check_reachable(parse_url(url))
         except TargetError as exc:
@@ -418,18 +526,45 @@ class SuiteRunner:
         )
 
 
-def _empty_docroot() -> Path:
-    """A docroot for workloads without static files (dynamic only): an empty cached directory."""
-    from crest.filesets.cache import cache_root
-
-    path = cache_root() / "empty-docroot"
-    path.mkdir(parents=True, exist_ok=True)
-    path.chmod(0o755)
-    return path
-
-
 def fileset_connections(suite: Suite) -> int | None:
     """The `--connections` a suite's fileset is generated with (SPECweb99 scales directories by it)."""
     if suite.workload.fileset != "specweb99":
         return None
     return suite.workload.fileset_connections or max(m.connections for m in suite.mixes("full"))
+
+
+def _check_cluster_options(request: RunRequest) -> None:
+    """The cluster options fit together (no Ray needed to tell).
+
+    Raises:
+        ConfigError: an option that needs another, or two that exclude each other.
+    """
+    if request.cluster is None:
+        given = [flag for flag, v in (("--nodes", request.nodes), ("--target-node", request.target_node),
+                 ("--monitor-node", request.monitor_node)) if v is not None]  # fmt: skip
+        if given:
+            raise ConfigError(f"{given[0]} places work on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)")
+        return
+    from crest.cluster.address import parse_cluster
+
+    parse_cluster(request.cluster)
+    if request.server is not None and request.target_node is None:
+        raise ConfigError(
+            "with --cluster, a target crest starts needs its node: add --target-node NODE (a node id, IP or resource)"
+        )
+    if request.target_node is not None and request.server is None:
+        raise ConfigError("--target-node runs a target crest starts: give --server NAME instead of --target")
+    if request.monitor_node is not None:
+        if request.server is not None:
+            raise ConfigError("--monitor-node watches a target crest did not start: use it with --target, not --server")
+        if (request.monitor_pid is None) == (request.monitor_name is None):
+            raise ConfigError("--monitor-node needs what to watch there: --monitor-pid PID or --monitor-name NAME")
+    elif request.monitor_pid is not None or request.monitor_name is not None:
+        raise ConfigError("--monitor-pid and --monitor-name need --monitor-node NODE (where the target runs)")
+
+
+def close_clusters() -> None:
+    """End every cluster session this process opened (no Ray import when none was)."""
+    session = sys.modules.get("crest.cluster.session")
+    if session is not None:
+        session.close_all()

@@ -13,9 +13,9 @@ from typing import Annotated, Any
 
 import typer
 
-from crest.cli import EXIT_INTERRUPTED, EXIT_OK
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options
 from crest.cli.progress import LiveProgress
-from crest.cli.render import render_header, render_report
+from crest.cli.render import render_header, render_nodes, render_report
 from crest.errors import ConfigError
 from crest.loadclient import LoadClient
 from crest.runspec import RunSpec, parse_header, parse_source_addrs
@@ -153,6 +153,8 @@ def bench_command(
         bool, typer.Option("--json", help="Print one JSON report object to stdout and nothing else.")
     ] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No live progress line and no warnings.")] = False,
+    cluster: cluster_options.Cluster = None,
+    nodes: cluster_options.Nodes = None,
 ) -> int:
     """Load-test a URL, like wrk or ab.
 
@@ -194,17 +196,27 @@ def bench_command(
     client = LoadClient(spec, origin="bench")  # validates every setting: ConfigError before any traffic
     if body is not None and spec.method in ("GET", "HEAD") and method is not None and not (quiet or json_output):
         print(f"crest: warning: sending a body with {spec.method}; many servers ignore it", file=sys.stderr)
-    client.preflight()
+    load: Any = client
+    if cluster is None:
+        if nodes is not None:
+            raise ConfigError("--nodes places the load on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)")
+        client.preflight()
+    else:
+        from crest.cluster.driver import OneMix
+
+        load = OneMix(cluster, nodes, spec)  # connects, places the nodes and checks the target from each
     if not json_output:
         print(render_header(spec), flush=True)
     show_progress = not (json_output or quiet) and sys.stderr.isatty()
     with LiveProgress(spec, enabled=show_progress) as progress:
-        result = client.run(on_progress=progress.update)
+        result = load.run(on_progress=progress.update)
     if json_output:
         document: dict[str, Any] = {**result.report, "url": spec.url, "config": result.config}
         print(json.dumps(document), flush=True)
     else:
         print(render_report(result.report, spec), flush=True)
+        if "cluster" in result.report:
+            print(render_nodes(result.report["cluster"]), flush=True)
     return EXIT_INTERRUPTED if result.interrupted else EXIT_OK
 
 

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from crest.analysis.csvdata import read_csv
 from crest.analysis.doe import ERROR, MEAN, DoeResult, analyze
-from crest.cli import EXIT_OK, terminal
+from crest.cli import EXIT_OK, cluster_options, terminal
 from crest.cli.terminal import safe as _safe
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
@@ -59,25 +59,29 @@ def doe_command(
         typer.Option("--generator", metavar="D=ABC", help="A generator of a fractional 2^(k-p) design; repeatable."),
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON to stdout and nothing else.")] = False,
+    cluster: cluster_options.Cluster = None,
+    nodes: cluster_options.Nodes = None,
+    target_node: cluster_options.TargetNode = None,
 ) -> int:
     """Analyse a 2^k (or fractional 2^(k-p)) factorial experiment: effects, allocation of variation, CIs."""
     if design is not None:
         if analyze_path is not None:
             raise ConfigError("give either a DESIGN to run or --analyze DATA.csv, not both")
-        return _run_design(design, db, quiet, json_output)
+        placement = {"cluster": cluster, "nodes": nodes, "target_node": target_node}
+        return _run_design(design, db, quiet, json_output, placement)
     if analyze_path is None:
         raise ConfigError("nothing to do: give a DESIGN.toml to run, or --analyze DATA.csv --response COLUMN")
     return _analyze(analyze_path, response, factors, generators or [], json_output)
 
 
-def _run_design(path: Path, db: Path, quiet: bool, json_output: bool) -> int:
+def _run_design(path: Path, db: Path, quiet: bool, json_output: bool, placement: dict[str, Any]) -> int:
     from crest.cli.run import Progress
     from crest.design import load_design, run_design
 
     d = load_design(path)
     watcher = Progress(enabled=not quiet and sys.stderr.isatty())
     try:
-        experiment_id, runs = run_design(d, store_path=db, on_event=watcher.on_event)
+        experiment_id, runs = run_design(d, store_path=db, on_event=watcher.on_event, placement=placement)
     finally:
         watcher.stop()
     out = db.parent / "doe" / f"{experiment_id}.csv"

@@ -124,3 +124,19 @@ def _errors(errors: dict[str, Any]) -> str:
     counted += [(k, int(v)) for k, v in sorted(errors.items()) if k not in _ERROR_KINDS]
     nonzero = [f"{kind} {format_count(n)}" for kind, n in counted if n]
     return ", ".join(nonzero) if nonzero else "none"
+
+
+def render_nodes(cluster: dict[str, Any]) -> str:
+    """A cluster mix's per-node breakdown: which clients each node ran, what it achieved, its engine's
+    CPU and its clock offset from the driver (± half the best round trip)."""
+    lines = ["Nodes (clients dealt whole; one absolute start, corrected by each node's clock offset)"]
+    lines.append(f"  {'node':<10} {'ip':<15} {'clients':>9} {'requests':>10} {'req/s':>10} {'engine CPU':>11}"
+                 f" {'clock offset':>16}")  # fmt: skip
+    for n in cluster.get("nodes", []):
+        first, count = int(n["first_client"]), int(n["clients"])
+        clients = f"{first}" if count == 1 else f"{first}-{first + count - 1}"
+        cpu = f"{float(n.get('engine_cpu_util_pct') or 0):.0f}%" + (" bound" if n.get("client_bound") else "")
+        offset = f"{float(n['clock_offset_s']) * 1e3:+.3f}±{float(n['clock_uncertainty_s']) * 1e3:.3f} ms"
+        lines.append(f"  {str(n['node_id'])[:8]:<10} {n['ip']:<15} {clients:>9} {format_count(int(n['requests'])):>10}"
+                     f" {float(n['rps']):>10,.1f} {cpu:>11} {offset:>16}")  # fmt: skip
+    return "\n".join(lines)

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK
+from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, cluster_options
 from crest.cli.runs import show_command
 from crest.errors import ConfigError, TargetError
 from crest.experiment import execute, plan_runs
@@ -89,14 +89,21 @@ def run_command(
         bool, typer.Option("--validate-content", help="Check each static file's first line too, not only its size.")
     ] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No live progress.")] = False,
+    cluster: cluster_options.Cluster = None,
+    nodes: cluster_options.Nodes = None,
+    target_node: cluster_options.TargetNode = None,
+    monitor_node: cluster_options.MonitorNode = None,
+    monitor_pid: cluster_options.MonitorPid = None,
+    monitor_name: cluster_options.MonitorName = None,
 ) -> int:
     """Run a suite's ladder of mixes against a target and store every mix."""
     watcher = Progress(enabled=not quiet and sys.stderr.isatty())
     try:
         if resume is not None:
-            if suite or target:
+            if suite or target or cluster:
                 raise ConfigError(
-                    "--resume continues a stored run with its own suite and target: drop SUITE and --target"
+                    "--resume continues a stored run with its own suite, target and cluster:"
+                    " drop SUITE, --target and --cluster"
                 )
             run_ids = [SuiteRunner.resume(resume, db, watcher.on_event)]
             experiment = run_ids[0]
@@ -124,6 +131,12 @@ def run_command(
                 timeout_s=parse_duration(timeout, what="--timeout"),
                 seed=seed,
                 validate_content=validate_content,
+                cluster=cluster,
+                nodes=nodes,
+                target_node=target_node,
+                monitor_node=monitor_node,
+                monitor_pid=monitor_pid,
+                monitor_name=monitor_name,
             )
             plan = plan_runs(base, members, {**axes, **options}, options=list(options))
             experiment = plan.experiment

@@ -231,5 +231,5 @@ def _mix_json(m: MixRecord) -> dict[str, Any]:
         "classes": m.classes, "client_scores": m.client_scores, "timeline": m.timeline,
         "monitor": m.monitor, "verdicts": [v.to_json() for v in m.verdicts],
         "size_bytes": m.size_bytes, "client_cpu_s": m.client_cpu_s, "connections_opened": m.connections_opened,
-        "access_log_requests": m.access_log_requests,
+        "access_log_requests": m.access_log_requests, "cluster": m.cluster,
     }  # fmt: skip

@@ -36,3 +36,11 @@ def cached_fileset(name: str, *, connections: int | None = None, seed: int = 0) 
         path.chmod(0o755)
     generate_tree(name, root, connections=connections, seed=seed)
     return root
+
+
+def empty_docroot() -> Path:
+    """A docroot for workloads without static files (dynamic only): an empty cached directory."""
+    path = cache_root() / "empty-docroot"
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o755)
+    return path

@@ -55,6 +55,8 @@ class ServerSettings:
     kinds: frozenset[str] = frozenset()  # dynamic request kinds the workload sends
     keepalive: bool = True
     options: Mapping[str, str] = field(default_factory=dict)  # --server-opt KEY=VALUE
+    # Loopback unless the user put the target on a cluster node (--target-node): then the node's address.
+    bind_host: str = "127.0.0.1"
 
 
 @dataclass(frozen=True)
@@ -308,12 +310,12 @@ class Target:
     @property
     def url(self) -> str:
         assert self.site is not None
-        return f"http://127.0.0.1:{self.site.port}"
+        return f"http://{self.site.host}:{self.site.port}"
 
     @property
     def tls_url(self) -> str | None:
         assert self.site is not None
-        return f"https://127.0.0.1:{self.site.tls_port}" if self.site.tls_port else None
+        return f"https://{self.site.host}:{self.site.tls_port}" if self.site.tls_port else None
 
     def start(self) -> None:
         """Provision the site, start helpers and the server, and wait until it answers.
@@ -330,7 +332,7 @@ class Target:
 
     def _start(self) -> None:
         settings = self.settings
-        self.site = site = create_site(settings.docroot, tls=settings.tls)
+        self.site = site = create_site(settings.docroot, tls=settings.tls, host=settings.bind_host)
         if settings.memory_bytes is not None or settings.cpu_quota is not None:
             self.cgroup = Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota)
             self.cgroup.create()
@@ -353,14 +355,14 @@ class Target:
         for port in ports:
             # free_port() released it a moment ago; if another program took it since, the
             # readiness check below would mistake that program for the server.
-            if _answers(port):
+            if _answers(site.host, port):
                 raise TargetError(f"port {port} was taken by another program before {self.adapter.title} "
                                   "started: start the target again")  # fmt: skip
         command, env = self.adapter.command(site, settings), self.adapter.env(site, settings)
         self.config_sha256 = _settings_digest(site, self.config_text, command, env, helpers)
         self.processes.start(self.adapter.name, command, log=site.logs / "server.log", cwd=site.root, env=env,
                              cpus=settings.cpus, cgroup_procs=procs_file)  # fmt: skip
-        wait_until(lambda: all(_answers(p) for p in ports), timeout_s=READY_TIMEOUT_S,
+        wait_until(lambda: all(_answers(site.host, p) for p in ports), timeout_s=READY_TIMEOUT_S,
                    what=f"{self.adapter.title} did not answer on port {', '.join(map(str, ports))}",
                    processes=self.processes)  # fmt: skip
         self.processes.check_alive()
@@ -376,6 +378,15 @@ class Target:
             lines = [line.strip() for line in (out.stdout + out.stderr).splitlines() if line.strip()]
             said = " | ".join(lines[-LOG_TAIL_LINES:]) or f"exit code {out.returncode}"
             raise TargetError(f"{self.adapter.title} rejected its configuration: {said}")
+
+    @property
+    def access_log_flush_s(self) -> float:
+        """How long the server may take to write a request's log line after answering it."""
+        return self.adapter.access_log_flush_s
+
+    def check_alive(self) -> None:
+        """Raises TargetError when the server or one of its helpers has exited."""
+        self.processes.check_alive()
 
     def pids(self) -> list[int]:
         """Every live process of the target (server, its workers, helpers and their children)."""
@@ -453,16 +464,20 @@ def _settings_digest(
     text = "\n".join([config_text, "# command", shlex.join(command), "# environment", *changed, "# helpers",
                       *(shlex.join(h.argv) for h in helpers)])  # fmt: skip
     text = text.replace(str(site.root), "{site}")
+    if site.host != "127.0.0.1":
+        # A target on a cluster node binds that node's address: the same settings on another node
+        # are the same configuration (loopback is left as is, so earlier runs' digests still match).
+        text = text.replace(site.host, "{host}")
     for name, port in (("port", site.port), ("tls_port", site.tls_port)):
         if port:
             text = re.sub(rf"(?<!\d){port}(?!\d)", "{" + name + "}", text)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _answers(port: int) -> bool:
-    """Whether something accepts connections on the loopback port (readiness, not correctness)."""
+def _answers(host: str, port: int) -> bool:
+    """Whether something accepts connections on the target's port (readiness, not correctness)."""
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+        with socket.create_connection((host, port), timeout=0.5):
             return True
     except OSError:
         return False

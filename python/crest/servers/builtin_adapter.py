@@ -36,7 +36,7 @@ class BuiltinAdapter(Adapter):
         return {}
 
     def command(self, site: Site, settings: ServerSettings) -> list[str]:
-        argv = [sys.executable, "-m", "crest", "serve", "--docroot", str(site.docroot), "--host", "127.0.0.1",
+        argv = [sys.executable, "-m", "crest", "serve", "--docroot", str(site.docroot), "--host", site.host,
                 "--port", str(site.port), "--threads", str(settings.workers), "--cgi-dir", str(site.cgi_bin)]  # fmt: skip
         if site.tls_port:
             argv += ["--tls-port", str(site.tls_port)]

@@ -69,9 +69,9 @@ class CaddyAdapter(Adapter):
 
     def config_files(self, site: Site, settings: ServerSettings) -> dict[Path, str]:
         opts = settings.options
-        addresses = [f"http://127.0.0.1:{site.port}"]
+        addresses = [f"http://{site.host}:{site.port}"]
         if site.tls_port:
-            addresses.append(f"https://127.0.0.1:{site.tls_port}")
+            addresses.append(f"https://{site.host}:{site.tls_port}")
         text = render(
             "Caddyfile.j2",
             site=site,

@@ -33,6 +33,7 @@ class Site:
     tls_port: int | None
     user: str | None  # the account the server's workers run as when crest is root; None: crest's own
     group: str | None
+    host: str = "127.0.0.1"  # the address it listens on: loopback, or a cluster node's own address when asked
 
     @property
     def conf_dir(self) -> Path:
@@ -78,7 +79,7 @@ class Site:
         return self.run_dir / "fcgiwrap.sock"
 
 
-def create_site(docroot: Path, *, tls: bool, base: Path | None = None) -> Site:
+def create_site(docroot: Path, *, tls: bool, base: Path | None = None, host: str = "127.0.0.1") -> Site:
     """Make a private run directory with free ports, installed CGI programs and (with `tls`) a key pair.
 
     Raises:
@@ -90,8 +91,8 @@ def create_site(docroot: Path, *, tls: bool, base: Path | None = None) -> Site:
         for sub in ("conf", "logs", "run", "tls"):
             (root / sub).mkdir()
         install_cgi(root / "cgi-bin")
-        site = Site(root=root, docroot=docroot.resolve(), port=free_port(), tls_port=free_port() if tls else None,
-                    user=user, group=group)  # fmt: skip
+        site = Site(root=root, docroot=docroot.resolve(), port=free_port(host),
+                    tls_port=free_port(host) if tls else None, user=user, group=group, host=host)  # fmt: skip
         if tls:
             make_certificate(site.cert, site.key)
         _share_with(root, group)

@@ -88,5 +88,10 @@ def _dump(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    """Cluster mixes: a column for their per-node breakdown; every earlier mix ran on one machine (NULL)."""
+    conn.execute("ALTER TABLE mixes ADD COLUMN cluster_json TEXT")
+
+
 # From version N to N + 1.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}

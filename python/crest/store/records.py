@@ -61,6 +61,9 @@ class MixRecord:
     client_cpu_s: float | None = None  # CPU seconds the load engine's threads used over the whole mix
     connections_opened: int | None = None  # connections the engine opened over the whole mix
     access_log_requests: int | None = None  # lines the target's access log gained (only with --access-log)
+    # A cluster mix: {"start_at_unix_s", "nodes": [{node_id, ip, first_client, clients, requests, rps,
+    # client_cpu_s, engine_cpu_util_pct, client_bound, clock_offset_s, clock_uncertainty_s, ...}]}; None locally.
+    cluster: dict[str, Any] | None = None
 
     @property
     def error_count(self) -> int:

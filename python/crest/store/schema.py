@@ -11,7 +11,8 @@ from crest.store.migrate import MIGRATIONS
 # Bump on any change to the tables below, and add a migration from the previous version (migrate.py).
 # 2: typed verdicts (verdicts_json) instead of warning texts; size_bytes, client_cpu_s,
 #    connections_opened and access_log_requests as columns instead of inside monitor_json.
-SCHEMA_VERSION = 2
+# 3: cluster_json, a cluster mix's per-node breakdown and clock offsets (NULL for a mix run on one machine).
+SCHEMA_VERSION = 3
 # "CRST": marks the file as crest's, so a foreign SQLite file is refused instead of written into.
 APPLICATION_ID = 0x43525354
 
@@ -64,6 +65,7 @@ _TABLES = (
         client_cpu_s        REAL,
         connections_opened  INTEGER,
         access_log_requests INTEGER,        -- NULL unless the target logged requests
+        cluster_json        TEXT,           -- a cluster mix's nodes (clients, requests, clock offset); NULL locally
         PRIMARY KEY (run_id, idx)
     )
     """,

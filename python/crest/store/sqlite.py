@@ -46,7 +46,7 @@ _MIX_COLUMNS = (
     "requests", "responses", "bytes", "body_bytes", "rps", "throughput_Bps",
     "errors_json", "latency_us_json", "status_json", "classes_json", "clients_json", "timeline_json",
     "histogram_b64", "monitor_json", "verdicts_json",
-    "size_bytes", "client_cpu_s", "connections_opened", "access_log_requests",
+    "size_bytes", "client_cpu_s", "connections_opened", "access_log_requests", "cluster_json",
 )  # fmt: skip
 _RUN_COLUMNS = (
     "id", "suite", "target", "profile", "repeat_index", "status", "reason", "started_at", "ended_at",
@@ -146,6 +146,7 @@ class Store:
             _dump(mix.client_scores), _dump(mix.timeline), mix.histogram_b64, _dump(mix.monitor),
             _dump([v.to_json() for v in mix.verdicts]),
             mix.size_bytes, mix.client_cpu_s, mix.connections_opened, mix.access_log_requests,
+            None if mix.cluster is None else _dump(mix.cluster),
         )  # fmt: skip
         sql = f"INSERT INTO mixes (run_id, {', '.join(_MIX_COLUMNS)}) VALUES ({', '.join('?' * len(row))})"
         try:
@@ -351,7 +352,7 @@ def _dump(value: Any) -> str:
 def _mix(row: tuple[Any, ...]) -> MixRecord:
     (idx, clients, threads, connections, started_at, ended_at, window_s, requests, responses, nbytes,
      body_bytes, rps, throughput, *json_columns, histogram_b64, monitor_json, verdicts_json,
-     size_bytes, client_cpu_s, connections_opened, access_log_requests) = row  # fmt: skip
+     size_bytes, client_cpu_s, connections_opened, access_log_requests, cluster_json) = row  # fmt: skip
     errors, latency_us, status, classes, client_scores, timeline = (json.loads(c) for c in json_columns)
     return MixRecord(
         index=idx, clients=clients, threads_per_client=threads, connections=connections,
@@ -362,6 +363,7 @@ def _mix(row: tuple[Any, ...]) -> MixRecord:
         verdicts=[Verdict.from_json(v) for v in json.loads(verdicts_json)],
         size_bytes=size_bytes, client_cpu_s=client_cpu_s, connections_opened=connections_opened,
         access_log_requests=access_log_requests,
+        cluster=None if cluster_json is None else json.loads(cluster_json),
     )  # fmt: skip
 
 

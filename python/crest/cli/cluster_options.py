@@ -1,0 +1,54 @@
+"""The cluster options of `crest run`, `crest bench` and `crest doe`, declared once (crest.cluster runs them)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+PANEL = "Cluster (Ray; pip install 'crest[cluster]')"
+
+Cluster = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        metavar="ADDRESS",
+        help="Spread the clients over a Ray cluster's nodes: auto (the cluster `ray start` joined),"
+        " ray://HOST:PORT, HOST:PORT, or local:N (N nodes started on this machine, for trying it out).",
+        rich_help_panel=PANEL,
+    ),
+]
+Nodes = Annotated[
+    int | None,
+    typer.Option(
+        "--nodes", min=1, help="Load nodes [default: every alive node but the target's].", rich_help_panel=PANEL
+    ),
+]
+TargetNode = Annotated[
+    str | None,
+    typer.Option(
+        "--target-node",
+        metavar="NODE",
+        help="Run --server on this node (a node id, IP or custom resource); it listens on the node's address.",
+        rich_help_panel=PANEL,
+    ),
+]
+MonitorNode = Annotated[
+    str | None,
+    typer.Option(
+        "--monitor-node",
+        metavar="NODE",
+        help="Sample an external --target's processes on this node (with --monitor-pid or --monitor-name).",
+        rich_help_panel=PANEL,
+    ),
+]
+MonitorPid = Annotated[
+    int | None,
+    typer.Option("--monitor-pid", metavar="PID", min=1, help="The target's pid there (with its children).",
+                 rich_help_panel=PANEL),
+]  # fmt: skip
+MonitorName = Annotated[
+    str | None,
+    typer.Option("--monitor-name", metavar="NAME", help="The target's process name there (every such process).",
+                 rich_help_panel=PANEL),
+]  # fmt: skip

@@ -1,0 +1,206 @@
+"""What runs on a node: a LoadNode (one engine over the node's share of the clients, and the node's own
+monitor) and a TargetNode (a provisioned target through its adapter, or a watch over an external one).
+
+Plain classes: crest.cluster.session makes them Ray actors, so they import no Ray themselves. Every
+method returns plain data (dicts, JSON text) that crosses Ray's object store unchanged. Never prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from crest import _engine
+from crest.errors import ConfigError, MachineError
+from crest.loadclient import LoadClient
+from crest.monitor import Monitor
+from crest.runspec import RunSpec
+
+# A target on a cluster node gets its fileset from that node's own cache (TargetNode.provision), so the
+# driver does not build one it would not serve; a --fileset DIR is passed as is (it must exist there).
+NODE_DOCROOT = Path("/nonexistent/crest-node-docroot")
+
+
+def node_cpus() -> int:
+    """The CPUs this process may run on (its affinity), which the node's engine threads use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class LoadNode:
+    """One node's engine for one mix at a time: prepare (its half of the ready barrier), start at T, poll."""
+
+    def __init__(self) -> None:
+        self._client: LoadClient | None = None
+        self._run: Any = None
+        self._monitor: Monitor | None = None
+        self._window: tuple[float, float] = (0.0, 0.0)
+
+    def now_unix_s(self) -> float:
+        """This node's clock, for the driver's offset rounds."""
+        return time.time()
+
+    def prepare(self, spec: RunSpec) -> int:
+        """Build and check this node's plan: validate, open-file limit, the target reachable from here.
+        Returns the engine threads it will use. Raises the crest error a local run would."""
+        spec = replace(spec, threads=max(1, min(node_cpus(), spec.connections)))
+        client = LoadClient(spec)
+        client.preflight()
+        self._client = client
+        return spec.threads
+
+    def start(self, start_at_unix_s: float, window: tuple[float, float]) -> None:
+        """Start the prepared plan at `start_at_unix_s` on this node's clock; sample this node over `window`."""
+        if self._client is None:
+            raise MachineError("a node was told to start before its plan was prepared")
+        config = dict(self._client.config, start_at_unix_s=start_at_unix_s, report_part=True)
+        self._monitor = Monitor(None, target_cores=0, engine_cores=node_cpus())
+        self._window = window
+        self._monitor.start()
+        try:
+            self._run = _engine.start_run(json.dumps(config))
+        except _engine.ConfigError as exc:
+            self._monitor.stop()
+            raise ConfigError(str(exc)) from None
+        except _engine.MachineError as exc:
+            self._monitor.stop()
+            raise MachineError(str(exc)) from None
+
+    def poll(self, timeout_s: float) -> dict[str, Any]:
+        """{"live": totals} while the engine runs (waiting up to `timeout_s` for it to end), then
+        {"done": {"report": JSON with its mergeable part, "monitor": this node's summary}}."""
+        if self._run is None:
+            return {"live": {}}
+        text = self._run.wait(timeout_s)
+        if text is None:
+            return {"live": dict(self._run.live())}
+        self._run = None
+        summary: dict[str, Any] = {}
+        if self._monitor is not None:
+            self._monitor.stop()
+            summary = self._monitor.summary(*self._window)
+            summary.pop("samples", None)
+            self._monitor = None
+        return {"done": {"report": text, "monitor": summary}}
+
+    def cancel(self) -> None:
+        """Stop the engine promptly; `poll` then returns its partial report."""
+        if self._run is not None:
+            self._run.cancel()
+
+
+class TargetNode:
+    """The target's side on its node: a server provisioned through its adapter, or a watch on
+    processes crest did not start; the per-mix monitor runs here, beside them."""
+
+    def __init__(self, node_ip: str) -> None:
+        self.node_ip = node_ip  # the node's address as Ray knows it: what the load nodes reach it on
+        self._target: Any = None
+        self._pids: list[int] = []
+        self._name: str | None = None
+        self._cores: float = 0.0
+        self._monitor: Monitor | None = None
+
+    def now_unix_s(self) -> float:
+        """This node's clock, for the driver's offset rounds."""
+        return time.time()
+
+    def provision(
+        self, server: str, settings: Any, cpus: float | None, fileset: tuple[str | None, int | None]
+    ) -> dict[str, Any]:
+        """Start `server` (an adapter name) with `settings` on this node, listening on this node's address,
+        pinned to the first ceil(`cpus`) of its cores (a quota for a fraction) when `cpus` is given: no
+        engine shares this node, so the split is the node's own. `fileset` (a name and its connections)
+        is taken from this node's cache, made here when missing. Returns its URLs and metadata."""
+        from crest.filesets.cache import cached_fileset, empty_docroot
+        from crest.servers import cpus as cpu_split
+        from crest.servers.base import Target
+        from crest.servers.registry import adapter
+
+        name, connections = fileset
+        if settings.docroot == NODE_DOCROOT:
+            docroot = cached_fileset(name, connections=connections) if name else empty_docroot()
+            settings = replace(settings, docroot=docroot)
+
+        if cpus is not None:
+            share = cpu_split.share(cpus)
+            cores = cpu_split.split(share.cpus).target
+            settings = replace(settings, cpus=cores, workers=len(cores), cpu_quota=share.quota)
+        else:
+            settings = replace(settings, workers=node_cpus())
+        target = Target(adapter(server), replace(settings, bind_host=self.node_ip))
+        target.start()
+        self._target = target
+        quota = target.settings.cpu_quota
+        self._cores = quota.cpus if quota is not None else (len(target.settings.cpus) or node_cpus())
+        return {"url": target.url, "tls_url": target.tls_url, "metadata": target.metadata()}
+
+    def watch(self, pid: int | None, name: str | None) -> dict[str, Any]:
+        """Watch an external target: a pid (and its children) or every process of a name."""
+        if pid is not None and not psutil.pid_exists(pid):
+            raise ConfigError(f"--monitor-pid {pid}: no such process on the monitor node: check the pid")
+        self._pids = [pid] if pid is not None else []
+        self._name = name
+        self._cores = node_cpus()
+        if name is not None and not self._named():
+            raise ConfigError(f"--monitor-name {name!r}: no process of that name on the monitor node: check the name")
+        return {"pids": self.pids()}
+
+    def _named(self) -> list[int]:
+        return [p.pid for p in psutil.process_iter(["name"]) if p.info["name"] == self._name]
+
+    def pids(self) -> list[int]:
+        """The processes watched now (a provisioned target's tree, or the watched pid and its children)."""
+        if self._target is not None:
+            return list(self._target.pids())
+        roots = self._named() if self._name is not None else self._pids
+        out: list[int] = []
+        for pid in roots:
+            try:
+                proc = psutil.Process(pid)
+                out += [pid, *(c.pid for c in proc.children(recursive=True))]
+            except psutil.Error:
+                continue
+        return out
+
+    def access_log_lines(self) -> int:
+        return int(self._target.access_log_lines()) if self._target is not None else 0
+
+    def access_log_flush_s(self) -> float:
+        return float(self._target.adapter.access_log_flush_s) if self._target is not None else 0.0
+
+    def check_alive(self) -> None:
+        if self._target is not None:
+            self._target.processes.check_alive()
+
+    def start_monitor(self) -> None:
+        if self._monitor is not None:  # a mix that failed never read its summary
+            self._monitor.stop()
+        self._monitor = Monitor(self.pids, target_cores=self._cores, engine_cores=1)
+        self._monitor.start()
+
+    def stop_monitor(self, window_start: float, window_end: float) -> dict[str, Any]:
+        """This mix's target figures over the window (this node's clock), as the local monitor stores them."""
+        if self._monitor is None:
+            return {}
+        self._monitor.stop()
+        summary = self._monitor.summary(window_start, window_end)
+        self._monitor = None
+        return {k: v for k, v in summary.items() if k in ("target", "target_idle_pct")}
+
+    def stop(self) -> None:
+        """Stop the provisioned target (idempotent)."""
+        if self._monitor is not None:
+            self._monitor.stop()
+            self._monitor = None
+        if self._target is not None:
+            target, self._target = self._target, None
+            target.stop()

@@ -1,0 +1,259 @@
+"""One mix across the nodes: every node's plan built and its target checked (the ready barrier), each
+node's clock offset measured, one absolute start, a heartbeat while it runs, and the exact merge of the
+nodes' results by the engine's own code (crest._engine.merge_parts).
+
+The same face as crest.loadclient.LoadClient (preflight, run), so the runner treats a cluster mix like
+a local one. A node that dies or stops answering fails the mix with the node named (NodeLostError),
+never a silent rebalance. Never prints.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from crest import _engine
+from crest.cluster import clock
+from crest.cluster.placement import Node, Share, deal
+from crest.cluster.session import ClusterSession, close_all
+from crest.errors import ConfigError, CrestError, EngineError, MachineError, NodeLostError
+from crest.loadclient import OVERRUN_GRACE_S, ProgressCallback, RunResult
+from crest.monitor import CLIENT_BOUND_PCT
+from crest.runspec import RunSpec
+
+# A node that has not answered a poll for this long is lost (the issue's bound for failing the mix is 10 s).
+HEARTBEAT_S = 4.0
+# How long each poll waits on a node's engine: the progress line's refresh, and the heartbeat's tick.
+POLL_S = 0.25
+# Building plans and checking the target from every node (each node opens one connection to it).
+PREPARE_TIMEOUT_S = 30.0
+# From the driver's go to the common start: time for the start call to reach every node.
+START_LEAD_S = 0.3
+START_LEAD_PER_NODE_S = 0.02
+
+
+@dataclass
+class Placed:
+    """A node's load actor and the clients it runs."""
+
+    share: Share
+    actor: Any
+
+
+def node_spec(spec: RunSpec, share: Share, total_clients: int) -> RunSpec:
+    """The part of `spec` one node runs: its whole clients, its share of an open-loop rate and of a
+    request budget, and its own seed (every client draws its own requests, cluster or not)."""
+    k = spec.connections_per_client
+    part = share.clients / total_clients
+    budget = None
+    if spec.max_requests is not None:
+        budget = max(1, round(spec.max_requests * part))
+    return replace(
+        spec,
+        connections=share.clients * k,
+        rate_rps=spec.rate_rps * part if spec.rate_rps is not None else None,
+        max_requests=budget,
+        seed=spec.seed * 1_000_003 + share.first_client,
+    )
+
+
+class ClusterLoad:
+    """Runs one RunSpec over placed load actors; `preflight()` is the ready barrier, `run()` the mix."""
+
+    def __init__(self, session: ClusterSession, placed: list[Placed], spec: RunSpec, mix_index: int = 0) -> None:
+        if spec.selection != "weighted":
+            raise ConfigError(
+                "--cluster cannot deal a suite whose requests are each sent once (selection every-file-once)"
+                " over nodes: run it without --cluster"
+            )
+        self.session = session
+        self.placed = placed
+        self.spec = spec
+        self.mix_index = mix_index
+        total = sum(p.share.clients for p in placed)
+        self.specs = [node_spec(spec, p.share, total) for p in placed]
+        self.offsets: list[clock.Offset] = []
+        self.threads: list[int] = []
+        self.config: dict[str, Any] = {}
+
+    def preflight(self) -> None:
+        """Every node builds its plan and checks the target from where it stands (the ready barrier)."""
+        refs = [p.actor.prepare.remote(s) for p, s in zip(self.placed, self.specs)]
+        self.threads = [int(t) for t in self._gather(refs, PREPARE_TIMEOUT_S, "while preparing")]
+        self.config = {"nodes": len(self.placed), "threads": sum(self.threads)}
+
+    def run(self, on_progress: ProgressCallback | None = None) -> RunResult:
+        """Measure offsets, start every node at one instant, watch them, merge their results."""
+        self.offsets = [self._offset(p) for p in self.placed]
+        lead = START_LEAD_S + START_LEAD_PER_NODE_S * len(self.placed)
+        start_at = time.time() + lead
+        window = self.spec.window_s or (0.0, self.spec.duration_s or 0.0)
+        refs = []
+        for p, off in zip(self.placed, self.offsets):
+            at = start_at + off.offset_s
+            refs.append(p.actor.start.remote(at, (at + window[0], at + window[1])))
+        self._gather(refs, HEARTBEAT_S + lead, "while starting")
+        try:
+            done = self._watch(start_at, on_progress)
+        except KeyboardInterrupt:
+            self._cancel_all()
+            return RunResult({}, self.config, interrupted=True)
+        return RunResult(self._merge(done, start_at), self.config, interrupted=False)
+
+    def _offset(self, p: Placed) -> clock.Offset:
+        def ask() -> float:
+            return float(self._gather([p.actor.now_unix_s.remote()], HEARTBEAT_S, "while measuring its clock", [p])[0])
+
+        return clock.measure(ask)
+
+    def _watch(self, start_at: float, on_progress: ProgressCallback | None) -> list[dict[str, Any]]:
+        """Poll every node until all have finished; a node silent for HEARTBEAT_S is lost."""
+        deadline = None
+        if self.spec.duration_s is not None:
+            deadline = start_at + self.spec.duration_s + self.spec.timeout_s + OVERRUN_GRACE_S
+        done: dict[int, dict[str, Any]] = {}
+        while len(done) < len(self.placed):
+            waiting = [i for i in range(len(self.placed)) if i not in done]
+            answers = self._gather(
+                [self.placed[i].actor.poll.remote(POLL_S) for i in waiting], HEARTBEAT_S + POLL_S, "during the mix",
+                [self.placed[i] for i in waiting],
+            )  # fmt: skip
+            live: dict[str, float] = {}
+            for i, answer in zip(waiting, answers):
+                if "done" in answer:
+                    done[i] = answer["done"]
+                for key, value in answer.get("live", {}).items():
+                    live[key] = live.get(key, 0) + value
+            if on_progress is not None and live:
+                live["elapsed_s"] = max(0.0, time.time() - start_at)
+                on_progress(live)
+            if deadline is not None and time.time() > deadline:
+                self._cancel_all()
+                raise EngineError(f"the nodes overran mix {self.mix_index} and were cancelled: please report this")
+        return [done[i] for i in range(len(self.placed))]
+
+    def _merge(self, done: list[dict[str, Any]], start_at: float) -> dict[str, Any]:
+        reports = [json.loads(d["report"]) for d in done]
+        parts = [r.pop("part") for r in reports]
+        try:
+            merged: dict[str, Any] = json.loads(_engine.merge_parts(parts, [p.share.first_client for p in self.placed]))
+        except (_engine.ConfigError, ValueError) as exc:
+            raise EngineError(
+                f"the nodes' results of mix {self.mix_index} do not merge ({exc}): please report this"
+            ) from None
+        nodes = []
+        for p, off, threads, report, d in zip(self.placed, self.offsets, self.threads, reports, done):
+            engine = d.get("monitor", {}).get("engine", {})
+            util = float(engine.get("cpu_util_pct", 0.0))
+            nodes.append({
+                "node_id": p.share.node.node_id,
+                "ip": p.share.node.ip,
+                "first_client": p.share.first_client,
+                "clients": p.share.clients,
+                "connections": report.get("connections"),
+                "threads": threads,
+                "requests": report.get("requests", 0),
+                "errors": sum(report.get("errors", {}).values()),
+                "rps": report.get("rps", 0.0),
+                "client_cpu_s": report.get("client_cpu_s"),
+                "engine_cores": engine.get("cores"),
+                "engine_cpu_util_pct": util,
+                "client_bound": util >= CLIENT_BOUND_PCT,
+                "clock_offset_s": off.offset_s,
+                "clock_uncertainty_s": off.uncertainty_s,
+            })  # fmt: skip
+        merged["cluster"] = {"start_at_unix_s": start_at, "nodes": nodes}
+        return merged
+
+    def _cancel_all(self) -> None:
+        """Stop every node's engine; a node that does not answer is killed with its actor."""
+        ray = self.session.ray
+        refs = [p.actor.cancel.remote() for p in self.placed]
+        try:
+            ray.get(refs, timeout=2.0)
+        except Exception:
+            self.session.release([p.actor for p in self.placed])
+
+    def _gather(self, refs: list[Any], timeout_s: float, when: str, placed: list[Placed] | None = None) -> list[Any]:
+        """ray.get of one call per node, with every Ray failure turned into crest's words."""
+        placed = self.placed if placed is None else placed
+        ray = self.session.ray
+        exc_mod = ray.exceptions
+        try:
+            return list(ray.get(refs, timeout=timeout_s))
+        except exc_mod.GetTimeoutError:
+            late = [p for p, r in zip(placed, refs) if not ray.wait([r], timeout=0)[0]]
+            who = late[0] if late else placed[0]
+            raise self._lost(
+                who, f"stopped answering {when} of mix {self.mix_index} (no reply in {timeout_s:g}s)"
+            ) from None
+        except exc_mod.RayTaskError as exc:
+            cause = exc.cause if isinstance(getattr(exc, "cause", None), BaseException) else None
+            if isinstance(cause, CrestError):
+                raise cause from None
+            raise MachineError(
+                f"a node failed {when} of mix {self.mix_index}: {str(exc).strip().splitlines()[-1]}"
+            ) from None
+        except (exc_mod.RayActorError, exc_mod.ActorUnavailableError) as exc:
+            who = next((p for p, r in zip(placed, refs) if _failed(ray, r)), placed[0])
+            raise self._lost(who, f"was lost {when} of mix {self.mix_index} ({type(exc).__name__})") from None
+
+    def _lost(self, p: Placed, why: str) -> NodeLostError:
+        self._cancel_all()
+        return NodeLostError(p.share.node.short, why)
+
+
+def _failed(ray: Any, ref: Any) -> bool:
+    try:
+        ray.get(ref, timeout=0)
+    except Exception:
+        return True
+    return False
+
+
+class LoadNodes:
+    """The load actors of one run, one per load node, kept across its mixes; `load()` deals a mix."""
+
+    def __init__(self, session: ClusterSession, nodes: list[Node]) -> None:
+        self.session = session
+        self.nodes = nodes
+        self.actors = session.place_load(nodes)
+
+    def load(self, spec: RunSpec, clients: int, mix_index: int) -> ClusterLoad:
+        """A ClusterLoad of one mix: its clients dealt whole over the nodes."""
+        by_node = dict(zip((n.node_id for n in self.nodes), self.actors))
+        placed = [Placed(share, by_node[share.node.node_id]) for share in deal(clients, self.nodes)]
+        return ClusterLoad(self.session, placed, spec, mix_index)
+
+    def close(self) -> None:
+        self.session.release(self.actors)
+
+
+class OneMix:
+    """`crest bench --cluster`: one mix of `spec` over the cluster, each connection its own client,
+    with the session opened before and closed after (the same face as LoadClient)."""
+
+    def __init__(self, address: str, nodes: int | None, spec: RunSpec) -> None:
+        from crest.cluster import placement
+        from crest.cluster.session import session
+
+        self.spec = replace(spec, connections_per_client=1)
+        cluster = session(address)
+        try:
+            load = placement.choose_nodes(cluster.nodes(), nodes, set())
+            placement.check_clients(spec.connections, load)
+            self.nodes = LoadNodes(cluster, load)
+            self.load = self.nodes.load(self.spec, spec.connections, 0)
+            self.load.preflight()
+        except BaseException:
+            close_all()
+            raise
+
+    def run(self, on_progress: ProgressCallback | None = None) -> RunResult:
+        try:
+            return self.load.run(on_progress)
+        finally:
+            self.nodes.close()
+            close_all()

@@ -1,0 +1,254 @@
+"""The connection to a Ray cluster for one crest invocation: connect (or start local:N), list the alive
+nodes, place load actors and a target actor, and one teardown that removes everything crest created.
+
+The only module that imports Ray, and only when --cluster is given. crest makes no outbound connection
+on the user's behalf: Ray's usage statistics stay off and no dashboard is started. Never prints.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from types import TracebackType
+from typing import Any
+
+from crest.cluster.actors import LoadNode, TargetNode
+from crest.cluster.address import ClusterAddress, parse_cluster
+from crest.cluster.placement import Node
+from crest.errors import ConfigError, MachineError
+
+# Each local:N node, and each node of the tests' cluster: a small object store, since crest moves only
+# reports through it (Ray's default takes 30% of the machine's memory per node).
+LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024
+# Connecting to an address that answers nothing must fail in seconds, not after Ray's minute of retries.
+CONNECT_CHECK_S = 3.0
+# Placing the actors on their nodes (a new worker process each, importing crest).
+PLACE_TIMEOUT_S = 60.0
+INSTALL = "pip install 'crest[cluster]'"
+
+
+def quiet_ray_environment(loopback: bool) -> None:
+    """Environment every Ray process crest starts inherits: no usage statistics, and with a loopback
+    cluster every node and the driver on 127.0.0.1 (Ray otherwise swaps 127.0.0.1 for the host's
+    routable address)."""
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    # Ray's own warnings would interleave with crest's one-line errors; its logs stay in its session dir.
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
+    if loopback:
+        # Ray's switch for "clusters on this OS are loopback-only"; it is what keeps every address on lo.
+        os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+
+
+def import_ray() -> Any:
+    """Ray, or a ConfigError naming the install command."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(f"--cluster needs Ray, which is not installed: {INSTALL}") from None
+    return ray
+
+
+class ClusterSession:
+    """`with ClusterSession(parse_cluster("local:3")) as s: s.nodes()`; everything placed is removed on exit."""
+
+    def __init__(self, address: ClusterAddress) -> None:
+        self.address = address
+        self._ray: Any = None
+        self._local: Any = None  # ray.cluster_utils.Cluster for local:N
+        self._actors: list[Any] = []
+        self._groups: list[Any] = []
+
+    def open(self) -> ClusterSession:
+        """Connect (starting local:N first).
+
+        Raises:
+            ConfigError: Ray is missing, or the address answers nothing or is no Ray cluster.
+        """
+        quiet_ray_environment(self.address.loopback)  # read by Ray at import: set it first
+        self._ray = ray = import_ray()
+        if self.address.kind in ("gcs", "client"):
+            _check_answers(self.address)
+        if self.address.kind == "local":
+            self._start_local(self.address.local_nodes)
+        kwargs: dict[str, Any] = {
+            "include_dashboard": False,
+            "logging_level": "ERROR",
+            "log_to_driver": False,
+            "configure_logging": True,
+        }
+        if self.address.kind != "client" and self.address.loopback:
+            kwargs["_node_ip_address"] = "127.0.0.1"
+        if self.address.kind == "client":
+            kwargs = {"logging_level": "ERROR", "log_to_driver": False}
+        target = self._local.address if self._local is not None else self.address.ray_address()
+        try:
+            ray.init(address=target, **kwargs)
+        except ConnectionError as exc:
+            self.close()
+            raise ConfigError(
+                f"--cluster {self.address.text}: no Ray cluster there ({_first_line(exc)}):"
+                " start one with `ray start --head`, or use --cluster local:N"
+            ) from None
+        return self
+
+    def _start_local(self, count: int) -> None:
+        from ray.cluster_utils import Cluster
+
+        args = {"num_cpus": _local_cpus(count), "object_store_memory": LOCAL_OBJECT_STORE_BYTES,
+                "node_ip_address": "127.0.0.1", "include_dashboard": False}  # fmt: skip
+        try:
+            # Each node also carries a resource named after it (node1 … nodeN): every local node shares
+            # the IP 127.0.0.1, so --target-node node3 is how a user names one.
+            self._local = Cluster(initialize_head=True, head_node_args={**args, "resources": {"node1": 1}},
+                                  shutdown_at_exit=True)  # fmt: skip
+            for i in range(2, count + 1):
+                self._local.add_node(**args, resources={f"node{i}": 1})
+            self._local.wait_for_nodes()
+        except Exception as exc:
+            self.close()
+            raise MachineError(f"cannot start {count} local Ray nodes: {_first_line(exc)}") from None
+
+    def nodes(self) -> list[Node]:
+        """The alive nodes, the head first, then in Ray's order."""
+        out = []
+        for n in self._ray.nodes():
+            if not n.get("Alive"):
+                continue
+            resources = n.get("Resources", {})
+            custom = tuple(
+                sorted(k for k in resources if k not in ("CPU", "GPU", "memory", "object_store_memory")
+                       and not k.startswith("node:") and not k.startswith("accelerator_type:"))
+            )  # fmt: skip
+            out.append(Node(n["NodeID"], n["NodeManagerAddress"], float(resources.get("CPU", 0)), custom))
+        return out
+
+    def place_load(self, nodes: list[Node]) -> list[Any]:
+        """One LoadNode actor on each of `nodes`, through a placement group of one bundle per node
+        (strict spread: no two on one node).
+
+        Raises:
+            MachineError: the group could not be placed in time (a node too busy, or gone).
+        """
+        from ray.util.placement_group import placement_group
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        ray = self._ray
+        # One CPU in Ray's books per load actor: the engine itself uses every core the node lets it.
+        bundles = [{"CPU": 1.0} for _ in nodes]
+        group = placement_group(
+            bundles, strategy="STRICT_SPREAD", bundle_label_selector=[{"ray.io/node-id": n.node_id} for n in nodes]
+        )
+        self._groups.append(group)
+        try:
+            ray.get(group.ready(), timeout=PLACE_TIMEOUT_S)
+        except ray.exceptions.GetTimeoutError:
+            raise MachineError(
+                f"could not place a load actor on each of {len(nodes)} nodes within {PLACE_TIMEOUT_S:g}s:"
+                " check `ray status` for busy or dead nodes"
+            ) from None
+        remote = ray.remote(LoadNode)
+        actors = [
+            remote.options(
+                num_cpus=1,
+                scheduling_strategy=PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=i),
+                max_restarts=0,
+            ).remote()
+            for i in range(len(nodes))
+        ]  # fmt: skip
+        self._actors += actors
+        return actors
+
+    def place_target(self, node: Node) -> Any:
+        """A TargetNode actor pinned to `node` (it takes no CPU from Ray's books: the server's cores are its own)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        actor = (
+            self._ray.remote(TargetNode)
+            .options(num_cpus=0, max_restarts=0,
+                     scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False))
+            .remote(node.ip)
+        )  # fmt: skip
+        self._actors.append(actor)
+        return actor
+
+    def get(self, refs: Any, timeout_s: float) -> Any:
+        """ray.get with a timeout (the caller maps Ray's errors, see crest.cluster.driver)."""
+        return self._ray.get(refs, timeout=timeout_s)
+
+    @property
+    def ray(self) -> Any:
+        return self._ray
+
+    def release(self, actors: list[Any]) -> None:
+        """Kill these actors now (their engines and targets stop with their processes)."""
+        for actor in actors:
+            try:
+                self._ray.kill(actor, no_restart=True)
+            except Exception:
+                pass
+            if actor in self._actors:
+                self._actors.remove(actor)
+
+    def close(self) -> None:
+        """Remove every actor and placement group crest made, disconnect, and stop local:N's nodes."""
+        ray = self._ray
+        if ray is not None and ray.is_initialized():
+            self.release(list(self._actors))
+            from ray.util.placement_group import remove_placement_group
+
+            for group in self._groups:
+                try:
+                    remove_placement_group(group)
+                except Exception:
+                    pass
+            ray.shutdown()
+        self._groups = []
+        if self._local is not None:
+            local, self._local = self._local, None
+            local.shutdown()
+
+    def __enter__(self) -> ClusterSession:
+        return self.open()
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+def _local_cpus(count: int) -> int:
+    """CPUs each local node announces: this machine's split over the nodes, at least one."""
+    return max(1, (os.cpu_count() or 1) // count)
+
+
+def _check_answers(address: ClusterAddress) -> None:
+    try:
+        with socket.create_connection((address.host.strip("[]"), address.port), timeout=CONNECT_CHECK_S):
+            return
+    except OSError as exc:
+        raise ConfigError(
+            f"--cluster {address.text}: nothing answers there ({(exc.strerror or str(exc)).lower()}):"
+            " check the head's address and port (`ray status` on the head prints it)"
+        ) from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+_sessions: dict[str, ClusterSession] = {}
+
+
+def session(text: str) -> ClusterSession:
+    """The open session for a --cluster value, opened on first use and shared by every run of the
+    invocation (one ray.init per process); `close_all` ends them."""
+    address = parse_cluster(text)
+    if address.text not in _sessions:
+        _sessions[address.text] = ClusterSession(address).open()
+    return _sessions[address.text]
+
+
+def close_all() -> None:
+    """Tear down every session this process opened."""
+    while _sessions:
+        _, s = _sessions.popitem()
+        s.close()

@@ -1,0 +1,124 @@
+"""The target on a cluster node, seen from the driver: a server provisioned there through its adapter
+(NodeTarget), or a watch beside a target crest did not start (NodeWatch); both give the runner the
+per-mix monitor it uses locally (NodeMonitor), sampling on the target's node. Never prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crest.cluster import clock
+from crest.cluster.placement import Node
+from crest.cluster.session import ClusterSession
+from crest.errors import CrestError, MachineError, NodeLostError, TargetError
+from crest.servers.base import ServerSettings
+
+# Starting a server (its site, helpers, readiness) on a node; the local adapters' own limit is 10 s.
+PROVISION_TIMEOUT_S = 60.0
+CALL_TIMEOUT_S = 10.0
+
+
+class NodeActor:
+    """A TargetNode actor and the node it runs on, with crest's words for Ray's failures."""
+
+    def __init__(self, session: ClusterSession, node: Node) -> None:
+        self.session = session
+        self.node = node
+        self.actor = session.place_target(node)
+        self.offset = clock.measure(lambda: float(self.call("now_unix_s")))
+
+    def call(self, method: str, *args: Any, timeout_s: float = CALL_TIMEOUT_S) -> Any:
+        ray = self.session.ray
+        try:
+            return ray.get(getattr(self.actor, method).remote(*args), timeout=timeout_s)
+        except ray.exceptions.GetTimeoutError:
+            raise NodeLostError(self.node.short, f"(the target's node) did not answer within {timeout_s:g}s") from None
+        except ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, CrestError):
+                raise cause from None
+            raise MachineError(
+                f"the target's node {self.node.short} failed: {str(exc).strip().splitlines()[-1]}"
+            ) from None
+        except ray.exceptions.RayActorError:
+            raise NodeLostError(self.node.short, "(the target's node) was lost") from None
+
+    def release(self) -> None:
+        self.session.release([self.actor])
+
+
+class NodeTarget:
+    """A provisioned target on its node, with the face of crest.servers.base.Target the runner uses."""
+
+    def __init__(self, session: ClusterSession, node: Node, server: str, settings: ServerSettings,
+                 cpus: float | None, fileset: tuple[str | None, int | None]) -> None:  # fmt: skip
+        self.remote = NodeActor(session, node)
+        self.settings = settings
+        self.keep_logs = None  # the logs stay on the node with its site; crest removes both there
+        try:
+            info = self.remote.call("provision", server, settings, cpus, fileset, timeout_s=PROVISION_TIMEOUT_S)
+        except BaseException:
+            self.stop()
+            raise
+        self.url: str = info["url"]
+        self.tls_url: str | None = info["tls_url"]
+        self._metadata: dict[str, Any] = {**info["metadata"], "node_id": node.node_id, "node_ip": node.ip}
+        self.access_log_flush_s: float = float(self.remote.call("access_log_flush_s"))
+
+    def metadata(self) -> dict[str, Any]:
+        return dict(self._metadata)
+
+    def access_log_lines(self) -> int:
+        return int(self.remote.call("access_log_lines"))
+
+    def check_alive(self) -> None:
+        try:
+            self.remote.call("check_alive")
+        except NodeLostError as exc:
+            raise TargetError(str(exc)) from None
+
+    def monitor(self) -> NodeMonitor:
+        return NodeMonitor(self.remote)
+
+    def stop(self) -> None:
+        """Stop the server on its node, then its actor; a node already gone took both with it."""
+        try:
+            self.remote.call("stop", timeout_s=PROVISION_TIMEOUT_S)
+        except CrestError:
+            pass
+        finally:
+            self.remote.release()
+
+
+class NodeWatch:
+    """The monitor's half beside a target crest did not start: processes by pid or name on a node."""
+
+    def __init__(self, session: ClusterSession, node: Node, pid: int | None, name: str | None) -> None:
+        self.remote = NodeActor(session, node)
+        try:
+            self.remote.call("watch", pid, name)
+        except BaseException:
+            self.remote.release()
+            raise
+
+    def monitor(self) -> NodeMonitor:
+        return NodeMonitor(self.remote)
+
+    def stop(self) -> None:
+        self.remote.release()
+
+
+class NodeMonitor:
+    """The runner's per-mix monitor when the target is on another node: sampling happens there."""
+
+    def __init__(self, remote: NodeActor) -> None:
+        self.remote = remote
+
+    def start(self) -> None:
+        self.remote.call("start_monitor")
+
+    def stop(self) -> None:
+        """Nothing to do here: summary() stops the node's sampler and reads it in one call."""
+
+    def summary(self, window_start: float, window_end: float) -> dict[str, Any]:
+        off = self.remote.offset.offset_s
+        return dict(self.remote.call("stop_monitor", window_start + off, window_end + off))
