@@ -33,6 +33,6 @@ pub use config::{HttpVersion, RequestEntry, RunConfig, Selection};
 pub use error::{ConfigError, ErrorKind, StartError};
 pub use live::LiveSnapshot;
 pub use plan::validate;
-pub use report::{LatencySummary, RunReport};
+pub use report::{LatencySummary, RunFacts, RunReport};
 pub use run::{start, RunHandle};
 pub use stats::Stats;

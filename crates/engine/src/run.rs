@@ -15,7 +15,7 @@ use crate::connection::{client_config, TlsSettings};
 use crate::error::StartError;
 use crate::live::{LiveCounters, LiveSnapshot};
 use crate::plan::Plan;
-use crate::report::RunReport;
+use crate::report::{RunFacts, RunReport};
 use crate::worker::{Assignment, Outcome, Worker, WAKE_TOKEN};
 
 /// A run in progress.
@@ -152,7 +152,7 @@ impl RunHandle {
             // Workers stop a hair after the deadline; the run lasted `d`.
             elapsed = elapsed.min(d);
         }
-        RunReport::new(stats, &self.plan, elapsed, cpu, self.cancel.load(Ordering::Relaxed))
+        RunReport::new(stats, &RunFacts::from_plan(&self.plan), elapsed, cpu, self.cancel.load(Ordering::Relaxed))
     }
 }
 
