@@ -3,7 +3,7 @@
 //! from merged `Stats` plus `RunFacts` (what the report needs to know of the
 //! run: from the `Plan` for a local run, from the parts for a cluster's).
 //! Rates are computed here, once; the merged `Stats` stay available to Rust
-//! callers that merge further.
+//! callers that merge further, and `part` carries them to other machines.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -126,13 +126,17 @@ pub struct RunReport {
     pub open_loop: bool,
     /// Intended total rate (open loop).
     pub rate_rps: Option<f64>,
+    /// The run's results in `crate::part`'s wire form (JSON), for merging
+    /// with other machines' exactly; only when `RunConfig::report_part` asks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
     /// The merged raw stats.
     #[serde(skip)]
     pub stats: Stats,
 }
 
 /// What a report needs to know of the run besides its `Stats`: the `Plan`'s
-/// facts for a local run, the merged ones for a cluster's.
+/// facts for a local run, the merged ones for a cluster's. Travels in a part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunFacts {
     /// Class names, by class index.
@@ -205,7 +209,7 @@ mod window_ns {
 impl RunReport {
     /// The report of `stats`, gathered over `elapsed` by a run with `facts`
     /// whose workers used `cpu`; the one constructor of local and merged
-    /// reports.
+    /// reports. `part` is left out.
     pub fn new(stats: Stats, facts: &RunFacts, elapsed: Duration, cpu: Duration, cancelled: bool) -> Self {
         let window = match facts.window {
             // Drained completions count in a window that reaches past the end,
@@ -276,6 +280,7 @@ impl RunReport {
             cancelled,
             open_loop: facts.rate_rps.is_some(),
             rate_rps: facts.rate_rps,
+            part: None,
             stats,
         }
     }

@@ -2,7 +2,7 @@
 //! request class and per client, and a per-second timeline. Allocated once
 //! per worker; recording never allocates (but for a first error message).
 //! `merge` combines workers exactly, `merge_at` machines (each holding its
-//! own range of clients).
+//! own range of clients); `crate::part` carries them between machines.
 //!
 //! With a window set, everything but the timeline counts only events inside
 //! [start, end) from the run's start, so ramps are cut exactly.
@@ -12,14 +12,16 @@ mod timeline;
 
 use std::time::Duration;
 
+pub(crate) use histogram::SlotCounts;
 pub use histogram::{new_histogram, summarize, LatencySummary};
 pub use timeline::{Bucket, Timeline};
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorKind;
 
-/// Status codes are counted in a flat array indexed by code.
+/// Status codes are counted in a flat array indexed by code; larger codes count as the last.
 const STATUS_SLOTS: usize = 600;
 
 /// Counts of one request class.
@@ -36,7 +38,7 @@ pub struct ClassStats {
 }
 
 /// A client's score (WebBench): what its connections achieved together.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientScore {
     /// Successful responses.
     pub requests: u64,
@@ -103,7 +105,7 @@ pub struct Stats {
     pub classes: Vec<ClassStats>,
     /// Per client.
     pub clients: Vec<ClientScore>,
-    status: Box<[u64; STATUS_SLOTS]>,
+    pub(crate) status: Box<[u64; STATUS_SLOTS]>,
     /// Per-second counts from the run's start (not windowed).
     pub timeline: Timeline,
     window: Option<(Duration, Duration)>,
