@@ -2,7 +2,17 @@
 
 from typing import final
 
-__all__ = ["ConfigError", "MachineError", "Run", "Server", "start_run", "start_server", "validate", "version"]
+__all__ = [
+    "ConfigError",
+    "MachineError",
+    "Run",
+    "Server",
+    "merge_parts",
+    "start_run",
+    "start_server",
+    "validate",
+    "version",
+]
 
 class ConfigError(ValueError):
     """Bad input the engine refuses before any traffic.
@@ -43,6 +53,18 @@ class Run:
 
     def wait(self, timeout_s: float) -> str | None:
         """RunReport JSON once finished, else None after timeout_s (releases the GIL); MachineError if a worker panicked."""
+
+def merge_parts(parts: list[str], first_clients: list[int]) -> str:
+    """Merge the parts of one run's nodes into the RunReport JSON of all their stats at once.
+
+    Each part is the `part` string of a node's RunReport (a run with `report_part` set),
+    its clients numbered from 0; part i's client c becomes client `first_clients[i] + c`.
+    Counts, histograms and timelines add exactly (the percentiles are the union's);
+    threads, connections, client CPU time and open-loop rates add; duration is the
+    longest; cancelled if any was. Classes, window, duration and load model must agree.
+    Releases the GIL. Raises ConfigError (field "") for a malformed part, parts of
+    different runs, or lists of different lengths; the message names the part.
+    """
 
 def start_server(config_json: str) -> Server:
     """Start the built-in target from ServeConfig JSON; raises ValueError or OSError (one line)."""

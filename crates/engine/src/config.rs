@@ -125,6 +125,9 @@ pub struct RunConfig {
     pub seed: u64,
     /// How requests are drawn from the table.
     pub selection: Selection,
+    /// Add the run's results to the report as a part (`RunReport::part`):
+    /// what `merge_parts` merges exactly with other machines' parts.
+    pub report_part: bool,
 }
 
 impl Default for RunConfig {
@@ -160,6 +163,7 @@ impl Default for RunConfig {
             drain_s: 0.0,
             seed: 0,
             selection: Selection::Weighted,
+            report_part: false,
         }
     }
 }

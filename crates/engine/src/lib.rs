@@ -4,18 +4,22 @@
 //! connections (like wrk). Nothing is shared between workers on the hot path
 //! but relaxed atomic stores of live counters; every result is kept per
 //! worker and merged exactly at the end (counters add, HDR histograms merge),
-//! which is also what lets runs on several machines be merged later.
+//! which is also what lets runs on several machines be merged later: each
+//! reports a `part` (lossless JSON of its stats) and `merge_parts` merges
+//! them with the same code into the report of all their stats.
 //!
 //! Layering (dependencies point down):
 //! `run → worker → slot → {select, validate, schedule, connection, protocol, stats}`, with
-//! `config` and `error` as leaves. `protocol` never touches a socket,
-//! `connection` never parses HTTP, `schedule` never reads the clock.
+//! `config` and `error` as leaves; at the end, `run → part → report → stats`.
+//! `protocol` never touches a socket, `connection` never parses HTTP,
+//! `schedule` never reads the clock.
 #![deny(missing_docs)]
 
 pub mod config;
 pub mod connection;
 pub mod error;
 mod live;
+pub mod part;
 pub mod plan;
 pub mod protocol;
 pub mod report;
@@ -32,7 +36,8 @@ mod worker;
 pub use config::{HttpVersion, RequestEntry, RunConfig, Selection};
 pub use error::{ConfigError, ErrorKind, StartError};
 pub use live::LiveSnapshot;
+pub use part::{merge_parts, MergeError, Part};
 pub use plan::validate;
-pub use report::{LatencySummary, RunReport};
+pub use report::{LatencySummary, RunFacts, RunReport};
 pub use run::{start, RunHandle};
 pub use stats::Stats;

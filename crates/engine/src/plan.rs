@@ -108,6 +108,8 @@ pub struct Plan {
     pub max_body_bytes: u64,
     /// Absolute start, as Unix seconds.
     pub start_at_unix_s: Option<f64>,
+    /// Add a part to the report.
+    pub report_part: bool,
 }
 
 impl Plan {
@@ -187,6 +189,7 @@ impl Plan {
             max_header_bytes: config.max_header_bytes as usize,
             max_body_bytes: config.max_body_bytes,
             start_at_unix_s: config.start_at_unix_s,
+            report_part: config.report_part,
         })
     }
 

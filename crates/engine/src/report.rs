@@ -1,16 +1,20 @@
 //! `RunReport`: the merged result of a run in the shape that crosses the
-//! binding (serde) and is stored. Rates are computed here, once; the merged
-//! `Stats` stay available to Rust callers that merge further.
+//! binding (serde) and is stored. It is built in one place, `RunReport::new`,
+//! from merged `Stats` plus `RunFacts` (what the report needs to know of the
+//! run: from the `Plan` for a local run, from the parts for a cluster's).
+//! Rates are computed here, once; the merged `Stats` stay available to Rust
+//! callers that merge further, and `part` carries them to other machines.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorKind;
 use crate::plan::Plan;
+use crate::schedule::Schedule;
 pub use crate::stats::LatencySummary;
 use crate::stats::{summarize, Stats};
 
@@ -122,25 +126,99 @@ pub struct RunReport {
     pub open_loop: bool,
     /// Intended total rate (open loop).
     pub rate_rps: Option<f64>,
+    /// The run's results in `crate::part`'s wire form (JSON), for merging
+    /// with other machines' exactly; only when `RunConfig::report_part` asks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part: Option<String>,
     /// The merged raw stats.
     #[serde(skip)]
     pub stats: Stats,
 }
 
+/// What a report needs to know of the run besides its `Stats`: the `Plan`'s
+/// facts for a local run, the merged ones for a cluster's. Travels in a part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFacts {
+    /// Class names, by class index.
+    pub classes: Vec<String>,
+    /// Offsets from the start between which completions are counted.
+    #[serde(rename = "window_ns", with = "window_ns")]
+    pub window: Option<(Duration, Duration)>,
+    /// Run length, if bounded by time.
+    #[serde(rename = "duration_ns", with = "duration_ns")]
+    pub duration: Option<Duration>,
+    /// Intended total rate of an open loop; None for a closed loop.
+    pub rate_rps: Option<f64>,
+    /// Worker threads.
+    pub threads: u32,
+    /// Connections.
+    pub connections: u32,
+}
+
+impl RunFacts {
+    /// The facts of a local run.
+    pub(crate) fn from_plan(plan: &Plan) -> Self {
+        Self {
+            classes: plan.classes.clone(),
+            window: plan.window,
+            duration: plan.duration,
+            rate_rps: match plan.schedule {
+                Schedule::OpenLoop { stagger, .. } => Some(1.0 / stagger.as_secs_f64()),
+                Schedule::ClosedLoop { .. } => None,
+            },
+            threads: plan.threads,
+            connections: plan.connections,
+        }
+    }
+}
+
+/// Whole nanoseconds, saturating past 584 years.
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+mod duration_ns {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        d.map(super::nanos).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<u64>::deserialize(d)?.map(Duration::from_nanos))
+    }
+}
+
+mod window_ns {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(w: &Option<(Duration, Duration)>, s: S) -> Result<S::Ok, S::Error> {
+        w.map(|(start, end)| [super::nanos(start), super::nanos(end)]).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<(Duration, Duration)>, D::Error> {
+        Ok(Option::<[u64; 2]>::deserialize(d)?
+            .map(|[start, end]| (Duration::from_nanos(start), Duration::from_nanos(end))))
+    }
+}
+
 impl RunReport {
-    pub(crate) fn new(stats: Stats, plan: &Plan, elapsed: Duration, cpu: Duration, cancelled: bool) -> Self {
-        let window = match plan.window {
+    /// The report of `stats`, gathered over `elapsed` by a run with `facts`
+    /// whose workers used `cpu`; the one constructor of local and merged
+    /// reports. `part` is left out.
+    pub fn new(stats: Stats, facts: &RunFacts, elapsed: Duration, cpu: Duration, cancelled: bool) -> Self {
+        let window = match facts.window {
             // Drained completions count in a window that reaches past the end,
             // but the seconds measured stop at the end: nothing was sent after it.
-            Some((start, end)) => end.min(plan.duration.unwrap_or(elapsed)).min(elapsed).saturating_sub(start),
+            Some((start, end)) => end.min(facts.duration.unwrap_or(elapsed)).min(elapsed).saturating_sub(start),
             None => elapsed,
         };
         let secs = window.as_secs_f64();
         let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-        let rate_rps = match plan.schedule {
-            crate::schedule::Schedule::OpenLoop { stagger, .. } => Some(1.0 / stagger.as_secs_f64()),
-            crate::schedule::Schedule::ClosedLoop { .. } => None,
-        };
         Self {
             requests: stats.requests,
             responses: stats.responses,
@@ -152,7 +230,7 @@ impl RunReport {
             bytes: stats.bytes,
             body_bytes: stats.body_bytes,
             throughput_bps: per_s(stats.bytes),
-            classes: plan
+            classes: facts
                 .classes
                 .iter()
                 .zip(&stats.classes)
@@ -197,11 +275,12 @@ impl RunReport {
                 .collect(),
             histogram_b64: encode_histogram(&stats),
             client_cpu_s: cpu.as_secs_f64(),
-            threads: plan.threads,
-            connections: plan.connections,
+            threads: facts.threads,
+            connections: facts.connections,
             cancelled,
-            open_loop: plan.schedule.is_open_loop(),
-            rate_rps,
+            open_loop: facts.rate_rps.is_some(),
+            rate_rps: facts.rate_rps,
+            part: None,
             stats,
         }
     }

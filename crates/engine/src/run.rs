@@ -1,6 +1,7 @@
 //! Starting a run: validate, split connections and request quota over
 //! worker threads, start them together, and hand back a `RunHandle` that
-//! reports live totals, cancels, and merges the workers' stats at the end.
+//! reports live totals, cancels, and merges the workers' stats at the end
+//! into the report (with its part, when `report_part` asks).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -14,8 +15,9 @@ use crate::config::{RunConfig, Selection};
 use crate::connection::{client_config, TlsSettings};
 use crate::error::StartError;
 use crate::live::{LiveCounters, LiveSnapshot};
+use crate::part::Part;
 use crate::plan::Plan;
-use crate::report::RunReport;
+use crate::report::{RunFacts, RunReport};
 use crate::worker::{Assignment, Outcome, Worker, WAKE_TOKEN};
 
 /// A run in progress.
@@ -152,7 +154,15 @@ impl RunHandle {
             // Workers stop a hair after the deadline; the run lasted `d`.
             elapsed = elapsed.min(d);
         }
-        RunReport::new(stats, &self.plan, elapsed, cpu, self.cancel.load(Ordering::Relaxed))
+        let part = Part {
+            stats,
+            facts: RunFacts::from_plan(&self.plan),
+            elapsed,
+            cpu,
+            cancelled: self.cancel.load(Ordering::Relaxed),
+        };
+        let json = self.plan.report_part.then(|| part.to_json());
+        RunReport { part: json, ..part.into_report() }
     }
 }
 

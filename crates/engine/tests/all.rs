@@ -14,6 +14,8 @@ mod h1_decode;
 mod h1_encode;
 #[path = "hostile.rs"]
 mod hostile;
+#[path = "part.rs"]
+mod part;
 #[path = "schedule_and_merge.rs"]
 mod schedule_and_merge;
 #[path = "table.rs"]

@@ -1,5 +1,5 @@
 //! `crest._engine`: the thin binding between Python and the Rust crates.
-//! JSON in (a `RunConfig` or `ServeConfig`), JSON out (a `RunReport`); each
+//! JSON in (a `RunConfig`, `ServeConfig` or parts), JSON out (a `RunReport`); each
 //! function converts, releases the GIL, calls the crate and maps errors.
 //! No logic lives here.
 //!
@@ -111,6 +111,23 @@ impl Run {
     }
 }
 
+/// Merges the parts of one run's nodes (each the `part` of a RunReport made
+/// with `report_part`), part i's clients from `first_clients[i]`, into one
+/// RunReport (JSON), GIL released. Raises ConfigError (field "") for a
+/// malformed part or parts of different runs.
+#[pyfunction]
+fn merge_parts(py: Python<'_>, parts: Vec<String>, first_clients: Vec<u32>) -> PyResult<String> {
+    let refused = |template: String| config_error(py, &crest_engine::ConfigError { field: "", template });
+    if parts.len() != first_clients.len() {
+        return Err(refused(format!("{} parts but {} first clients", parts.len(), first_clients.len())));
+    }
+    let report = py.detach(|| {
+        let parts: Vec<(&str, u32)> = parts.iter().map(String::as_str).zip(first_clients).collect();
+        crest_engine::merge_parts(&parts).map(|report| serde_json::to_string(&report))
+    });
+    report.map_err(|e| refused(e.0))?.map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// Starts the built-in target from a ServeConfig (JSON).
 #[pyfunction]
 fn start_server(py: Python<'_>, config_json: &str) -> PyResult<Server> {
@@ -165,6 +182,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("MachineError", m.py().get_type::<MachineError>())?;
     m.add_function(wrap_pyfunction!(start_run, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_parts, m)?)?;
     m.add_function(wrap_pyfunction!(start_server, m)?)?;
     m.add_class::<Run>()?;
     m.add_class::<Server>()?;

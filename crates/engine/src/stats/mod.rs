@@ -1,7 +1,8 @@
 //! What a worker records: latencies, counters, status codes, errors, per
 //! request class and per client, and a per-second timeline. Allocated once
 //! per worker; recording never allocates (but for a first error message).
-//! `merge` combines workers (or machines) exactly.
+//! `merge` combines workers exactly, `merge_at` machines (each holding its
+//! own range of clients); `crate::part` carries them between machines.
 //!
 //! With a window set, everything but the timeline counts only events inside
 //! [start, end) from the run's start, so ramps are cut exactly.
@@ -11,14 +12,16 @@ mod timeline;
 
 use std::time::Duration;
 
+pub(crate) use histogram::SlotCounts;
 pub use histogram::{new_histogram, summarize, LatencySummary};
 pub use timeline::{Bucket, Timeline};
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorKind;
 
-/// Status codes are counted in a flat array indexed by code.
+/// Status codes are counted in a flat array indexed by code; larger codes count as the last.
 const STATUS_SLOTS: usize = 600;
 
 /// Counts of one request class.
@@ -35,7 +38,7 @@ pub struct ClassStats {
 }
 
 /// A client's score (WebBench): what its connections achieved together.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientScore {
     /// Successful responses.
     pub requests: u64,
@@ -102,7 +105,7 @@ pub struct Stats {
     pub classes: Vec<ClassStats>,
     /// Per client.
     pub clients: Vec<ClientScore>,
-    status: Box<[u64; STATUS_SLOTS]>,
+    pub(crate) status: Box<[u64; STATUS_SLOTS]>,
     /// Per-second counts from the run's start (not windowed).
     pub timeline: Timeline,
     window: Option<(Duration, Duration)>,
@@ -234,8 +237,17 @@ impl Stats {
         self.status.iter().enumerate().filter(|(_, &n)| n > 0).map(|(code, &n)| (code as u16, n))
     }
 
-    /// Adds `other` into `self`; exact for every field.
+    /// Adds `other` into `self`; exact for every field. Both hold the same
+    /// clients (the workers of one run).
     pub fn merge(&mut self, other: &Stats) {
+        self.merge_at(other, 0);
+    }
+
+    /// Adds `other` into `self` with its client `i` counted as client
+    /// `first_client + i` (another machine's share of the clients); the
+    /// clients grow to hold them. Exact for every field; a first error
+    /// message already held is kept.
+    pub fn merge_at(&mut self, other: &Stats, first_client: usize) {
         // Histograms share bounds (all built by new_histogram), so adding cannot fail.
         let add = |a: &mut Histogram<u64>, b: &Histogram<u64>| a.add(b).expect("invariant: same histogram bounds");
         add(&mut self.latency_us, &other.latency_us);
@@ -263,7 +275,11 @@ impl Stats {
             a.errors += b.errors;
             add(&mut a.latency_us, &b.latency_us);
         }
-        for (a, b) in self.clients.iter_mut().zip(&other.clients) {
+        let end = first_client + other.clients.len();
+        if self.clients.len() < end {
+            self.clients.resize(end, ClientScore::default());
+        }
+        for (a, b) in self.clients[first_client..].iter_mut().zip(&other.clients) {
             a.requests += b.requests;
             a.bytes += b.bytes;
             a.errors += b.errors;

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Counts for one second of the run.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Bucket {
     /// Successful responses completed in this second.
     pub requests: u64,
@@ -28,6 +28,11 @@ impl Timeline {
     pub fn new(expected: Option<Duration>) -> Self {
         let seconds = expected.map_or(60, |d| d.as_secs() as usize + 2);
         Self { buckets: Vec::with_capacity(seconds) }
+    }
+
+    /// A timeline holding `buckets`, second 0 first.
+    pub fn from_buckets(buckets: Vec<Bucket>) -> Self {
+        Self { buckets }
     }
 
     /// The bucket of `second`, created on first use.
