@@ -78,7 +78,9 @@ def test_opening_upgrades_verdicts_and_columns_in_place(db: Path) -> None:
     assert [m.size_bytes for m in sweep] == [500, 5000]
     assert all(m.access_log_requests and m.client_cpu_s and m.connections_opened for m in sweep)
     assert all(m.access_log_requests is None and m.size_bytes is None for m in runs["tiny-ladder"].mixes)
-    assert all(m.cluster is None for d in runs.values() for m in d.mixes)  # schema 3: every older mix ran on one machine
+    assert all(
+        m.cluster is None for d in runs.values() for m in d.mixes
+    )  # schema 3: every older mix ran on one machine
     bound = runs["hand-written"].mixes[1].verdicts[1]
     assert bound.figures == {"engine_cpu_util_pct": 97.3, "engine_cores": 1}  # from the mix's monitor
     assert runs["tiny-sweep"].mixes[0].verdicts[0].figures == {"target_cores": 2}

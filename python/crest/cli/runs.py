@@ -19,6 +19,7 @@ from rich.text import Text
 
 from crest.analysis.peak import highest, peak_rps_of
 from crest.cli import EXIT_OK
+from crest.cli.render import render_nodes
 from crest.cli.terminal import console as _console
 from crest.cli.terminal import safe as _safe
 from crest.cli.terminal import safe_str as _safe_str
@@ -92,6 +93,10 @@ def show_command(
     if at is not None:
         peak = detail.mixes[at]
         console.print(Text(f"  {'Peak':<{_LABEL_WIDTH}}{peak.rps:,.1f} req/s at {_load(peak)} (mix {peak.index})"))
+    clustered = [m for m in detail.mixes if m.cluster]
+    for mix in clustered:
+        console.print(Text(f"\n  mix {mix.index} on {len(mix.cluster['nodes'])} nodes"))  # type: ignore[index]
+        console.print(_safe(render_nodes(mix.cluster).split("\n", 1)[1]))  # type: ignore[arg-type]
     for mix in detail.mixes:
         for verdict in mix.verdicts:
             console.print(Text(f"  warning: mix {mix.index}: ") + _safe(verdict.message))

@@ -49,7 +49,9 @@ def node_spec(spec: RunSpec, share: Share, total_clients: int) -> RunSpec:
     part = share.clients / total_clients
     budget = None
     if spec.max_requests is not None:
-        budget = max(1, round(spec.max_requests * part))
+        # Cumulative cuts, so the nodes' budgets add up to the whole exactly.
+        m, end = spec.max_requests, share.first_client + share.clients
+        budget = m * end // total_clients - m * share.first_client // total_clients
     return replace(
         spec,
         connections=share.clients * k,
@@ -104,7 +106,9 @@ class ClusterLoad:
 
     def _offset(self, p: Placed) -> clock.Offset:
         def ask() -> float:
-            return float(self._gather([p.actor.now_unix_s.remote()], HEARTBEAT_S, "while measuring its clock", [p])[0])
+            return float(
+                self._gather([p.actor.now_unix_s.remote()], HEARTBEAT_S, "while measuring its clock before", [p])[0]
+            )
 
         return clock.measure(ask)
 
@@ -117,7 +121,7 @@ class ClusterLoad:
         while len(done) < len(self.placed):
             waiting = [i for i in range(len(self.placed)) if i not in done]
             answers = self._gather(
-                [self.placed[i].actor.poll.remote(POLL_S) for i in waiting], HEARTBEAT_S + POLL_S, "during the mix",
+                [self.placed[i].actor.poll.remote(POLL_S) for i in waiting], HEARTBEAT_S + POLL_S, "during",
                 [self.placed[i] for i in waiting],
             )  # fmt: skip
             live: dict[str, float] = {}
@@ -161,6 +165,8 @@ class ClusterLoad:
                 "engine_cores": engine.get("cores"),
                 "engine_cpu_util_pct": util,
                 "client_bound": util >= CLIENT_BOUND_PCT,
+                "latency_us": report.get("latency_us"),
+                "histogram_b64": report.get("histogram_b64"),
                 "clock_offset_s": off.offset_s,
                 "clock_uncertainty_s": off.uncertainty_s,
             })  # fmt: skip
@@ -187,18 +193,18 @@ class ClusterLoad:
             late = [p for p, r in zip(placed, refs) if not ray.wait([r], timeout=0)[0]]
             who = late[0] if late else placed[0]
             raise self._lost(
-                who, f"stopped answering {when} of mix {self.mix_index} (no reply in {timeout_s:g}s)"
+                who, f"stopped answering {when} mix {self.mix_index} (no reply in {timeout_s:g}s)"
             ) from None
         except exc_mod.RayTaskError as exc:
             cause = exc.cause if isinstance(getattr(exc, "cause", None), BaseException) else None
             if isinstance(cause, CrestError):
                 raise cause from None
             raise MachineError(
-                f"a node failed {when} of mix {self.mix_index}: {str(exc).strip().splitlines()[-1]}"
+                f"a node failed {when} mix {self.mix_index}: {str(exc).strip().splitlines()[-1]}"
             ) from None
         except (exc_mod.RayActorError, exc_mod.ActorUnavailableError) as exc:
             who = next((p for p, r in zip(placed, refs) if _failed(ray, r)), placed[0])
-            raise self._lost(who, f"was lost {when} of mix {self.mix_index} ({type(exc).__name__})") from None
+            raise self._lost(who, f"was lost {when} mix {self.mix_index} ({type(exc).__name__})") from None
 
     def _lost(self, p: Placed, why: str) -> NodeLostError:
         self._cancel_all()

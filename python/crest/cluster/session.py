@@ -32,8 +32,6 @@ def quiet_ray_environment(loopback: bool) -> None:
     cluster every node and the driver on 127.0.0.1 (Ray otherwise swaps 127.0.0.1 for the host's
     routable address)."""
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    # Ray's own warnings would interleave with crest's one-line errors; its logs stay in its session dir.
-    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
     if loopback:
         # Ray's switch for "clusters on this OS are loopback-only"; it is what keeps every address on lo.
         os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"

@@ -1,0 +1,173 @@
+"""Cluster mode's pure parts, without Ray: --cluster addresses, dealing clients, choosing and naming
+nodes, clock offsets, each node's share of a spec, the option rules and the per-node table."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from crest.cli.render import render_nodes
+from crest.cluster.address import parse_cluster
+from crest.cluster.clock import measure
+from crest.cluster.driver import node_spec
+from crest.cluster.placement import Node, check_clients, choose_nodes, deal, find_node
+from crest.errors import ConfigError
+from crest.monitor import nodes_engine_summary
+from crest.runner import RunRequest, _check_cluster_options
+from crest.runspec import RunSpec
+from crest.suite import load_suite
+from support import run_cli_in_process
+
+NODES = [
+    Node("aa11bb22cc33" + "0" * 44, "10.0.0.1", 4, ("node1",)),
+    Node("dd44ee55ff66" + "0" * 44, "10.0.0.2", 4, ("node2",)),
+    Node("112233445566" + "0" * 44, "10.0.0.2", 2, ("server1",)),
+]
+
+
+@pytest.mark.parametrize(
+    "text,kind,address",
+    [
+        ("auto", "auto", "auto"),
+        ("ray://head:10001", "client", "ray://head:10001"),
+        ("10.0.0.5:6379", "gcs", "10.0.0.5:6379"),
+        ("local:3", "local", "auto"),
+    ],
+)
+def test_cluster_addresses(text: str, kind: str, address: str) -> None:
+    parsed = parse_cluster(text)
+    assert parsed.kind == kind
+    if kind != "local":
+        assert parsed.ray_address() == address
+    assert parse_cluster("local:2").loopback and parse_cluster("127.0.0.1:6379").loopback
+    assert not parse_cluster("10.0.0.5:6379").loopback
+
+
+@pytest.mark.parametrize("text", ["", "local:0", "local:x", "local:99", "http://h:1", "head", "ray://head", "h:99999"])
+def test_a_bad_cluster_address_names_the_forms(text: str) -> None:
+    with pytest.raises(ConfigError, match="--cluster"):
+        parse_cluster(text)
+
+
+@pytest.mark.parametrize("clients,nodes", [(7, 3), (6, 3), (60, 4), (2, 3), (1, 2), (61, 2)])
+def test_clients_are_dealt_whole_evenly_and_in_order(clients: int, nodes: int) -> None:
+    shares = deal(clients, NODES[:nodes] if nodes <= 3 else [*NODES, replace(NODES[0], node_id="f" * 56)])
+    assert sum(s.clients for s in shares) == clients
+    assert max(s.clients for s in shares) - min(s.clients for s in shares) <= 1
+    assert all(s.clients >= 1 for s in shares)
+    assert [s.first_client for s in shares] == [sum(x.clients for x in shares[:i]) for i in range(len(shares))]
+    assert len(shares) == min(clients, nodes)  # a ladder's first rungs use fewer nodes, never an empty one
+
+
+def test_a_suite_too_small_for_the_nodes_is_refused() -> None:
+    check_clients(2, NODES[:2])
+    with pytest.raises(ConfigError, match="largest mix has 1 clients.*--nodes 1"):
+        check_clients(1, NODES[:2])
+
+
+def test_load_nodes_leave_out_the_targets_node_and_count_is_checked() -> None:
+    assert choose_nodes(NODES, None, {NODES[2].node_id}) == NODES[:2]
+    assert choose_nodes(NODES, 1, set()) == NODES[:1]
+    with pytest.raises(ConfigError, match="--nodes 3 needs 3 load nodes but the cluster has 2 .1 kept for the target"):
+        choose_nodes(NODES, 3, {NODES[2].node_id})
+    with pytest.raises(ConfigError, match="no node left for load"):
+        choose_nodes(NODES[:1], None, {NODES[0].node_id})
+
+
+def test_nodes_are_named_by_id_ip_or_resource() -> None:
+    assert find_node(NODES, "aa11bb", "--target-node") is NODES[0]
+    assert find_node(NODES, "10.0.0.1", "--target-node") is NODES[0]
+    assert find_node(NODES, "server1", "--target-node") is NODES[2]
+    with pytest.raises(ConfigError, match="--target-node 'nosuch' names no alive node.*server1"):
+        find_node(NODES, "nosuch", "--target-node")
+    with pytest.raises(ConfigError, match="names 2 nodes .shared IP.*node id"):
+        find_node(NODES, "10.0.0.2", "--target-node")
+    with pytest.raises(ConfigError, match="names no alive node"):
+        find_node(NODES, "aa1", "--target-node")  # too short a prefix to be an id
+
+
+def test_the_round_with_the_shortest_round_trip_gives_the_offset() -> None:
+    # The driver's clock reads t; the node's runs 2.5 s ahead; round trips of 40, 4 and 20 ms.
+    reads = iter([100.0, 100.040, 200.0, 200.004, 300.0, 300.020])
+    node_reads = iter([100.030 + 2.5, 200.002 + 2.5, 300.001 + 2.5])
+    offset = measure(lambda: next(node_reads), rounds=3, now=lambda: next(reads))
+    assert offset.round_trip_s == pytest.approx(0.004)
+    assert offset.offset_s == pytest.approx(2.5)
+    assert offset.uncertainty_s == pytest.approx(0.002)
+
+
+def test_each_node_runs_its_clients_and_its_share_of_rate_and_budget() -> None:
+    spec = RunSpec(url="http://127.0.0.1:1/", connections=28, connections_per_client=4, rate_rps=700.0,
+                   max_requests=1000, seed=5)  # fmt: skip
+    shares = deal(7, NODES)
+    specs = [node_spec(spec, s, 7) for s in shares]
+    assert [s.connections for s in specs] == [12, 8, 8]
+    assert sum(s.rate_rps or 0 for s in specs) == pytest.approx(700.0)
+    assert sum(s.max_requests or 0 for s in specs) == 1000
+    assert len({s.seed for s in specs}) == 3  # each node draws its own requests
+
+
+def _request(**kwargs: object) -> RunRequest:
+    fields: dict[str, object] = {"target": "http://127.0.0.1:1", **kwargs}
+    return RunRequest(suite=load_suite("mindcraft-webbench"), **fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"nodes": 2}, "--nodes places work on a cluster's nodes: add --cluster"),
+        ({"target_node": "n"}, "--target-node places work"),
+        ({"cluster": "local:2", "target": None, "server": "nginx"}, "needs its node: add --target-node"),
+        ({"cluster": "local:2", "target_node": "n"}, "--target-node runs a target crest starts"),
+        ({"cluster": "local:2", "monitor_node": "n"}, "--monitor-pid PID or --monitor-name NAME"),
+        ({"cluster": "local:2", "monitor_node": "n", "monitor_pid": 1, "monitor_name": "x"}, "--monitor-pid PID or"),
+        ({"cluster": "local:2", "monitor_pid": 1}, "need --monitor-node"),
+        ({"cluster": "bogus"}, "invalid --cluster"),
+    ],
+)
+def test_cluster_options_that_do_not_fit_together(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        _check_cluster_options(_request(**kwargs))
+
+
+def test_the_busiest_node_speaks_for_the_mix() -> None:
+    nodes = [
+        {"node_id": "a", "engine_cores": 4, "engine_cpu_util_pct": 40.0, "client_bound": False},
+        {"node_id": "b", "engine_cores": 2, "engine_cpu_util_pct": 95.0, "client_bound": True},
+    ]
+    summary = nodes_engine_summary(nodes)
+    assert summary["engine"] == {"cores": 6, "cpu_util_pct": 95.0, "busiest_node": "b"}
+    assert summary["client_bound"] is True
+
+
+def test_the_node_table_shows_clients_requests_cpu_and_offset() -> None:
+    text = render_nodes({"nodes": [
+        {"node_id": "aa11bb22cc", "ip": "127.0.0.1", "first_client": 0, "clients": 3, "requests": 1200, "rps": 400.0,
+         "engine_cpu_util_pct": 35.0, "client_bound": False, "clock_offset_s": 0.00012, "clock_uncertainty_s": 0.0003},
+        {"node_id": "dd44ee55ff", "ip": "127.0.0.1", "first_client": 3, "clients": 1, "requests": 300, "rps": 100.0,
+         "engine_cpu_util_pct": 97.0, "client_bound": True, "clock_offset_s": -0.001, "clock_uncertainty_s": 0.0002},
+    ]})  # fmt: skip
+    lines = text.splitlines()
+    assert "aa11bb22" in lines[2] and " 0-2 " in lines[2] and "+0.120±0.300 ms" in lines[2]
+    assert "97% bound" in lines[3] and " 3 " in lines[3]
+
+
+def test_without_ray_the_error_names_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from crest.cluster.session import import_ray
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
+    with pytest.raises(ConfigError, match=r"needs Ray, which is not installed: pip install 'crest\[cluster\]'"):
+        import_ray()
+
+
+def test_cluster_flags_without_cluster_are_one_line_exit_2(tmp_path: Path) -> None:
+    out = run_cli_in_process("run", "mindcraft-webbench", "--target", "http://127.0.0.1:1", "--target-node", "n1",
+                             "--db", str(tmp_path / "r.db"))  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "crest: error: --target-node places work on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)"
+    ]
+    assert not (tmp_path / "r.db").exists()

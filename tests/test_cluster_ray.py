@@ -1,0 +1,307 @@
+"""Cluster mode on a real multi-node Ray cluster on this machine (ray.cluster_utils.Cluster: 3 nodes of
+1 CPU, every address 127.0.0.1), driven through the CLI as a user drives it: an exact merge checked
+against nginx's access log and the nodes' own histograms, whole clients dealt evenly, clock offsets
+stored, a node lost mid-mix and the run resumed, the target on a named node, Ctrl-C, bad input, and
+nothing left running afterwards."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import sqlite3
+import struct
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from crest.filesets.cache import cached_fileset
+from crest.servers.registry import adapter
+from support import run_cli, static_suite, wait_until
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'crest[cluster]' (the dev extras have it)")
+
+NODE = {"num_cpus": 1, "object_store_memory": 100 * 1024 * 1024, "node_ip_address": "127.0.0.1",
+        "include_dashboard": False}  # fmt: skip
+WAIT_S = 120
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    from ray.cluster_utils import Cluster
+
+    env = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    c = Cluster(initialize_head=True, head_node_args={**NODE, "resources": {"node1": 1}})
+    c.nodes_by_name = {"node1": c.head_node}  # type: ignore[attr-defined]
+    for name in ("node2", "node3"):
+        c.nodes_by_name[name] = c.add_node(**NODE, resources={name: 1})  # type: ignore[attr-defined]
+    c.wait_for_nodes()
+    try:
+        yield c
+    finally:
+        c.shutdown()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.fixture
+def nginx() -> None:
+    a = adapter("nginx")
+    if not a.installed():
+        pytest.skip(f"{a.title} is not installed: {a.install_hint()}")
+
+
+def _suite(tmp_path: Path, clients: list[int], length_s: int = 3, ramp_s: int = 0) -> Path:
+    path = tmp_path / "suite.toml"
+    path.write_text(static_suite("cluster-test", "cluster mode", clients, threads_per_client=2, length_s=length_s,
+                                 ramp_s=ramp_s))  # fmt: skip
+    return path
+
+
+def _rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def _leftovers() -> list[str]:
+    """crest's processes anywhere: servers it started, and Ray workers still holding its actors."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        line = " ".join(proc.info["cmdline"] or [])
+        if "crest-target-" in line or "ray::LoadNode" in line or "ray::TargetNode" in line:
+            found.append(line[:120])
+    return found
+
+
+def _no_leftovers() -> None:
+    deadline = time.monotonic() + 15
+    while _leftovers() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _leftovers() == []
+
+
+def _histogram_counts(b64: str) -> dict[int, int]:
+    """Counts by bucket index of an HdrHistogram V2 + deflate blob (the engine's serialization): a check
+    of the merge that does not use the engine's own decoder."""
+    raw = base64.b64decode(b64)
+    _cookie, length = struct.unpack(">ii", raw[:8])
+    body = zlib.decompress(raw[8 : 8 + length])
+    payload_len = struct.unpack(">i", body[4:8])[0]
+    payload = body[40 : 40 + payload_len]
+    counts: dict[int, int] = {}
+    index, pos = 0, 0
+    while pos < len(payload):
+        value, shift = 0, 0
+        while True:
+            byte = payload[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80 or shift >= 63:
+                break
+        value = (value >> 1) ^ -(value & 1)  # zigzag
+        if value < 0:
+            index += -value  # a run of empty buckets
+        else:
+            if value:
+                counts[index] = value
+            index += 1
+    return counts
+
+
+def test_a_cluster_mix_is_the_exact_union_of_its_nodes(cluster: Any, nginx: None, tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    out = run_cli("run", str(_suite(tmp_path, [2, 5])), "--cluster", cluster.address, "--server", "nginx",
+                  "--target-node", "node3", "--access-log", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    runs = _rows(db, "SELECT status, config_json FROM runs")
+    assert [r[0] for r in runs] == ["complete"]
+    server = json.loads(runs[0][1])["server"]
+    node3 = cluster.nodes_by_name["node3"].node_id
+    assert server["node_id"] == node3  # provisioned on the node asked for
+    mixes = _rows(db, "SELECT idx, clients, requests, errors_json, access_log_requests, histogram_b64, cluster_json,"
+                      " monitor_json FROM mixes ORDER BY idx")  # fmt: skip
+    assert [m[1] for m in mixes] == [2, 5]
+    for idx, clients, requests, errors, logged, histogram, cluster_json, monitor_json in mixes:
+        assert sum(json.loads(errors).values()) == 0
+        assert requests > 0 and logged == requests, f"mix {idx}: merged count equals nginx's access log"
+        nodes = json.loads(cluster_json)["nodes"]
+        # Dealt whole and evenly over the two load nodes (the target's node runs no load).
+        assert node3 not in {n["node_id"] for n in nodes}
+        assert sorted(n["clients"] for n in nodes) == ([1, 1] if clients == 2 else [2, 3])
+        assert [n["first_client"] for n in nodes] == [0, nodes[0]["clients"]]
+        assert sum(n["requests"] for n in nodes) == requests
+        for n in nodes:
+            assert abs(n["clock_offset_s"]) < 0.05 and 0 <= n["clock_uncertainty_s"] < 0.05
+            assert n["engine_cores"] >= 1 and n["threads"] >= 1
+        merged = _histogram_counts(histogram)
+        assert sum(merged.values()) == requests
+        monitor = json.loads(monitor_json)
+        assert monitor["target"]["cpu_user_s"] + monitor["target"]["cpu_system_s"] > 0  # sampled on node3
+        assert "busiest_node" in monitor["engine"]
+    _no_leftovers()
+
+
+@pytest.fixture(scope="module")
+def builtin_url() -> Iterator[tuple[str, int]]:
+    """The built-in target serving the tests' fileset, as a target crest did not start: (URL, pid)."""
+    docroot = cached_fileset("webcat-large-filemix")
+    server = subprocess.Popen([sys.executable, "-m", "crest", "serve", "--docroot", str(docroot), "--threads", "1"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    try:
+        assert server.stdout is not None
+        yield server.stdout.readline().strip().rstrip("/"), server.pid
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=10)
+
+
+def test_merged_histogram_is_the_sum_of_the_nodes_histograms(cluster: Any, builtin_url: tuple[str, int]) -> None:
+    """`crest bench --cluster --json` keeps each node's own histogram: bucket by bucket, the merge is their sum."""
+    out = run_cli("bench", builtin_url[0] + "/webcat/6K.html", "-c", "4", "-d", "2s", "--cluster", cluster.address, "--nodes", "2",
+                  "--json", timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    nodes = report["cluster"]["nodes"]
+    assert [n["clients"] for n in nodes] == [2, 2]
+    total: dict[int, int] = {}
+    for n in nodes:
+        for index, count in _histogram_counts(n["histogram_b64"]).items():
+            total[index] = total.get(index, 0) + count
+    assert _histogram_counts(report["histogram_b64"]) == total
+    assert sum(total.values()) == report["requests"] == sum(n["requests"] for n in nodes) > 0
+    _no_leftovers()
+
+
+def test_a_lost_node_fails_the_mix_and_resume_completes_the_run(cluster: Any, nginx: None, tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    args = [sys.executable, "-m", "crest", "run", str(_suite(tmp_path, [2, 3, 4], length_s=6)), "--cluster",
+            cluster.address, "--server", "nginx", "--target-node", "node3", "--db", str(db), "-q"]  # fmt: skip
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        stored = lambda: db.exists() and _rows(db, "SELECT COUNT(*) FROM mixes")[0][0] >= 1  # noqa: E731
+        wait_until(lambda: proc.poll() is not None or stored(), timeout_s=WAIT_S, what="the first cluster mix stored")
+        assert proc.poll() is None, proc.communicate()[1]
+        time.sleep(2)  # inside the second mix
+        cluster.remove_node(cluster.nodes_by_name["node2"])
+        lost_at = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - lost_at
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, err
+    assert took < 10 + 5, f"the lost node failed the mix after {took:.1f}s"  # 10 s, plus the process's teardown
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("crest: error: node ") and "--resume" in lines[0], err
+    ((run_id, status, reason),) = _rows(db, "SELECT id, status, reason FROM runs")
+    assert status == "failed" and "during mix 2" in reason
+    assert [m[0] for m in _rows(db, "SELECT idx FROM mixes")] == [1]  # the finished mix is kept
+    _no_leftovers()
+    cluster.nodes_by_name["node2"] = cluster.add_node(**NODE, resources={"node2": 1})
+    cluster.wait_for_nodes()
+    out = run_cli("run", "--resume", run_id, "--db", str(db), "-q", timeout_s=WAIT_S)
+    assert out.returncode == 0, out.stderr
+    assert _rows(db, "SELECT status FROM runs") == [("complete",)]
+    assert [m[0] for m in _rows(db, "SELECT idx FROM mixes ORDER BY idx")] == [1, 2, 3]
+    _no_leftovers()
+
+
+def test_ctrl_c_stops_every_node_and_the_target(cluster: Any, nginx: None, tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    args = [sys.executable, "-m", "crest", "run", str(_suite(tmp_path, [2], length_s=30)), "--cluster",
+            cluster.address, "--server", "nginx", "--target-node", "node3", "--db", str(db), "-q"]  # fmt: skip
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: any("ray::LoadNode" in line for line in _leftovers()) and db.exists(), timeout_s=WAIT_S,
+                   what="the cluster mix under way")  # fmt: skip
+        time.sleep(3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert [r[0] for r in _rows(db, "SELECT status FROM runs")] == ["interrupted"]
+    _no_leftovers()
+
+
+def test_an_external_target_is_monitored_on_its_node(
+    cluster: Any, builtin_url: tuple[str, int], tmp_path: Path
+) -> None:
+    url, pid = builtin_url
+    db = tmp_path / "r.db"
+    out = run_cli("run", str(_suite(tmp_path, [2], length_s=2)), "--cluster", cluster.address, "--target", url,
+                  "--monitor-node", "node3", "--monitor-pid", str(pid), "--db", str(db), "-q",
+                  timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    ((monitor_json, cluster_json),) = _rows(db, "SELECT monitor_json, cluster_json FROM mixes")
+    target = json.loads(monitor_json)["target"]
+    assert target["cpu_user_s"] + target["cpu_system_s"] > 0 and target["rss_bytes_max"] > 0
+    assert target["ctx_switches_voluntary"] + target["ctx_switches_involuntary"] > 0
+    node3 = cluster.nodes_by_name["node3"].node_id
+    assert node3 not in {n["node_id"] for n in json.loads(cluster_json)["nodes"]}  # the monitor's node runs no load
+    _no_leftovers()
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--cluster", "127.0.0.1:1"], "--cluster 127.0.0.1:1: nothing answers there"),
+        (["--nodes", "5"], "--nodes 5 needs 5 load nodes but the cluster has 2"),
+        (["--target-node", "nosuch"], "--target-node 'nosuch' names no alive node"),
+        (["--nodes", "3", "--target-node", "node3"], "--nodes 3 needs 3 load nodes"),
+    ],
+)
+def test_bad_cluster_input_is_one_line_exit_2_before_any_run(
+    cluster: Any, nginx: None, tmp_path: Path, extra: list[str], message: str
+) -> None:
+    db = tmp_path / "r.db"
+    args = ["run", str(_suite(tmp_path, [2])), "--server", "nginx", "--db", str(db), "-q"]
+    if "--cluster" not in extra:
+        args += ["--cluster", cluster.address]
+    if "--target-node" not in extra:
+        args += ["--target-node", "node3"]
+    out = run_cli(*args, *extra, timeout_s=WAIT_S)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], out.stderr
+    assert not db.exists() or _rows(db, "SELECT COUNT(*) FROM runs") == [(0,)]
+
+
+def test_a_suite_with_fewer_clients_than_nodes_is_refused(cluster: Any, nginx: None, tmp_path: Path) -> None:
+    out = run_cli("run", str(_suite(tmp_path, [1])), "--cluster", cluster.address, "--server", "nginx",
+                  "--target-node", "node3", "--db", str(tmp_path / "r.db"), "-q", timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 2
+    assert "largest mix has 1 clients, fewer than the 2 load nodes" in out.stderr
+
+
+def test_without_ray_the_cli_names_the_install(tmp_path: Path) -> None:
+    shim = tmp_path / "shim" / "ray"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("raise ImportError('no ray here')\n")
+    env = {**os.environ, "PYTHONPATH": f"{shim.parent}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    out = subprocess.run([sys.executable, "-m", "crest", "run", str(_suite(tmp_path, [2])), "--target",
+                          "http://127.0.0.1:1", "--cluster", "local:2", "--db", str(tmp_path / "r.db")],
+                         capture_output=True, text=True, env=env, timeout=60, check=False)  # fmt: skip
+    assert out.returncode == 2
+    assert (
+        out.stderr.strip() == "crest: error: --cluster needs Ray, which is not installed: pip install 'crest[cluster]'"
+    )
