@@ -215,6 +215,34 @@ def harness_overhead(work: Path, docroot: Path, port: int) -> tuple[float, int, 
     return statistics.mean(gaps), len(spans), per_run
 
 
+def cluster_overhead(work: Path, docroot: Path, port: int) -> tuple[float, int, float, float]:
+    """The same five mixes with their clients spread over `--cluster local:3` (three Ray nodes on this
+    machine): seconds per mix beyond its length (stored start of each mix, the nodes' common start, to
+    the next: ready barrier, clock offsets, start lead, merge, store), the largest and the median
+    clock-offset uncertainty of any node in any mix."""
+    suite = work / "overhead.toml"
+    db = work / "cluster.db"
+    timed([CREST, "run", str(suite), "--target", f"http://127.0.0.1:{port}", "--fileset", str(docroot),
+           "--cluster", "local:3", "--db", str(db), "-q"])  # fmt: skip
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT started_at, ended_at, cluster_json FROM mixes ORDER BY started_at").fetchall()
+    gaps = [b[0] - a[0] - OVERHEAD_MIX_S for a, b in zip(rows, rows[1:])]
+    uncertainty = [n["clock_uncertainty_s"] for r in rows for n in json.loads(r[2])["nodes"]]
+    return statistics.mean(gaps), len(rows), max(uncertainty), statistics.median(uncertainty)
+
+
+MERGE_COST = ["cargo", "run", "--quiet", "--release", "--example", "merge_cost", "--features", "pyo3/extension-module"]
+
+
+def merge_cost() -> float:
+    """Milliseconds the engine's merge_parts takes over 100 synthetic nodes' parts (the example's median)."""
+    out = subprocess.run(MERGE_COST, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    match = re.search(r"100 parts in ([0-9.]+) ms", out)
+    if match is None:
+        raise SystemExit(f"bench: merge_cost printed no figure: {out!r}")
+    return float(match.group(1))
+
+
 STARTUP_ROUNDS = 7
 STARTUP_HELP = [CREST, "--help"]
 STARTUP_BENCH = [CREST, "bench", "-q", "--json", "-t", "1", "-c", "1", "-n", "1", "--timeout", "5s"]
@@ -424,8 +452,47 @@ def main() -> None:
                 )
             )
             commands.append(f"taskset -c {CLIENT_CPU} crest run SUITE.toml --target URL --fileset DIR -q")
+            per_mix, mixes, worst, typical = cluster_overhead(work, docroot, port)
+            print(
+                f"cluster harness overhead (local:3): {per_mix:.3f} s per mix beyond its length;"
+                f" clock offset uncertainty median {typical * 1e3:.3f} ms, largest {worst * 1e3:.3f} ms"
+            )
+            rows.append(
+                (
+                    f"cluster mode harness overhead per mix beyond its length (--cluster local:3, {mixes} mixes of"
+                    f" {OVERHEAD_MIX_S} s: barrier, clock offsets, start lead, merge, store)",
+                    f"{per_mix:.3f} s",
+                    "",
+                    "≤ 1 s",
+                    verdict(per_mix <= 1.0),
+                )
+            )
+            rows.append(
+                (
+                    "cluster mode clock-offset uncertainty on one machine (half the best of 8 round trips;"
+                    " every node of every mix)",
+                    f"median {typical * 1e3:.3f} ms, largest {worst * 1e3:.3f} ms",
+                    "",
+                    "",
+                    "",
+                )
+            )
+            commands.append("crest run SUITE.toml --target URL --fileset DIR --cluster local:3 -q")
         finally:
             nginx.stop()
+        merge_ms = merge_cost()
+        print(f"merge of 100 nodes' results (engine's merge_parts): {merge_ms:.1f} ms")
+        rows.append(
+            (
+                "merging 100 nodes' results in the engine (synthetic parts: 10 classes, 100 clients, 300-s timeline,"
+                " 1e5 latencies each; median)",
+                f"{merge_ms:.1f} ms",
+                "",
+                "≤ 50 ms",
+                verdict(merge_ms <= 50.0),
+            )
+        )
+        commands.append(" ".join(MERGE_COST))
         builtin, bport = start_builtin(docroot)
         try:
             nginx, port = start_nginx(work, docroot)

@@ -17,15 +17,18 @@ import sys
 import time
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import psutil
 import pytest
 
 from crest.filesets.cache import cached_fileset
 from crest.servers.registry import adapter
-from support import run_cli, static_suite, wait_until
+from support import run_cli, start_cli, static_suite, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -93,6 +96,18 @@ def _no_leftovers() -> None:
     while _leftovers() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _leftovers() == []
+
+
+@contextmanager
+def _running(*args: str) -> Iterator[subprocess.Popen[str]]:
+    """`crest ARGS` in the background, killed if the test leaves it running."""
+    proc = start_cli(*args)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
 
 
 def _histogram_counts(b64: str) -> dict[int, int]:
@@ -177,6 +192,7 @@ def test_merged_histogram_is_the_sum_of_the_nodes_histograms(cluster: Any, built
                   "--json", timeout_s=WAIT_S)  # fmt: skip
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
+    jsonschema.validate(report, json.loads(files("crest").joinpath("schemas/bench.schema.json").read_text()))
     nodes = report["cluster"]["nodes"]
     assert [n["clients"] for n in nodes] == [2, 2]
     total: dict[int, int] = {}
@@ -190,10 +206,9 @@ def test_merged_histogram_is_the_sum_of_the_nodes_histograms(cluster: Any, built
 
 def test_a_lost_node_fails_the_mix_and_resume_completes_the_run(cluster: Any, nginx: None, tmp_path: Path) -> None:
     db = tmp_path / "r.db"
-    args = [sys.executable, "-m", "crest", "run", str(_suite(tmp_path, [2, 3, 4], length_s=6)), "--cluster",
-            cluster.address, "--server", "nginx", "--target-node", "node3", "--db", str(db), "-q"]  # fmt: skip
-    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    args = ["run", str(_suite(tmp_path, [2, 3, 4], length_s=6)), "--cluster", cluster.address, "--server", "nginx",
+            "--target-node", "node3", "--db", str(db), "-q"]  # fmt: skip
+    with _running(*args) as proc:
         stored = lambda: db.exists() and _rows(db, "SELECT COUNT(*) FROM mixes")[0][0] >= 1  # noqa: E731
         wait_until(lambda: proc.poll() is not None or stored(), timeout_s=WAIT_S, what="the first cluster mix stored")
         assert proc.poll() is None, proc.communicate()[1]
@@ -202,10 +217,6 @@ def test_a_lost_node_fails_the_mix_and_resume_completes_the_run(cluster: Any, ng
         lost_at = time.monotonic()
         _, err = proc.communicate(timeout=60)
         took = time.monotonic() - lost_at
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 1, err
     assert took < 10 + 5, f"the lost node failed the mix after {took:.1f}s"  # 10 s, plus the process's teardown
     lines = err.strip().splitlines()
@@ -225,19 +236,14 @@ def test_a_lost_node_fails_the_mix_and_resume_completes_the_run(cluster: Any, ng
 
 def test_ctrl_c_stops_every_node_and_the_target(cluster: Any, nginx: None, tmp_path: Path) -> None:
     db = tmp_path / "r.db"
-    args = [sys.executable, "-m", "crest", "run", str(_suite(tmp_path, [2], length_s=30)), "--cluster",
-            cluster.address, "--server", "nginx", "--target-node", "node3", "--db", str(db), "-q"]  # fmt: skip
-    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    args = ["run", str(_suite(tmp_path, [2], length_s=30)), "--cluster", cluster.address, "--server", "nginx",
+            "--target-node", "node3", "--db", str(db), "-q"]  # fmt: skip
+    with _running(*args) as proc:
         wait_until(lambda: any("ray::LoadNode" in line for line in _leftovers()) and db.exists(), timeout_s=WAIT_S,
                    what="the cluster mix under way")  # fmt: skip
         time.sleep(3)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert proc.returncode == 130, err
     assert [r[0] for r in _rows(db, "SELECT status FROM runs")] == ["interrupted"]
     _no_leftovers()

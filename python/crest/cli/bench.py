@@ -204,7 +204,9 @@ def bench_command(
     else:
         from crest.cluster.driver import OneMix
 
-        load = OneMix(cluster, nodes, spec)  # connects, places the nodes and checks the target from each
+        load = OneMix(
+            cluster, cluster_options.count(nodes, "--nodes"), spec
+        )  # connects, places the nodes and checks the target from each
     if not json_output:
         print(render_header(spec), flush=True)
     show_progress = not (json_output or quiet) and sys.stderr.isatty()

@@ -1,4 +1,7 @@
-"""The cluster options of `crest run`, `crest bench` and `crest doe`, declared once (crest.cluster runs them)."""
+"""The cluster options of `crest run`, `crest bench` and `crest doe`, declared once (crest.cluster runs them).
+
+Counts are taken as text and parsed by crest.units like every other count: a typed int option would make
+typer load pydantic to coerce it, on `crest bench`'s start-up path."""
 
 from __future__ import annotations
 
@@ -19,9 +22,9 @@ Cluster = Annotated[
     ),
 ]
 Nodes = Annotated[
-    int | None,
+    str | None,
     typer.Option(
-        "--nodes", min=1, help="Load nodes [default: every alive node but the target's].", rich_help_panel=PANEL
+        "--nodes", metavar="N", help="Load nodes [default: every alive node but the target's].", rich_help_panel=PANEL
     ),
 ]
 TargetNode = Annotated[
@@ -43,8 +46,8 @@ MonitorNode = Annotated[
     ),
 ]
 MonitorPid = Annotated[
-    int | None,
-    typer.Option("--monitor-pid", metavar="PID", min=1, help="The target's pid there (with its children).",
+    str | None,
+    typer.Option("--monitor-pid", metavar="PID", help="The target's pid there (with its children).",
                  rich_help_panel=PANEL),
 ]  # fmt: skip
 MonitorName = Annotated[
@@ -52,3 +55,10 @@ MonitorName = Annotated[
     typer.Option("--monitor-name", metavar="NAME", help="The target's process name there (every such process).",
                  rich_help_panel=PANEL),
 ]  # fmt: skip
+
+
+def count(value: str | None, option: str) -> int | None:
+    """A count option's value (--nodes, --monitor-pid), None when not given."""
+    from crest.units import parse_count
+
+    return None if value is None else parse_count(value, what=option)

@@ -67,7 +67,7 @@ def doe_command(
     if design is not None:
         if analyze_path is not None:
             raise ConfigError("give either a DESIGN to run or --analyze DATA.csv, not both")
-        placement = {"cluster": cluster, "nodes": nodes, "target_node": target_node}
+        placement = {"cluster": cluster, "nodes": cluster_options.count(nodes, "--nodes"), "target_node": target_node}
         return _run_design(design, db, quiet, json_output, placement)
     if analyze_path is None:
         raise ConfigError("nothing to do: give a DESIGN.toml to run, or --analyze DATA.csv --response COLUMN")

@@ -132,10 +132,10 @@ def run_command(
                 seed=seed,
                 validate_content=validate_content,
                 cluster=cluster,
-                nodes=nodes,
+                nodes=cluster_options.count(nodes, "--nodes"),
                 target_node=target_node,
                 monitor_node=monitor_node,
-                monitor_pid=monitor_pid,
+                monitor_pid=cluster_options.count(monitor_pid, "--monitor-pid"),
                 monitor_name=monitor_name,
             )
             plan = plan_runs(base, members, {**axes, **options}, options=list(options))
