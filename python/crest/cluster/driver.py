@@ -78,13 +78,14 @@ class ClusterLoad:
         self.specs = [node_spec(spec, p.share, total) for p in placed]
         self.offsets: list[clock.Offset] = []
         self.threads: list[int] = []
-        self.config: dict[str, Any] = {}
+        # The config as a local run reports it, for the whole mix: every node runs its share of it.
+        self.config: dict[str, Any] = {**spec.to_config(), "nodes": len(placed)}
 
     def preflight(self) -> None:
         """Every node builds its plan and checks the target from where it stands (the ready barrier)."""
         refs = [p.actor.prepare.remote(s) for p, s in zip(self.placed, self.specs)]
         self.threads = [int(t) for t in self._gather(refs, PREPARE_TIMEOUT_S, "while preparing")]
-        self.config = {"nodes": len(self.placed), "threads": sum(self.threads)}
+        self.config["threads"] = sum(self.threads)
 
     def run(self, on_progress: ProgressCallback | None = None) -> RunResult:
         """Measure offsets, start every node at one instant, watch them, merge their results."""
