@@ -506,7 +506,11 @@ class SuiteRunner:
             "options": options,
             "experiment": self.request.experiment,
         }
-        if target is not None:
+        if self.request.cluster is not None:
+            config["cluster"] = {"address": self.request.cluster, "nodes": self.request.nodes}
+        if target is not None and self.request.cluster is not None:
+            config["server"] = target.metadata()  # with the node it runs on, pinned there to its own cores
+        elif target is not None:
             config["server"] = target.metadata()
             config["cpus"] = {
                 "target": list(target.settings.cpus),

@@ -93,10 +93,12 @@ def show_command(
     if at is not None:
         peak = detail.mixes[at]
         console.print(Text(f"  {'Peak':<{_LABEL_WIDTH}}{peak.rps:,.1f} req/s at {_load(peak)} (mix {peak.index})"))
-    clustered = [m for m in detail.mixes if m.cluster]
-    for mix in clustered:
-        console.print(Text(f"\n  mix {mix.index} on {len(mix.cluster['nodes'])} nodes"))  # type: ignore[index]
-        console.print(_safe(render_nodes(mix.cluster).split("\n", 1)[1]))  # type: ignore[arg-type]
+    for mix in detail.mixes:
+        if mix.cluster:
+            count = len(mix.cluster["nodes"])
+            console.print(Text(f"\n  mix {mix.index} on {count} node{'s' if count != 1 else ''}"))
+            for row in render_nodes(mix.cluster).splitlines()[1:]:  # its own title names no mix
+                console.print(_safe(row))
     for mix in detail.mixes:
         for verdict in mix.verdicts:
             console.print(Text(f"  warning: mix {mix.index}: ") + _safe(verdict.message))
@@ -146,6 +148,8 @@ def _header(detail: RunDetail) -> list[Text]:
             if cpus
             else ""
         )
+        if server.get("node_id"):
+            where = f" · on node {str(server['node_id'])[:8]} ({server.get('node_ip', '?')}), cores {_cores(server.get('cpus'))}"
         limit = f" · memory limit {format_bytes(server['memory_bytes'])}" if server.get("memory_bytes") else ""
         lines.append(_labelled("server", f"{server.get('version', '?')}{where}{limit}"))
     return lines
