@@ -69,10 +69,12 @@ def nginx() -> None:
         pytest.skip(f"{a.title} is not installed: {a.install_hint()}")
 
 
-def _suite(tmp_path: Path, clients: list[int], length_s: int = 3, ramp_s: int = 0) -> Path:
+def _suite(tmp_path: Path, clients: list[int], length_s: int = 3, ramp_s: int = 0, drop_caches: bool = False) -> Path:
     path = tmp_path / "suite.toml"
-    path.write_text(static_suite("cluster-test", "cluster mode", clients, threads_per_client=2, length_s=length_s,
-                                 ramp_s=ramp_s))  # fmt: skip
+    text = static_suite("cluster-test", "cluster mode", clients, threads_per_client=2, length_s=length_s, ramp_s=ramp_s)
+    if drop_caches:
+        text = text.replace("[workload]\n", "[workload]\ndrop_caches = true\n")
+    path.write_text(text)
     return path
 
 
@@ -254,7 +256,7 @@ def test_an_external_target_is_monitored_on_its_node(
 ) -> None:
     url, pid = builtin_url
     db = tmp_path / "r.db"
-    out = run_cli("run", str(_suite(tmp_path, [2], length_s=2)), "--cluster", cluster.address, "--target", url,
+    out = run_cli("run", str(_suite(tmp_path, [2], length_s=2, drop_caches=True)), "--cluster", cluster.address, "--target", url,
                   "--monitor-node", "node3", "--monitor-pid", str(pid), "--db", str(db), "-q",
                   timeout_s=WAIT_S)  # fmt: skip
     assert out.returncode == 0, out.stderr

@@ -190,3 +190,12 @@ def test_design_server_options_need_a_server(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace('server = "apache-event"', 'target = "http://127.0.0.1:1"'))
     with pytest.raises(ConfigError, match="server_opt settings need a server crest starts"):
         load_design(path)
+
+
+def test_a_design_runs_on_the_cluster_it_is_given(tmp_path: Path) -> None:
+    d = load_design(_design(tmp_path, "server_opt.MaxRequestWorkers = [150, 400]"))
+    placement = {"cluster": "local:3", "nodes": 2, "target_node": "node3"}
+    p, _ = plan_design(d, store_path=tmp_path / "r.db", placement=placement)
+    assert {(c.request.cluster, c.request.nodes, c.request.target_node) for c in p.configurations} == {
+        ("local:3", 2, "node3")
+    }

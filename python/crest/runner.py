@@ -35,7 +35,7 @@ from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError, mix_from_report
 from crest.suite import Mix, Suite
 from crest.urltable import RequestTable, build_table
-from crest.verdicts import cores_shared
+from crest.verdicts import Verdict, cores_shared, page_cache_elsewhere
 
 
 @dataclass(frozen=True)
@@ -337,6 +337,13 @@ class SuiteRunner:
             return LoadClient(spec)
         return load_nodes.load(spec, mix.clients, mix.index)
 
+    def _drop_page_cache(self, target: Target | None) -> list[Verdict]:
+        """Empty the page cache where the target reads its files: this machine, or its cluster node."""
+        if self.request.cluster is None:
+            return drop_page_cache()
+        side: Any = target if target is not None else self._watch  # a NodeTarget or NodeWatch
+        return list(side.drop_page_cache()) if side is not None else [page_cache_elsewhere()]
+
     def _monitor(self, target: Target | None) -> Any:
         """The mix's monitor: here, or on the target's node in cluster mode (the same face)."""
         if self.request.cluster is not None:
@@ -366,7 +373,7 @@ class SuiteRunner:
             except NodeLostError as exc:
                 self._finish(store, run_id, repeat_index, "failed", f"before mix {mix.index}: node {exc}")
                 raise
-            found = drop_page_cache() if self.request.suite.workload.drop_caches else []
+            found = self._drop_page_cache(target) if self.request.suite.workload.drop_caches else []
             if self.split is not None and self.split.shared:
                 found.append(cores_shared(len(self.split.target)))
             monitor = self._monitor(target)

@@ -102,6 +102,15 @@ def page_cache_kept(reason: str) -> Verdict:
     return Verdict(PAGE_CACHE, f"page cache not dropped ({reason}; needs root): files may have been served from memory")
 
 
+def page_cache_elsewhere() -> Verdict:
+    """A cluster run's external target on a node crest was not told (no --monitor-node): its cache stays."""
+    return Verdict(
+        PAGE_CACHE,
+        "page cache not dropped: the target runs on a node crest was not told (give --monitor-node NODE):"
+        " files may have been served from memory",
+    )
+
+
 def cores_shared(target_cores: int) -> Verdict:
     """The target was given every core this process may use, so the engine shares them."""
     return Verdict(

@@ -174,6 +174,12 @@ class TargetNode:
     def access_log_lines(self) -> int:
         return int(self._target.access_log_lines()) if self._target is not None else 0
 
+    def drop_page_cache(self) -> list[Any]:
+        """Empty this node's page cache (the target's files come from its disk); verdicts when not permitted."""
+        from crest.host import drop_page_cache
+
+        return list(drop_page_cache())
+
     def access_log_flush_s(self) -> float:
         return float(self._target.adapter.access_log_flush_s) if self._target is not None else 0.0
 

@@ -11,6 +11,7 @@ from crest.cluster.placement import Node
 from crest.cluster.session import ClusterSession
 from crest.errors import CrestError, MachineError, NodeLostError, TargetError
 from crest.servers.base import ServerSettings
+from crest.verdicts import Verdict
 
 # Starting a server (its site, helpers, readiness) on a node; the local adapters' own limit is 10 s.
 PROVISION_TIMEOUT_S = 60.0
@@ -70,6 +71,10 @@ class NodeTarget:
     def access_log_lines(self) -> int:
         return int(self.remote.call("access_log_lines"))
 
+    def drop_page_cache(self) -> list[Verdict]:
+        """Drop the page cache where the target reads its files: its node."""
+        return list(self.remote.call("drop_page_cache"))
+
     def check_alive(self) -> None:
         try:
             self.remote.call("check_alive")
@@ -102,6 +107,9 @@ class NodeWatch:
 
     def monitor(self) -> NodeMonitor:
         return NodeMonitor(self.remote)
+
+    def drop_page_cache(self) -> list[Verdict]:
+        return list(self.remote.call("drop_page_cache"))
 
     def stop(self) -> None:
         self.remote.release()
