@@ -12,7 +12,7 @@ import pytest
 from crest.cli.render import render_nodes
 from crest.cluster.address import parse_cluster
 from crest.cluster.clock import measure
-from crest.cluster.driver import node_spec
+from crest.cluster.driver import budgets, node_spec
 from crest.cluster.placement import Node, check_clients, choose_nodes, deal, find_node
 from crest.errors import ConfigError
 from crest.monitor import nodes_engine_summary
@@ -103,11 +103,19 @@ def test_each_node_runs_its_clients_and_its_share_of_rate_and_budget() -> None:
     spec = RunSpec(url="http://127.0.0.1:1/", connections=28, connections_per_client=4, rate_rps=700.0,
                    max_requests=1000, seed=5)  # fmt: skip
     shares = deal(7, NODES)
-    specs = [node_spec(spec, s, 7) for s in shares]
+    specs = [node_spec(spec, s, 7, b) for s, b in zip(shares, budgets(spec.max_requests, shares))]
     assert [s.connections for s in specs] == [12, 8, 8]
     assert sum(s.rate_rps or 0 for s in specs) == pytest.approx(700.0)
     assert sum(s.max_requests or 0 for s in specs) == 1000
     assert len({s.seed for s in specs}) == 3  # each node draws its own requests
+
+
+def test_a_request_budget_gives_every_node_at_least_one() -> None:
+    shares = deal(4, NODES)  # clients 2, 1, 1
+    assert budgets(3, shares) == [1, 1, 1]
+    assert budgets(5, shares) == [2, 1, 2] and sum(budgets(1001, shares)) == 1001  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="-n 2 is fewer requests than the 3 load nodes"):
+        budgets(2, shares)
 
 
 def _request(**kwargs: object) -> RunRequest:

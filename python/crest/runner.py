@@ -168,9 +168,20 @@ class SuiteRunner:
         the target from where it stands at the ready barrier before each mix)."""
         if self.request.cluster is not None:
             self._cluster_nodes()
+        if self.request.server is not None and self.request.cluster is not None:
+            from crest.cluster.actors import NODE_DOCROOT
+            from crest.cluster.target import NodeActor
+
+            cluster, _, node = self._cluster_nodes()
+            remote = NodeActor(cluster, node)
+            try:  # the adapter is checked where it will run: installed there, serving the workload's kinds
+                remote.call("check", self.request.server, self._settings(docroot=NODE_DOCROOT))
+            finally:
+                remote.release()
         if self.request.server is not None:
-            settings = self._settings()
-            Target(server_adapter(self.request.server), settings)  # checks; starts nothing
+            settings = self._settings(docroot=NODE_DOCROOT if self.request.cluster is not None else None)
+            if self.request.cluster is None:
+                Target(server_adapter(self.request.server), settings)  # checks; starts nothing
             if self.request.cluster is None and (settings.memory_bytes is not None or settings.cpu_quota is not None):
                 with Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota):
                     pass
@@ -320,9 +331,16 @@ class SuiteRunner:
             self._finish(store, run_id, repeat_index, "interrupted", "interrupted between mixes")
             raise RunInterrupted(run_id) from None
         except NodeLostError as exc:
+            self._fail_if_running(store, run_id, repeat_index, str(exc))
             db = "" if store.path == DEFAULT_PATH else f" --db {store.path}"
-            raise NodeLostError(exc.node, f"{str(exc).removeprefix(f'node {exc.node} ')}: the mixes before it are"
-                                f" stored; when the cluster is whole again, crest run --resume {run_id}{db}") from None  # fmt: skip
+            why = str(exc).removeprefix(f"node {exc.node} ")
+            hint = f"the mixes before it are stored; when the cluster is whole again, crest run --resume {run_id}{db}"
+            raise NodeLostError(exc.node, f"{why}: {hint}") from None
+        except Exception as exc:
+            # A failure outside a mix's load (placing nodes, a node's monitor, the access log): the run
+            # must not stay "running".
+            self._fail_if_running(store, run_id, repeat_index, str(exc))
+            raise
         finally:
             if load_nodes is not None:
                 load_nodes.close()
@@ -330,12 +348,20 @@ class SuiteRunner:
                 self._watch.stop()
                 self._watch = None
 
-    def _load(self, mix: Mix, repeat_index: int, load_nodes: Any) -> Any:
+    def _fail_if_running(self, store: Store, run_id: str, repeat_index: int, reason: str) -> None:
+        try:
+            if store.run(run_id).status == "running":
+                self._finish(store, run_id, repeat_index, "failed", reason)
+        except (StoreError, DiskFullError):
+            pass  # the store cannot take it: --resume continues a "running" run all the same
+
+    def _load(self, mix: Mix, repeat_index: int, load_nodes: Any, target: Target | None = None) -> Any:
         """The load of one mix: this machine's engine, or the cluster's nodes (the same face)."""
         spec = self._spec(mix, repeat_index)
         if load_nodes is None:
             return LoadClient(spec)
-        return load_nodes.load(spec, mix.clients, mix.index)
+        side = getattr(target, "remote", None) or getattr(self._watch, "remote", None)  # NodeTarget / NodeWatch
+        return load_nodes.load(spec, mix.clients, mix.index, side)
 
     def _drop_page_cache(self, target: Target | None) -> list[Verdict]:
         """Empty the page cache where the target reads its files: this machine, or its cluster node."""
@@ -365,13 +391,13 @@ class SuiteRunner:
         for mix in mixes:
             self.on_event(Event("mix-started", run_id, repeat_index, mix=mix, mixes=len(self.mixes)))
             try:
-                client = self._load(mix, repeat_index, load_nodes)
+                client = self._load(mix, repeat_index, load_nodes, target)
                 client.preflight()
             except TargetError as exc:
                 self._finish(store, run_id, repeat_index, "failed", f"target unreachable before mix {mix.index}: {exc}")
                 raise
             except NodeLostError as exc:
-                self._finish(store, run_id, repeat_index, "failed", f"before mix {mix.index}: node {exc}")
+                self._finish(store, run_id, repeat_index, "failed", f"before mix {mix.index}: {exc}")
                 raise
             found = self._drop_page_cache(target) if self.request.suite.workload.drop_caches else []
             if self.split is not None and self.split.shared:
@@ -552,13 +578,19 @@ def _check_cluster_options(request: RunRequest) -> None:
     """
     if request.cluster is None:
         given = [flag for flag, v in (("--nodes", request.nodes), ("--target-node", request.target_node),
-                 ("--monitor-node", request.monitor_node)) if v is not None]  # fmt: skip
+                 ("--monitor-node", request.monitor_node), ("--monitor-pid", request.monitor_pid),
+                 ("--monitor-name", request.monitor_name)) if v is not None]  # fmt: skip
         if given:
             raise ConfigError(f"{given[0]} places work on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)")
         return
     from crest.cluster.address import parse_cluster
 
     parse_cluster(request.cluster)
+    if request.suite.workload.selection != "weighted":
+        raise ConfigError(
+            f"suite {request.suite.name} sends each request once, which --cluster cannot deal over nodes:"
+            " run it without --cluster"
+        )
     if request.server is not None and request.target_node is None:
         raise ConfigError(
             "with --cluster, a target crest starts needs its node: add --target-node NODE (a node id, IP or resource)"

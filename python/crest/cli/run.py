@@ -100,10 +100,10 @@ def run_command(
     watcher = Progress(enabled=not quiet and sys.stderr.isatty())
     try:
         if resume is not None:
-            if suite or target or cluster:
+            if suite or target or cluster or nodes or target_node:
                 raise ConfigError(
                     "--resume continues a stored run with its own suite, target and cluster:"
-                    " drop SUITE, --target and --cluster"
+                    " drop SUITE, --target, --cluster, --nodes and --target-node"
                 )
             run_ids = [SuiteRunner.resume(resume, db, watcher.on_event)]
             experiment = run_ids[0]

@@ -113,6 +113,14 @@ class TargetNode:
         """This node's clock, for the driver's offset rounds."""
         return time.time()
 
+    def check(self, server: str, settings: Any) -> None:
+        """Whether `server` can be provisioned here as asked (installed, serves the workload's kinds), starting
+        nothing: the preflight of a target on this node."""
+        from crest.servers.base import Target
+        from crest.servers.registry import adapter
+
+        Target(adapter(server), settings)
+
     def provision(
         self, server: str, settings: Any, cpus: float | None, fileset: tuple[str | None, int | None]
     ) -> dict[str, Any]:
@@ -141,7 +149,8 @@ class TargetNode:
         self._target = target
         quota = target.settings.cpu_quota
         self._cores = quota.cpus if quota is not None else (len(target.settings.cpus) or node_cpus())
-        return {"url": target.url, "tls_url": target.tls_url, "metadata": target.metadata()}
+        return {"url": target.url, "tls_url": target.tls_url, "metadata": target.metadata(),
+                "access_log_flush_s": target.access_log_flush_s}  # fmt: skip
 
     def watch(self, pid: int | None, name: str | None) -> dict[str, Any]:
         """Watch an external target: a pid (and its children) or every process of a name."""
@@ -179,9 +188,6 @@ class TargetNode:
         from crest.host import drop_page_cache
 
         return list(drop_page_cache())
-
-    def access_log_flush_s(self) -> float:
-        return float(self._target.adapter.access_log_flush_s) if self._target is not None else 0.0
 
     def check_alive(self) -> None:
         if self._target is not None:

@@ -42,16 +42,29 @@ class Placed:
     actor: Any
 
 
-def node_spec(spec: RunSpec, share: Share, total_clients: int) -> RunSpec:
-    """The part of `spec` one node runs: its whole clients, its share of an open-loop rate and of a
-    request budget, and its own seed (every client draws its own requests, cluster or not)."""
+def budgets(max_requests: int | None, shares: list[Share]) -> list[int | None]:
+    """A request budget (-n) split over the nodes: one each, the rest in proportion to their clients by
+    cumulative cuts, so the budgets add up to the whole exactly.
+
+    Raises:
+        ConfigError: fewer requests than nodes (a node with nothing to send).
+    """
+    if max_requests is None:
+        return [None] * len(shares)
+    if max_requests < len(shares):
+        raise ConfigError(
+            f"-n {max_requests} is fewer requests than the {len(shares)} load nodes (each sends at least one):"
+            f" use -n {len(shares)} or more, or fewer --nodes"
+        )
+    rest, total = max_requests - len(shares), sum(s.clients for s in shares)
+    return [1 + rest * (s.first_client + s.clients) // total - rest * s.first_client // total for s in shares]
+
+
+def node_spec(spec: RunSpec, share: Share, total_clients: int, budget: int | None = None) -> RunSpec:
+    """The part of `spec` one node runs: its whole clients, its share of an open-loop rate, its request
+    budget (see budgets), and its own seed (every client draws its own requests, cluster or not)."""
     k = spec.connections_per_client
     part = share.clients / total_clients
-    budget = None
-    if spec.max_requests is not None:
-        # Cumulative cuts, so the nodes' budgets add up to the whole exactly.
-        m, end = spec.max_requests, share.first_client + share.clients
-        budget = m * end // total_clients - m * share.first_client // total_clients
     return replace(
         spec,
         connections=share.clients * k,
@@ -64,18 +77,18 @@ def node_spec(spec: RunSpec, share: Share, total_clients: int) -> RunSpec:
 class ClusterLoad:
     """Runs one RunSpec over placed load actors; `preflight()` is the ready barrier, `run()` the mix."""
 
-    def __init__(self, session: ClusterSession, placed: list[Placed], spec: RunSpec, mix_index: int = 0) -> None:
-        if spec.selection != "weighted":
-            raise ConfigError(
-                "--cluster cannot deal a suite whose requests are each sent once (selection every-file-once)"
-                " over nodes: run it without --cluster"
-            )
+    def __init__(
+        self, session: ClusterSession, placed: list[Placed], spec: RunSpec, mix_index: int = 0, side: Any = None
+    ) -> None:
         self.session = session
         self.placed = placed
+        # The target's (or monitor's) node, watched with the load nodes: losing it fails the mix too.
+        self.side = Placed(Share(side.node, 0, 0), side.actor) if side is not None else None
         self.spec = spec
         self.mix_index = mix_index
         total = sum(p.share.clients for p in placed)
-        self.specs = [node_spec(spec, p.share, total) for p in placed]
+        split = budgets(spec.max_requests, [p.share for p in placed])
+        self.specs = [node_spec(spec, p.share, total, b) for p, b in zip(placed, split)]
         self.offsets: list[clock.Offset] = []
         self.threads: list[int] = []
         # The config as a local run reports it, for the whole mix: every node runs its share of it.
@@ -121,10 +134,12 @@ class ClusterLoad:
         done: dict[int, dict[str, Any]] = {}
         while len(done) < len(self.placed):
             waiting = [i for i in range(len(self.placed)) if i not in done]
-            answers = self._gather(
-                [self.placed[i].actor.poll.remote(POLL_S) for i in waiting], HEARTBEAT_S + POLL_S, "during",
-                [self.placed[i] for i in waiting],
-            )  # fmt: skip
+            refs = [self.placed[i].actor.poll.remote(POLL_S) for i in waiting]
+            watched = [self.placed[i] for i in waiting]
+            if self.side is not None:
+                refs.append(self.side.actor.now_unix_s.remote())
+                watched.append(self.side)
+            answers = self._gather(refs, HEARTBEAT_S + POLL_S, "during", watched)[: len(waiting)]
             live: dict[str, float] = {}
             for i, answer in zip(waiting, answers):
                 if "done" in answer:
@@ -203,9 +218,12 @@ class ClusterLoad:
             raise MachineError(
                 f"a node failed {when} mix {self.mix_index}: {str(exc).strip().splitlines()[-1]}"
             ) from None
-        except (exc_mod.RayActorError, exc_mod.ActorUnavailableError) as exc:
+        except (exc_mod.RayActorError, exc_mod.ActorUnavailableError, exc_mod.WorkerCrashedError) as exc:
             who = next((p for p, r in zip(placed, refs) if _failed(ray, r)), placed[0])
             raise self._lost(who, f"was lost {when} mix {self.mix_index} ({type(exc).__name__})") from None
+        except exc_mod.RayError as exc:
+            self._cancel_all()
+            raise MachineError(f"Ray failed {when} mix {self.mix_index}: {_first_line(exc)}") from None
 
     def _lost(self, p: Placed, why: str) -> NodeLostError:
         self._cancel_all()
@@ -226,16 +244,18 @@ class LoadNodes:
     def __init__(self, session: ClusterSession, nodes: list[Node]) -> None:
         self.session = session
         self.nodes = nodes
-        self.actors = session.place_load(nodes)
+        self.actors, self.group = session.place_load(nodes)
 
-    def load(self, spec: RunSpec, clients: int, mix_index: int) -> ClusterLoad:
-        """A ClusterLoad of one mix: its clients dealt whole over the nodes."""
+    def load(self, spec: RunSpec, clients: int, mix_index: int, side: Any = None) -> ClusterLoad:
+        """A ClusterLoad of one mix: its clients dealt whole over the nodes; `side` (a NodeActor: the
+        target's or the monitor's node) is watched beside them."""
         by_node = dict(zip((n.node_id for n in self.nodes), self.actors))
         placed = [Placed(share, by_node[share.node.node_id]) for share in deal(clients, self.nodes)]
-        return ClusterLoad(self.session, placed, spec, mix_index)
+        return ClusterLoad(self.session, placed, spec, mix_index, side)
 
     def close(self) -> None:
         self.session.release(self.actors)
+        self.session.remove_group(self.group)
 
 
 class OneMix:
@@ -264,3 +284,8 @@ class OneMix:
         finally:
             self.nodes.close()
             close_all()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -53,7 +53,8 @@ def find_node(nodes: list[Node], name: str, option: str) -> Node:
     )
     if not found:
         raise ConfigError(
-            f"{option} {name!r} names no alive node of the cluster: use a node id, IP or custom resource of one of: {alive}"
+            f"{option} {name!r} names no alive node of the cluster:"
+            f" use a node id, IP or custom resource of one of: {alive}"
         )
     raise ConfigError(
         f"{option} {name!r} names {len(found)} nodes (shared IP): use a node id or a custom resource of one of: {alive}"
@@ -66,8 +67,11 @@ def choose_nodes(nodes: list[Node], count: int | None, exclude: set[str]) -> lis
     Raises:
         ConfigError: fewer nodes than asked for, or none at all.
     """
-    free = [n for n in nodes if n.node_id not in exclude]
+    # A node with no CPU in Ray's books (a head started with --num-cpus 0) cannot hold a load actor's bundle.
+    free = [n for n in nodes if n.node_id not in exclude and n.cpus >= 1]
     held = f" ({len(exclude)} kept for the target)" if exclude else ""
+    zero = sum(1 for n in nodes if n.cpus < 1 and n.node_id not in exclude)
+    held += f" ({zero} with no CPU for load)" if zero else ""
     if count is None:
         if not free:
             raise ConfigError(f"the cluster has no node left for load{held}: add a node (ray start --address ...)")

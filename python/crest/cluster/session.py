@@ -24,6 +24,8 @@ LOCAL_OBJECT_STORE_BYTES = 100 * 1024 * 1024
 CONNECT_CHECK_S = 3.0
 # Placing the actors on their nodes (a new worker process each, importing crest).
 PLACE_TIMEOUT_S = 60.0
+# Stopping a server on its node: the adapters' SIGTERM grace, then SIGKILL.
+STOP_TIMEOUT_S = 15.0
 INSTALL = "pip install 'crest[cluster]'"
 
 
@@ -54,6 +56,7 @@ class ClusterSession:
         self._ray: Any = None
         self._local: Any = None  # ray.cluster_utils.Cluster for local:N
         self._actors: list[Any] = []
+        self._targets: list[Any] = []  # TargetNode actors: told to stop their server before they are killed
         self._groups: list[Any] = []
 
     def open(self) -> ClusterSession:
@@ -86,6 +89,11 @@ class ClusterSession:
             raise ConfigError(
                 f"--cluster {self.address.text}: no Ray cluster there ({_first_line(exc)}):"
                 " start one with `ray start --head`, or use --cluster local:N"
+            ) from None
+        except Exception as exc:
+            self.close()
+            raise MachineError(
+                f"--cluster {self.address.text}: Ray refused the connection: {_first_line(exc)}"
             ) from None
         return self
 
@@ -120,9 +128,9 @@ class ClusterSession:
             out.append(Node(n["NodeID"], n["NodeManagerAddress"], float(resources.get("CPU", 0)), custom))
         return out
 
-    def place_load(self, nodes: list[Node]) -> list[Any]:
+    def place_load(self, nodes: list[Node]) -> tuple[list[Any], Any]:
         """One LoadNode actor on each of `nodes`, through a placement group of one bundle per node
-        (strict spread: no two on one node).
+        (strict spread: no two on one node). Returns the actors and their group (release both).
 
         Raises:
             MachineError: the group could not be placed in time (a node too busy, or gone).
@@ -154,7 +162,18 @@ class ClusterSession:
             for i in range(len(nodes))
         ]  # fmt: skip
         self._actors += actors
-        return actors
+        return actors, group
+
+    def remove_group(self, group: Any) -> None:
+        """Give a placement group's CPUs back now (a run's load nodes, before the next run places its own)."""
+        from ray.util.placement_group import remove_placement_group
+
+        if group in self._groups:
+            self._groups.remove(group)
+            try:
+                remove_placement_group(group)
+            except Exception:
+                pass
 
     def place_target(self, node: Node) -> Any:
         """A TargetNode actor pinned to `node` (it takes no CPU from Ray's books: the server's cores are its own)."""
@@ -167,6 +186,7 @@ class ClusterSession:
             .remote(node.ip)
         )  # fmt: skip
         self._actors.append(actor)
+        self._targets.append(actor)
         return actor
 
     def get(self, refs: Any, timeout_s: float) -> Any:
@@ -191,6 +211,13 @@ class ClusterSession:
         """Remove every actor and placement group crest made, disconnect, and stop local:N's nodes."""
         ray = self._ray
         if ray is not None and ray.is_initialized():
+            # A server runs in its own session on its node: killing its actor would not stop it.
+            for actor in [a for a in self._targets if a in self._actors]:
+                try:
+                    ray.get(actor.stop.remote(), timeout=STOP_TIMEOUT_S)
+                except Exception:
+                    pass
+            self._targets = []
             self.release(list(self._actors))
             from ray.util.placement_group import remove_placement_group
 

@@ -16,6 +16,8 @@ from crest.verdicts import Verdict
 # Starting a server (its site, helpers, readiness) on a node; the local adapters' own limit is 10 s.
 PROVISION_TIMEOUT_S = 60.0
 CALL_TIMEOUT_S = 10.0
+# The adapters' SIGTERM grace, then SIGKILL; a node that does not answer in this time is gone.
+STOP_TIMEOUT_S = 15.0
 
 
 class NodeActor:
@@ -40,8 +42,12 @@ class NodeActor:
             raise MachineError(
                 f"the target's node {self.node.short} failed: {str(exc).strip().splitlines()[-1]}"
             ) from None
-        except ray.exceptions.RayActorError:
+        except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError):
             raise NodeLostError(self.node.short, "(the target's node) was lost") from None
+        except ray.exceptions.RayError as exc:
+            raise MachineError(
+                f"Ray failed on the target's node {self.node.short}: {str(exc).strip().splitlines()[0]}"
+            ) from None
 
     def release(self) -> None:
         self.session.release([self.actor])
@@ -63,7 +69,7 @@ class NodeTarget:
         self.url: str = info["url"]
         self.tls_url: str | None = info["tls_url"]
         self._metadata: dict[str, Any] = {**info["metadata"], "node_id": node.node_id, "node_ip": node.ip}
-        self.access_log_flush_s: float = float(self.remote.call("access_log_flush_s"))
+        self.access_log_flush_s: float = float(info["access_log_flush_s"])
 
     def metadata(self) -> dict[str, Any]:
         return dict(self._metadata)
@@ -87,7 +93,7 @@ class NodeTarget:
     def stop(self) -> None:
         """Stop the server on its node, then its actor; a node already gone took both with it."""
         try:
-            self.remote.call("stop", timeout_s=PROVISION_TIMEOUT_S)
+            self.remote.call("stop", timeout_s=STOP_TIMEOUT_S)
         except CrestError:
             pass
         finally:
@@ -122,6 +128,8 @@ class NodeMonitor:
         self.remote = remote
 
     def start(self) -> None:
+        # Offsets drift: measured again before each mix, like the load nodes'.
+        self.remote.offset = clock.measure(lambda: float(self.remote.call("now_unix_s")))
         self.remote.call("start_monitor")
 
     def stop(self) -> None:
