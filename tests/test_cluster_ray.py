@@ -221,7 +221,7 @@ def test_a_lost_node_fails_the_mix_and_resume_completes_the_run(cluster: Any, ng
         _, err = proc.communicate(timeout=60)
         took = time.monotonic() - lost_at
     assert proc.returncode == 1, err
-    assert took < 10 + 5, f"the lost node failed the mix after {took:.1f}s"  # 10 s, plus the process's teardown
+    assert took < 10, f"the lost node failed the mix after {took:.1f}s"  # the issue: within 10 s, teardown included
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("crest: error: node ") and "--resume" in lines[0], err
     ((run_id, status, reason),) = _rows(db, "SELECT id, status, reason FROM runs")
