@@ -7,6 +7,7 @@ webbench_webstone_netbench_dbench.md and DESIGN.md §4 (the WebCAT tables).
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -23,7 +24,7 @@ from crest.filesets import (
 )
 from crest.filesets.content import LINE_BYTES, filler_line, iter_chunks
 from crest.filesets.errors import FilesetError
-from crest.filesets.specweb import FILE_ORDER, specweb99_directories, specweb99_file_probabilities, zipf
+from crest.filesets.specweb import FILE_ORDER, file_size, specweb99_directories, specweb99_file_probabilities, zipf
 
 SPECWEB_SHARES = {"class0": 0.35, "class1": 0.50, "class2": 0.14, "class3": 0.01}
 
@@ -321,11 +322,45 @@ def test_seed_is_recorded() -> None:
 
 
 def test_header_line() -> None:
-    entry = FileEntry(path="file_set/dir00000/class1_0", size=1024, cls="class1", weight=1.0)
-    assert header_line(entry) == b"crest-file size=1024 path=/file_set/dir00000/class1_0\n"
+    entry = FileEntry(path="webcat/2K.html", size=2048, cls="2K", weight=1.0)
+    assert header_line(entry) == b"crest-file size=2048 path=/webcat/2K.html\n"
     content = file_bytes(entry)
-    assert len(content) == 1024
+    assert len(content) == 2048
     assert content.startswith(header_line(entry))
+
+
+def test_specweb_files_start_with_the_kits_header_line() -> None:
+    # The reference's example (specweb99.md §1.7), and the SPECweb99 harness's check of a body.
+    entry = FileEntry(path="file_set/dir00000/class1_0", size=1024, cls="class1", weight=1.0)
+    assert header_line(entry) == b"     1024 file_set/dir00000/class1_0\n"
+    content = file_bytes(entry)
+    assert len(content) == 1024 and content.startswith(header_line(entry))
+    assert re.search(rb"\d+\s+(file_set.*class.*)", content)  # the harness pattern, unanchored
+
+
+@pytest.mark.parametrize("cls,tagged", [(0, False), (1, True), (2, True), (3, False)])
+def test_class_1_and_2_files_carry_custom_ad_tags_at_the_kits_offsets(cls: int, tagged: bool) -> None:
+    for number in range(9):
+        size = file_size(cls, number)
+        entry = FileEntry(path=f"file_set/dir00004/class{cls}_{number}", size=size, cls=f"class{cls}", weight=1.0)
+        content = file_bytes(entry)
+        assert len(content) == size and all(32 <= b < 127 or b == 10 for b in content)
+        tags = [m.start() for m in re.finditer(rb"<!WEB99CAD>", content)]
+        if not tagged:
+            assert tags == []
+            continue
+        assert len(tags) == max(1, -(-(size - len(header_line(entry))) // (16 * LINE_BYTES)))  # one per KiB of body
+        for at in tags:
+            tag = content[at : at + 62]
+            assert tag.startswith(b'<!WEB99CAD><IMG SRC="/file_set/dir') and tag.endswith(b'"><!/WEB99CAD>')
+            assert (tag[34:39], tag[45:46], tag[47:48]) == (b"00000", b"0", b"0")
+
+
+def test_content_does_not_depend_on_the_chunk_size() -> None:
+    entry = FileEntry(path="file_set/dir00001/class2_5", size=61440, cls="class2", weight=1.0)
+    whole = file_bytes(entry)
+    for chunk in (LINE_BYTES, LINE_BYTES * 3, LINE_BYTES * 16, LINE_BYTES * 1000):
+        assert b"".join(iter_chunks(entry, chunk)) == whole
 
 
 @pytest.mark.parametrize("size", [0, 1, 10, 39, 40, 41, 103, 5000, LINE_BYTES * 1024 * 3 + 17])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -216,3 +217,17 @@ def test_not_enough_space_is_refused_before_writing(tmp_path: Path, monkeypatch:
     with pytest.raises(FilesetError, match=r"the webstone fileset needs 5.82 MB more in .* but only 1.00 KB is free"):
         generate("webstone", tmp_path / "d")
     assert not (tmp_path / "d").exists()
+
+
+def test_verify_checks_the_kit_header_and_every_custom_ad_tag(tmp_path: Path) -> None:
+    manifest = generate("specweb96", tmp_path)  # SPECweb's tree (10 directories), in the kit's format
+    entry = next(e for e in manifest.files if e.path == "file_set/dir00003/class2_4")
+    path = tmp_path / entry.path
+    content = path.read_bytes()
+    assert content.startswith(b"    51200 file_set/dir00003/class2_4\n")
+    tags = [m.start() for m in re.finditer(rb"<!WEB99CAD>", content)]
+    assert len(tags) == 50  # one per KiB of body
+    assert verify(tmp_path) == []
+    last = tags[-1] + 34  # the directory digits of the last tag
+    path.write_bytes(content[:last] + b"9" + content[last + 1 :])
+    assert verify(tmp_path) == [f"{entry.path}: content differs at byte {last}"]
