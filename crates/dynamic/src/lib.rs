@@ -6,9 +6,13 @@
 //! pages through [`env_page`] and [`bytes`], so CGI and FastCGI mixes
 //! transfer the same bytes.
 //!
+//! [`specweb99`] holds SPECweb99's dynamic workload (tables, ad choice, tag
+//! substitution, POST log) as pure functions for every server side to share.
+//!
 //! std only, no dependencies, no heap-heavy start-up: a target starts one of
 //! these per request, so start-up cost is part of what a CGI mix measures.
 
 pub mod bytes;
 pub mod cgi;
 pub mod env_page;
+pub mod specweb99;
