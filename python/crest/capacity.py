@@ -1,0 +1,145 @@
+"""Capacity search: the highest load a target sustains under a rule, as a sans-IO state machine.
+
+Asks for one probe at a time (`next_load`) and is told whether it met the rule (`record`); it never
+runs load, stores or prints, so `crest capacity` can drive it with stored mixes and the tests with a
+target whose capacity is known. The search grows the load geometrically from a start until a probe
+fails, bisects between the highest pass and the lowest fail down to a precision, then repeats the
+answer `confirm` times: any failed repeat makes that load a fail and the bisection goes on below it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from crest.errors import ConfigError
+
+GROW, BISECT, CONFIRM, DONE = "grow", "bisect", "confirm", "done"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One trial at a load, and whether it met the rule."""
+
+    load: float
+    passed: bool
+    phase: str
+
+
+@dataclass
+class CapacitySearch:
+    """`while (load := s.next_load()) is not None: s.record(load, run(load))`, then `s.answer`.
+
+    Loads are whole numbers (clients, connections) unless `integer` is False (an open-loop rate);
+    `precision` is relative: bisection stops when fail / pass ≤ 1 + precision (or, for whole numbers,
+    when they are adjacent).
+    """
+
+    start: float
+    factor: float = 2.0
+    precision: float = 0.05
+    confirm: int = 3
+    integer: bool = True
+    max_load: float | None = None
+    probes: list[Probe] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.start > 0:
+            raise ConfigError(f"a capacity search starts at a load above 0 (got {self.start:g})")
+        if not self.factor > 1:
+            raise ConfigError(f"a capacity search grows by a factor above 1 (got {self.factor:g})")
+        if not self.precision > 0:
+            raise ConfigError(f"a capacity search needs a precision above 0 (got {self.precision:g})")
+        if self.confirm < 1:
+            raise ConfigError(f"a capacity search confirms its answer at least once (got {self.confirm})")
+        self.phase = GROW
+        self.passed: float | None = None  # the highest load that met the rule (and was not refuted)
+        self.failed: float | None = None  # the lowest load that did not
+        self._pending = self._round(self.start)
+        self._confirmed = 0
+
+    def _round(self, load: float) -> float:
+        return float(max(1, round(load))) if self.integer else load
+
+    def next_load(self) -> float | None:
+        """The load of the next probe, or None when the search is over."""
+        return None if self.phase == DONE else self._pending
+
+    @property
+    def answer(self) -> float | None:
+        """The highest load that met the rule in its probe and in every confirmation; None before the
+        search is over or when even the smallest load failed."""
+        return self.passed if self.phase == DONE else None
+
+    @property
+    def confirmations(self) -> int:
+        """How many repeats at the answer met the rule (all of them, once the search is over)."""
+        return self._confirmed
+
+    def record(self, load: float, passed: bool) -> None:
+        """The outcome of the probe `next_load` asked for."""
+        if self.phase == DONE or load != self._pending:
+            raise ValueError(f"the search asked for a probe at {self._pending:g}, not {load:g}")
+        self.probes.append(Probe(load, passed, self.phase))
+        if self.phase == CONFIRM:
+            self._record_confirmation(load, passed)
+        elif passed:
+            self.passed = load
+            if self.phase == GROW and self.failed is None:
+                grown = self._round(load * self.factor)
+                if self.max_load is not None and grown > self.max_load:
+                    grown = self._round(self.max_load)
+                if grown <= load:  # at the ceiling: it is the answer, to be confirmed
+                    self._start_confirming()
+                    return
+                self._pending = grown
+                return
+            self._narrow()
+        else:
+            self.failed = load
+            if self.passed is None:  # even the start failed: shrink until something passes
+                shrunk = self._round(load / self.factor)
+                if shrunk >= load:
+                    self.phase = DONE
+                    return
+                self._pending = shrunk
+                return
+            self._narrow()
+
+    def _narrow(self) -> None:
+        """Bisect between the highest pass and the lowest fail, or confirm once they are close enough."""
+        assert self.passed is not None and self.failed is not None
+        self.phase = BISECT
+        lo, hi = self.passed, self.failed
+        close = hi - lo <= 1 if self.integer else hi / lo <= 1 + self.precision
+        if close or (self.integer and hi / lo <= 1 + self.precision):
+            self._start_confirming()
+            return
+        middle = self._round((lo + hi) / 2) if self.integer else (lo * hi) ** 0.5
+        self._pending = middle if lo < middle < hi else lo
+
+    def _start_confirming(self) -> None:
+        assert self.passed is not None
+        self.phase = CONFIRM
+        self._confirmed = 0
+        self._pending = self.passed
+
+    def _record_confirmation(self, load: float, passed: bool) -> None:
+        if passed:
+            self._confirmed += 1
+            if self._confirmed >= self.confirm:
+                self.phase = DONE
+            return
+        # Refuted: this load is a fail; the answer lies below it, above the highest other pass.
+        self.failed = load
+        below = [p.load for p in self.probes if p.passed and p.load < load and p.phase != CONFIRM]
+        self.passed = max(below) if below else None
+        self._confirmed = 0
+        if self.passed is None:
+            shrunk = self._round(load / self.factor)
+            if shrunk >= load:
+                self.phase = DONE
+                return
+            self.phase = GROW
+            self._pending = shrunk
+            return
+        self._narrow()

@@ -1,0 +1,90 @@
+"""The capacity search on targets whose capacity is known: it finds it exactly for whole loads, within
+its precision for rates, confirms its answer, and steps down when a confirmation fails."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from crest.capacity import CONFIRM, CapacitySearch
+from crest.errors import ConfigError
+
+
+def search(s: CapacitySearch, meets: object) -> CapacitySearch:
+    for _ in range(500):  # bounded: a search that does not end fails the test
+        load = s.next_load()
+        if load is None:
+            return s
+        s.record(load, meets(load))  # type: ignore[operator]
+    raise AssertionError("the search did not end within 500 probes")
+
+
+@pytest.mark.parametrize("capacity", [1, 2, 7, 64, 100, 1000, 4095])
+@pytest.mark.parametrize("start", [1, 10, 5000])
+def test_whole_loads_find_the_capacity_exactly(capacity: int, start: int) -> None:
+    s = search(CapacitySearch(start=start, precision=1e-9), lambda load: load <= capacity)
+    assert s.answer == capacity
+    assert s.confirmations == 3 and [p.load for p in s.probes if p.phase == CONFIRM] == [capacity] * 3
+    assert len(s.probes) < 40
+
+
+@pytest.mark.parametrize("capacity", [3.3, 250.0, 12_345.6])
+def test_rates_are_found_within_the_precision(capacity: float) -> None:
+    s = search(CapacitySearch(start=10, integer=False, precision=0.02), lambda load: load <= capacity)
+    assert s.answer is not None and s.answer <= capacity <= s.answer * 1.02
+
+
+def test_coarse_precision_stops_early_below_the_capacity() -> None:
+    s = search(CapacitySearch(start=1, precision=0.10), lambda load: load <= 1000)
+    assert s.answer is not None and s.answer <= 1000 <= s.answer * 1.10
+
+
+def test_nothing_meets_the_rule() -> None:
+    s = search(CapacitySearch(start=8), lambda load: False)
+    assert s.answer is None and s.next_load() is None
+    assert [p.load for p in s.probes] == [8, 4, 2, 1]
+
+
+def test_the_ceiling_is_the_answer_when_it_passes() -> None:
+    s = search(CapacitySearch(start=10, max_load=300), lambda load: True)
+    assert s.answer == 300
+
+
+def test_a_failed_confirmation_moves_the_answer_down() -> None:
+    # Passes up to 50, but 50 only on its first probe: a flaky load must not be the answer.
+    seen: dict[float, int] = {}
+
+    def meets(load: float) -> bool:
+        seen[load] = seen.get(load, 0) + 1
+        return load < 50 or (load == 50 and seen[load] == 1)
+
+    s = search(CapacitySearch(start=10, precision=1e-9), meets)
+    assert s.answer == 49 and s.confirmations == 3
+
+
+def test_a_noisy_target_ends_with_a_confirmed_answer() -> None:
+    rng = random.Random(7)
+    s = search(CapacitySearch(start=4, precision=0.05), lambda load: load <= 200 * (1 + rng.uniform(-0.03, 0.03)))
+    assert s.answer is not None and 180 <= s.answer <= 206
+    assert [p.passed for p in s.probes[-3:]] == [True, True, True]
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"start": 0}, "starts at a load above 0"),
+        ({"start": 1, "factor": 1}, "factor above 1"),
+        ({"start": 1, "precision": 0}, "precision above 0"),
+        ({"start": 1, "confirm": 0}, "at least once"),
+    ],
+)
+def test_bad_settings(kwargs: dict[str, float], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        CapacitySearch(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_probe_out_of_turn_is_refused() -> None:
+    s = CapacitySearch(start=10)
+    with pytest.raises(ValueError, match="asked for a probe at 10"):
+        s.record(20, True)
