@@ -97,21 +97,25 @@ class CapacitySearch:
         else:
             self.failed = load
             if self.passed is None:  # even the start failed: shrink until something passes
-                shrunk = self._round(load / self.factor)
-                if shrunk >= load:
-                    self.phase = DONE
-                    return
-                self._pending = shrunk
+                self._shrink(load)
                 return
             self._narrow()
+
+    def _shrink(self, load: float) -> None:
+        """Probe below a failed load with nothing passed under it; over when it cannot get smaller."""
+        shrunk = self._round(load / self.factor)
+        if shrunk >= load:
+            self.phase = DONE
+            return
+        self.phase = GROW
+        self._pending = shrunk
 
     def _narrow(self) -> None:
         """Bisect between the highest pass and the lowest fail, or confirm once they are close enough."""
         assert self.passed is not None and self.failed is not None
         self.phase = BISECT
         lo, hi = self.passed, self.failed
-        close = hi - lo <= 1 if self.integer else hi / lo <= 1 + self.precision
-        if close or (self.integer and hi / lo <= 1 + self.precision):
+        if hi / lo <= 1 + self.precision or (self.integer and hi - lo <= 1):
             self._start_confirming()
             return
         middle = self._round((lo + hi) / 2) if self.integer else (lo * hi) ** 0.5
@@ -135,11 +139,6 @@ class CapacitySearch:
         self.passed = max(below) if below else None
         self._confirmed = 0
         if self.passed is None:
-            shrunk = self._round(load / self.factor)
-            if shrunk >= load:
-                self.phase = DONE
-                return
-            self.phase = GROW
-            self._pending = shrunk
+            self._shrink(load)
             return
         self._narrow()

@@ -166,36 +166,41 @@ class SuiteRunner:
         server can be provisioned as asked (installed, serves the workload's kinds, cores, memory).
         In cluster mode: the cluster answers and has the nodes asked for (each load node then checks
         the target from where it stands at the ready barrier before each mix)."""
-        if self.request.cluster is not None:
-            self._cluster_nodes()
-        if self.request.server is not None and self.request.cluster is not None:
-            from crest.cluster.actors import NODE_DOCROOT
-            from crest.cluster.target import NodeActor
-
-            cluster, _, node = self._cluster_nodes()
-            remote = NodeActor(cluster, node)
-            try:  # the adapter is checked where it will run: installed there, serving the workload's kinds
-                remote.call("check", self.request.server, self._settings(docroot=NODE_DOCROOT))
-            finally:
-                remote.release()
+        cluster = self.request.cluster is not None
         if self.request.server is not None:
-            settings = self._settings(docroot=NODE_DOCROOT if self.request.cluster is not None else None)
-            if self.request.cluster is None:
+            if cluster:
+                self._check_on_node(self.request.server)
+            else:
+                settings = self._settings()
                 Target(server_adapter(self.request.server), settings)  # checks; starts nothing
-            if self.request.cluster is None and (settings.memory_bytes is not None or settings.cpu_quota is not None):
-                with Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota):
-                    pass
+                if settings.memory_bytes is not None or settings.cpu_quota is not None:
+                    with Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota):
+                        pass
             if self.table is None:
                 self._bind(replace(self.request, target="http://127.0.0.1:1", tls_target="https://127.0.0.1:1"))
                 LoadClient(self._spec(self.mixes[0]))
                 self.table = None
                 self.request = replace(self.request, target=None, tls_target=None)
             return
-        if self.request.cluster is None:
+        if cluster:
+            self._cluster_nodes()  # the cluster answers and has the nodes asked for
+        else:
             for url in filter(None, (self.request.target, self.request.tls_target)):
                 check_reachable(parse_url(url))
         # Validate one engine config now so a bad option fails before the run exists.
         LoadClient(self._spec(self.mixes[0]))
+
+    def _check_on_node(self, server: str) -> None:
+        """The adapter checked where it will run: installed on the target's node, serving the workload."""
+        from crest.cluster.actors import NODE_DOCROOT
+        from crest.cluster.target import NodeActor
+
+        cluster, _, node = self._cluster_nodes()
+        remote = NodeActor(cluster, node)
+        try:
+            remote.call("check", server, self._settings(docroot=NODE_DOCROOT))
+        finally:
+            remote.release()
 
     def run_trial(self, store: Store, repeat_index: int) -> str:
         """One run of the suite (one trial), with a freshly started target when crest provisions it."""
@@ -229,30 +234,26 @@ class SuiteRunner:
         if server is None:
             yield None
             return
+        target: Any
         if self.request.cluster is not None:
             from crest.cluster.actors import NODE_DOCROOT
             from crest.cluster.target import NodeTarget
 
             cluster, _, node = self._cluster_nodes()
             fileset = self.request.suite.workload.fileset if self.request.fileset_dir is None else None
-            remote = NodeTarget(cluster, node, server, self._settings(docroot=NODE_DOCROOT), self.request.cpus,
+            # Provisioned on its node as it is made; it has the face of Target the runner uses.
+            target = NodeTarget(cluster, node, server, self._settings(docroot=NODE_DOCROOT), self.request.cpus,
                                 (fileset, fileset_connections(self.request.suite)))  # fmt: skip
-            try:
-                self._bind(replace(self.request, target=remote.url, tls_target=remote.tls_url, insecure=True))
-                yield remote  # type: ignore[misc]  # the face of Target the runner uses
-            finally:
-                remote.stop()
-                self.request = replace(self.request, target=None, tls_target=None)
-                self.table = None
-            return
-        target = Target(server_adapter(server), self._settings())
-        with target:
+        else:
+            target = Target(server_adapter(server), self._settings())
+            target.start()  # stops whatever it started when it fails
+        try:
             self._bind(replace(self.request, target=target.url, tls_target=target.tls_url, insecure=True))
-            try:
-                yield target
-            finally:
-                self.request = replace(self.request, target=None, tls_target=None)
-                self.table = None
+            yield target
+        finally:
+            target.stop()
+            self.request = replace(self.request, target=None, tls_target=None)
+            self.table = None
 
     def _cached_docroot(self) -> Path:
         """The suite's fileset from the cache, checked once per runner (not again for every trial)."""

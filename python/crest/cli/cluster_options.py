@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from crest.units import parse_count
+
 PANEL = "Cluster (Ray; pip install 'crest[cluster]')"
 
 Cluster = Annotated[
@@ -59,6 +61,4 @@ MonitorName = Annotated[
 
 def count(value: str | None, option: str) -> int | None:
     """A count option's value (--nodes, --monitor-pid), None when not given."""
-    from crest.units import parse_count
-
     return None if value is None else parse_count(value, what=option)

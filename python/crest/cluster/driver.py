@@ -17,8 +17,8 @@ from typing import Any
 from crest import _engine
 from crest.cluster import clock
 from crest.cluster.placement import Node, Share, deal
-from crest.cluster.session import ClusterSession, close_all
-from crest.errors import ConfigError, CrestError, EngineError, MachineError, NodeLostError
+from crest.cluster.session import ClusterSession, close_all, ray_failure
+from crest.errors import ConfigError, EngineError
 from crest.loadclient import OVERRUN_GRACE_S, ProgressCallback, RunResult
 from crest.monitor import CLIENT_BOUND_PCT
 from crest.runspec import RunSpec
@@ -199,35 +199,22 @@ class ClusterLoad:
             self.session.release([p.actor for p in self.placed])
 
     def _gather(self, refs: list[Any], timeout_s: float, when: str, placed: list[Placed] | None = None) -> list[Any]:
-        """ray.get of one call per node, with every Ray failure turned into crest's words."""
+        """ray.get of one call per node, with every Ray failure turned into crest's words (see ray_failure);
+        a node lost or Ray failing stops every node's engine."""
         placed = self.placed if placed is None else placed
         ray = self.session.ray
-        exc_mod = ray.exceptions
         try:
             return list(ray.get(refs, timeout=timeout_s))
-        except exc_mod.GetTimeoutError:
-            late = [p for p, r in zip(placed, refs) if not ray.wait([r], timeout=0)[0]]
-            who = late[0] if late else placed[0]
-            raise self._lost(
-                who, f"stopped answering {when} mix {self.mix_index} (no reply in {timeout_s:g}s)"
-            ) from None
-        except exc_mod.RayTaskError as exc:
-            cause = exc.cause if isinstance(getattr(exc, "cause", None), BaseException) else None
-            if isinstance(cause, CrestError):
-                raise cause from None
-            raise MachineError(
-                f"a node failed {when} mix {self.mix_index}: {str(exc).strip().splitlines()[-1]}"
-            ) from None
-        except (exc_mod.RayActorError, exc_mod.ActorUnavailableError, exc_mod.WorkerCrashedError) as exc:
-            who = next((p for p, r in zip(placed, refs) if _failed(ray, r)), placed[0])
-            raise self._lost(who, f"was lost {when} mix {self.mix_index} ({type(exc).__name__})") from None
-        except exc_mod.RayError as exc:
-            self._cancel_all()
-            raise MachineError(f"Ray failed {when} mix {self.mix_index}: {_first_line(exc)}") from None
-
-    def _lost(self, p: Placed, why: str) -> NodeLostError:
-        self._cancel_all()
-        return NodeLostError(p.share.node.short, why)
+        except ray.exceptions.RayError as exc:
+            if isinstance(exc, ray.exceptions.GetTimeoutError):
+                who = next((p for p, r in zip(placed, refs) if not ray.wait([r], timeout=0)[0]), placed[0])
+                when += f" mix {self.mix_index} (no reply in {timeout_s:g}s)"
+            else:
+                who = next((p for p, r in zip(placed, refs) if _failed(ray, r)), placed[0])
+                when += f" mix {self.mix_index}"
+            if not isinstance(exc, ray.exceptions.RayTaskError):  # the node's own error started nothing
+                self._cancel_all()
+            raise ray_failure(ray, exc, who.share.node, when) from None
 
 
 def _failed(ray: Any, ref: Any) -> bool:
@@ -284,8 +271,3 @@ class OneMix:
         finally:
             self.nodes.close()
             close_all()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

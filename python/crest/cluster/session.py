@@ -15,7 +15,7 @@ from typing import Any
 from crest.cluster.actors import LoadNode, TargetNode
 from crest.cluster.address import ClusterAddress, parse_cluster
 from crest.cluster.placement import Node
-from crest.errors import ConfigError, MachineError
+from crest.errors import ConfigError, CrestError, MachineError, NodeLostError
 
 # Each local:N node, and each node of the tests' cluster: a small object store, since crest moves only
 # reports through it (Ray's default takes 30% of the machine's memory per node).
@@ -87,13 +87,13 @@ class ClusterSession:
         except ConnectionError as exc:
             self.close()
             raise ConfigError(
-                f"--cluster {self.address.text}: no Ray cluster there ({_first_line(exc)}):"
+                f"--cluster {self.address.text}: no Ray cluster there ({first_line(exc)}):"
                 " start one with `ray start --head`, or use --cluster local:N"
             ) from None
         except Exception as exc:
             self.close()
             raise MachineError(
-                f"--cluster {self.address.text}: Ray refused the connection: {_first_line(exc)}"
+                f"--cluster {self.address.text}: Ray refused the connection: {first_line(exc)}"
             ) from None
         return self
 
@@ -112,7 +112,7 @@ class ClusterSession:
             self._local.wait_for_nodes()
         except Exception as exc:
             self.close()
-            raise MachineError(f"cannot start {count} local Ray nodes: {_first_line(exc)}") from None
+            raise MachineError(f"cannot start {count} local Ray nodes: {first_line(exc)}") from None
 
     def nodes(self) -> list[Node]:
         """The alive nodes, the head first, then in Ray's order."""
@@ -255,9 +255,26 @@ def _check_answers(address: ClusterAddress) -> None:
         ) from None
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """An exception's first line (Ray's messages run to many)."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def ray_failure(ray: Any, exc: BaseException, node: Node, when: str) -> CrestError:
+    """crest's error for a failed call to an actor on `node`: the crest error the actor raised, the node
+    lost (it died or did not answer in time), or Ray's own failure in one line."""
+    errors = ray.exceptions
+    if isinstance(exc, errors.RayTaskError):
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, CrestError):
+            return cause
+        return MachineError(f"node {node.short} failed {when}: {str(exc).strip().splitlines()[-1]}")
+    if isinstance(exc, errors.GetTimeoutError):
+        return NodeLostError(node.short, f"stopped answering {when}")
+    if isinstance(exc, (errors.RayActorError, errors.ActorUnavailableError, errors.WorkerCrashedError)):
+        return NodeLostError(node.short, f"was lost {when} ({type(exc).__name__})")
+    return MachineError(f"Ray failed {when} on node {node.short}: {first_line(exc)}")
 
 
 _sessions: dict[str, ClusterSession] = {}

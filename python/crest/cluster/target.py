@@ -8,8 +8,8 @@ from typing import Any
 
 from crest.cluster import clock
 from crest.cluster.placement import Node
-from crest.cluster.session import ClusterSession
-from crest.errors import CrestError, MachineError, NodeLostError, TargetError
+from crest.cluster.session import ClusterSession, ray_failure
+from crest.errors import CrestError, NodeLostError, TargetError
 from crest.servers.base import ServerSettings
 from crest.verdicts import Verdict
 
@@ -27,27 +27,17 @@ class NodeActor:
         self.session = session
         self.node = node
         self.actor = session.place_target(node)
-        self.offset = clock.measure(lambda: float(self.call("now_unix_s")))
+        self.offset = clock.Offset(0.0, 0.0, 0.0)  # measured before each mix (NodeMonitor.start)
 
     def call(self, method: str, *args: Any, timeout_s: float = CALL_TIMEOUT_S) -> Any:
         ray = self.session.ray
         try:
             return ray.get(getattr(self.actor, method).remote(*args), timeout=timeout_s)
-        except ray.exceptions.GetTimeoutError:
-            raise NodeLostError(self.node.short, f"(the target's node) did not answer within {timeout_s:g}s") from None
-        except ray.exceptions.RayTaskError as exc:
-            cause = getattr(exc, "cause", None)
-            if isinstance(cause, CrestError):
-                raise cause from None
-            raise MachineError(
-                f"the target's node {self.node.short} failed: {str(exc).strip().splitlines()[-1]}"
-            ) from None
-        except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError):
-            raise NodeLostError(self.node.short, "(the target's node) was lost") from None
         except ray.exceptions.RayError as exc:
-            raise MachineError(
-                f"Ray failed on the target's node {self.node.short}: {str(exc).strip().splitlines()[0]}"
-            ) from None
+            when = f"(the target's node) in {method}" + (
+                f" (no reply in {timeout_s:g}s)" if isinstance(exc, ray.exceptions.GetTimeoutError) else ""
+            )
+            raise ray_failure(ray, exc, self.node, when) from None
 
     def release(self) -> None:
         self.session.release([self.actor])
