@@ -37,9 +37,7 @@ fn main() -> ExitCode {
 
 fn serve(config: &Config) -> Result<(), (String, u8)> {
     let limits = Limits { max_conns: limits::raise_open_files() };
-    // Opened before the runtime starts, so a bad address fails fast and a
-    // socket file is never left behind by a half-started process.
-    let listener = listen::open(&config.address).map_err(|e| (e.to_string(), 2))?;
+    // The runtime first, so a runtime that cannot start never leaves a socket file behind.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.threads.get())
         .thread_name("crest-fcgi")
@@ -48,19 +46,22 @@ fn serve(config: &Config) -> Result<(), (String, u8)> {
         .build()
         .map_err(|e| (format!("cannot start the runtime: {e}"), 1))?;
     let served = runtime.block_on(async {
-        let mut term = signal(SignalKind::terminate())?;
-        let mut int = signal(SignalKind::interrupt())?;
+        // The signals before the socket: a SIGTERM sent as soon as the socket accepts (by a
+        // supervisor, or a test) must stop it cleanly, not kill it with its socket file left.
+        let watch = |kind| signal(kind).map_err(|e| (format!("cannot watch signals: {e}"), 1));
+        let (mut term, mut int) = (watch(SignalKind::terminate())?, watch(SignalKind::interrupt())?);
+        let listener = listen::open(&config.address).map_err(|e| (e.to_string(), 2))?;
         let stop = async move {
             tokio::select! {
                 _ = term.recv() => {}
                 _ = int.recv() => {}
             }
         };
-        server::run(listener, limits, stop).await
+        server::run(listener, limits, stop).await.map_err(|e| (format!("cannot serve: {e}"), 1))
     });
     // Kept-alive connections never end by themselves: stop waiting for them.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
-    served.map_err(|e| (format!("cannot serve: {e}"), 1))
+    served
 }
 
 fn fail(message: &str, code: u8) -> ExitCode {
