@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -72,6 +72,8 @@ class RunRequest:
     monitor_node: str | None = None
     monitor_pid: int | None = None
     monitor_name: str | None = None
+    # A capacity search's settings (crest.capacity_runner): stored with the run, whose mixes are its probes.
+    capacity: dict[str, Any] | None = None
 
     def options(self) -> dict[str, Any]:
         """The options as stored with the run (resume rebuilds the request from them)."""
@@ -133,6 +135,10 @@ class SuiteRunner:
                     " give --server NAME instead of --target (see `crest servers`)"
                 )
         _check_cluster_options(request)
+        if request.server is not None and any(c.kind == "url" for c in request.suite.workload.classes):
+            raise ConfigError(
+                f"suite {request.suite.name} requests a URL as given, which only a --target has: give --target URL"
+            )
         self.manifest = self._manifest()
         self.table: RequestTable | None = None
         # A sweep's mixes each have their own table (static files of one size); cached by size.
@@ -202,13 +208,17 @@ class SuiteRunner:
         finally:
             remote.release()
 
-    def run_trial(self, store: Store, repeat_index: int) -> str:
-        """One run of the suite (one trial), with a freshly started target when crest provisions it."""
+    def run_trial(self, store: Store, repeat_index: int, mixes: Iterable[Mix] | None = None) -> str:
+        """One run of the suite (one trial), with a freshly started target when crest provisions it.
+
+        mixes: the suite's ladder unless given; may be lazy (a capacity search makes each probe after
+        the previous one is stored and judged through the mix-finished event).
+        """
         with self._target() as target:
             run_id = store.create_run(self._meta(repeat_index, target))
             if target is not None:
                 target.keep_logs = store.path.parent / "logs" / run_id
-            self._execute(store, run_id, repeat_index, self.mixes, target)
+            self._execute(store, run_id, repeat_index, self.mixes if mixes is None else mixes, target)
             return run_id
 
     def _cluster_nodes(self) -> tuple[Any, list[Any], Any]:
@@ -297,6 +307,11 @@ class SuiteRunner:
             detail = store.run(run_id)
             if detail.status == "complete":
                 raise ConfigError(f"run {detail.id} is already complete: nothing to resume")
+            if detail.meta.config["options"].get("capacity"):
+                raise ConfigError(
+                    f"run {detail.id} is a capacity search, whose next probe depends on every earlier one:"
+                    " start it again with crest capacity"
+                )
             options = dict(detail.meta.config["options"])
             options["fileset_dir"] = Path(options["fileset_dir"]) if options["fileset_dir"] else None
             options["store_path"] = store_path
@@ -314,7 +329,9 @@ class SuiteRunner:
                 runner._execute(store, detail.id, detail.meta.repeat_index, left, target)
             return detail.id
 
-    def _execute(self, store: Store, run_id: str, repeat_index: int, mixes: list[Mix], target: Target | None) -> None:
+    def _execute(
+        self, store: Store, run_id: str, repeat_index: int, mixes: Iterable[Mix], target: Target | None
+    ) -> None:
         self.on_event(Event("run-started", run_id, repeat_index, mixes=len(self.mixes)))
         load_nodes = None
         try:
@@ -386,7 +403,7 @@ class SuiteRunner:
         )
 
     def _execute_mixes(
-        self, store: Store, run_id: str, repeat_index: int, mixes: list[Mix], target: Target | None,
+        self, store: Store, run_id: str, repeat_index: int, mixes: Iterable[Mix], target: Target | None,
         load_nodes: Any = None,
     ) -> None:  # fmt: skip
         for mix in mixes:
@@ -514,6 +531,7 @@ class SuiteRunner:
             client_start_delay_s=t.delay_s,
             seed=self.request.seed * 1_000_003 + repeat_index * 1009 + mix.index,
             selection=workload.selection,
+            rate_rps=mix.rate_rps,
         )
 
     def _manifest(self) -> Manifest | None:
@@ -540,6 +558,8 @@ class SuiteRunner:
             "options": options,
             "experiment": self.request.experiment,
         }
+        if self.request.capacity is not None:
+            config["capacity"] = dict(self.request.capacity)
         if self.request.cluster is not None:
             config["cluster"] = {"address": self.request.cluster, "nodes": self.request.nodes}
         if target is not None and self.request.cluster is not None:

@@ -84,6 +84,9 @@ def build_table(
         elif cls.kind == "webstone-cgi":
             size = size_bytes or cls.size_bytes or 10240
             entries.append(_entry(f"{base}{WEBSTONE_CGI_PATH}?size={size}", share, index, size))
+        elif cls.kind == "url":
+            # Whatever the URL answers: its size is not known, so only the status is judged.
+            entries.append({"url": base_url, "weight": share, "class": index})
         else:
             entries.append(_entry(f"{base}{DYNAMIC_PATHS[cls.kind]}", share, index, ENV_PAGE_BYTES))
     return RequestTable(tuple(entries), tuple(c.name for c in workload.classes))

@@ -17,7 +17,8 @@ from crest.store import MixRecord, RunDetail
 from crest.verdicts import CLIENT_BOUND, TARGET_IDLE, Verdict, has
 
 # "size" is the content length of a sweep's mix (Zeus' unbundled tests): its points vary by size, not load.
-LOAD_AXES = ("clients", "threads", "connections", "size")
+# "rate" is an open-loop mix's total request rate (a capacity search on the rate axis).
+LOAD_AXES = ("clients", "threads", "connections", "size", "rate")
 
 
 @dataclass
@@ -83,10 +84,15 @@ def point_from_mix(mix: MixRecord, load_axis: str = "clients") -> LoadPoint:
     """One mix as a LoadPoint (see points_from_run)."""
     _check_axis(load_axis)
     threads = mix.clients * mix.threads_per_client
+    load: float
     if load_axis == "size":
         if mix.size_bytes is None:
             raise ConfigError(f"mix {mix.index} has no content length: the size axis is for content-length sweeps")
         load = mix.size_bytes
+    elif load_axis == "rate":
+        if mix.rate_rps is None:
+            raise ConfigError(f"mix {mix.index} is a closed loop: the rate axis is for open-loop mixes")
+        load = mix.rate_rps
     else:
         load = {"clients": mix.clients, "threads": threads, "connections": mix.connections}[load_axis]
     errors = mix.error_count

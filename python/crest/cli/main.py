@@ -55,6 +55,12 @@ COMMANDS: dict[str, Entry] = {
         "Run a suite's ladder of mixes against a target and store every mix.",
         no_args_is_help=True,
     ),
+    "capacity": Entry(
+        "crest.cli.capacity",
+        "capacity_command",
+        "Find the highest load (clients, connections or an open-loop rate) that meets a rule: grow, bisect, confirm.",
+        no_args_is_help=True,
+    ),
     "runs": Entry(
         "crest.cli.runs",
         "runs_command",

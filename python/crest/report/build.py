@@ -40,6 +40,7 @@ from crest.analysis import (
     summarize,
     sweep_configurations,
 )
+from crest.analysis.capacity import capacity_result, is_capacity_run
 from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
 from crest.errors import ConfigError
 from crest.report.narrative import findings
@@ -88,6 +89,9 @@ def build_report(
     sweep = _sweep(measured, configs)
     if sweep is not None:  # only content-length sweeps carry the key: other reports stay as they were
         doc["sweep"] = sweep
+    searches = [_capacity(d, c.label) for c in configs for d in c.trials if is_capacity_run(d)]
+    if searches:  # only capacity searches carry the key
+        doc["capacity"] = searches
     doc["summary"] = findings(doc)
     cleaned: dict[str, Any] = clean(doc)
     return cleaned
@@ -310,6 +314,33 @@ def _sweep(details: list[RunDetail], configs: list[Configuration]) -> dict[str, 
             ],
         })  # fmt: skip
     return {"weights": dict(SPECWEB99_WEIGHTS), "configurations": entries, "note": note}
+
+
+def _capacity(detail: RunDetail, label: str) -> dict[str, Any]:
+    """A capacity search: its probes in order (load, phase, met or the conditions broken), the answer
+    and the confidence statement, and each condition's margin at the answer."""
+    r = capacity_result(detail)
+    return {
+        "run_id": detail.id,
+        "label": label,
+        "rule": r.rule,
+        "axis": r.axis,
+        "answer": r.answer,
+        "failed": r.failed,
+        "complete": r.complete,
+        "trials": r.trials,
+        "statement": r.statement(),
+        "probes": [
+            {"index": p.index, "load": p.load, "phase": p.phase, "passed": p.passed, "failures": list(p.failures),
+             "rps": p.point.rps, "error_rate": p.point.error_rate, "latency_us": dict(p.point.latency_us)}
+            for p in r.probes
+        ],
+        "margins": [
+            {"condition": m.condition.text, "metric": m.condition.metric, "bound": m.condition.bound,
+             "mean": m.mean, "ci95": list(m.interval) if m.interval else None, "at_failed": m.at_failed}
+            for m in r.margins
+        ],
+    }  # fmt: skip
 
 
 # -- per mix and per run ------------------------------------------------------------------------

@@ -110,7 +110,64 @@ def build_charts(doc: dict[str, Any]) -> list[Chart]:
     sweep = _sweep_chart(doc)
     if sweep is not None:
         charts.insert(0, sweep)
+    charts[:0] = [_capacity_chart(i, search) for i, search in enumerate(doc.get("capacity") or [])]
     return charts
+
+
+# Colours of a capacity chart's series (palette indexes): probes that met the rule, that broke it, the bound.
+_MET, _BROKE, _BOUND = 2, 4, 6
+
+
+def _capacity_chart(number: int, search: dict[str, Any]) -> Chart:
+    """A capacity search's probes: the rule's first condition against load, met and broken apart, the
+    bound dashed and the answer ringed."""
+    margin = search["margins"][0] if search["margins"] else None
+    metric = margin["metric"] if margin else "rps"
+    scale, y = _capacity_axis(metric)
+
+    def value(probe: dict[str, Any]) -> float | None:
+        v = (
+            probe["rps"]
+            if metric == "rps"
+            else probe["error_rate"]
+            if metric == "error_rate"
+            else probe["latency_us"].get(metric)
+        )
+        return None if v is None else float(v) * scale
+
+    probes = sorted(search["probes"], key=lambda p: p["load"])
+    met = Series(_MET, "met the rule", [(p["load"], value(p)) for p in probes if p["passed"]], line=False)
+    broke = Series(_BROKE, "broke the rule", [(p["load"], value(p)) for p in probes if not p["passed"]], line=False)
+    answer = search["answer"]
+    at_answer = [v for p in probes if p["load"] == answer and p["passed"] and (v := value(p)) is not None]
+    if answer is not None and at_answer:
+        met.peak = (answer, sum(at_answer) / len(at_answer))
+    series = [met, broke]
+    loads = [p["load"] for p in probes]
+    if margin and loads:
+        series.append(
+            Series(
+                _BOUND,
+                "bound",
+                [(min(loads), margin["bound"] * scale), (max(loads), margin["bound"] * scale)],
+                dash=True,
+            )
+        )
+    unit = {"clients": "clients", "connections": "connections", "rate": "req/s"}[search["axis"]]
+    x = Axis(f"load ({unit})", log=geometric(loads), fmt=fmt.load_number, unit=unit)
+    condition = margin["condition"] if margin else search["rule"]
+    svg = line_chart(f"chart-capacity-{number}", f"Capacity search: {condition} vs load", x, y, series)
+    answer_text = f"answer {answer:g} {unit}" if answer is not None else "no answer"
+    return Chart("Capacity search", f"{search['label']}: {condition} at each probe (green met, red broke, dashed the bound, ringed the {answer_text})", svg)  # fmt: skip
+
+
+def _capacity_axis(metric: str) -> tuple[float, Axis]:
+    """How a rule's metric is plotted: the scale from its stored unit, and its axis."""
+    if metric == "rps":
+        return 1.0, Axis("req/s", fmt=short_number, unit="req/s", value=fmt.rps)
+    if metric == "error_rate":
+        return 100.0, Axis("errors (% of attempts)", fmt=short_number, unit="%", value=_pct)
+    return 1e-3, Axis(f"{metric} latency (ms)", log=True, fmt=_ms_tick, unit="ms", value=_ms)
 
 
 def _sweep_chart(doc: dict[str, Any]) -> Chart | None:

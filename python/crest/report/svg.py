@@ -44,6 +44,7 @@ class Series:
     band: list[tuple[float, float, float]] = field(default_factory=list)
     peak: tuple[float, float] | None = None  # ringed, with its value in the tooltip
     dash: bool = False
+    line: bool = True  # False: markers only (a capacity search's probes are points, not a curve)
 
 
 @dataclass
@@ -275,7 +276,7 @@ def _series(s: Series, xs: _Scale, ys: _Scale, x: Axis, y: Axis, band_opacity: f
             continue
         segments[-1].append(f"{_r(xs(px))},{_r(ys(py))}")
     d = " ".join("M" + " L".join(seg) for seg in segments if seg)
-    if d:
+    if d and s.line:
         parts.append(el("path", {"class": "line" + (" dashed" if s.dash else ""), "d": d,
                                  "stroke": PALETTE[s.index % len(PALETTE)]}))  # fmt: skip
     for px, py in s.points:

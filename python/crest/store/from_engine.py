@@ -68,4 +68,5 @@ def mix_from_report(
         size_bytes=mix.size_bytes,
         client_cpu_s=float(report["client_cpu_s"]),
         connections_opened=int(report["connections_opened"]),
+        rate_rps=report.get("rate_rps"),
     )

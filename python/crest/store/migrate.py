@@ -93,5 +93,11 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE mixes ADD COLUMN cluster_json TEXT")
 
 
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    """Open-loop rates and SPECweb99 iterations: every earlier mix was a closed loop of another workload."""
+    conn.execute("ALTER TABLE mixes ADD COLUMN rate_rps REAL")
+    conn.execute("ALTER TABLE mixes ADD COLUMN specweb99_json TEXT")
+
+
 # From version N to N + 1.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}

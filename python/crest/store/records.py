@@ -64,6 +64,10 @@ class MixRecord:
     # A cluster mix: {"start_at_unix_s", "nodes": [{node_id, ip, first_client, clients, requests, rps,
     # client_cpu_s, engine_cpu_util_pct, client_bound, clock_offset_s, clock_uncertainty_s, ...}]}; None locally.
     cluster: dict[str, Any] | None = None
+    rate_rps: float | None = None  # an open-loop mix's total request rate; None for a closed loop
+    # A SPECweb99 iteration: the harness's figures (per-connection bit rates, conformance, POST-log
+    # check, validity rules); see crest.specweb99. None for other mixes.
+    specweb99: dict[str, Any] | None = None
 
     @property
     def error_count(self) -> int:

@@ -12,7 +12,9 @@ from crest.store.migrate import MIGRATIONS
 # 2: typed verdicts (verdicts_json) instead of warning texts; size_bytes, client_cpu_s,
 #    connections_opened and access_log_requests as columns instead of inside monitor_json.
 # 3: cluster_json, a cluster mix's per-node breakdown and clock offsets (NULL for a mix run on one machine).
-SCHEMA_VERSION = 3
+# 4: rate_rps, an open-loop mix's total request rate (a capacity search's load on the rate axis), and
+#    specweb99_json, a SPECweb99 iteration's harness figures (conformance, POST-log check, validity).
+SCHEMA_VERSION = 4
 # "CRST": marks the file as crest's, so a foreign SQLite file is refused instead of written into.
 APPLICATION_ID = 0x43525354
 
@@ -66,6 +68,8 @@ _TABLES = (
         connections_opened  INTEGER,
         access_log_requests INTEGER,        -- NULL unless the target logged requests
         cluster_json        TEXT,           -- a cluster mix's nodes (clients, requests, clock offset); NULL locally
+        rate_rps            REAL,           -- an open-loop mix's total rate; NULL for a closed loop
+        specweb99_json      TEXT,           -- a SPECweb99 iteration's harness figures; NULL for other mixes
         PRIMARY KEY (run_id, idx)
     )
     """,

@@ -31,7 +31,8 @@ _FALLBACK_FILESETS = (
 )
 WEBSTONE_CGI_DEFAULT_SIZE = 10240  # WebStone cgi-send's default response size (bytes)
 
-RequestKind = Literal["static", "cgi", "inproc", "fastcgi", "webstone-cgi"]
+# "url": the target URL itself, path and query as given (`crest capacity URL` builds such a suite).
+RequestKind = Literal["static", "cgi", "inproc", "fastcgi", "webstone-cgi", "url"]
 
 
 def fileset_names() -> tuple[str, ...]:
@@ -310,6 +311,10 @@ class Mix(BaseModel):
     timing: Timing
     # The content length of a sweep's mix (bytes); None for ordinary ladders.
     size_bytes: int | None = Field(default=None, ge=1)
+    # An open-loop mix: the total request rate its connections send at (latency from the intended
+    # send time); None for the closed loop every suite ladder runs. A capacity search on the rate axis
+    # makes these.
+    rate_rps: float | None = Field(default=None, gt=0)
 
     @property
     def connections(self) -> int:

@@ -1,0 +1,146 @@
+"""A stored capacity search read back: each probe judged by the run's rule, the answer, and how sure it is. Pure.
+
+The search's settings are stored with the run (`config["capacity"]`) and every probe is a stored mix,
+so the answer is recomputed here by replaying the probes through `crest.capacity.CapacitySearch`:
+nothing but the mixes is trusted. Owns the confidence statement (the share of trials at the answer
+that met the rule, bounded at 95 %, and each condition's margin there); must not run load or print.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from crest.analysis.points import LoadPoint, point_from_mix
+from crest.analysis.rule import Condition, parse_rule
+from crest.analysis.stats import CONFIDENCE, confidence_interval, mean
+from crest.capacity import CapacitySearch
+from crest.store import RunDetail
+
+# The axis a probe's load counts on, by the search's axis (connections are clients of one thread).
+_POINT_AXIS = {"clients": "clients", "connections": "connections", "rate": "rate"}
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """One probe: its mix, its load, its phase in the search and the conditions it broke."""
+
+    index: int
+    load: float
+    phase: str
+    passed: bool
+    failures: tuple[str, ...]
+    point: LoadPoint
+
+
+@dataclass(frozen=True)
+class Margin:
+    """One condition at the answer: its values over the answer's trials, their mean and 95 % interval,
+    and the value at the lowest failing load (what broke it), in the condition's stored unit."""
+
+    condition: Condition
+    values: tuple[float, ...]
+    mean: float | None
+    interval: tuple[float, float] | None
+    at_failed: float | None
+
+
+@dataclass(frozen=True)
+class CapacityResult:
+    """A capacity search's outcome. `answer` is None when the search did not end (interrupted) or when
+    even its smallest load broke the rule (`complete` tells which)."""
+
+    rule: str
+    axis: str
+    precision: float
+    probes: tuple[ProbeResult, ...]
+    answer: float | None
+    failed: float | None  # the lowest load that broke the rule (None: none did, up to the ceiling)
+    complete: bool
+    trials: int  # trials at the answer, every one of which met the rule
+    pass_probability_lower: float | None  # one-sided 95 % lower bound on P(a trial at the answer meets the rule)
+    margins: tuple[Margin, ...]
+
+    def statement(self) -> str:
+        """The confidence statement, one sentence a reader can quote."""
+        unit = {"clients": "clients", "connections": "connections", "rate": "requests/s"}[self.axis]
+        if not self.complete:
+            return f"the search did not finish ({len(self.probes)} probes stored): no answer"
+        if self.answer is None:
+            low = min((p.load for p in self.probes), default=0)
+            return f"no load met {self.rule}: even {low:g} {unit} broke it"
+        bracket = (
+            f"and {self.failed:g} {unit} broke it"
+            if self.failed is not None
+            else "and no higher load was tried (the ceiling, --max)"
+        )
+        lower = self.pass_probability_lower or 0.0
+        return (
+            f"{self.answer:g} {unit} met {self.rule} in {self.trials} of {self.trials} trials {bracket};"
+            f" with {CONFIDENCE:.0%} confidence a trial at {self.answer:g} {unit} meets it with"
+            f" probability at least {lower:.0%}"
+        )
+
+
+def is_capacity_run(detail: RunDetail) -> bool:
+    """Whether a run is a capacity search (its config carries the search's settings)."""
+    config = detail.meta.config
+    return isinstance(config, dict) and isinstance(config.get("capacity"), dict)
+
+
+def capacity_result(detail: RunDetail) -> CapacityResult:
+    """Replay a capacity run's probes through the search its settings describe."""
+    settings: dict[str, Any] = detail.meta.config["capacity"]
+    rule = parse_rule(str(settings["rule"]))
+    axis = str(settings["axis"])
+    search = CapacitySearch(
+        start=float(settings["start"]),
+        factor=float(settings["factor"]),
+        precision=float(settings["precision"]),
+        confirm=int(settings["confirm"]),
+        integer=axis != "rate",
+        max_load=settings.get("max_load"),
+    )
+    probes: list[ProbeResult] = []
+    for mix in sorted(detail.mixes, key=lambda m: m.index):
+        point = point_from_mix(mix, _POINT_AXIS[axis])
+        failures = tuple(rule.failures(point))
+        if search.next_load() != point.load:
+            break  # not the probe the search asked for (a hand-edited file): stop trusting the rest
+        phase = search.phase
+        search.record(point.load, not failures)
+        probes.append(ProbeResult(mix.index, point.load, phase, not failures, failures, point))
+    answer = search.answer
+    complete = search.next_load() is None
+    at_answer = [p for p in probes if answer is not None and p.load == answer and p.passed]
+    failed_probes = [p for p in probes if not p.passed and answer is not None and p.load > answer]
+    lowest_failed = min(failed_probes, key=lambda p: p.load) if failed_probes else None
+    trials = len(at_answer)
+    margins = tuple(_margin(c, at_answer, lowest_failed) for c in rule.conditions) if at_answer else ()
+    return CapacityResult(
+        rule=rule.text,
+        axis=axis,
+        precision=float(settings["precision"]),
+        probes=tuple(probes),
+        answer=answer,
+        failed=lowest_failed.load if lowest_failed else None,
+        complete=complete,
+        trials=trials,
+        pass_probability_lower=(1 - CONFIDENCE) ** (1 / trials) if trials else None,
+        margins=margins,
+    )
+
+
+def _margin(condition: Condition, at_answer: list[ProbeResult], failed: ProbeResult | None) -> Margin:
+    values = tuple(v for v in (condition.value(p.point) for p in at_answer) if v is not None)
+    interval = confidence_interval(values) if len(values) >= 2 else None
+    if interval is not None:
+        # Every metric a rule names (latency, error rate, req/s) is at least 0.
+        interval = (max(0.0, interval[0]), interval[1])
+    return Margin(
+        condition=condition,
+        values=values,
+        mean=mean(values) if values else None,
+        interval=interval,
+        at_failed=condition.value(failed.point) if failed else None,
+    )

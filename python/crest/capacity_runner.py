@@ -1,0 +1,92 @@
+"""A capacity search run through the suite runner: each probe one stored mix of one run.
+
+Owns turning the search's next load into a mix of the suite (clients, connections of one thread
+each, or an open-loop rate) and judging each stored mix by the rule before the search is asked for
+the next one. The search itself is crest.capacity's, the rule crest.analysis.rule's; the answer is
+read back from the store by crest.analysis.capacity, so what is printed is what was stored. Never
+prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from crest.analysis.points import point_from_mix
+from crest.analysis.rule import Rule
+from crest.capacity import CapacitySearch
+from crest.errors import ConfigError
+from crest.runner import Event, EventCallback, RunRequest, SuiteRunner
+from crest.store import Store
+from crest.suite import Mix
+
+AXES = ("clients", "connections", "rate")
+
+
+@dataclass(frozen=True)
+class CapacityRequest:
+    """What `crest capacity` was asked: the rule, the axis and how the search moves along it."""
+
+    rule: Rule
+    axis: str = "clients"
+    start: float = 1.0
+    factor: float = 2.0
+    precision: float = 0.05
+    confirm: int = 3
+    max_load: float | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """As stored with the run (crest.analysis.capacity replays the probes with them)."""
+        return {
+            "rule": self.rule.text, "axis": self.axis, "start": self.start, "factor": self.factor,
+            "precision": self.precision, "confirm": self.confirm, "max_load": self.max_load,
+        }  # fmt: skip
+
+    def search(self) -> CapacitySearch:
+        """A fresh search with these settings (checks them: ConfigError names a bad one)."""
+        if self.axis not in AXES:
+            raise ConfigError(f"unknown --axis {self.axis!r}: use one of {', '.join(AXES)}")
+        return CapacitySearch(
+            start=self.start, factor=self.factor, precision=self.precision, confirm=self.confirm,
+            integer=self.axis != "rate", max_load=self.max_load,
+        )  # fmt: skip
+
+
+def probe_mix(ladder_mix: Mix, axis: str, load: float, index: int) -> Mix:
+    """The mix that probes `load` on `axis`, with the suite's timing (and threads per client for the
+    clients axis; an open-loop probe keeps the ladder mix's connections and sends at the rate)."""
+    if axis == "clients":
+        return replace_mix(ladder_mix, index=index, clients=int(load))
+    if axis == "connections":
+        return replace_mix(ladder_mix, index=index, clients=int(load), threads_per_client=1)
+    return replace_mix(ladder_mix, index=index, rate_rps=float(load))
+
+
+def replace_mix(mix: Mix, **changes: Any) -> Mix:
+    return Mix.model_validate({**mix.model_dump(), **changes})
+
+
+def run_capacity(
+    request: RunRequest, capacity: CapacityRequest, store: Store, on_event: EventCallback | None = None
+) -> str:
+    """Run the search against `request`'s target; returns the run id (the probes are its mixes)."""
+    search = capacity.search()
+    shown = on_event or (lambda _event: None)
+    ladder_mix = request.suite.mixes(request.profile)[0]
+
+    def judge(event: Event) -> None:
+        if event.kind == "mix-finished" and event.record is not None:
+            point = point_from_mix(event.record, "rate" if capacity.axis == "rate" else capacity.axis)
+            search.record(point.load, capacity.rule.met(point))
+        shown(event)
+
+    def probes() -> Iterator[Mix]:
+        index = 0
+        while (load := search.next_load()) is not None:
+            index += 1
+            yield probe_mix(ladder_mix, capacity.axis, load, index)
+
+    runner = SuiteRunner(replace(request, capacity=capacity.settings()), judge)
+    runner.preflight()
+    return runner.run_trial(store, 0, probes())

@@ -1,0 +1,235 @@
+"""`crest capacity SUITE|URL --rule "p99<50ms,errors<1%"`: the highest load a target sustains under a rule.
+
+Owns the command's options, the probe lines as they finish and the closing answer with its confidence
+statement; crest.capacity_runner runs the probes (each a stored mix of one run) and
+crest.analysis.capacity reads the answer back from the store, so what is printed is what was stored.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crest.analysis.capacity import CapacityResult, capacity_result
+from crest.analysis.rule import parse_rule
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK
+from crest.errors import ConfigError
+from crest.runner import Event, RunInterrupted, RunRequest
+from crest.store import DEFAULT_PATH, Store
+from crest.suite import PROFILES, Suite, load_suite
+from crest.units import format_latency_us, parse_count, parse_duration, parse_rate
+
+DEFAULT_URL_LENGTH = "10s"
+
+
+def capacity_command(
+    suite: Annotated[
+        str,
+        typer.Argument(
+            metavar="SUITE|URL",
+            help="A suite (its workload and timing; see `crest suites`) or a URL to request as given.",
+            show_default=False,
+        ),
+    ],
+    rule: Annotated[
+        str,
+        typer.Option(
+            "--rule", help="What every probe must meet, e.g. 'p99<50ms,errors<1%' or 'rps>=1000'.", show_default=False
+        ),
+    ],
+    target: Annotated[
+        str | None, typer.Option("--target", help="Base URL of a target crest does not start (SUITE only).")
+    ] = None,
+    server: Annotated[
+        str | None, typer.Option("--server", help="A target crest starts for the search, e.g. nginx (SUITE only).")
+    ] = None,
+    axis: Annotated[
+        str,
+        typer.Option(
+            "--axis", help="The load searched: clients, connections (one thread each) or rate (open loop, req/s)."
+        ),
+    ] = "clients",
+    start: Annotated[str, typer.Option("--start", help="The first probe's load.")] = "1",
+    factor: Annotated[float, typer.Option("--factor", help="Growth factor between probes until one fails.")] = 2.0,
+    precision: Annotated[
+        str, typer.Option("--precision", help="Bisect until the failing load is within this of the answer.")
+    ] = "5%",
+    confirm: Annotated[int, typer.Option("--confirm", help="Repeats of the answer that must all meet the rule.")] = 3,
+    max_load: Annotated[
+        str | None, typer.Option("--max", help="Never probe above this load.", show_default=False)
+    ] = None,
+    connections: Annotated[
+        str, typer.Option("-c", "--connections", help="URL with --axis rate: connections sending the rate.")
+    ] = "50",
+    length: Annotated[
+        str | None,
+        typer.Option(
+            "--length",
+            help=f"URL: each probe's length, with a 20% ramp-up [default: {DEFAULT_URL_LENGTH}].",
+            show_default=False,
+        ),
+    ] = None,
+    profile: Annotated[
+        str, typer.Option("--profile", help="SUITE: the durations of each probe: quick, standard or full.")
+    ] = "standard",
+    cpus: Annotated[
+        float | None, typer.Option("--cpus", help="CPUs of a target crest starts (the engine gets the rest).")
+    ] = None,
+    insecure: Annotated[bool, typer.Option("--insecure", help="Accept any TLS certificate.")] = False,
+    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout, e.g. 10s.")] = "10s",
+    db: Annotated[Path, typer.Option("--db", help="Results store (SQLite).")] = DEFAULT_PATH,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No line per probe.")] = False,
+) -> int:
+    """Find the highest load (clients, connections or an open-loop rate) that meets a rule: grow, bisect, confirm.
+
+    Every probe is a stored mix of one run; the answer comes with a confidence statement.
+    """
+    from crest.capacity_runner import AXES, CapacityRequest, run_capacity
+
+    parsed = parse_rule(rule)
+    if axis not in AXES:
+        raise ConfigError(f"invalid --axis {axis!r}: use one of {', '.join(AXES)}")
+    share = _percent(precision)
+    search = CapacityRequest(
+        rule=parsed,
+        axis=axis,
+        start=_load(start, axis, "--start"),
+        factor=factor,
+        precision=share,
+        confirm=confirm,
+        max_load=_load(max_load, axis, "--max") if max_load is not None else None,
+    )
+    search.search()  # checks the settings before anything is started
+    is_url = suite.startswith(("http://", "https://"))
+    if is_url:
+        if target is not None or server is not None:
+            raise ConfigError("a URL is its own target: drop --target and --server, or give a SUITE instead")
+        if axis == "clients":
+            search = replace(search, axis="connections")  # a URL has no clients: each connection is one
+        the_suite = _url_suite(suite, parse_count(connections, what="--connections"), length)
+        base_target: str | None = suite
+        run_profile = "full"
+    else:
+        if length is not None:
+            raise ConfigError("--length is for a URL; a suite's probes take its timing: choose it with --profile")
+        if profile not in PROFILES:
+            raise ConfigError(f"invalid --profile {profile!r}: use one of {', '.join(PROFILES)}")
+        if (target is None) == (server is None):
+            raise ConfigError("give the target: --server NAME (crest starts it) or --target URL")
+        the_suite = load_suite(suite)
+        base_target = target
+        run_profile = profile
+    request = RunRequest(
+        suite=the_suite,
+        target=base_target,
+        server=server,
+        cpus=cpus,
+        profile=run_profile,
+        store_path=db,
+        insecure=insecure,
+        timeout_s=parse_duration(timeout, what="--timeout"),
+    )
+    printer = _Probes(search.axis, parsed.text, enabled=not quiet)
+    with Store(db) as store:
+        try:
+            run_id = run_capacity(request, search, store, printer.on_event)
+        except RunInterrupted as exc:
+            print(f"crest: {exc}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        result = capacity_result(store.run(run_id))
+    print()
+    print_result(result)
+    print(f"stored in {db} (run {run_id}); `crest report {run_id}` plots the probes")
+    return EXIT_OK
+
+
+def _percent(text: str) -> float:
+    """5% or 0.05 as a fraction."""
+    value = text.strip()
+    try:
+        share = float(value[:-1]) / 100 if value.endswith("%") else float(value)
+    except ValueError:
+        raise ConfigError(f"invalid --precision {text!r}: give a percentage, e.g. 5%") from None
+    if not 0 < share < 1:
+        raise ConfigError(f"invalid --precision {text!r}: give a percentage between 0 and 100, e.g. 5%")
+    return share
+
+
+def _load(text: str, axis: str, option: str) -> float:
+    if axis == "rate":
+        return parse_rate(text, what=option)
+    return float(parse_count(text, what=option))
+
+
+def _url_suite(url: str, connections: int, length: str | None) -> Suite:
+    """A one-class suite that requests the URL as given, over kept-alive HTTP/1.1."""
+    length_s = parse_duration(length or DEFAULT_URL_LENGTH, what="--length")
+    if length_s != int(length_s) or length_s < 2:
+        raise ConfigError(f"invalid --length {length!r}: give whole seconds, at least 2s, e.g. 10s")
+    return Suite.model_validate(
+        {
+            "name": "url",
+            "description": f"capacity search on {url}",
+            "source": "crest capacity URL",
+            "workload": {
+                "http_version": "1.1",
+                "keepalive": True,
+                "classes": [{"name": "url", "kind": "url", "weight": 1}],
+            },
+            "ladder": {"clients": [connections]},
+            "timing": {"length_s": length_s, "ramp_up_s": max(1, int(length_s) // 5)},
+        }
+    )
+
+
+class _Probes:
+    """One line per probe as it is stored."""
+
+    def __init__(self, axis: str, rule: str, enabled: bool) -> None:
+        self.axis, self.rule, self.enabled = axis, rule, enabled
+        self.shown = False
+
+    def on_event(self, event: Event) -> None:
+        if not self.enabled or event.kind != "mix-finished" or event.record is None or event.mix is None:
+            return
+        if not self.shown:
+            print(f"capacity search on {self.axis} under {self.rule}", file=sys.stderr)
+            self.shown = True
+        r, mix = event.record, event.mix
+        load = f"{mix.rate_rps:g} req/s" if self.axis == "rate" and mix.rate_rps else f"{mix.connections} conns"
+        if self.axis == "clients":
+            load = f"{mix.clients} clients"
+        p99 = format_latency_us(r.latency_us.get("p99", 0))
+        print(
+            f"  probe {mix.index:>3}: {load:>14}  {r.rps:>11,.1f} req/s  p99 {p99:>9}  errors {r.error_count}",
+            file=sys.stderr,
+        )
+
+
+def print_result(result: CapacityResult) -> None:
+    """The answer, how sure it is, and each condition's margin at it."""
+    print(f"capacity: {result.statement()}")
+    for probe in result.probes:
+        verdict = "met" if probe.passed else "broke " + ", ".join(probe.failures)
+        print(f"  probe {probe.index:>3} ({probe.phase:>7}): {probe.load:>10g}  {verdict}")
+    for margin in result.margins:
+        c = margin.condition
+        show = _shower(c.metric)
+        if margin.mean is None or result.answer is None:
+            continue
+        spread = f" (95% CI {show(margin.interval[0])}–{show(margin.interval[1])})" if margin.interval else ""
+        broke = f"; {show(margin.at_failed)} at {result.failed:g}" if margin.at_failed is not None else ""
+        print(f"  {c.text}: {show(margin.mean)} at {result.answer:g}{spread}{broke}")
+
+
+def _shower(metric: str) -> Callable[[float], str]:
+    if metric == "error_rate":
+        return lambda v: f"{v * 100:.2f}%"
+    if metric == "rps":
+        return lambda v: f"{v:,.1f} req/s"
+    return lambda v: format_latency_us(v)

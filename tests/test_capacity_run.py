@@ -1,0 +1,113 @@
+"""`crest capacity`: probes stored as mixes, the answer read back from the store, the confidence statement,
+the report's capacity section, and bad input refused before anything is sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis_records import mix
+from crest.analysis.capacity import capacity_result, is_capacity_run
+from crest.analysis.rule import parse_rule
+from crest.capacity_runner import CapacityRequest
+from crest.report.build import build_report
+from crest.store import RunDetail, RunMeta, Store
+from support import run_cli, run_cli_in_process
+
+
+def capacity_run(p99_ms_by_load: dict[int, float], loads: list[int], **settings: object) -> RunDetail:
+    """A stored capacity run whose probes (in this order) had these p99 latencies."""
+    config = CapacityRequest(parse_rule("p99<50ms"), axis="clients", start=loads[0], confirm=2).settings()
+    config.update(settings)
+    meta = RunMeta(
+        suite="s", target="t", profile="quick", repeat_index=0, config={"capacity": config}, factors={}, host={}
+    )
+    mixes = [
+        mix(i, load, 100.0 * load, latency_us={"p99": p99_ms_by_load[load] * 1000, "mean": 1.0}, threads_per_client=1,
+            connections=load)
+        for i, load in enumerate(loads, start=1)
+    ]  # fmt: skip
+    return RunDetail("cap", meta, "complete", None, 0.0, 1.0, mixes)
+
+
+def test_replaying_the_stored_probes_gives_the_answer_and_its_confidence() -> None:
+    # p99 = 10 ms × clients: 5 clients meet p99<50ms (49 ms), 6 do not.
+    latency = {n: 9.8 * n for n in range(1, 20)}
+    detail = capacity_run(latency, [1, 2, 4, 8, 6, 5, 5, 5])
+    assert is_capacity_run(detail)
+    result = capacity_result(detail)
+    assert result.complete and result.answer == 5 and result.failed == 6 and result.trials == 3
+    assert [p.phase for p in result.probes] == [
+        "grow",
+        "grow",
+        "grow",
+        "grow",
+        "bisect",
+        "bisect",
+        "confirm",
+        "confirm",
+    ]
+    assert [p.passed for p in result.probes] == [True, True, True, False, False, True, True, True]
+    assert result.probes[3].failures == ("p99<50ms",)
+    assert result.pass_probability_lower == pytest.approx(0.05 ** (1 / 3))
+    assert result.statement() == (
+        "5 clients met p99<50ms in 3 of 3 trials and 6 clients broke it;"
+        " with 95% confidence a trial at 5 clients meets it with probability at least 37%"
+    )
+    (margin,) = result.margins
+    assert margin.mean == pytest.approx(49_000) and margin.at_failed == pytest.approx(58_800)
+
+
+def test_an_unfinished_search_has_no_answer() -> None:
+    detail = capacity_run({1: 1.0, 2: 1.0}, [1, 2])
+    result = capacity_result(detail)
+    assert not result.complete and result.answer is None
+    assert result.statement() == "the search did not finish (2 probes stored): no answer"
+
+
+def test_when_even_one_client_breaks_the_rule_there_is_no_answer() -> None:
+    detail = capacity_run({1: 80.0}, [1])
+    result = capacity_result(detail)
+    assert result.complete and result.answer is None
+    assert result.statement() == "no load met p99<50ms: even 1 clients broke it"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rule", "p99<50"], "a latency needs a unit"),
+        (["--rule", "p99<50ms", "--axis", "threads"], "invalid --axis 'threads'"),
+        (["--rule", "p99<50ms", "--precision", "150%"], "invalid --precision '150%'"),
+        (["--rule", "p99<50ms", "--factor", "1"], "grows by a factor above 1"),
+        (["--rule", "p99<50ms", "--server", "nginx"], "a URL is its own target"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = run_cli_in_process("capacity", "http://127.0.0.1:9/", *args)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_a_suite_needs_its_target() -> None:
+    result = run_cli_in_process("capacity", "veritest-static", "--rule", "errors<1%")
+    assert result.returncode == 2 and "--server NAME (crest starts it) or --target URL" in result.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_every_probe_is_a_stored_mix_and_the_report_marks_the_answer(builtin_target: str, tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    result = run_cli(
+        "capacity", f"{builtin_target}/1k.html", "--rule", "errors<1%", "--max", "4", "--confirm", "1",
+        "--length", "2s", "--db", str(db), timeout_s=100,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "capacity: 4 connections met errors<1% in 2 of 2 trials and no higher load was tried" in result.stdout
+    with Store(db) as store:
+        (summary,) = store.runs()
+        detail = store.run(summary.id)
+    assert [m.connections for m in detail.mixes] == [1, 2, 4, 4]
+    doc = build_report([detail])
+    (search,) = doc["capacity"]
+    assert search["answer"] == 4 and [p["phase"] for p in search["probes"]] == ["grow", "grow", "grow", "confirm"]
