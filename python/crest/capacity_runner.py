@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from crest.analysis.points import point_from_mix
+from crest.analysis.capacity import judge_probe
 from crest.analysis.rule import Rule
 from crest.capacity import CapacitySearch
 from crest.errors import ConfigError
-from crest.runner import Event, EventCallback, RunRequest, SuiteRunner
+from crest.runner import Event, EventCallback, MixHooks, RunRequest, SuiteRunner
 from crest.store import Store
 from crest.suite import Mix
 
@@ -35,12 +35,14 @@ class CapacityRequest:
     precision: float = 0.05
     confirm: int = 3
     max_load: float | None = None
+    specweb99: bool = False  # a probe must also be a valid SPECweb99 iteration (every rule of the kit)
 
     def settings(self) -> dict[str, Any]:
         """As stored with the run (crest.analysis.capacity replays the probes with them)."""
         return {
             "rule": self.rule.text, "axis": self.axis, "start": self.start, "factor": self.factor,
             "precision": self.precision, "confirm": self.confirm, "max_load": self.max_load,
+            "specweb99": self.specweb99,
         }  # fmt: skip
 
     def search(self) -> CapacitySearch:
@@ -68,25 +70,35 @@ def replace_mix(mix: Mix, **changes: Any) -> Mix:
 
 
 def run_capacity(
-    request: RunRequest, capacity: CapacityRequest, store: Store, on_event: EventCallback | None = None
+    request: RunRequest,
+    capacity: CapacityRequest,
+    store: Store,
+    on_event: EventCallback | None = None,
+    *,
+    hooks: MixHooks | None = None,
+    ladder_mix: Mix | None = None,
 ) -> str:
-    """Run the search against `request`'s target; returns the run id (the probes are its mixes)."""
+    """Run the search against `request`'s target; returns the run id (the probes are its mixes).
+
+    hooks: a harness around each probe (SPECweb99's Reset and POST-log check); ladder_mix: the mix whose
+    timing each probe takes (default: the suite's first at the request's profile).
+    """
     search = capacity.search()
     shown = on_event or (lambda _event: None)
-    ladder_mix = request.suite.mixes(request.profile)[0]
+    first = ladder_mix or request.suite.mixes(request.profile)[0]
 
     def judge(event: Event) -> None:
         if event.kind == "mix-finished" and event.record is not None:
-            point = point_from_mix(event.record, "rate" if capacity.axis == "rate" else capacity.axis)
-            search.record(point.load, capacity.rule.met(point))
+            load, failures = judge_probe(capacity.rule, capacity.specweb99, event.record, capacity.axis)
+            search.record(load, not failures)
         shown(event)
 
     def probes() -> Iterator[Mix]:
         index = 0
         while (load := search.next_load()) is not None:
             index += 1
-            yield probe_mix(ladder_mix, capacity.axis, load, index)
+            yield probe_mix(first, capacity.axis, load, index)
 
-    runner = SuiteRunner(replace(request, capacity=capacity.settings()), judge)
+    runner = SuiteRunner(replace(request, capacity=capacity.settings()), judge, hooks)
     runner.preflight()
     return runner.run_trial(store, 0, probes())

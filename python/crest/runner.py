@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from crest.errors import ConfigError, DiskFullError, MachineError, NodeLostError, TargetError
 from crest.filesets import Manifest, build_manifest, load_manifest
@@ -34,7 +34,8 @@ from crest.servers.cgroup import Cgroup
 from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError, mix_from_report
 from crest.suite import Mix, Suite
-from crest.urltable import RequestTable, build_table
+from crest.suite.specweb99 import Specweb99
+from crest.urltable import SPECWEB99_CGI_PATH, SPECWEB99_DYNAMIC_PATH, RequestTable, build_table
 from crest.verdicts import Verdict, cores_shared, page_cache_elsewhere
 
 
@@ -102,6 +103,18 @@ class Event:
 EventCallback = Callable[[Event], None]
 
 
+class MixHooks(Protocol):
+    """What a harness around the runner does at the seams (SPECweb99: operational validation once the
+    target answers, Reset before each mix, the POST-log check after it, before the mix is stored).
+    A hook that raises fails the run with its message, like any failure between mixes."""
+
+    def target_ready(self, base_url: str) -> None: ...
+
+    def before_mix(self, mix: Mix) -> None: ...
+
+    def after_mix(self, mix: Mix, record: MixRecord) -> None: ...
+
+
 class RunInterrupted(Exception):
     """Ctrl-C stopped a run; its finished mixes are stored and it is marked interrupted."""
 
@@ -116,9 +129,12 @@ class SuiteRunner:
     """Runs one RunRequest: `run_trial()` for each new trial (crest.experiment orders them), `resume()`
     for an interrupted one."""
 
-    def __init__(self, request: RunRequest, on_event: EventCallback | None = None) -> None:
+    def __init__(
+        self, request: RunRequest, on_event: EventCallback | None = None, hooks: MixHooks | None = None
+    ) -> None:
         self.request = request
         self.on_event = on_event or (lambda _event: None)
+        self.hooks = hooks
         self.mixes = request.suite.mixes(request.profile)
         # In cluster mode the target has its node to itself: its --cpus are split there, not here.
         local_cpus = request.cpus if request.cluster is None else None
@@ -343,6 +359,8 @@ class SuiteRunner:
                 if self.request.monitor_node is not None:
                     self._watch = NodeWatch(cluster, side, self.request.monitor_pid, self.request.monitor_name)
                 load_nodes = LoadNodes(cluster, nodes)
+            if self.hooks is not None:
+                self.hooks.target_ready(self.request.target or "")
             self._execute_mixes(store, run_id, repeat_index, mixes, target, load_nodes)
         except KeyboardInterrupt:
             # Ctrl-C outside a mix's load (a preflight, storing a mix): still interrupted, not "running".
@@ -417,6 +435,8 @@ class SuiteRunner:
             except NodeLostError as exc:
                 self._finish(store, run_id, repeat_index, "failed", f"before mix {mix.index}: {exc}")
                 raise
+            if self.hooks is not None:
+                self.hooks.before_mix(mix)
             found = self._drop_page_cache(target) if self.request.suite.workload.drop_caches else []
             if self.split is not None and self.split.shared:
                 found.append(cores_shared(len(self.split.target)))
@@ -440,6 +460,9 @@ class SuiteRunner:
                 self._finish(store, run_id, repeat_index, "interrupted", f"interrupted during mix {mix.index}")
                 raise RunInterrupted(run_id)
             record = mix_from_report(mix, result.report, started, ended, found)
+            if self.request.suite.workload.specweb99 is not None:
+                # Every POST the iteration sent, window or not: the POST-log check counts them all.
+                record.specweb99 = {"issued_by_class": dict(result.report.get("issued_by_class") or {})}
             t = mix.timing
             if "cluster" in result.report:
                 # The engine ran on the nodes: the mix starts at their common start, and each node's
@@ -456,6 +479,8 @@ class SuiteRunner:
             if target is not None and self.request.access_log:
                 time.sleep(target.access_log_flush_s)
                 record.access_log_requests = target.access_log_lines() - logged_before
+            if self.hooks is not None:
+                self.hooks.after_mix(mix, record)
             try:
                 store.add_mix(run_id, record)
             except DiskFullError as exc:
@@ -512,8 +537,10 @@ class SuiteRunner:
         # A window that runs to the end of the mix lets in-flight exchanges finish and count,
         # so its counts equal the target's own (bounded by the request timeout).
         drain_s = self.request.timeout_s if t.ramp_down_s == 0 else 0.0
+        spec = workload.specweb99
+        specweb = specweb99_config(spec, self.request.target or "", fileset_connections(self.request.suite) or 1, mix)
         return RunSpec(
-            url=table.requests[0]["url"],
+            url=table.requests[0]["url"] if table.requests else (self.request.target or ""),
             http_version=workload.http_version,
             keepalive=workload.keepalive,
             connections=mix.connections,
@@ -532,6 +559,10 @@ class SuiteRunner:
             seed=self.request.seed * 1_000_003 + repeat_index * 1009 + mix.index,
             selection=workload.selection,
             rate_rps=mix.rate_rps,
+            line_speed_bps=spec.line_speed_bps if spec else None,
+            keepalive_requests=(spec.keepalive_requests[0], spec.keepalive_requests[1]) if spec else None,
+            keepalive_request_share=spec.keepalive_request_share if spec else 1.0,
+            specweb99=specweb,
         )
 
     def _manifest(self) -> Manifest | None:
@@ -582,6 +613,22 @@ class SuiteRunner:
             factors=dict(self.request.factors),
             host=host_facts(),
         )
+
+
+def specweb99_config(spec: Specweb99 | None, base_url: str, fileset_conns: int, mix: Mix) -> dict[str, Any] | None:
+    """The engine's SPECweb99 generator for a target: its three URLs, the fileset's directories and the
+    users Reset wrote (one per connection the fileset was made for, at least one per connection)."""
+    if spec is None:
+        return None
+    from crest.filesets.specweb import specweb99_directories
+
+    base = base_url.rstrip("/")
+    dynamic = f"{base}{SPECWEB99_CGI_PATH}" if spec.dynamic == "cgi" else f"{base}{SPECWEB99_DYNAMIC_PATH}"
+    return {
+        "base_url": base, "dynamic_url": dynamic, "cgi_url": f"{base}{SPECWEB99_CGI_PATH}",
+        "dirs": specweb99_directories(fileset_conns), "users": max(fileset_conns, mix.connections),
+        "request_mix": list(spec.request_mix), "class_mix": list(spec.class_mix),
+    }  # fmt: skip
 
 
 def fileset_connections(suite: Suite) -> int | None:

@@ -55,6 +55,10 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "drain_s": ("", "--timeout"),
     "seed": ("", "--seed"),
     "selection": ("", "workload.selection"),
+    "line_speed_bps": ("", "workload.specweb99.line_speed_bps"),
+    "keepalive_requests": ("", "workload.specweb99.keepalive_requests"),
+    "keepalive_request_share": ("", "workload.specweb99.keepalive_request_share"),
+    "specweb99": ("", "workload.specweb99"),
 }
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 
@@ -109,6 +113,15 @@ class RunSpec:
     drain_s: float = 0.0  # after the end, let in-flight exchanges finish for up to this long
     seed: int = 0
     selection: str = "weighted"
+    # Pace each connection to this many bits/s of received bytes (SPECweb99's user line); None: unpaced.
+    line_speed_bps: float | None = None
+    # Keep-alive connections carry a drawn number of requests, uniform in [min, max], and this share of
+    # requests travels on them (the rest one per connection); None: every connection kept as long as it lasts.
+    keepalive_requests: tuple[int, int] | None = None
+    keepalive_request_share: float = 1.0
+    # SPECweb99's request generator and validator (RunConfig.specweb99): base_url, dynamic_url, cgi_url,
+    # dirs, users, first_connection, request_mix, class_mix. Replaces the request table.
+    specweb99: dict[str, Any] | None = None
 
     def validate(self, origin: Origin = "suite") -> TargetUrl:
         """Check every setting with the engine's rules (no DNS, no socket); return the parsed URL.
@@ -162,6 +175,14 @@ class RunSpec:
         }
         if self.read_buffer_bytes is not None:
             config["read_buffer_bytes"] = self.read_buffer_bytes
+        # Only when set, so a plain run's config reads as it always has.
+        if self.line_speed_bps is not None:
+            config["line_speed_bps"] = self.line_speed_bps
+        if self.keepalive_requests is not None:
+            config["keepalive_requests"] = list(self.keepalive_requests)
+            config["keepalive_request_share"] = self.keepalive_request_share
+        if self.specweb99 is not None:
+            config["specweb99"] = dict(self.specweb99)
         return config
 
 

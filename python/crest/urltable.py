@@ -27,6 +27,9 @@ DYNAMIC_PATHS = {
     "fastcgi": f"/fcgi/{CGI_ENV}",
 }
 WEBSTONE_CGI_PATH = f"/cgi-bin/{CGI_BYTES}"
+# SPECweb99's dynamic set: the target's own module (in-process or FastCGI) and the CGI program.
+SPECWEB99_DYNAMIC_PATH = "/specweb99/dynamic"
+SPECWEB99_CGI_PATH = "/cgi-bin/crest-specweb99"
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,8 @@ def build_table(
         elif cls.kind == "webstone-cgi":
             size = size_bytes or cls.size_bytes or 10240
             entries.append(_entry(f"{base}{WEBSTONE_CGI_PATH}?size={size}", share, index, size))
+        elif cls.kind == "specweb99":
+            continue  # the engine draws SPECweb99's requests itself (RunSpec.specweb99)
         elif cls.kind == "url":
             # Whatever the URL answers: its size is not known, so only the status is judged.
             entries.append({"url": base_url, "weight": share, "class": index})

@@ -12,13 +12,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from crest.analysis.points import LoadPoint, point_from_mix
-from crest.analysis.rule import Condition, parse_rule
+from crest.analysis.rule import Condition, Rule, parse_rule
+from crest.analysis.specweb99 import iteration
 from crest.analysis.stats import CONFIDENCE, confidence_interval, mean
 from crest.capacity import CapacitySearch
-from crest.store import RunDetail
+from crest.store import MixRecord, RunDetail
 
-# The axis a probe's load counts on, by the search's axis (connections are clients of one thread).
-_POINT_AXIS = {"clients": "clients", "connections": "connections", "rate": "rate"}
+
+def judge_probe(rule: Rule, specweb99: bool, mix: MixRecord, axis: str) -> tuple[float, tuple[str, ...]]:
+    """A probe's load on the axis and what it broke: the rule's conditions as written, and with
+    `specweb99` every SPECweb99 rule its iteration broke (empty: it passed)."""
+    point = point_from_mix(mix, axis)
+    failures = list(rule.failures(point))
+    if specweb99:
+        failures.extend(iteration(mix).failures)
+    return point.load, tuple(failures)
 
 
 @dataclass(frozen=True)
@@ -103,8 +111,8 @@ def capacity_result(detail: RunDetail) -> CapacityResult:
     )
     probes: list[ProbeResult] = []
     for mix in sorted(detail.mixes, key=lambda m: m.index):
-        point = point_from_mix(mix, _POINT_AXIS[axis])
-        failures = tuple(rule.failures(point))
+        point = point_from_mix(mix, axis)
+        _, failures = judge_probe(rule, bool(settings.get("specweb99")), mix, axis)
         if search.next_load() != point.load:
             break  # not the probe the search asked for (a hand-edited file): stop trusting the rest
         phase = search.phase

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crest.analysis.specweb99 import conforming_share
 from crest.errors import ConfigError
 from crest.store import MixRecord, RunDetail
 from crest.verdicts import CLIENT_BOUND, TARGET_IDLE, Verdict, has
@@ -53,6 +54,7 @@ class LoadPoint:
     window_s: float = 0.0
     target_idle_pct: float | None = None
     target_idle: bool = False  # a stored target_idle verdict (files of schema 1: their runner judged the peak)
+    conforming_share: float | None = None  # SPECweb99: the share of connections that conform; None otherwise
     verdicts: list[Verdict] = field(default_factory=list)
 
 
@@ -121,6 +123,7 @@ def point_from_mix(mix: MixRecord, load_axis: str = "clients") -> LoadPoint:
         target_idle_pct=idle_pct,
         target_idle=has(verdicts, TARGET_IDLE),
         verdicts=verdicts,
+        conforming_share=conforming_share(mix),
     )
 
 

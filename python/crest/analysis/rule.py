@@ -2,7 +2,8 @@
 
 A rule is conditions joined by commas, all of which a load must meet: a latency percentile (p50, p90,
 p99, p99.9, max, mean) below a time (us, ms or s), the error rate (errors ÷ attempts) below a
-percentage, or the throughput (rps) above a rate. `crest capacity` searches for the highest load
+percentage, the throughput (rps) above a rate, or for SPECweb99 the share of conforming connections
+(conforming>=95%). `crest capacity` searches for the highest load
 whose mix meets its rule.
 """
 
@@ -29,7 +30,7 @@ _EXAMPLE = "e.g. p99<50ms,errors<1% or rps>=1000"
 class Condition:
     """One condition, its bound in the stored unit (latency µs, error rate as a fraction, req/s)."""
 
-    metric: str  # a latency_us key, "error_rate" or "rps"
+    metric: str  # a latency_us key, "error_rate", "rps" or "conforming" (a share of connections)
     op: str
     bound: float
     text: str  # as the user wrote it
@@ -40,6 +41,8 @@ class Condition:
             return point.error_rate
         if self.metric == "rps":
             return point.rps
+        if self.metric == "conforming":
+            return point.conforming_share
         return point.latency_us.get(self.metric)
 
     def met(self, point: LoadPoint) -> bool:
@@ -90,9 +93,15 @@ def _condition(part: str, rule: str) -> Condition:
         if unit != "%":
             raise ConfigError(f"invalid --rule condition {part!r}: the error rate is a percentage, e.g. errors<1%")
         return Condition("error_rate", op, value / 100, part)
+    if name == "conforming":
+        if unit != "%":
+            raise ConfigError(
+                f"invalid --rule condition {part!r}: conforming is a percentage of connections, e.g. conforming>=95%"
+            )
+        return Condition("conforming", op, value / 100, part)
     if name == "rps":
         if unit not in ("", "/s"):
             raise ConfigError(f"invalid --rule condition {part!r}: rps is requests per second, e.g. rps>=1000")
         return Condition("rps", op, value, part)
-    known = ", ".join([*_LATENCY, "errors", "rps"])
+    known = ", ".join([*_LATENCY, "errors", "rps", "conforming"])
     raise ConfigError(f"invalid --rule condition {part!r}: unknown metric {name!r}; use one of {known}")

@@ -61,6 +61,12 @@ COMMANDS: dict[str, Entry] = {
         "Find the highest load (clients, connections or an open-loop rate) that meets a rule: grow, bisect, confirm.",
         no_args_is_help=True,
     ),
+    "specweb99": Entry(
+        "crest.cli.specweb99",
+        "specweb99_command",
+        "Run SPECweb99 against a target: validation, iterations, the POST-log check, VALID or INVALID.",
+        no_args_is_help=True,
+    ),
     "runs": Entry(
         "crest.cli.runs",
         "runs_command",

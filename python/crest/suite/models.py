@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from crest.suite.errors import Loc, RuleError, show
+from crest.suite.specweb99 import Specweb99
 from crest.suite.timing import PROFILES, Timing, scale_timing
 
 _MODEL_CONFIG = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
@@ -32,7 +33,9 @@ _FALLBACK_FILESETS = (
 WEBSTONE_CGI_DEFAULT_SIZE = 10240  # WebStone cgi-send's default response size (bytes)
 
 # "url": the target URL itself, path and query as given (`crest capacity URL` builds such a suite).
-RequestKind = Literal["static", "cgi", "inproc", "fastcgi", "webstone-cgi", "url"]
+# "specweb99": SPECweb99's whole request mix (static, dynamic GET, CGI GET, custom-ad GET, POST),
+# drawn by the engine itself; the workload's `specweb99` settings say how.
+RequestKind = Literal["static", "cgi", "inproc", "fastcgi", "webstone-cgi", "url", "specweb99"]
 
 
 def fileset_names() -> tuple[str, ...]:
@@ -126,6 +129,8 @@ class Workload(BaseModel):
     selection: Literal["weighted", "once"] = "weighted"
     # Drop the OS page cache before each mix (root only; otherwise the mix carries a warning).
     drop_caches: bool = False
+    # SPECweb99's client model and rules: required by (and only with) a class of kind "specweb99".
+    specweb99: Specweb99 | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -155,7 +160,18 @@ class Workload(BaseModel):
                     )
                 )
             seen.setdefault(cls.name, i)
-        static = [c.name for c in self.classes if c.kind == "static"]
+        spec = [c.name for c in self.classes if c.kind == "specweb99"]
+        if spec and (len(self.classes) > 1 or self.fileset != "specweb99" or self.specweb99 is None):
+            problems.append(
+                (
+                    ("classes",),
+                    f"class {show(spec[0])} of kind 'specweb99' is the whole SPECweb99 mix: it must be the only"
+                    " class, with fileset 'specweb99' and a [workload.specweb99] table",
+                )
+            )
+        elif not spec and self.specweb99 is not None:
+            problems.append((("specweb99",), "must be omitted: no class is of kind 'specweb99'"))
+        static = [c.name for c in self.classes if c.kind in ("static", "specweb99")]
         if static and self.fileset is None:
             problems.append((("fileset",), f"required because class {show(static[0])} is static (got nothing)"))
         elif not static and self.fileset is not None:

@@ -1,0 +1,153 @@
+"""`crest specweb99 --connections N --server NAME|--target URL`: SPECweb99 end to end, or its capacity search.
+
+Owns the command's options and the kit's tables in the terminal; crest.specweb99.harness adds the
+kit's housekeeping to the suite runner, crest.analysis.specweb99 judges the stored iterations, and
+`--search` is `crest capacity` with the rule conforming>=95% plus every SPECweb99 rule.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK
+from crest.errors import ConfigError
+from crest.store import DEFAULT_PATH
+from crest.units import parse_count
+
+PROFILES = ("quick", "standard", "full")
+SEARCH_RULE = "conforming>=95%"
+
+
+def specweb99_command(
+    connections: Annotated[
+        str,
+        typer.Option(
+            "-c", "--connections", help="Simultaneous connections (with --search: the most the search may try)."
+        ),
+    ],
+    target: Annotated[str | None, typer.Option("--target", help="Base URL of a target crest does not start.")] = None,
+    server: Annotated[
+        str | None, typer.Option("--server", help="A target crest starts, e.g. nginx or builtin (see `crest servers`).")
+    ] = None,
+    profile: Annotated[
+        str,
+        typer.Option("--profile", help="Run shape: full (the kit's, ~1 h 45 min), standard (minutes), quick (tests)."),
+    ] = "full",
+    iterations: Annotated[int | None, typer.Option("--iterations", min=1, help="Iterations [default: 3].")] = None,
+    dynamic: Annotated[
+        str, typer.Option("--dynamic", help="Dynamic requests to the server's own module (server) or to CGI (cgi).")
+    ] = "server",
+    search: Annotated[
+        bool, typer.Option("--search", help="Find the most connections that still pass (a capacity search).")
+    ] = False,
+    start: Annotated[str, typer.Option("--start", help="--search: the first probe's connections.")] = "1",
+    precision: Annotated[str, typer.Option("--precision", help="--search: bisect to within this.")] = "5%",
+    confirm: Annotated[int, typer.Option("--confirm", help="--search: repeats of the answer (median of 3).")] = 2,
+    cpus: Annotated[float | None, typer.Option("--cpus", help="CPUs of a target crest starts.")] = None,
+    db: Annotated[Path, typer.Option("--db", help="Results store (SQLite).")] = DEFAULT_PATH,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No line per iteration.")] = False,
+) -> int:
+    """Run SPECweb99 against a target: validation, iterations, the POST-log check, VALID or INVALID.
+
+    The metric is the number of conforming connections (each paced to 400 kbit/s, conforming at
+    >= 320 kbit/s); --search finds the most connections that still make a valid run.
+    """
+    from crest.analysis.capacity import capacity_result
+    from crest.analysis.rule import parse_rule
+    from crest.analysis.specweb99 import specweb99_result
+    from crest.capacity_runner import CapacityRequest, run_capacity
+    from crest.cli.capacity import _percent, print_result
+    from crest.cli.render_specweb99 import print_specweb99
+    from crest.filesets.specweb import specweb99_directories
+    from crest.runner import RunInterrupted, RunRequest, SuiteRunner
+    from crest.specweb99.harness import Harness, iteration_mixes
+    from crest.store import Store
+    from crest.suite import Suite, load_suite
+    from crest.suite.specweb99 import QUICK, STANDARD
+
+    count = parse_count(connections, what="--connections")
+    if profile not in PROFILES:
+        raise ConfigError(f"invalid --profile {profile!r}: use one of {', '.join(PROFILES)}")
+    if dynamic not in ("server", "cgi"):
+        raise ConfigError(f"invalid --dynamic {dynamic!r}: use server or cgi")
+    if (target is None) == (server is None):
+        raise ConfigError("give the target: --server NAME (crest starts it) or --target URL")
+    base = load_suite("specweb99")
+    shape = {"quick": QUICK, "standard": STANDARD}.get(profile, {})
+    settings = {
+        **base.workload.specweb99.model_dump(mode="json"),  # type: ignore[union-attr]
+        **shape,
+        "dynamic": dynamic,
+        **({"iterations": iterations} if iterations is not None else {}),
+    }
+    data = base.model_dump(mode="json")
+    data["workload"]["specweb99"] = settings
+    data["workload"]["fileset_connections"] = count
+    data["ladder"] = {"clients": [count]}
+    suite = Suite.model_validate(data)
+    spec = suite.workload.specweb99
+    assert spec is not None
+    request = RunRequest(suite=suite, target=target, server=server, cpus=cpus, profile="full", store_path=db)
+    harness = Harness(
+        spec, maxload=count, dirs=specweb99_directories(count), conforming_length=spec.conforming_length()
+    )
+    shown = _Iterations(enabled=not quiet)
+    with Store(db) as store:
+        try:
+            if search:
+                capacity = CapacityRequest(
+                    rule=parse_rule(SEARCH_RULE),
+                    axis="connections",
+                    start=float(parse_count(start, what="--start")),
+                    precision=_percent(precision),
+                    confirm=confirm,
+                    max_load=float(count),
+                    specweb99=True,
+                )
+                ladder = iteration_mixes(spec, count)[0]
+                run_id = run_capacity(request, capacity, store, shown.on_event, hooks=harness, ladder_mix=ladder)
+                detail = store.run(run_id)
+                print()
+                print_result(capacity_result(detail))
+            else:
+                runner = SuiteRunner(request, shown.on_event, harness)
+                runner.preflight()
+                run_id = runner.run_trial(store, 0, iteration_mixes(spec, count))
+                detail = store.run(run_id)
+        except RunInterrupted as exc:
+            print(f"crest: {exc}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+    result = specweb99_result(detail)
+    if not search:
+        print()
+        print_specweb99(result)
+    print(f"stored in {db} (run {run_id}); `crest report {run_id}` draws the SPECweb99 tables")
+    # VALID or INVALID is the measurement, like a bench run's errors: exit 0 either way.
+    return EXIT_OK
+
+
+class _Iterations:
+    """One line per iteration (or probe) as it is stored."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def on_event(self, event: object) -> None:
+        from crest.analysis.specweb99 import iteration
+
+        record = getattr(event, "record", None)
+        if not self.enabled or getattr(event, "kind", "") != "mix-finished" or record is None:
+            return
+        if record.specweb99 is None:
+            return
+        it = iteration(record)
+        verdict = "valid" if it.is_valid else "INVALID: " + "; ".join(it.failures)[:160]
+        print(
+            f"  iteration {it.index}: {it.requested} connections, {it.conforming} conforming,"
+            f" {it.ops_per_s:,.1f} ops/s  {verdict}",
+            file=sys.stderr,
+        )
