@@ -201,7 +201,7 @@ def test_zeus_suites_pick_the_nearest_filesets_and_say_what_the_runner_must_do()
     assert noncached.workload.selection == "once" and noncached.workload.drop_caches
     assert "Not done yet" in (noncached.notes or "")
     dynamic = BY_NAME["zeus-dynamic"].workload
-    assert dynamic.fileset is None and [c.kind for c in dynamic.classes] == ["webstone-cgi"]
+    assert dynamic.fileset == "sizes" and [c.kind for c in dynamic.classes] == ["specweb99-get"]
     for name in ("zeus-cached", "zeus-noncached", "zeus-dynamic"):
         assert BY_NAME[name].notes
 
@@ -213,7 +213,7 @@ def test_zeus_cached_and_dynamic_sweep_content_length() -> None:
     assert len(sizes) == 22 and sizes[0] == 1 and sizes[-1] == 10_000_000
     assert all(m.connections == 32 for m in cached.mixes())
     dynamic = BY_NAME["zeus-dynamic"]
-    assert [m.size_bytes for m in dynamic.mixes()][0::9] == [345, 205_050]
+    assert [m.size_bytes for m in dynamic.mixes()][0::8] == [500, 200_000]
     assert BY_NAME["zeus-noncached"].sweep_sizes() is None
 
 

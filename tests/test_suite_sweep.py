@@ -74,7 +74,7 @@ def test_ordinary_ladders_have_no_size() -> None:
             {"clients": [1], "sizes_bytes": [100]},
             [{"name": "c", "kind": "cgi", "weight": 1}],
             None,
-            "t.toml: ladder.sizes_bytes: a content-length sweep restricts static and webstone-cgi classes only;"
+            "t.toml: ladder.sizes_bytes: a content-length sweep restricts static, specweb99-get and webstone-cgi classes only;"
             " class 'c' (kind 'cgi')",
         ),
     ],

@@ -87,6 +87,17 @@ def build_table(
         elif cls.kind == "webstone-cgi":
             size = size_bytes or cls.size_bytes or 10240
             entries.append(_entry(f"{base}{WEBSTONE_CGI_PATH}?size={size}", share, index, size))
+        elif cls.kind == "specweb99-get":
+            if manifest is None:
+                raise ConfigError(f"class {cls.name!r} is a SPECweb99 dynamic GET but no fileset manifest was given")
+            files = manifest.files if size_bytes is None else tuple(f for f in manifest.files if f.size == size_bytes)
+            within = sum(f.weight for f in files) if size_bytes is not None else 1.0
+            for f in files:
+                # The envelope names the client's address and port: its length is not known in advance.
+                entries.append(
+                    {"url": f"{base}{SPECWEB99_DYNAMIC_PATH}?/{f.path}", "weight": share * f.weight / within,
+                     "class": index}
+                )  # fmt: skip
         elif cls.kind == "specweb99":
             continue  # the engine draws SPECweb99's requests itself (RunSpec.specweb99)
         elif cls.kind == "url":

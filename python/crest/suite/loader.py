@@ -47,6 +47,7 @@ BUILTIN_ORDER = (
     "zeus-cached",
     "zeus-noncached",
     "zeus-dynamic",
+    "specweb99",
     "webcat-webstone",
     "webcat-large-filemix",
     "webcat-cgi-html",

@@ -34,8 +34,12 @@ WEBSTONE_CGI_DEFAULT_SIZE = 10240  # WebStone cgi-send's default response size (
 
 # "url": the target URL itself, path and query as given (`crest capacity URL` builds such a suite).
 # "specweb99": SPECweb99's whole request mix (static, dynamic GET, CGI GET, custom-ad GET, POST),
-# drawn by the engine itself; the workload's `specweb99` settings say how.
-RequestKind = Literal["static", "cgi", "inproc", "fastcgi", "webstone-cgi", "url", "specweb99"]
+# drawn by the engine itself; the workload's `specweb99` settings say how. "specweb99-get": SPECweb99's
+# standard dynamic GET of each fileset file (the file inside the dynamic page's envelope), served by
+# the target's own module: in-process in the built-in target, crest's FastCGI responder behind others.
+RequestKind = Literal["static", "cgi", "inproc", "fastcgi", "webstone-cgi", "url", "specweb99", "specweb99-get"]
+# Kinds that request the fileset's files (a workload with one needs a fileset; a sweep restricts them).
+FILE_KINDS = ("static", "specweb99", "specweb99-get")
 
 
 def fileset_names() -> tuple[str, ...]:
@@ -171,7 +175,7 @@ class Workload(BaseModel):
             )
         elif not spec and self.specweb99 is not None:
             problems.append((("specweb99",), "must be omitted: no class is of kind 'specweb99'"))
-        static = [c.name for c in self.classes if c.kind in ("static", "specweb99")]
+        static = [c.name for c in self.classes if c.kind in FILE_KINDS]
         if static and self.fileset is None:
             problems.append((("fileset",), f"required because class {show(static[0])} is static (got nothing)"))
         elif not static and self.fileset is not None:
@@ -365,13 +369,13 @@ class Suite(BaseModel):
             return self
         key = "sizes_bytes" if self.ladder.sizes_bytes is not None else "sizes"
         problems: list[tuple[Loc, str]] = []
-        fixed = [c for c in self.workload.classes if c.kind not in ("static", "webstone-cgi")]
+        fixed = [c for c in self.workload.classes if c.kind not in ("static", "specweb99-get", "webstone-cgi")]
         if fixed:
             problems.append(
                 (
                     ("ladder", key),
                     (
-                        "a content-length sweep restricts static and webstone-cgi classes only; class"
+                        "a content-length sweep restricts static, specweb99-get and webstone-cgi classes only; class"
                         f" {show(fixed[0].name)} (kind {show(fixed[0].kind)}) returns a fixed size: remove it or the sweep"
                     ),
                 )
