@@ -11,7 +11,10 @@
 //!   whose body then holds at least the line's offset plus the stated size.
 //! * A CAD response names its ad in `Set-Cookie: found_cookie=Ad_id=<ad>&…`
 //!   (0..359); in class 1 and 2 files every `<!WEB99CAD>` tag must name that
-//!   ad's file, and there must be one.
+//!   ad's file, and there must be one. A tag cut short by its line's end
+//!   (the file's last line, truncated to its size) must be a prefix of it.
+//!   The ad is only known from the head, so tags are remembered (the first
+//!   whole one, whether the others equal it, the cut one) and judged at the end.
 
 use std::fmt::{self, Write as _};
 
@@ -140,6 +143,9 @@ pub struct BodyCheck {
     tags: u32,
     first_tag: Fixed<TAG_TAIL>,
     tags_differ: bool,
+    /// Tags cut short by their line's end, and the last of them.
+    cut_tags: u32,
+    cut_tag: Fixed<TAG_TAIL>,
 }
 
 impl BodyCheck {
@@ -160,6 +166,8 @@ impl BodyCheck {
             tags: 0,
             first_tag: Fixed::EMPTY,
             tags_differ: false,
+            cut_tags: 0,
+            cut_tag: Fixed::EMPTY,
         }
     }
 
@@ -219,13 +227,17 @@ impl BodyCheck {
         if !matches!(self.expected.class, 1 | 2) {
             return Ok(());
         }
-        if self.tags == 0 {
+        if self.tags + self.cut_tags == 0 {
             return Err(Invalid::NoTag);
         }
         let named = FileId::of_ad(ad);
         let want: Fixed<TAG_TAIL> =
             Fixed::of(format_args!("{:05}/class{}_{}\"><!/WEB99CAD>", named.dir, named.class, named.file));
-        if self.tags_differ || self.first_tag.as_bytes() != want.as_bytes() {
+        let whole_wrong = self.tags > 0 && (self.tags_differ || self.first_tag.as_bytes() != want.as_bytes());
+        // Only the file's last line can be cut: one such tag at most.
+        let cut_wrong =
+            self.cut_tags > 1 || (self.cut_tags == 1 && !want.as_bytes().starts_with(self.cut_tag.as_bytes()));
+        if whole_wrong || cut_wrong {
             return Err(Invalid::TagWrong(ad));
         }
         Ok(())
@@ -259,7 +271,10 @@ impl BodyCheck {
             while let Some(at) = find(rest, TAG_PREFIX) {
                 rest = &rest[at + TAG_PREFIX.len()..];
                 let tail = &rest[..rest.len().min(TAG_TAIL)];
-                if self.tags == 0 {
+                if tail.len() < TAG_TAIL {
+                    self.cut_tag.set(tail);
+                    self.cut_tags += 1;
+                } else if self.tags == 0 {
                     self.first_tag.set(tail);
                 } else if tail != self.first_tag.as_bytes() {
                     self.tags_differ = true;
@@ -425,6 +440,15 @@ mod tests {
         assert_eq!(judge(Op::Cad, FILE, &good, None), Err(Invalid::NoAdCookie));
         assert_eq!(judge(Op::Cad, FILE, &good, Some(-1)), Err(Invalid::BadAd(-1)));
         assert_eq!(judge(Op::Cad, FILE, &good, Some(360)), Err(Invalid::BadAd(360)));
+        // A file whose last line cuts a tag short: the cut tag is judged as far as it goes.
+        let cut = envelope(&kit_file(FILE, 1100, Some(ad)));
+        assert_eq!(judge(Op::Cad, FILE, &cut, Some(50)), Ok(()));
+        let mut cut_wrong = cut.clone();
+        // The cut tag ends the file with its 5 directory digits, before the envelope's 23-byte trailer.
+        let digits = cut_wrong.len() - 23 - 5;
+        assert_eq!(&cut_wrong[digits - 3..digits + 5], b"dir00001");
+        cut_wrong[digits + 1] = b'9';
+        assert_eq!(judge(Op::Cad, FILE, &cut_wrong, Some(50)), Err(Invalid::TagWrong(50)));
         // Classes 0 and 3 carry no tags and need none; the cookie still counts.
         let class0 = FileId { class: 0, ..FILE };
         let plain = envelope(&kit_file(class0, 500, None));
