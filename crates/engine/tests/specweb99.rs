@@ -270,6 +270,7 @@ fn line_speed_paces_a_connection_to_its_bit_rate() {
     let (report, _) = run(cfg);
     assert_eq!(errors(&report), 0, "{:?}", report.error_notes);
     let rate = report.bytes as f64 * 8.0 / report.duration_s;
+    eprintln!("paced: {rate:.0} bit/s for a line of {bps} ({} requests)", report.requests);
     assert!((rate / bps - 1.0).abs() < 0.02, "{rate} bit/s for a line of {bps}");
     // The connection was active all along (to its last completion).
     let active_s = report.clients[0].active_us as f64 / 1e6;
