@@ -49,6 +49,49 @@ pub struct RequestEntry {
     pub expect_body_prefix: Option<String>,
 }
 
+/// SPECweb99's client (reference specweb99.md §1.4–1.7, §2, §3.2–3.4): each
+/// request is drawn and written by the engine (replacing `requests`), and each
+/// response is checked against the file asked for. The 20 classes are fixed,
+/// `"{op}/class{c}"` for op in static, dynamic, cgi, cad, post and c in 0..3
+/// (index op×4 + c); one connection per client, so client scores are per
+/// connection (what SPECweb99 judges for conformance).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Specweb99 {
+    /// Static files are at `base_url + "/file_set/dirNNNNN/classC_F"`.
+    pub base_url: String,
+    /// Standard dynamic GET, custom-ad (CAD) GET and POST go here; GETs name
+    /// the file as the query string (`?/file_set/...`).
+    pub dynamic_url: String,
+    /// The CGI variant of the standard dynamic GET.
+    pub cgi_url: String,
+    /// Directories in the file set (Zipf α=1 over them, directory 0 the most popular); ≥ 1.
+    pub dirs: u32,
+    /// Rows of the server's User.Personality (its `maxload`); cookies name
+    /// user `10000 + (global connection index mod users)`; ≥ 1.
+    pub users: u32,
+    /// Global index of this engine's connection 0: a cluster splits the
+    /// connections over machines, and POST's `client=` and the cookies
+    /// number connections globally.
+    #[serde(default)]
+    pub first_connection: u32,
+    /// Shares of static GET, dynamic GET, CGI GET, CAD GET and POST
+    /// (normalised; SPECweb99's required mix by default).
+    #[serde(default = "default_request_mix")]
+    pub request_mix: [f64; 5],
+    /// Shares of file classes 0–3 (normalised; SPECweb99's by default).
+    #[serde(default = "default_class_mix")]
+    pub class_mix: [f64; 4],
+}
+
+fn default_request_mix() -> [f64; 5] {
+    [0.70, 0.1245, 0.0015, 0.126, 0.048]
+}
+
+fn default_class_mix() -> [f64; 4] {
+    [0.35, 0.50, 0.14, 0.01]
+}
+
 /// The read buffer unless one is asked for: wrk's 8 KiB would cost several
 /// reads per large response; 64 KiB takes most responses in one or two.
 pub const DEFAULT_READ_BUFFER_BYTES: u32 = 64 * 1024;
@@ -128,6 +171,24 @@ pub struct RunConfig {
     /// Add the run's results to the report as a part (`RunReport::part`):
     /// what `merge_parts` merges exactly with other machines' parts.
     pub report_part: bool,
+    /// Emulated line speed of each connection, bits/s (SPECweb99's
+    /// USER_LINE_SPEED): a connection begins its next exchange no earlier
+    /// than its first begin + 8 × (bytes it has received so far) / this.
+    /// Combined with think time or an open loop by taking the later time.
+    pub line_speed_bps: Option<f64>,
+    /// [min, max] requests per keep-alive connection (inclusive, uniform):
+    /// each new connection draws whether it is kept alive (see
+    /// `keepalive_request_share`) and if so how many requests it carries;
+    /// otherwise it carries one. After its count the client closes it
+    /// gracefully. Needs `keepalive`.
+    pub keepalive_requests: Option<[u32; 2]>,
+    /// Share of requests (not connections) that travel on keep-alive
+    /// connections, in [0, 1]: a connection is kept alive with probability
+    /// s / (m(1−s) + s) for mean count m (SPECweb99: 0.70 with 5–15 requests,
+    /// so about 19 % of connections).
+    pub keepalive_request_share: f64,
+    /// SPECweb99's request generator and response checks in place of `requests`.
+    pub specweb99: Option<Specweb99>,
 }
 
 impl Default for RunConfig {
@@ -164,6 +225,10 @@ impl Default for RunConfig {
             seed: 0,
             selection: Selection::Weighted,
             report_part: false,
+            line_speed_bps: None,
+            keepalive_requests: None,
+            keepalive_request_share: 1.0,
+            specweb99: None,
         }
     }
 }

@@ -9,7 +9,7 @@
 //! them with the same code into the report of all their stats.
 //!
 //! Layering (dependencies point down):
-//! `run → worker → slot → {select, validate, schedule, connection, protocol, stats}`, with
+//! `run → worker → slot → {select, validate, specweb99, keepalive, schedule, connection, protocol, stats}`, with
 //! `config` and `error` as leaves; at the end, `run → part → report → stats`.
 //! `protocol` never touches a socket, `connection` never parses HTTP,
 //! `schedule` never reads the clock.
@@ -18,6 +18,7 @@
 pub mod config;
 pub mod connection;
 pub mod error;
+pub mod keepalive;
 mod live;
 pub mod part;
 pub mod plan;
@@ -28,12 +29,13 @@ mod run;
 pub mod schedule;
 mod select;
 mod slot;
+pub mod specweb99;
 pub mod stats;
 pub mod table;
 mod validate;
 mod worker;
 
-pub use config::{HttpVersion, RequestEntry, RunConfig, Selection};
+pub use config::{HttpVersion, RequestEntry, RunConfig, Selection, Specweb99};
 pub use error::{ConfigError, ErrorKind, StartError};
 pub use live::LiveSnapshot;
 pub use part::{merge_parts, MergeError, Part};

@@ -231,6 +231,9 @@ struct StatsWire<'a> {
     #[serde(borrow)]
     classes: Vec<ClassWire<'a>>,
     clients: Vec<ClientScore>,
+    /// Requests begun per class, whole run.
+    #[serde(default)]
+    issued: Vec<u64>,
     status: BTreeMap<u16, u64>,
     timeline: Vec<Bucket>,
 }
@@ -275,6 +278,7 @@ impl From<&Stats> for StatsWire<'static> {
                 })
                 .collect(),
             clients: s.clients.clone(),
+            issued: s.issued.clone(),
             status: s.status_counts().collect(),
             timeline: s.timeline.buckets().to_vec(),
         }
@@ -373,6 +377,12 @@ impl<'a> StatsWire<'a> {
         stats.addr_not_available = self.addr_not_available;
         stats.first_error = first_error;
         stats.clients = self.clients;
+        if !self.issued.is_empty() {
+            if self.issued.len() != facts.classes.len() {
+                return Err(bad(format!("{} issued counts for {} classes", self.issued.len(), facts.classes.len())));
+            }
+            stats.issued = self.issued;
+        }
         stats.timeline = Timeline::from_buckets(self.timeline);
         let encoded = Encoded {
             latency_us: self.latency_us,

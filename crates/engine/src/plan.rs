@@ -10,10 +10,12 @@ use std::time::Duration;
 
 use rustls::pki_types::ServerName;
 
-use crate::config::{HttpVersion, RequestEntry, RunConfig, Selection};
+use crate::config::{HttpVersion, RequestEntry, RunConfig, Selection, Specweb99};
 use crate::error::ConfigError;
+use crate::keepalive::KeepaliveDraw;
 use crate::protocol::{encode_request, RequestSpec};
 use crate::schedule::Schedule;
+use crate::specweb99::{self, Endpoint, Mix, Site};
 use crate::table::AliasTable;
 
 /// Longest body prefix a content check compares.
@@ -24,6 +26,9 @@ pub const MAX_READ_BUFFER_BYTES: u32 = 16 << 20;
 
 /// Most requests pipelined on one connection.
 pub const MAX_PIPELINE: u32 = 256;
+
+/// Most directories of a SPECweb99 file set: the path has 5 digits.
+pub const MAX_SPECWEB99_DIRS: u32 = 100_000;
 
 /// A server the run connects to: one per distinct scheme, host and port.
 #[derive(Debug, Clone)]
@@ -110,6 +115,12 @@ pub struct Plan {
     pub start_at_unix_s: Option<f64>,
     /// Add a part to the report.
     pub report_part: bool,
+    /// Emulated line speed per connection, bits/s.
+    pub line_speed_bps: Option<f64>,
+    /// How many requests each new connection carries, when drawn.
+    pub keepalive_draw: Option<KeepaliveDraw>,
+    /// SPECweb99's generator and checks (then `requests` is empty).
+    pub specweb99: Option<specweb99::Plan>,
 }
 
 impl Plan {
@@ -117,17 +128,45 @@ impl Plan {
     pub fn new(config: &RunConfig) -> Result<Self, ConfigError> {
         let checked = check(config)?;
         let entries = checked.entries;
-        let field = if config.requests.is_empty() { "url" } else { "requests" };
+        let field = match (&config.specweb99, config.requests.is_empty()) {
+            (Some(_), _) => "specweb99",
+            (None, true) => "url",
+            (None, false) => "requests",
+        };
         let mut targets: Vec<(String, Target)> = Vec::new();
-        let mut requests = Vec::with_capacity(entries.len());
-        for (entry, parsed) in entries.iter().zip(checked.urls) {
-            let target = match targets.iter().position(|(key, _)| *key == parsed.key) {
+        let mut target_of = |parsed: &ParsedUrl| -> Result<usize, ConfigError> {
+            Ok(match targets.iter().position(|(key, _)| *key == parsed.key) {
                 Some(t) => t,
                 None => {
-                    targets.push((parsed.key.clone(), resolve_target(&parsed, field)?));
+                    targets.push((parsed.key.clone(), resolve_target(parsed, field)?));
                     targets.len() - 1
                 }
-            };
+            })
+        };
+        let specweb99 = match &config.specweb99 {
+            Some(sw) => {
+                let mut endpoint = |parsed: &ParsedUrl, trim: bool| -> Result<Endpoint, ConfigError> {
+                    let path = if trim { parsed.path.trim_end_matches('/') } else { &parsed.path };
+                    Ok(Endpoint { target: target_of(parsed)?, host: parsed.host_header.clone(), path: path.into() })
+                };
+                let site = Site {
+                    base: endpoint(&checked.urls[0], true)?,
+                    dynamic: endpoint(&checked.urls[1], false)?,
+                    cgi: endpoint(&checked.urls[2], false)?,
+                    version: config.http_version,
+                };
+                Some(specweb99::Plan {
+                    mix: Mix::new(&sw.request_mix, &sw.class_mix, sw.dirs),
+                    site,
+                    users: sw.users,
+                    first_connection: sw.first_connection,
+                })
+            }
+            None => None,
+        };
+        let mut requests = Vec::with_capacity(entries.len());
+        for (entry, parsed) in entries.iter().zip(&checked.urls) {
+            let target = target_of(parsed)?;
             let bytes = encode_request(&RequestSpec {
                 method: &config.method,
                 path_and_query: &parsed.path,
@@ -160,9 +199,11 @@ impl Plan {
             Some(rate) => Schedule::open_loop(rate, config.connections),
             None => Schedule::closed_loop(Duration::from_secs_f64(config.think_time_s)),
         };
-        let table = AliasTable::new(&entries.iter().map(|e| e.weight).collect::<Vec<_>>());
+        let weights: Vec<f64> = entries.iter().map(|e| e.weight).collect();
+        // SPECweb99 draws its own requests: a table of one entry is never drawn from.
+        let table = AliasTable::new(if weights.is_empty() { &[1.0] } else { &weights });
         Ok(Self {
-            batch: requests[0].bytes.repeat(config.pipeline as usize),
+            batch: requests.first().map_or_else(Vec::new, |r| r.bytes.repeat(config.pipeline as usize)),
             targets,
             requests,
             table,
@@ -190,6 +231,11 @@ impl Plan {
             max_body_bytes: config.max_body_bytes,
             start_at_unix_s: config.start_at_unix_s,
             report_part: config.report_part,
+            line_speed_bps: config.line_speed_bps,
+            keepalive_draw: config
+                .keepalive_requests
+                .map(|range| KeepaliveDraw::new(range, config.keepalive_request_share)),
+            specweb99,
         })
     }
 
@@ -226,6 +272,13 @@ struct Checked<'a> {
 
 fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
     check_fields(config)?;
+    check_client(config)?;
+    if let Some(sw) = &config.specweb99 {
+        let urls = check_specweb99(config, sw)?;
+        let source_addrs = source_addrs(config)?;
+        let entries = std::borrow::Cow::Owned(Vec::new());
+        return Ok(Checked { entries, urls, classes: specweb99::class_names(), source_addrs });
+    }
     let entries: std::borrow::Cow<'_, [RequestEntry]> = if config.requests.is_empty() {
         std::borrow::Cow::Owned(vec![RequestEntry {
             url: config.url.clone(),
@@ -267,7 +320,12 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
     if config.pipeline > 1 && entries.len() > 1 {
         return Err(ConfigError::new("pipeline", "pipelining ({pipeline}) needs a single request, not a table"));
     }
-    let source_addrs = config
+    let source_addrs = source_addrs(config)?;
+    Ok(Checked { entries, urls, classes, source_addrs })
+}
+
+fn source_addrs(config: &RunConfig) -> Result<Vec<IpAddr>, ConfigError> {
+    config
         .source_addrs
         .iter()
         .map(|s| {
@@ -278,8 +336,119 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
                 )
             })
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Checked { entries, urls, classes, source_addrs })
+        .collect()
+}
+
+/// The client-emulation settings: line speed and keep-alive counts.
+fn check_client(c: &RunConfig) -> Result<(), ConfigError> {
+    let fail = |field: &'static str, msg: String| Err(ConfigError::new(field, msg));
+    if let Some(bps) = c.line_speed_bps {
+        if !(bps.is_finite() && bps >= 1.0) {
+            return fail("line_speed_bps", format!("{{line_speed_bps}} must be at least 1 bit/s (got {bps})"));
+        }
+    }
+    let share = c.keepalive_request_share;
+    if !(0.0..=1.0).contains(&share) {
+        return fail(
+            "keepalive_request_share",
+            format!("{{keepalive_request_share}} must be a share of requests in [0, 1] (got {share})"),
+        );
+    }
+    let Some([min, max]) = c.keepalive_requests else {
+        if share != 1.0 {
+            return fail(
+                "keepalive_request_share",
+                "{keepalive_request_share} needs {keepalive_requests}: the requests per keep-alive connection".into(),
+            );
+        }
+        return Ok(());
+    };
+    if min == 0 || min > max {
+        return fail(
+            "keepalive_requests",
+            format!("{{keepalive_requests}} must be [min, max] requests with 1 <= min <= max (got [{min}, {max}])"),
+        );
+    }
+    if !c.keepalive {
+        return fail(
+            "keepalive_requests",
+            "{keepalive_requests} needs {keepalive}: without it every connection carries one request".into(),
+        );
+    }
+    if c.pipeline > 1 {
+        return fail(
+            "keepalive_requests",
+            "{keepalive_requests} and {pipeline} conflict: a connection's count is of requests one at a time".into(),
+        );
+    }
+    Ok(())
+}
+
+/// The SPECweb99 settings; its three URLs parsed (base, dynamic, cgi).
+fn check_specweb99(c: &RunConfig, sw: &Specweb99) -> Result<Vec<ParsedUrl>, ConfigError> {
+    let fail = |field: &'static str, msg: &str| Err(ConfigError::new(field, msg.to_string()));
+    let conflict = |field: &'static str, what: &str| {
+        fail(field, &format!("{{specweb99}} writes its own requests: drop {{{field}}} ({what})"))
+    };
+    if !c.requests.is_empty() {
+        return conflict("requests", "a request table");
+    }
+    if !c.classes.is_empty() {
+        return conflict("classes", "the classes are SPECweb99's 20, op/classC");
+    }
+    if c.body.is_some() {
+        return conflict("body", "POST bodies are SPECweb99's form");
+    }
+    if !c.headers.is_empty() {
+        return conflict("headers", "extra request headers");
+    }
+    if c.method != "GET" {
+        return conflict("method", "the method follows the request kind");
+    }
+    if c.pipeline > 1 {
+        return conflict("pipeline", "requests go one at a time");
+    }
+    if c.selection != Selection::Weighted {
+        return conflict("selection", "requests are drawn by SPECweb99's mix");
+    }
+    if c.connections_per_client != 1 {
+        return fail(
+            "connections_per_client",
+            "{specweb99} scores each connection as a client: {connections_per_client} must be 1",
+        );
+    }
+    if sw.dirs == 0 || sw.dirs > MAX_SPECWEB99_DIRS {
+        return fail("specweb99", &format!("{{specweb99}} dirs must be 1 to {MAX_SPECWEB99_DIRS} (got {})", sw.dirs));
+    }
+    if sw.users == 0 {
+        return fail("specweb99", "{specweb99} users must be at least 1 (got 0)");
+    }
+    let shares = |name: &str, mix: &[f64]| {
+        if mix.iter().all(|w| w.is_finite() && *w >= 0.0) && mix.iter().sum::<f64>() > 0.0 {
+            Ok(())
+        } else {
+            Err(ConfigError::new(
+                "specweb99",
+                format!("{{specweb99}} {name} must be shares >= 0 with a positive sum (got {mix:?})"),
+            ))
+        }
+    };
+    shares("request_mix", &sw.request_mix)?;
+    shares("class_mix", &sw.class_mix)?;
+    [("base_url", &sw.base_url), ("dynamic_url", &sw.dynamic_url), ("cgi_url", &sw.cgi_url)]
+        .into_iter()
+        .map(|(name, raw)| {
+            let at = |msg: String| ConfigError::new("specweb99", format!("{{specweb99}} {name}: {msg}"));
+            let parsed = parse_url(raw).map_err(at)?;
+            if parsed.path.contains('?') {
+                return Err(at(format!("'{raw}' has a query; give the path only")));
+            }
+            if parsed.tls {
+                tls_name(&parsed.host).map_err(at)?;
+            }
+            Ok(parsed)
+        })
+        .collect()
 }
 
 struct ParsedUrl {
@@ -390,7 +559,7 @@ fn check_fields(c: &RunConfig) -> Result<(), ConfigError> {
             );
         }
     }
-    if c.requests.is_empty() && c.url.is_empty() {
+    if c.requests.is_empty() && c.url.is_empty() && c.specweb99.is_none() {
         return fail("url", "give {url} or {requests}".into());
     }
     // A run that sends each entry once ends by itself.

@@ -65,6 +65,15 @@ pub struct ClientReport {
     /// `bytes / window_s`.
     #[serde(rename = "throughput_Bps")]
     pub throughput_bps: f64,
+    /// Time its connections were active, µs (see `ClientScore::active_us`):
+    /// 8 × bytes ÷ this is a single connection's bit rate.
+    pub active_us: u64,
+    /// Successful responses per class, aligned with the run's classes (only with `specweb99`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub class_requests: Vec<u64>,
+    /// Failed requests per class, aligned with the run's classes (only with `specweb99`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub class_errors: Vec<u64>,
 }
 
 /// The result of one run.
@@ -96,6 +105,8 @@ pub struct RunReport {
     pub classes: BTreeMap<String, ClassReport>,
     /// Per client, in client order.
     pub clients: Vec<ClientReport>,
+    /// Requests begun per class over the whole run, window or not.
+    pub issued_by_class: BTreeMap<String, u64>,
     /// Latency of successful requests.
     pub latency_us: LatencySummary,
     /// Responses by status code.
@@ -257,8 +268,12 @@ impl RunReport {
                     errors: c.errors,
                     rps: per_s(c.requests),
                     throughput_bps: per_s(c.bytes),
+                    active_us: c.active_us,
+                    class_requests: c.class_requests.clone(),
+                    class_errors: c.class_errors.clone(),
                 })
                 .collect(),
+            issued_by_class: facts.classes.iter().cloned().zip(stats.issued.iter().copied()).collect(),
             latency_us: summarize(&stats.latency_us),
             status: stats.status_counts().map(|(code, n)| (code.to_string(), n)).collect(),
             connections_opened: stats.connections_opened,

@@ -38,6 +38,12 @@ impl Selector {
         Self { rng, order, next: 0, quota }
     }
 
+    /// The worker's RNG, for the draws a slot makes itself (SPECweb99's
+    /// requests, keep-alive counts): one stream per worker, no locking.
+    pub fn rng(&mut self) -> &mut Rng {
+        &mut self.rng
+    }
+
     /// The next exchange, or None once the quota is used up. With
     /// `Selection::Once` the quota equals this worker's share of the table,
     /// so the order never runs out first.

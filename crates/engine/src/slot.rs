@@ -4,8 +4,10 @@
 //! happened through one entry point, `Slot::handle`; all of its I/O is then
 //! attempted in `drive`, which steps through the phases until the socket
 //! would block. Nothing here recurses, sleeps or allocates per request.
-//! Which request to send is `select`'s business, whether a body is the
-//! expected one `validate`'s.
+//! Which request to send is `select`'s business (or, with SPECweb99, the
+//! slot's own draw and writer, `specweb99`), whether a body is the expected
+//! one `validate`'s. A slot also paces itself to `line_speed_bps` and, with
+//! `keepalive_requests`, closes each connection after its drawn count.
 
 use std::io;
 use std::net::IpAddr;
@@ -20,6 +22,7 @@ use crate::error::ErrorKind;
 use crate::plan::Plan;
 use crate::protocol::{Response, ResponseDecoder};
 use crate::select::Selector;
+use crate::specweb99::{self, BodyCheck, Cookie, FileId, Op};
 use crate::stats::{Completion, Stats};
 use crate::validate;
 
@@ -101,12 +104,33 @@ enum Step {
     Wait,
 }
 
+/// A slot's SPECweb99 state: its identity, its last ad, its request buffer
+/// (allocated once) and the checker of the response it awaits.
+struct Specweb99Slot {
+    /// Global connection index: POST's `client=`.
+    global: u32,
+    cookie: Cookie,
+    op: Op,
+    file: FileId,
+    request: Vec<u8>,
+    check: BodyCheck,
+}
+
 pub(crate) struct Slot {
     token: usize,
     client: usize,
-    /// The table entry being sent, and the target of the live transport.
+    /// The table entry being sent, its class, and the target of the live transport.
     current: usize,
+    class: usize,
     target: usize,
+    /// Requests the live connection may still carry (None: no limit).
+    conn_left: Option<u32>,
+    /// When the slot began its first exchange; bytes received since (pacing).
+    first_begin: Option<Instant>,
+    received: u64,
+    /// µs from the start to the previous completion (or the first begin).
+    mark_us: u64,
+    specweb99: Option<Box<Specweb99Slot>>,
     phase: Phase,
     transport: Option<Transport>,
     source: Option<IpAddr>,
@@ -130,20 +154,39 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    /// A slot that begins its first exchange at `first`.
-    pub fn new(token: usize, client: usize, plan: &Plan, source: Option<IpAddr>, first: Instant) -> Self {
+    /// A slot, the run's connection `index`, that begins its first exchange at `first`.
+    pub fn new(token: usize, index: u32, client: usize, plan: &Plan, source: Option<IpAddr>, first: Instant) -> Self {
+        let mut decoder = ResponseDecoder::new(plan.max_header_bytes, plan.max_body_bytes, false);
+        let specweb99 = plan.specweb99.as_ref().map(|sw| {
+            decoder.set_header_capture("set-cookie", "found_cookie=");
+            let global = sw.first_connection.wrapping_add(index);
+            Box::new(Specweb99Slot {
+                global,
+                cookie: Cookie { user_id: 10_000 + global % sw.users, last_ad: global % specweb99::ADS },
+                op: Op::Static,
+                file: FileId { dir: 0, class: 0, file: 0 },
+                request: Vec::with_capacity(specweb99::request::REQUEST_CAPACITY),
+                check: BodyCheck::new(),
+            })
+        });
         Self {
             token,
             client,
             current: 0,
+            class: 0,
             target: 0,
+            conn_left: None,
+            first_begin: None,
+            received: 0,
+            mark_us: 0,
+            specweb99,
             phase: Phase::Waiting(first),
             transport: None,
             source,
             readable: false,
             writable: false,
             read_closed: false,
-            decoder: ResponseDecoder::new(plan.max_header_bytes, plan.max_body_bytes, false),
+            decoder,
             write_off: 0,
             batch_len: 0,
             inflight: 0,
@@ -233,18 +276,48 @@ impl Slot {
             self.finish(ctx);
             return Step::Wait;
         };
-        let plan = &ctx.plan;
+        if self.first_begin.is_none() {
+            self.first_begin = Some(now);
+            self.mark_us = micros_between(ctx.origin, now);
+        }
         self.current = batch.entry;
-        let request = &plan.requests[self.current];
-        if request.target != self.target {
+        let target = match (&mut self.specweb99, &ctx.plan.specweb99) {
+            (Some(slot), Some(sw)) => {
+                let (op, file) = sw.mix.draw(ctx.selector.rng());
+                (slot.op, slot.file) = (op, file);
+                self.class = specweb99::class_index(op, file.class);
+                sw.site.endpoint(op).target
+            }
+            _ => {
+                let request = &ctx.plan.requests[self.current];
+                self.class = request.class;
+                self.decoder.set_head_request(request.head);
+                self.decoder.set_capture(request.expect_body_prefix.as_ref().map_or(0, Vec::len));
+                self.batch_len = request.bytes.len() * batch.requests as usize;
+                request.target
+            }
+        };
+        if target != self.target {
             // A request for another server cannot use this connection.
             self.transport = None;
-            self.target = request.target;
+            self.target = target;
         }
-        self.decoder.set_head_request(request.head);
-        self.decoder.set_capture(request.expect_body_prefix.as_ref().map_or(0, Vec::len));
+        if self.transport.is_none() {
+            // A new connection: how many requests it carries.
+            self.conn_left = ctx.plan.keepalive_draw.map(|draw| draw.draw(ctx.selector.rng()));
+        }
+        let plan = &ctx.plan;
+        if let (Some(slot), Some(sw)) = (&mut self.specweb99, &plan.specweb99) {
+            let last = match self.conn_left {
+                Some(left) => left <= 1,
+                None => !plan.keepalive,
+            };
+            sw.site.write(&mut slot.request, slot.op, slot.file, slot.global, slot.cookie, last);
+            slot.check.start(slot.op, slot.file);
+            self.batch_len = slot.request.len();
+        }
+        ctx.stats.record_issued(self.class, batch.requests);
         self.inflight = batch.requests;
-        self.batch_len = request.bytes.len() * batch.requests as usize;
         self.write_off = 0;
         self.deadline = now + plan.timeout;
         self.sent_at = if plan.schedule.is_open_loop() { self.intended } else { now };
@@ -336,8 +409,11 @@ impl Slot {
     fn writing(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
         let transport = self.transport.as_mut().expect("invariant: writing has a transport");
         let plan = &ctx.plan;
-        let out =
-            if plan.pipeline > 1 { &plan.batch[..self.batch_len] } else { &plan.requests[self.current].bytes[..] };
+        let out = match &self.specweb99 {
+            Some(slot) => &slot.request[..],
+            None if plan.pipeline > 1 => &plan.batch[..self.batch_len],
+            None => &plan.requests[self.current].bytes[..],
+        };
         while self.write_off < self.batch_len {
             match transport.write(&out[self.write_off..]) {
                 Ok(0) => return self.fail(ctx, now, ErrorKind::Write, &"connection closed while writing"),
@@ -401,9 +477,18 @@ impl Slot {
         }
         ctx.stats.record_read(n);
         ctx.stats.record_bytes(ctx.offset(now), n as u64);
+        self.received += n as u64;
         let mut off = 0;
         while off < n {
-            match self.decoder.decode(&ctx.scratch[off..n]) {
+            let decoded = {
+                let mut check = self.specweb99.as_deref_mut().map(|slot| &mut slot.check);
+                self.decoder.decode_with(&ctx.scratch[off..n], &mut |body| {
+                    if let Some(check) = check.as_mut() {
+                        check.feed(body);
+                    }
+                })
+            };
+            match decoded {
                 Ok((used, response)) => {
                     off += used;
                     if let Some(response) = response {
@@ -419,11 +504,10 @@ impl Slot {
         if self.inflight == 0 && off < n {
             // The exchange is over; bytes nobody asked for poison the connection.
             self.transport = None;
-            let class = ctx.plan.requests[self.current].class;
             ctx.stats.record_error(
                 ctx.offset(now),
                 ErrorKind::Parse,
-                class,
+                self.class,
                 self.client,
                 Some(&"data after the last response"),
             );
@@ -436,25 +520,48 @@ impl Slot {
 
     /// One response of the batch is complete.
     fn complete(&mut self, ctx: &mut Ctx, now: Instant, response: Response) {
-        let request = &ctx.plan.requests[self.current];
         let at = ctx.offset(now);
-        match validate::check(request, &response, self.decoder.captured()) {
-            Err(why) => ctx.stats.record_error(at, ErrorKind::Validation, request.class, self.client, Some(&why)),
+        let verdict = match &mut self.specweb99 {
+            Some(slot) => {
+                let (verdict, ad) =
+                    validate::check_specweb99(&response, &mut slot.check, self.decoder.captured_header());
+                // The next CAD and POST requests say which ad this connection saw last.
+                if let (Op::Cad, Some(ad)) = (slot.op, ad.and_then(|ad| u32::try_from(ad).ok())) {
+                    slot.cookie.last_ad = ad;
+                }
+                verdict
+            }
+            None => validate::check(&ctx.plan.requests[self.current], &response, self.decoder.captured()),
+        };
+        match verdict {
+            Err(why) => ctx.stats.record_error(at, ErrorKind::Validation, self.class, self.client, Some(&why)),
             Ok(()) => ctx.stats.record_response(&Completion {
                 at,
                 status: response.status,
                 bytes: response.head_bytes + response.body_bytes,
                 body_bytes: response.body_bytes,
                 latency: now - self.sent_at,
-                class: request.class,
+                class: self.class,
                 client: self.client,
             }),
+        }
+        self.record_active(ctx, now);
+        if let Some(left) = &mut self.conn_left {
+            *left = left.saturating_sub(1);
         }
         self.inflight -= 1;
         if self.inflight > 0 {
             return;
         }
-        if self.transport.is_some() && !(response.keep_alive && ctx.plan.keepalive) {
+        let count_done = self.conn_left == Some(0);
+        if self.transport.is_some() && (count_done || !(response.keep_alive && ctx.plan.keepalive)) {
+            if count_done && response.keep_alive {
+                // The server would keep the connection: tell it we are done
+                // (FIN) rather than wait out the grace for its close.
+                if let Some(transport) = self.transport.as_mut() {
+                    let _ = transport.socket().shutdown(std::net::Shutdown::Write);
+                }
+            }
             self.phase = Phase::Draining;
             self.deadline = now + DRAIN_GRACE;
         } else {
@@ -503,10 +610,10 @@ impl Slot {
 
     fn fail(&mut self, ctx: &mut Ctx, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) -> Step {
         let at = ctx.offset(now);
-        let class = ctx.plan.requests[self.current].class;
         for _ in 0..self.inflight.max(1) {
-            ctx.stats.record_error(at, kind, class, self.client, Some(message));
+            ctx.stats.record_error(at, kind, self.class, self.client, Some(message));
         }
+        self.record_active(ctx, now);
         self.inflight = 0;
         self.transport = None;
         self.decoder.reset();
@@ -515,13 +622,25 @@ impl Slot {
         Step::Continue
     }
 
+    /// Adds the time since the previous completion (or the first begin) to
+    /// the client's active time, in whole µs since the start so the sum is exact.
+    fn record_active(&mut self, ctx: &mut Ctx, now: Instant) {
+        let now_us = micros_between(ctx.origin, now);
+        ctx.stats.record_active(ctx.offset(now), self.client, now_us.saturating_sub(self.mark_us));
+        self.mark_us = now_us;
+    }
+
     /// Decides when the next exchange begins: at once (`Queued`) or later.
     fn schedule_next(&mut self, ctx: &mut Ctx, now: Instant, earliest: Instant) {
         let schedule = ctx.plan.schedule;
         let intended = self.intended.saturating_duration_since(ctx.origin);
         let done = now.saturating_duration_since(ctx.origin);
         self.intended = ctx.origin + schedule.next_send(intended, done);
-        let at = self.intended.max(earliest);
+        let mut at = self.intended.max(earliest);
+        if let (Some(bps), Some(first)) = (ctx.plan.line_speed_bps, self.first_begin) {
+            // USER_LINE_SPEED: not before every byte received so far could have come at the line speed.
+            at = at.max(first + Duration::from_secs_f64(self.received as f64 * 8.0 / bps));
+        }
         if at <= now {
             // Begin after the worker has read every ready socket, as wrk does:
             // reads first, then writes, one pass each per loop.
@@ -532,4 +651,9 @@ impl Slot {
             ctx.wakeups.push(std::cmp::Reverse((at, self.token)));
         }
     }
+}
+
+/// Whole µs from `origin` to `at`.
+fn micros_between(origin: Instant, at: Instant) -> u64 {
+    u64::try_from(at.saturating_duration_since(origin).as_micros()).unwrap_or(u64::MAX)
 }

@@ -1,11 +1,13 @@
 //! Body validation: whether a successful response carries the body the
-//! request table expects (its length, its first bytes). Judges only; the
+//! request table expects (its length, its first bytes), or with SPECweb99
+//! the file asked for (`specweb99::check` judges the body). Judges only; the
 //! caller records the verdict. No allocation: a verdict formats itself.
 
 use std::fmt;
 
 use crate::plan::Request;
 use crate::protocol::Response;
+use crate::specweb99::{self, BodyCheck};
 
 /// Why a response failed validation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,6 +16,8 @@ pub(crate) enum Invalid {
     Length { got: u64, expected: u64 },
     /// The body does not start with the expected bytes.
     Prefix,
+    /// SPECweb99's checks failed.
+    Specweb99(specweb99::Invalid),
 }
 
 impl fmt::Display for Invalid {
@@ -21,6 +25,7 @@ impl fmt::Display for Invalid {
         match self {
             Self::Length { got, expected } => write!(f, "body of {got} bytes where the manifest says {expected}"),
             Self::Prefix => f.write_str("body does not start with the content the manifest gives"),
+            Self::Specweb99(why) => why.fmt(f),
         }
     }
 }
@@ -40,6 +45,25 @@ pub(crate) fn check(request: &Request, response: &Response, captured: &[u8]) -> 
         return Err(Invalid::Prefix);
     }
     Ok(())
+}
+
+/// Checks a complete SPECweb99 response whose body `check` has seen and
+/// whose captured `Set-Cookie: found_cookie=...` value is `cookie`; returns
+/// the ad it names, if any. A status outside 2xx/3xx is left to the stats
+/// (a status error); any other status but 200 carries no file.
+pub(crate) fn check_specweb99(
+    response: &Response,
+    check: &mut BodyCheck,
+    cookie: Option<&[u8]>,
+) -> (Result<(), Invalid>, Option<i64>) {
+    if !(200..400).contains(&response.status) {
+        return (Ok(()), None);
+    }
+    if response.status != 200 {
+        return (Err(Invalid::Specweb99(specweb99::Invalid::Status(response.status))), None);
+    }
+    let ad = cookie.and_then(specweb99::ad_id);
+    (check.finish(response.body_bytes, ad).map_err(Invalid::Specweb99), ad)
 }
 
 /// The content check: the body starts with the expected bytes (as many of

@@ -79,7 +79,7 @@ impl Worker {
                 let source = (!plan.source_addrs.is_empty())
                     .then(|| plan.source_addrs[index as usize % plan.source_addrs.len()]);
                 let first = origin + client_delay.1 + plan.schedule.first_send(index);
-                Slot::new(i as usize, client as usize, &plan, source, first)
+                Slot::new(i as usize, index, client as usize, &plan, source, first)
             })
             .collect();
         let mut wakeups = BinaryHeap::with_capacity(slots.len() + 1);
@@ -90,7 +90,14 @@ impl Worker {
         }
         let ctx = Ctx {
             selector: Selector::new(&plan, job.index, job.first_connection, job.quota),
-            stats: Stats::new(plan.duration, plan.classes.len(), plan.clients() as usize, plan.window),
+            stats: {
+                let stats = Stats::new(plan.duration, plan.classes.len(), plan.clients() as usize, plan.window);
+                if plan.specweb99.is_some() {
+                    stats.with_client_classes()
+                } else {
+                    stats
+                }
+            },
             // One read buffer per worker, sized once: every read of every
             // slot goes into it and is parsed out at once.
             scratch: vec![0; plan.read_buffer_bytes].into_boxed_slice(),

@@ -18,6 +18,8 @@ mod hostile;
 mod part;
 #[path = "schedule_and_merge.rs"]
 mod schedule_and_merge;
+#[path = "specweb99.rs"]
+mod specweb99;
 #[path = "table.rs"]
 mod table;
 #[path = "tls.rs"]

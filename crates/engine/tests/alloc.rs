@@ -63,6 +63,37 @@ fn allocations_for(requests: u64) -> u64 {
     })
 }
 
+/// Allocations of a SPECweb99 run of `requests` (every answer fails its
+/// checks: the first message of a kind is the only one kept).
+fn specweb99_allocations_for(requests: u64) -> u64 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let config = crest_engine::RunConfig {
+        specweb99: Some(crest_engine::Specweb99 {
+            base_url: url.clone(),
+            dynamic_url: format!("{url}/dyn"),
+            cgi_url: format!("{url}/cgi"),
+            dirs: 100,
+            users: 10,
+            first_connection: 0,
+            request_mix: [0.2; 5],
+            class_mix: [0.25; 4],
+        }),
+        connections: 1,
+        max_requests: Some(requests),
+        line_speed_bps: Some(1e12),
+        ..Default::default()
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| serve_one(&listener));
+        let before = ALLOCATIONS.load(Relaxed);
+        let report = crest_engine::start(&config).unwrap().join().unwrap();
+        let used = ALLOCATIONS.load(Relaxed) - before;
+        assert_eq!(report.errors["validation"], requests);
+        used
+    })
+}
+
 #[test]
 fn allocations_do_not_grow_with_requests() {
     let small = allocations_for(200);
@@ -71,4 +102,8 @@ fn allocations_do_not_grow_with_requests() {
     // allocation would add ≥ 19,800. Slack covers timeline seconds and the OS.
     eprintln!("allocations: 200 requests {small}, 20,000 requests {large}");
     assert!(large < small + 200, "200 requests: {small} allocations; 20,000 requests: {large}");
+    let small = specweb99_allocations_for(200);
+    let large = specweb99_allocations_for(20_000);
+    eprintln!("SPECweb99 allocations: 200 requests {small}, 20,000 requests {large}");
+    assert!(large < small + 200, "SPECweb99, 200 requests: {small} allocations; 20,000 requests: {large}");
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crest_engine::rng::Rng;
-use crest_engine::stats::{Completion, Stats};
+use crest_engine::stats::{ClientScore, Completion, Stats};
 use crest_engine::{merge_parts, ErrorKind, Part, RunConfig, RunFacts, RunReport};
 
 use crate::support::{config, respond_always, run, Fixture, OK_2};
@@ -23,8 +23,9 @@ fn facts(threads: u32, connections: u32, rate_rps: Option<f64>) -> RunFacts {
     }
 }
 
+/// Stats counting per class per client too (as SPECweb99 runs do), so every field crosses.
 fn stats(clients: usize) -> Stats {
-    Stats::new(Some(Duration::from_secs(10)), CLASSES, clients, Some(WINDOW))
+    Stats::new(Some(Duration::from_secs(10)), CLASSES, clients, Some(WINDOW)).with_client_classes()
 }
 
 /// Records one pseudo-random event of `client` into each of `into`, a
@@ -45,7 +46,9 @@ fn record(rng: &mut Rng, into: &mut [(&mut Stats, usize)], client: usize, tag: u
             3 => stats.record_tls_handshake(latency, flip),
             _ => {
                 let c = Completion { at, status, bytes, body_bytes: bytes / 2, latency, class, client };
+                stats.record_issued(class, 1);
                 stats.record_response(&c);
+                stats.record_active(at, client, latency.as_micros() as u64);
                 stats.record_bytes(at, bytes);
                 stats.record_read(read);
             }
@@ -114,6 +117,7 @@ fn assert_same_stats(a: &Stats, b: &Stats) {
         assert_eq!(x.latency_us, y.latency_us);
     }
     assert_eq!(a.clients, b.clients);
+    assert_eq!(a.issued, b.issued);
     assert_eq!(a.status_counts().collect::<Vec<_>>(), b.status_counts().collect::<Vec<_>>());
     assert_eq!(a.timeline.buckets(), b.timeline.buckets());
 }
@@ -178,7 +182,8 @@ fn each_parts_clients_go_where_its_first_client_says() {
     let clients = &merged.stats.clients;
     assert_eq!(clients.len(), 7);
     assert_eq!(clients[..3], b.clients[..]);
-    assert_eq!(clients[3..5], [Default::default(); 2]);
+    assert_eq!(clients[3..5], vec![ClientScore::default(); 2]);
+    assert!(clients[5].active_us > 0 && clients[5].class_requests.iter().sum::<u64>() > 0);
     assert_eq!(clients[5..], a.clients[..]);
     assert_eq!(merged.clients.iter().map(|c| c.client).collect::<Vec<_>>(), (0..7).collect::<Vec<_>>());
     assert_eq!((merged.threads, merged.connections), (2, 5));

@@ -9,6 +9,9 @@ use super::chunked::{ChunkError, ChunkedDecoder};
 /// Most header fields looked at in one response head.
 const MAX_HEADERS: usize = 64;
 
+/// Most bytes of a captured header value kept (see `set_header_capture`).
+pub const MAX_CAPTURED_HEADER: usize = 256;
+
 /// Why a response cannot be framed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
@@ -66,6 +69,11 @@ pub struct ResponseDecoder {
     /// The first body bytes of the current response, up to `capture_limit`.
     captured: Vec<u8>,
     capture_limit: usize,
+    /// Which header to keep the value of: (name, value prefix).
+    header_capture: Option<(&'static [u8], &'static [u8])>,
+    /// That header's value in the last complete head, when it had one.
+    header_value: Vec<u8>,
+    header_found: bool,
     max_header_bytes: usize,
     max_body_bytes: u64,
     head_request: bool,
@@ -80,6 +88,9 @@ impl ResponseDecoder {
             head: Vec::new(),
             captured: Vec::new(),
             capture_limit: 0,
+            header_capture: None,
+            header_value: Vec::new(),
+            header_found: false,
             max_header_bytes,
             max_body_bytes,
             head_request,
@@ -96,6 +107,21 @@ impl ResponseDecoder {
     /// The first body bytes of the last complete response (up to the capture limit).
     pub fn captured(&self) -> &[u8] {
         &self.captured
+    }
+
+    /// Keeps the value of the first header field named `name` (any case)
+    /// whose value starts with `value_prefix`, up to `MAX_CAPTURED_HEADER`
+    /// bytes, in each following response head (see `captured_header`); e.g.
+    /// SPECweb99's `Set-Cookie: found_cookie=...` among other cookies. The
+    /// buffer is allocated here, once.
+    pub fn set_header_capture(&mut self, name: &'static str, value_prefix: &'static str) {
+        self.header_capture = Some((name.as_bytes(), value_prefix.as_bytes()));
+        self.header_value.reserve(MAX_CAPTURED_HEADER);
+    }
+
+    /// The captured header's value in the last complete response head, if it had one.
+    pub fn captured_header(&self) -> Option<&[u8]> {
+        self.header_found.then_some(&self.header_value[..])
     }
 
     /// Says whether the next responses answer HEAD requests (no body).
@@ -118,6 +144,17 @@ impl ResponseDecoder {
     /// within them, that response. Bytes after it are not consumed: feed them
     /// again for the next (pipelined) response.
     pub fn decode(&mut self, input: &[u8]) -> Result<(usize, Option<Response>), DecodeError> {
+        self.decode_with(input, &mut |_| {})
+    }
+
+    /// Like `decode`, handing every run of body bytes (after transfer
+    /// decoding) to `on_body` as it is framed, so a caller can judge a body
+    /// it never stores.
+    pub fn decode_with(
+        &mut self,
+        input: &[u8],
+        on_body: &mut impl FnMut(&[u8]),
+    ) -> Result<(usize, Option<Response>), DecodeError> {
         let mut consumed = 0;
         loop {
             match &mut self.state {
@@ -128,7 +165,7 @@ impl ResponseDecoder {
                     consumed += used;
                 }
                 State::Body { .. } => {
-                    let (used, done) = self.decode_body(&input[consumed..])?;
+                    let (used, done) = self.decode_body(&input[consumed..], on_body)?;
                     consumed += used;
                     return Ok((consumed, done));
                 }
@@ -158,11 +195,11 @@ impl ResponseDecoder {
     fn decode_head(&mut self, input: &[u8]) -> Result<Option<usize>, DecodeError> {
         let buffered = self.head.len();
         let parsed = if buffered == 0 {
-            parse_head(input, self.head_request, self.max_body_bytes)?
+            parse_head(input, self.head_request, self.max_body_bytes, self.header_capture, &mut self.header_value)?
         } else {
             let room = self.max_header_bytes.saturating_sub(buffered);
             self.head.extend_from_slice(&input[..input.len().min(room + 1)]);
-            parse_head(&self.head, self.head_request, self.max_body_bytes)?
+            parse_head(&self.head, self.head_request, self.max_body_bytes, self.header_capture, &mut self.header_value)?
         };
         match parsed {
             Some(head) if head.head_bytes > self.max_header_bytes => {
@@ -176,6 +213,7 @@ impl ResponseDecoder {
             Some(head) => {
                 self.head.clear();
                 self.captured.clear();
+                self.header_found = head.captured_header;
                 self.state = State::Body {
                     body: head.body,
                     status: head.status,
@@ -199,7 +237,11 @@ impl ResponseDecoder {
         }
     }
 
-    fn decode_body(&mut self, input: &[u8]) -> Result<(usize, Option<Response>), DecodeError> {
+    fn decode_body(
+        &mut self,
+        input: &[u8],
+        on_body: &mut impl FnMut(&[u8]),
+    ) -> Result<(usize, Option<Response>), DecodeError> {
         let max_body = self.max_body_bytes;
         let State::Body { body, body_bytes, .. } = &mut self.state else {
             unreachable!("decode_body is called in the body state")
@@ -208,6 +250,7 @@ impl ResponseDecoder {
         let mut capture = |data: &[u8]| {
             let room = limit.saturating_sub(captured.len());
             captured.extend_from_slice(&data[..data.len().min(room)]);
+            on_body(data);
         };
         let (used, done) = match body {
             Body::Length(remaining) => {
@@ -244,13 +287,21 @@ impl ResponseDecoder {
 }
 
 struct Head {
+    /// The header `parse_head` was asked to capture was there.
+    captured_header: bool,
     status: u16,
     head_bytes: usize,
     keep_alive: bool,
     body: Body,
 }
 
-fn parse_head(buf: &[u8], head_request: bool, max_body: u64) -> Result<Option<Head>, DecodeError> {
+fn parse_head(
+    buf: &[u8],
+    head_request: bool,
+    max_body: u64,
+    capture: Option<(&[u8], &[u8])>,
+    captured: &mut Vec<u8>,
+) -> Result<Option<Head>, DecodeError> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
     // A user agent must accept obs-fold in responses (RFC 9112 §5.2).
@@ -269,7 +320,16 @@ fn parse_head(buf: &[u8], head_request: bool, max_body: u64) -> Result<Option<He
     let mut chunked = false;
     let mut transfer_encoded = false;
     let mut length: Option<u64> = None;
+    let mut captured_header = false;
     for h in response.headers.iter() {
+        if let Some((name, prefix)) = capture {
+            if !captured_header && h.name.as_bytes().eq_ignore_ascii_case(name) && h.value.starts_with(prefix) {
+                // Within the capacity reserved by set_header_capture: no allocation.
+                captured.clear();
+                captured.extend_from_slice(&h.value[..h.value.len().min(MAX_CAPTURED_HEADER)]);
+                captured_header = true;
+            }
+        }
         if h.name.eq_ignore_ascii_case("content-length") {
             let n = parse_length(h.value)?;
             if length.is_some_and(|prev| prev != n) {
@@ -309,7 +369,7 @@ fn parse_head(buf: &[u8], head_request: bool, max_body: u64) -> Result<Option<He
         keep_alive = false;
         Body::UntilClose
     };
-    Ok(Some(Head { status, head_bytes, keep_alive, body }))
+    Ok(Some(Head { captured_header, status, head_bytes, keep_alive, body }))
 }
 
 fn parse_length(value: &[u8]) -> Result<u64, DecodeError> {

@@ -27,23 +27,16 @@ pub struct RequestSpec<'a> {
 pub fn encode_request(spec: &RequestSpec<'_>) -> Vec<u8> {
     let has = |name: &str| spec.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
     let mut out = Vec::with_capacity(128 + spec.body.map_or(0, <[u8]>::len));
-    let version = match spec.version {
-        HttpVersion::Http10 => "HTTP/1.0",
-        HttpVersion::Http11 => "HTTP/1.1",
-    };
-    push_line(&mut out, &[spec.method, " ", spec.path_and_query, " ", version]);
+    push_line(&mut out, &[spec.method, " ", spec.path_and_query, " ", version_token(spec.version)]);
     if !has("host") {
         push_line(&mut out, &["Host: ", spec.host]);
     }
     if !has("user-agent") {
-        push_line(&mut out, &["User-Agent: crest/", env!("CARGO_PKG_VERSION")]);
+        push_line(&mut out, &[USER_AGENT]);
     }
     if !has("connection") {
-        // Each version's default needs no header; only the exception is sent.
-        match (spec.version, spec.keepalive) {
-            (HttpVersion::Http10, true) => push_line(&mut out, &["Connection: keep-alive"]),
-            (HttpVersion::Http11, false) => push_line(&mut out, &["Connection: close"]),
-            _ => {}
+        if let Some(line) = connection_line(spec.version, spec.keepalive) {
+            push_line(&mut out, &[line]);
         }
     }
     for (name, value) in spec.headers {
@@ -59,6 +52,28 @@ pub fn encode_request(spec: &RequestSpec<'_>) -> Vec<u8> {
         out.extend_from_slice(body);
     }
     out
+}
+
+/// crest's `User-Agent` header line (without CRLF).
+pub const USER_AGENT: &str = concat!("User-Agent: crest/", env!("CARGO_PKG_VERSION"));
+
+/// The version as the request line writes it.
+pub fn version_token(version: HttpVersion) -> &'static str {
+    match version {
+        HttpVersion::Http10 => "HTTP/1.0",
+        HttpVersion::Http11 => "HTTP/1.1",
+    }
+}
+
+/// The `Connection` header line (without CRLF) a request needs for the
+/// connection to persist (`keepalive`) or not: each version's default needs
+/// none, only the exception is sent.
+pub fn connection_line(version: HttpVersion, keepalive: bool) -> Option<&'static str> {
+    match (version, keepalive) {
+        (HttpVersion::Http10, true) => Some("Connection: keep-alive"),
+        (HttpVersion::Http11, false) => Some("Connection: close"),
+        _ => None,
+    }
 }
 
 fn push_line(out: &mut Vec<u8>, parts: &[&str]) {

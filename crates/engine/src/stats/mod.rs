@@ -38,7 +38,7 @@ pub struct ClassStats {
 }
 
 /// A client's score (WebBench): what its connections achieved together.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientScore {
     /// Successful responses.
     pub requests: u64,
@@ -46,6 +46,39 @@ pub struct ClientScore {
     pub bytes: u64,
     /// Failed requests.
     pub errors: u64,
+    /// Time its connections were active, µs: for each completion counted,
+    /// the time since the connection's previous completion (or its first
+    /// begin). With one connection per client, 8 × bytes ÷ this is the
+    /// connection's bit rate (SPECweb99's conformance, reference §3.4).
+    #[serde(default)]
+    pub active_us: u64,
+    /// Successful responses per class (only with `specweb99`; else empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub class_requests: Vec<u64>,
+    /// Failed requests per class (only with `specweb99`; else empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub class_errors: Vec<u64>,
+}
+
+impl ClientScore {
+    /// Adds `other` into `self`, per-class counts element by element.
+    fn add(&mut self, other: &ClientScore) {
+        self.requests += other.requests;
+        self.bytes += other.bytes;
+        self.errors += other.errors;
+        self.active_us += other.active_us;
+        add_counts(&mut self.class_requests, &other.class_requests);
+        add_counts(&mut self.class_errors, &other.class_errors);
+    }
+}
+
+fn add_counts(into: &mut Vec<u64>, from: &[u64]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        *a += b;
+    }
 }
 
 /// One completed response, as the slot saw it.
@@ -105,6 +138,9 @@ pub struct Stats {
     pub classes: Vec<ClassStats>,
     /// Per client.
     pub clients: Vec<ClientScore>,
+    /// Requests begun per class over the whole run (not windowed: SPECweb99's
+    /// POST-log check needs every POST sent).
+    pub issued: Vec<u64>,
     pub(crate) status: Box<[u64; STATUS_SLOTS]>,
     /// Per-second counts from the run's start (not windowed).
     pub timeline: Timeline,
@@ -140,10 +176,22 @@ impl Stats {
                 .map(|_| ClassStats { requests: 0, bytes: 0, errors: 0, latency_us: new_histogram() })
                 .collect(),
             clients: vec![ClientScore::default(); clients.max(1)],
+            issued: vec![0; classes.max(1)],
             status: Box::new([0; STATUS_SLOTS]),
             timeline: Timeline::new(expected),
             window,
         }
+    }
+
+    /// Counts requests per class per client too (SPECweb99's per-connection
+    /// checks); sized here, once, so recording never allocates.
+    pub fn with_client_classes(mut self) -> Self {
+        let classes = self.classes.len();
+        for client in &mut self.clients {
+            client.class_requests = vec![0; classes];
+            client.class_errors = vec![0; classes];
+        }
+        self
     }
 
     fn in_window(&self, at: Duration) -> bool {
@@ -177,6 +225,23 @@ impl Stats {
         let client = &mut self.clients[c.client];
         client.requests += 1;
         client.bytes += c.bytes;
+        if let Some(n) = client.class_requests.get_mut(c.class) {
+            *n += 1;
+        }
+    }
+
+    /// `n` requests of `class` begun (whenever: not windowed).
+    pub fn record_issued(&mut self, class: usize, n: u32) {
+        self.issued[class] += u64::from(n);
+    }
+
+    /// A connection of `client` was active for `us` µs up to a completion
+    /// at `at` (the caller takes differences of whole µs since the start, so
+    /// a connection's sum is exact).
+    pub fn record_active(&mut self, at: Duration, client: usize, us: u64) {
+        if self.in_window(at) {
+            self.clients[client].active_us += us;
+        }
     }
 
     /// Bytes read from a connection at offset `at`.
@@ -208,7 +273,11 @@ impl Stats {
         }
         self.errors[kind.index()] += 1;
         self.classes[class].errors += 1;
-        self.clients[client].errors += 1;
+        let score = &mut self.clients[client];
+        score.errors += 1;
+        if let Some(n) = score.class_errors.get_mut(class) {
+            *n += 1;
+        }
         if let (None, Some(m)) = (&self.first_error[kind.index()], message) {
             self.first_error[kind.index()] = Some(m.to_string());
         }
@@ -280,10 +349,9 @@ impl Stats {
             self.clients.resize(end, ClientScore::default());
         }
         for (a, b) in self.clients[first_client..].iter_mut().zip(&other.clients) {
-            a.requests += b.requests;
-            a.bytes += b.bytes;
-            a.errors += b.errors;
+            a.add(b);
         }
+        add_counts(&mut self.issued, &other.issued);
         for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
             *a += b;
         }
