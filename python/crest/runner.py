@@ -551,7 +551,7 @@ class SuiteRunner:
             insecure=self.request.insecure,
             read_buffer_bytes=workload.read_buffer_bytes,
             requests=table.requests,
-            classes=table.classes,
+            classes=() if spec else table.classes,  # SPECweb99's classes are the engine's own 20
             connections_per_client=mix.threads_per_client,
             window_s=(t.ramp_up_s, t.length_s - t.ramp_down_s + drain_s),
             drain_s=drain_s,

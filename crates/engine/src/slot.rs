@@ -128,8 +128,13 @@ pub(crate) struct Slot {
     /// When the slot began its first exchange; bytes received since (pacing).
     first_begin: Option<Instant>,
     received: u64,
-    /// µs from the start to the previous completion (or the first begin).
+    /// µs from the start to where the line time of the next completion
+    /// counts from: the end of the previous one's line time, or when the
+    /// exchange was due if that is later (think time is not line time).
     mark_us: u64,
+    /// µs from the start to when the next exchange is due: its schedule, not
+    /// the timer's wake-up, so the event loop's lateness is not line time.
+    due_us: u64,
     specweb99: Option<Box<Specweb99Slot>>,
     phase: Phase,
     transport: Option<Transport>,
@@ -179,6 +184,7 @@ impl Slot {
             first_begin: None,
             received: 0,
             mark_us: 0,
+            due_us: 0,
             specweb99,
             phase: Phase::Waiting(first),
             transport: None,
@@ -279,6 +285,8 @@ impl Slot {
         if self.first_begin.is_none() {
             self.first_begin = Some(now);
             self.mark_us = micros_between(ctx.origin, now);
+        } else {
+            self.mark_us = self.mark_us.max(self.due_us);
         }
         self.current = batch.entry;
         let target = match (&mut self.specweb99, &ctx.plan.specweb99) {
@@ -622,12 +630,21 @@ impl Slot {
         Step::Continue
     }
 
-    /// Adds the time since the previous completion (or the first begin) to
-    /// the client's active time, in whole µs since the start so the sum is exact.
+    /// Adds the time the connection's line needed for this completion to the
+    /// client's active time: from the exchange's begin to the later of now and
+    /// the moment pacing lets the next exchange begin. A pause the line speed
+    /// imposes after a large response is charged to that response, so a
+    /// window's bit rate does not depend on where a large file fell; served
+    /// faster than its line, a connection is credited exactly the line speed.
+    /// Whole µs since the start, so the sum is exact.
     fn record_active(&mut self, ctx: &mut Ctx, now: Instant) {
-        let now_us = micros_between(ctx.origin, now);
-        ctx.stats.record_active(ctx.offset(now), self.client, now_us.saturating_sub(self.mark_us));
-        self.mark_us = now_us;
+        let mut end = now;
+        if let (Some(bps), Some(first)) = (ctx.plan.line_speed_bps, self.first_begin) {
+            end = end.max(first + Duration::from_secs_f64(self.received as f64 * 8.0 / bps));
+        }
+        let end_us = micros_between(ctx.origin, end);
+        ctx.stats.record_active(ctx.offset(now), self.client, end_us.saturating_sub(self.mark_us));
+        self.mark_us = end_us;
     }
 
     /// Decides when the next exchange begins: at once (`Queued`) or later.
@@ -641,6 +658,7 @@ impl Slot {
             // USER_LINE_SPEED: not before every byte received so far could have come at the line speed.
             at = at.max(first + Duration::from_secs_f64(self.received as f64 * 8.0 / bps));
         }
+        self.due_us = micros_between(ctx.origin, at);
         if at <= now {
             // Begin after the worker has read every ready socket, as wrk does:
             // reads first, then writes, one pass each per loop.

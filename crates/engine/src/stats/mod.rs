@@ -46,10 +46,11 @@ pub struct ClientScore {
     pub bytes: u64,
     /// Failed requests.
     pub errors: u64,
-    /// Time its connections were active, µs: for each completion counted,
-    /// the time since the connection's previous completion (or its first
-    /// begin). With one connection per client, 8 × bytes ÷ this is the
-    /// connection's bit rate (SPECweb99's conformance, reference §3.4).
+    /// Time its connections' lines were busy, µs: for each completion counted,
+    /// from its exchange's begin to the later of the completion and the time
+    /// line-speed pacing allows the next exchange (`slot::record_active`).
+    /// With one connection per client, 8 × bytes ÷ this is the connection's
+    /// bit rate (SPECweb99's conformance, reference §3.4).
     #[serde(default)]
     pub active_us: u64,
     /// Successful responses per class (only with `specweb99`; else empty).
