@@ -40,7 +40,7 @@ pub(crate) fn write_file(docroot: &Path, dir: u32, class: u32, file: u32, size: 
     let mut body = format!("{size:9} {name}\n").into_bytes();
     let mut i = 0;
     while body.len() < size {
-        if (class == 1 || class == 2) && body.len() + TAG.len() + 1 <= size {
+        if (class == 1 || class == 2) && body.len() + TAG.len() < size {
             body.extend_from_slice(TAG.as_bytes());
             body.push(b'\n');
         }

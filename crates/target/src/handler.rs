@@ -1,7 +1,6 @@
 //! Per-request dispatch: the hyper `Service` for one connection, routing a
 //! normalised path to the dynamic page, SPECweb99's dynamic set, CGI or
-//! static files, and the access
-//! log hook.
+//! static files, and the access log hook.
 //!
 //! Static files, `/dyn/env` and SPECweb99's GETs are answered synchronously
 //! inside `call`, so the hot path allocates no future and clones no `Arc`;
