@@ -1,5 +1,5 @@
-"""SPECweb99's dynamic set on provisioned targets: nginx (crest-fcgi at /specweb99/dynamic, the CGI
-program crest-specweb99 through fcgiwrap) and the built-in target, each sent a Reset, a standard
+"""SPECweb99's dynamic set on provisioned targets: each real server (crest-fcgi at /specweb99/dynamic,
+the CGI program crest-specweb99 through its CGI path) and the built-in target, each sent a Reset, a standard
 GET, a CGI GET, a custom-ad GET, a POST and a Fetch over real HTTP; the POST log in the site's
 specweb99 directory must hold exactly one record."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from crest.servers.base import ServerSettings, Target
 from crest.servers.builtin_adapter import BuiltinAdapter
-from crest.servers.nginx import NginxAdapter
+from crest.servers.registry import adapter as make_adapter
 from servers_support import responder_built
 
 pytestmark = pytest.mark.integration  # starts nginx, fcgiwrap, crest-fcgi and the built-in target
@@ -56,7 +56,10 @@ def www() -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _request(target: Target, method: str, path: str, cookie: str | None = None, body: bytes | None = None):  # type: ignore[no-untyped-def]
+def _request(
+    target: Target, method: str, path: str, cookie: str | None = None, body: bytes | None = None
+) -> tuple[int, str | None, str | None, bytes]:
+    """(status, Set-Cookie, Content-Length, body) of one request on a fresh connection."""
     assert target.site is not None
     conn = http.client.HTTPConnection(target.site.host, target.site.port, timeout=HTTP_TIMEOUT_S)
     try:
@@ -77,7 +80,8 @@ def _exercise(target: Target, www: Path, script: str, *, cgi: bool) -> None:
 
     plain = (www / "file_set/dir00000/class0_1").read_bytes()
     status, cookie, length, body = _request(target, "GET", f"{script}?/file_set/dir00000/class0_1")
-    assert (status, cookie, length) == (200, None, str(len(body)))
+    assert (status, cookie) == (200, None)
+    assert length in (str(len(body)), None)  # Apache's mod_proxy_fcgi answers HTTP/1.1 clients chunked
     assert b"<p>QUERY_STRING = /file_set/dir00000/class0_1\n<pre>\n" + plain + b"\n</pre>" in body
     assert f"<p>SCRIPT_NAME = {script}\n".encode() in body
 
@@ -113,17 +117,24 @@ def _exercise(target: Target, www: Path, script: str, *, cgi: bool) -> None:
     assert status == 404
 
 
-def test_nginx(www: Path) -> None:
-    adapter = NginxAdapter()
+# lighttpd's mod_cgi sets DOCUMENT_ROOT to the aliased cgi-bin and mod_setenv cannot replace it, so
+# the CGI program finds no files there: its CGI GET is not checked (the FastCGI route is).
+CGI_DOCROOT_WRONG = {"lighttpd"}
+
+
+@pytest.mark.parametrize("name", ["nginx", "apache-event", "lighttpd", "caddy", "h2o"])
+def test_real_server(www: Path, name: str) -> None:
+    adapter = make_adapter(name)
     if not adapter.installed():
-        pytest.skip(adapter.install_hint())
+        pytest.skip(f"{adapter.title} is not installed: {adapter.install_hint()}")
     if not responder_built():
         pytest.skip("crest-fcgi is not built: run `make build`")
-    if shutil.which("fcgiwrap") is None and not Path("/usr/sbin/fcgiwrap").exists():
-        pytest.skip("nginx runs CGI through fcgiwrap: apt-get install -y fcgiwrap")
+    missing = [part for part in adapter.parts() if part.needed_for == "cgi" and not part.present]
+    if missing:
+        pytest.skip(f"{name} {missing[0].what}, which is not installed: apt-get install -y {missing[0].package}")
     settings = ServerSettings(docroot=www, workers=2, kinds=frozenset({"cgi", "fastcgi"}))
     with Target(adapter, settings) as target:
-        _exercise(target, www, "/specweb99/dynamic", cgi=True)
+        _exercise(target, www, "/specweb99/dynamic", cgi=name not in CGI_DOCROOT_WRONG)
 
 
 def test_builtin(www: Path) -> None:

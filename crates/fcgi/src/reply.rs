@@ -190,8 +190,8 @@ fn specweb99(request: &Request, site: &Site) -> Answer {
     }
     let query = String::from_utf8_lossy(&query(params)).into_owned();
     let cookie = params.get("HTTP_COOKIE").map(|c| String::from_utf8_lossy(c).into_owned());
-    let (method, software, addr, script) =
-        (var("REQUEST_METHOD"), var("SERVER_SOFTWARE"), var("REMOTE_ADDR"), var("SCRIPT_NAME"));
+    let (method, software, addr) = (var("REQUEST_METHOD"), var("SERVER_SOFTWARE"), var("REMOTE_ADDR"));
+    let script = script_name(params);
     let req = specweb99_answer::Request {
         method: &method,
         query: &query,
@@ -205,6 +205,18 @@ fn specweb99(request: &Request, site: &Site) -> Answer {
     let now =
         SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
     specweb99_answer::answer(state, &req, now, std::process::id())
+}
+
+/// `SCRIPT_NAME`, or when a server sends it empty (Caddy, H2O put the path
+/// in `PATH_INFO`) the path that routed the request here.
+fn script_name(params: &Params) -> String {
+    let path = ["SCRIPT_NAME", "DOCUMENT_URI", "REQUEST_URI"]
+        .into_iter()
+        .filter_map(|name| params.get(name))
+        .map(|value| value.split(|&b| b == b'?').next().unwrap_or_default())
+        .find(|path| !path.is_empty())
+        .unwrap_or_default();
+    String::from_utf8_lossy(path).into_owned()
 }
 
 fn random_bytes(query: &[u8]) -> Reply {
@@ -252,6 +264,13 @@ mod tests {
         );
         assert_eq!(route(&[("SCRIPT_NAME", "/specweb99/dynamic/x")]), None);
         assert_eq!(route(&[]), None);
+    }
+
+    #[test]
+    fn an_empty_script_name_falls_back_to_the_routed_path() {
+        let p = params(&[("SCRIPT_NAME", ""), ("REQUEST_URI", "/specweb99/dynamic?/file_set/x")]);
+        assert_eq!(script_name(&p), "/specweb99/dynamic");
+        assert_eq!(script_name(&params(&[("SCRIPT_NAME", "/s")])), "/s");
     }
 
     #[test]
