@@ -44,7 +44,7 @@ $(STAMPS)/build: $(STAMPS)/venv $(BUILD_INPUTS) | $(STAMPS)/dynamic
 # (crates/fcgi), copied into the Python package that installs them (python/crest/dynamic/bin/,
 # git-ignored).
 DYNAMIC_BIN := python/crest/dynamic/bin
-DYNAMIC_PROGRAMS := crest-env crest-bytes crest-fcgi
+DYNAMIC_PROGRAMS := crest-env crest-bytes crest-specweb99 crest-fcgi
 DYNAMIC_INPUTS := $(shell find crates/dynamic crates/fcgi -type f \( -name '*.rs' -o -name '*.toml' \) 2>/dev/null) \
                   Cargo.toml $(wildcard Cargo.lock)
 

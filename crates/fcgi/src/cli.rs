@@ -1,5 +1,5 @@
 //! crest-fcgi's command line: `--socket PATH` | `--listen IP:PORT`,
-//! `--threads N`. Parsing only: it returns a [`Config`] or the one-line
+//! `--threads N`, `--specweb99-dir DIR`. Parsing only: it returns a [`Config`] or the one-line
 //! message that says what is wrong; it must not print or exit (`main` does).
 
 use std::ffi::OsString;
@@ -14,15 +14,18 @@ use crate::listen::Address;
 pub const MAX_THREADS: usize = 1024;
 
 pub const USAGE: &str = "\
-usage: crest-fcgi (--socket PATH | --listen IP:PORT) [--threads N]
+usage: crest-fcgi (--socket PATH | --listen IP:PORT) [--threads N] [--specweb99-dir DIR]
 
 crest's FastCGI responder: answers .../crest-env and /dyn/env with the
 1024-byte environment page of the CGI program crest-env, .../crest-bytes
-with crest-bytes' ?size=N body, anything else with 404.
+with crest-bytes' ?size=N body, .../specweb99/dynamic with SPECweb99's
+dynamic set (as the CGI program crest-specweb99), anything else with 404.
 
-  --socket PATH      listen on a unix socket (mode 0666; a stale file is replaced)
-  --listen IP:PORT   listen on TCP, e.g. 127.0.0.1:9000
-  --threads N        runtime threads (default: one per CPU)
+  --socket PATH        listen on a unix socket (mode 0666; a stale file is replaced)
+  --listen IP:PORT     listen on TCP, e.g. 127.0.0.1:9000
+  --threads N          runtime threads (default: one per CPU)
+  --specweb99-dir DIR  SPECweb99's tables and POST log (made if missing; files
+                       are read under the request's DOCUMENT_ROOT)
 
 With neither --socket nor --listen, listens on the socket a web server passed
 as fd 0 (lighttpd's bin-path, h2o's fastcgi.spawn). SIGTERM or SIGINT stops it.
@@ -41,6 +44,7 @@ pub enum Command {
 pub struct Config {
     pub address: Address,
     pub threads: NonZeroUsize,
+    pub specweb99_dir: Option<PathBuf>,
 }
 
 /// Parses the arguments after the program name. `default_threads` is what
@@ -49,6 +53,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, default_threads: NonZeroU
     let mut socket: Option<PathBuf> = None;
     let mut listen: Option<SocketAddr> = None;
     let mut threads = default_threads;
+    let mut specweb99_dir: Option<PathBuf> = None;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let arg = arg.into_string().map_err(|a| format!("unknown argument {a:?}: see --help"))?;
@@ -71,6 +76,13 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, default_threads: NonZeroU
             }
             "--listen" => listen = Some(parse_listen(value()?)?),
             "--threads" => threads = parse_threads(value()?)?,
+            "--specweb99-dir" => {
+                let dir = PathBuf::from(value()?);
+                if dir.as_os_str().is_empty() {
+                    return Err("--specweb99-dir needs a directory, e.g. --specweb99-dir /tmp/specweb99".into());
+                }
+                specweb99_dir = Some(dir);
+            }
             _ => return Err(format!("unknown argument {name:?}: see --help")),
         }
     }
@@ -80,7 +92,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>, default_threads: NonZeroU
         (None, Some(addr)) => Address::Tcp(addr),
         (None, None) => Address::Inherited,
     };
-    Ok(Command::Serve(Config { address, threads }))
+    Ok(Command::Serve(Config { address, threads, specweb99_dir }))
 }
 
 fn parse_listen(value: OsString) -> Result<SocketAddr, String> {
@@ -106,7 +118,8 @@ mod tests {
     }
 
     fn serve(address: Address, threads: usize) -> Command {
-        Command::Serve(Config { address, threads: NonZeroUsize::new(threads).expect("test threads are not 0") })
+        let threads = NonZeroUsize::new(threads).expect("test threads are not 0");
+        Command::Serve(Config { address, threads, specweb99_dir: None })
     }
 
     #[test]
@@ -119,6 +132,10 @@ mod tests {
         );
         assert_eq!(run(&["--socket", "/s", "--help"]), Ok(Command::Help));
         assert_eq!(run(&["-V"]), Ok(Command::Version));
+        let Ok(Command::Serve(config)) = run(&["--socket", "/s", "--specweb99-dir=/site/specweb99"]) else {
+            panic!("--specweb99-dir is accepted");
+        };
+        assert_eq!(config.specweb99_dir, Some(PathBuf::from("/site/specweb99")));
     }
 
     #[test]

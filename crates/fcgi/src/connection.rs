@@ -9,8 +9,9 @@
 //!
 //! One request at a time (`FCGI_MPXS_CONNS` is 0): a second
 //! `FCGI_BEGIN_REQUEST` while one is in flight gets `FCGI_CANT_MPX_CONN`.
-//! A request is ready once its params and its stdin have both ended; stdin
-//! is read and dropped. Records for request ids that are not in flight are
+//! A request is ready once its params and its stdin have both ended; the
+//! first [`MAX_STDIN_KEPT`] bytes of stdin are kept (SPECweb99's POST form),
+//! the rest counted and dropped. Records for request ids that are not in flight are
 //! ignored, as the spec asks.
 
 use crate::error::ProtocolError;
@@ -21,6 +22,10 @@ use crate::record::{self, Record};
 /// allow 32 KiB of request headers; 1 MiB leaves room for any real server
 /// while keeping a broken one from growing a connection without bound.
 pub const MAX_PARAMS_BYTES: usize = 1 << 20;
+
+/// Bytes of a request body kept for the answer: SPECweb99's POST form is
+/// about 50 bytes; the other pages ignore the body, so a large one costs no memory.
+pub const MAX_STDIN_KEPT: usize = 4096;
 
 /// What `FCGI_GET_VALUES` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +46,10 @@ impl Limits {
 pub struct Request {
     pub id: u16,
     pub params: Params,
+    /// The start of the body: at most [`MAX_STDIN_KEPT`] bytes.
+    pub stdin: Vec<u8>,
+    /// The whole body's length, kept or not.
+    pub stdin_len: u64,
 }
 
 /// What [`Connection::receive`] leaves the caller to do once the output it
@@ -81,6 +90,8 @@ struct Pending {
     keep_conn: bool,
     params: Vec<u8>,
     params_done: bool,
+    stdin: Vec<u8>,
+    stdin_len: u64,
     stdin_done: bool,
 }
 
@@ -159,6 +170,8 @@ impl Connection {
             keep_conn: begin.keep_conn,
             params: Vec::new(),
             params_done: false,
+            stdin: Vec::new(),
+            stdin_len: 0,
             stdin_done: false,
         });
         Ok(None)
@@ -202,11 +215,17 @@ impl Connection {
         let Some(pending) = self.pending(record.request_id) else {
             return Ok(None);
         };
-        // A body (POST) is dropped as it comes: the pages do not depend on it.
         if record.content.is_empty() {
             pending.stdin_done = true;
             return self.ready_if_done();
         }
+        // Past the kept start, a body is counted and dropped as it comes.
+        if pending.stdin_done {
+            return Ok(None);
+        }
+        let room = MAX_STDIN_KEPT.saturating_sub(pending.stdin.len());
+        pending.stdin.extend_from_slice(&record.content[..room.min(record.content.len())]);
+        pending.stdin_len += record.content.len() as u64;
         Ok(None)
     }
 
@@ -224,10 +243,11 @@ impl Connection {
         if !(pending.params_done && pending.stdin_done) {
             return Ok(None);
         }
-        let (id, keep_conn) = (pending.id, pending.keep_conn);
+        let (id, keep_conn, stdin_len) = (pending.id, pending.keep_conn, pending.stdin_len);
         let params = Params::new(std::mem::take(&mut pending.params))?;
+        let stdin = std::mem::take(&mut pending.stdin);
         self.state = State::Answering { id, keep_conn };
-        Ok(Some(Progress::Ready(Request { id, params })))
+        Ok(Some(Progress::Ready(Request { id, params, stdin, stdin_len })))
     }
 
     /// `FCGI_GET_VALUES_RESULT` with the variables asked for that this

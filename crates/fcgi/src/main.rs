@@ -5,10 +5,13 @@
 
 use std::num::NonZeroUsize;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
+use crest_dynamic::specweb99_state::State;
 use crest_fcgi::cli::{self, Command, Config};
 use crest_fcgi::connection::Limits;
+use crest_fcgi::reply::Site;
 use crest_fcgi::{limits, listen, server};
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -37,6 +40,15 @@ fn main() -> ExitCode {
 
 fn serve(config: &Config) -> Result<(), (String, u8)> {
     let limits = Limits { max_conns: limits::raise_open_files() };
+    let specweb99 = match &config.specweb99_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| (format!("cannot use --specweb99-dir {}: {e}", dir.display()), 2))?;
+            Some(State::new(dir))
+        }
+        None => None,
+    };
+    let site = Arc::new(Site { specweb99 });
     // The runtime first, so a runtime that cannot start never leaves a socket file behind.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.threads.get())
@@ -57,7 +69,7 @@ fn serve(config: &Config) -> Result<(), (String, u8)> {
                 _ = int.recv() => {}
             }
         };
-        server::run(listener, limits, stop).await.map_err(|e| (format!("cannot serve: {e}"), 1))
+        server::run(listener, limits, site, stop).await.map_err(|e| (format!("cannot serve: {e}"), 1))
     });
     // Kept-alive connections never end by themselves: stop waiting for them.
     runtime.shutdown_timeout(SHUTDOWN_GRACE);

@@ -5,6 +5,10 @@
 //!   of the request's CGI variables;
 //! - a path ending in `crest-bytes`: crest-bytes' body for `?size=N`
 //!   (`Status: 400` for a bad size);
+//! - a path ending in `/specweb99/dynamic`: SPECweb99's dynamic set (GET,
+//!   custom-ad GET, POST, Reset, Fetch) over `--specweb99-dir` and the
+//!   request's `DOCUMENT_ROOT`, as the CGI program crest-specweb99 answers it
+//!   (`Status: 404` naming the flag when it was not given);
 //! - anything else: `Status: 404`.
 //!
 //! The pages come from crates/dynamic, the code the CGI programs run, so a
@@ -14,9 +18,15 @@
 
 use std::borrow::Cow;
 
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use crest_dynamic::bytes::{self, Stream};
 use crest_dynamic::env_page::{self, PAGE_BYTES};
+use crest_dynamic::specweb99_answer::{self, Response as Answer, MAX_POST_BYTES};
+use crest_dynamic::specweb99_state::State;
 
+use crate::connection::Request;
 use crate::params::Params;
 use crate::record::{self, MAX_ALIGNED_CONTENT_LEN};
 
@@ -31,6 +41,16 @@ pub const NOT_FOUND: &str = "Status: 404 Not Found\r\nContent-Type: text/plain\r
                              Content-Length: 81\r\n\r\n\
                              not found: crest-fcgi answers .../crest-env, /dyn/env and .../crest-bytes?size=N\n";
 
+/// The path suffix of SPECweb99's dynamic set.
+pub const SPECWEB99_PATH: &[u8] = b"/specweb99/dynamic";
+
+/// What the answers need beyond one request.
+#[derive(Debug, Default)]
+pub struct Site {
+    /// SPECweb99's specweb99 directory (`--specweb99-dir`), if given.
+    pub specweb99: Option<State>,
+}
+
 /// Bytes of random body per record: the largest content length that needs
 /// no padding, a multiple of 8 as [`Stream::fill`] wants.
 const RANDOM_BLOCK: usize = MAX_ALIGNED_CONTENT_LEN;
@@ -40,6 +60,7 @@ const RANDOM_BLOCK: usize = MAX_ALIGNED_CONTENT_LEN;
 pub enum Program {
     Env,
     Bytes,
+    Specweb99,
 }
 
 /// One response, written out in parts by [`Reply::write_next`].
@@ -63,11 +84,22 @@ impl std::fmt::Debug for Random {
 }
 
 impl Reply {
-    /// The response to a request with these params.
+    /// The response to a request with these params and no body, on a site
+    /// without SPECweb99.
     pub fn new(params: &Params) -> Reply {
+        Reply::answer(&Request { id: 0, params: params.clone(), stdin: Vec::new(), stdin_len: 0 }, &Site::default())
+    }
+
+    /// The response to `request` on `site`.
+    pub fn answer(request: &Request, site: &Site) -> Reply {
+        let params = &request.params;
         match program(params) {
             Some(Program::Env) => env(params),
             Some(Program::Bytes) => random_bytes(&query(params)),
+            Some(Program::Specweb99) => {
+                let answer = specweb99(request, site);
+                Reply { head: Cow::Owned(answer.to_cgi()), random: None }
+            }
             None => Reply { head: Cow::Borrowed(NOT_FOUND.as_bytes()), random: None },
         }
     }
@@ -112,6 +144,7 @@ pub fn program(params: &Params) -> Option<Program> {
             b"crest-env" => Some(Program::Env),
             b"crest-bytes" => Some(Program::Bytes),
             _ if path == INPROC_PATH => Some(Program::Env),
+            _ if path.ends_with(SPECWEB99_PATH) => Some(Program::Specweb99),
             _ => None,
         }
     })
@@ -139,6 +172,51 @@ fn env(params: &Params) -> Reply {
     head.extend_from_slice(env_page::HEADER.as_bytes());
     head.extend_from_slice(&page);
     Reply { head: Cow::Owned(head), random: None }
+}
+
+/// SPECweb99's answer, from the params as the CGI program reads its environment.
+fn specweb99(request: &Request, site: &Site) -> Answer {
+    let Some(state) = &site.specweb99 else {
+        return Answer::text(404, "SPECweb99's dynamic set is off: start crest-fcgi with --specweb99-dir DIR");
+    };
+    if request.stdin_len > MAX_POST_BYTES as u64 {
+        return Answer::text(413, &format!("a SPECweb99 POST body is at most {MAX_POST_BYTES} bytes"));
+    }
+    let params = &request.params;
+    let var = |name| String::from_utf8_lossy(params.get(name).unwrap_or_default()).into_owned();
+    let docroot = var("DOCUMENT_ROOT");
+    if docroot.is_empty() {
+        return Answer::text(500, "crest-fcgi: the server sent no DOCUMENT_ROOT");
+    }
+    let query = String::from_utf8_lossy(&query(params)).into_owned();
+    let cookie = params.get("HTTP_COOKIE").map(|c| String::from_utf8_lossy(c).into_owned());
+    let (method, software, addr) = (var("REQUEST_METHOD"), var("SERVER_SOFTWARE"), var("REMOTE_ADDR"));
+    let script = script_name(params);
+    let req = specweb99_answer::Request {
+        method: &method,
+        query: &query,
+        cookie: cookie.as_deref(),
+        body: &request.stdin,
+        docroot: Path::new(&docroot),
+        server_software: &software,
+        remote_addr: &addr,
+        script_name: &script,
+    };
+    let now =
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    specweb99_answer::answer(state, &req, now, std::process::id())
+}
+
+/// `SCRIPT_NAME`, or when a server sends it empty (Caddy, H2O put the path
+/// in `PATH_INFO`) the path that routed the request here.
+fn script_name(params: &Params) -> String {
+    let path = ["SCRIPT_NAME", "DOCUMENT_URI", "REQUEST_URI"]
+        .into_iter()
+        .filter_map(|name| params.get(name))
+        .map(|value| value.split(|&b| b == b'?').next().unwrap_or_default())
+        .find(|path| !path.is_empty())
+        .unwrap_or_default();
+    String::from_utf8_lossy(path).into_owned()
 }
 
 fn random_bytes(query: &[u8]) -> Reply {
@@ -179,7 +257,20 @@ mod tests {
         assert_eq!(route(&[("SCRIPT_NAME", "/fcgi/not-crest-env")]), None);
         assert_eq!(route(&[("SCRIPT_NAME", "/crest-env/x")]), None);
         assert_eq!(route(&[("REQUEST_URI", "/dyn/env/")]), None);
+        assert_eq!(route(&[("SCRIPT_NAME", "/specweb99/dynamic")]), Some(Program::Specweb99));
+        assert_eq!(
+            route(&[("REQUEST_URI", "/x/specweb99/dynamic?/file_set/dir00000/class0_0")]),
+            Some(Program::Specweb99)
+        );
+        assert_eq!(route(&[("SCRIPT_NAME", "/specweb99/dynamic/x")]), None);
         assert_eq!(route(&[]), None);
+    }
+
+    #[test]
+    fn an_empty_script_name_falls_back_to_the_routed_path() {
+        let p = params(&[("SCRIPT_NAME", ""), ("REQUEST_URI", "/specweb99/dynamic?/file_set/x")]);
+        assert_eq!(script_name(&p), "/specweb99/dynamic");
+        assert_eq!(script_name(&params(&[("SCRIPT_NAME", "/s")])), "/s");
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 use std::future::Future;
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
@@ -20,7 +21,7 @@ use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use crate::connection::{Connection, Limits, Progress};
 use crate::error::ProtocolError;
 use crate::listen::{Listener, SocketFile};
-use crate::reply::Reply;
+use crate::reply::{Reply, Site};
 
 /// Bytes asked of the kernel per read: a whole request from nginx (params
 /// and the empty stdin record) is usually under 1 KiB.
@@ -36,7 +37,12 @@ const KEEP_OUT_BYTES: usize = 8 * 1024;
 
 /// Serves connections from `listener` until `shutdown` completes. Must run
 /// inside a tokio runtime with I/O and time enabled.
-pub async fn run(listener: Listener, limits: Limits, shutdown: impl Future<Output = ()>) -> io::Result<()> {
+pub async fn run(
+    listener: Listener,
+    limits: Limits,
+    site: Arc<Site>,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
     // The socket file goes when this returns, not before.
     let (listener, _socket_file) = Accept::new(listener)?;
     tokio::pin!(shutdown);
@@ -47,7 +53,7 @@ pub async fn run(listener: Listener, limits: Limits, shutdown: impl Future<Outpu
         };
         match accepted {
             Ok(stream) => {
-                tokio::spawn(serve(stream, limits));
+                tokio::spawn(serve(stream, limits, site.clone()));
             }
             Err(e) if is_out_of_resources(&e) => {
                 eprintln!("crest-fcgi: cannot accept a connection ({e}); retrying");
@@ -167,8 +173,8 @@ impl From<io::Error> for Failure {
     }
 }
 
-async fn serve(mut stream: Stream, limits: Limits) {
-    match converse(&mut stream, limits).await {
+async fn serve(mut stream: Stream, limits: Limits, site: Arc<Site>) {
+    match converse(&mut stream, limits, &site).await {
         Ok(()) => {}
         Err(Failure::Protocol(e)) => eprintln!("crest-fcgi: closing a connection: {e}"),
         // The server closing or resetting its end is how connections end
@@ -184,7 +190,7 @@ async fn serve(mut stream: Stream, limits: Limits) {
 
 /// One connection from accept to close: read records, answer requests,
 /// until the server closes or a request without `FCGI_KEEP_CONN` is done.
-async fn converse(stream: &mut Stream, limits: Limits) -> Result<(), Failure> {
+async fn converse(stream: &mut Stream, limits: Limits, site: &Site) -> Result<(), Failure> {
     let mut conn = Connection::new(limits);
     let mut input = Vec::new();
     let mut out = Vec::new();
@@ -209,7 +215,7 @@ async fn converse(stream: &mut Stream, limits: Limits) -> Result<(), Failure> {
                 }
             }
             Progress::Ready(request) => {
-                let mut reply = Reply::new(&request.params);
+                let mut reply = Reply::answer(&request, site);
                 while reply.write_next(request.id, &mut out) {
                     stream.write_all(&out).await?;
                     out.clear();

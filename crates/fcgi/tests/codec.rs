@@ -173,9 +173,22 @@ fn padding_in_input_is_skipped() {
         bytes.extend(record(STDIN, 1, &[], padding));
         let outcome = drive_whole(&bytes);
         assert_eq!(outcome.requests.len(), 1, "padding {padding}");
+        assert_eq!((outcome.requests[0].stdin.as_slice(), outcome.requests[0].stdin_len), (&b"body"[..], 4));
         assert!(outcome.closed);
         assert_eq!(answers(&outcome.out).len(), 1);
     }
+}
+
+#[test]
+fn the_start_of_a_body_is_kept_and_its_whole_length_counted() {
+    let body: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+    let mut bytes = begin(1, RESPONDER, 0);
+    bytes.extend(stream(PARAMS, 1, &pair(b"SCRIPT_NAME", b"/specweb99/dynamic"), 100));
+    bytes.extend(stream(STDIN, 1, &body, 999));
+    let outcome = drive_whole(&bytes);
+    let request = &outcome.requests[0];
+    assert_eq!(request.stdin, body[..crest_fcgi::connection::MAX_STDIN_KEPT]);
+    assert_eq!(request.stdin_len, 10_000);
 }
 
 /// A conversation that exercises every path: management records, a kept

@@ -29,9 +29,16 @@ impl Responder {
     /// crest-fcgi on a fresh unix socket with one runtime thread (the
     /// hardest case for concurrency), ready to accept.
     fn start() -> Responder {
+        Responder::start_with(&[])
+    }
+
+    /// As [`Responder::start`], with `extra` arguments.
+    fn start_with(extra: &[&str]) -> Responder {
         let dir = tempfile::tempdir().expect("temp dir");
         let socket = dir.path().join("fcgi.sock");
-        let child = spawn(&["--socket", path_str(&socket), "--threads", "1"], Stdio::null());
+        let mut args = vec!["--socket", path_str(&socket), "--threads", "1"];
+        args.extend_from_slice(extra);
+        let child = spawn(&args, Stdio::null());
         let responder = Responder { child, socket, _dir: dir };
         wait_until(|| UnixStream::connect(&responder.socket).is_ok());
         responder
@@ -390,4 +397,146 @@ fn no_listener_is_a_one_line_error() {
     let out = spawn(&[], Stdio::null()).wait_with_output().expect("run");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("fd 0 is not a listening socket"), "{err}");
+}
+
+/// SPECweb99's dynamic set through FastCGI: a docroot with two files in the
+/// kit's format, the state in its own directory, requests as nginx sends them.
+mod specweb99 {
+    use super::*;
+
+    const TAG: &str = "<!WEB99CAD><IMG SRC=\"/file_set/dir00000/class0_0\"><!/WEB99CAD>";
+
+    fn write_file(docroot: &Path, name: &str, class: u32, size: usize) -> Vec<u8> {
+        let mut body = format!("{size:9} {name}\n").into_bytes();
+        while body.len() < size {
+            if (class == 1 || class == 2) && body.len() + TAG.len() < size {
+                body.extend_from_slice(TAG.as_bytes());
+            }
+            body.extend_from_slice(b"\nfiller\n");
+        }
+        body.truncate(size);
+        let path = docroot.join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, &body).expect("write");
+        body
+    }
+
+    fn params<'a>(
+        method: &'a str,
+        query: &'a str,
+        docroot: &'a str,
+        cookie: Option<&'a str>,
+    ) -> Vec<(&'a str, &'a str)> {
+        let mut params = vec![
+            ("GATEWAY_INTERFACE", "CGI/1.1"),
+            ("SERVER_SOFTWARE", "nginx/1.22.1"),
+            ("REQUEST_METHOD", method),
+            ("SCRIPT_NAME", "/specweb99/dynamic"),
+            ("QUERY_STRING", query),
+            ("DOCUMENT_ROOT", docroot),
+            ("REMOTE_ADDR", "127.0.0.1"),
+        ];
+        if let Some(cookie) = cookie {
+            params.push(("HTTP_COOKIE", cookie));
+        }
+        params
+    }
+
+    fn envelope(query: &str, content: &[u8]) -> Vec<u8> {
+        let mut page = format!(
+            "<html>\n<head><title>SPECweb99 Dynamic GET & POST Test</title></head>\n<body>\n\
+             <p>SERVER_SOFTWARE = nginx/1.22.1\n<p>REMOTE_ADDR = 127.0.0.1\n\
+             <p>SCRIPT_NAME = /specweb99/dynamic\n<p>QUERY_STRING = {query}\n<pre>\n"
+        )
+        .into_bytes();
+        page.extend_from_slice(content);
+        page.extend_from_slice(b"\n</pre>\n</body></html>\n");
+        page
+    }
+
+    #[test]
+    fn get_custom_ad_get_post_and_fetch() {
+        let docroot = tempfile::tempdir().expect("docroot");
+        let state = tempfile::tempdir().expect("state");
+        let root = path_str(docroot.path());
+        let plain = write_file(docroot.path(), "file_set/dir00000/class0_1", 0, 102);
+        let ads = write_file(docroot.path(), "file_set/dir00004/class1_3", 1, 1500);
+        let responder = Responder::start_with(&["--specweb99-dir", path_str(state.path())]);
+        let mut conn = responder.connect();
+        let mut id = 0u16;
+        // Each request on the kept connection, its body as STDIN records of at most 7 bytes.
+        let mut ask = |params: &[(&str, &str)], stdin: &[u8]| {
+            id += 1;
+            let mut bytes = begin(id, RESPONDER, KEEP_CONN);
+            bytes.extend(stream(PARAMS, id, &pairs(params), 65535));
+            bytes.extend(stream(STDIN, id, stdin, 7));
+            conn.write_all(&bytes).expect("send");
+            let answer = read_answer(&mut conn, id);
+            assert_eq!(answer.end, Some((0, REQUEST_COMPLETE)));
+            let (head, body) = answer.head_and_body();
+            (head, body.to_vec())
+        };
+
+        let query = "/file_set/dir00000/class0_1";
+        let (head, body) = ask(&params("GET", query, root, None), b"");
+        let page = envelope(query, &plain);
+        assert_eq!(head, format!("Status: 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}", page.len()));
+        assert_eq!(body, page);
+
+        let reset = "command/Reset&maxload=100&pttime=100&maxthread=100&exp=1,100&urlroot=/file_set/";
+        let (head, _) = ask(&params("GET", reset, root, None), b"");
+        assert!(head.starts_with("Status: 200 OK\r\n"), "{head}");
+
+        // User 1 from last_ad 20: ad 28 (dir00000/class3_1), weight 18, not expired.
+        let query = "/file_set/dir00004/class1_3";
+        let cookie = "my_cookie=user_id=10001&last_ad=20";
+        let (head, body) = ask(&params("GET", query, root, Some(cookie)), b"");
+        assert!(head.contains("\r\nSet-Cookie: found_cookie=Ad_id=28&Ad_weight=18&Expired=0\r\n"), "{head}");
+        let text = String::from_utf8(ads.clone()).expect("ASCII");
+        assert!(text.matches(TAG).count() > 10);
+        let substituted = text.replace(TAG, "<!WEB99CAD><IMG SRC=\"/file_set/dir00000/class3_1\"><!/WEB99CAD>");
+        assert_eq!(body, envelope(query, substituted.as_bytes()));
+
+        // POST: the form arrives as FCGI_STDIN, split over records.
+        let form = b"class=1&client=2&dir=00004&num=3&urlroot=/file_set/";
+        let mut post = params("POST", "", root, Some(cookie));
+        post.push(("CONTENT_LENGTH", "52"));
+        let (head, body) = ask(&post, form);
+        assert!(head.contains("\r\nSet-Cookie: my_cookie=10001\r\n"), "{head}");
+        assert_eq!(body, envelope("", &ads));
+        let log = std::fs::read(state.path().join("post.log")).expect("the POST log");
+        assert_eq!(log.len(), 11 + 139);
+        assert_eq!(&log[..11], b"         1\n");
+        let fields: Vec<&str> = std::str::from_utf8(&log[11..]).expect("ASCII").split_whitespace().collect();
+        assert_eq!(fields[0], "1");
+        assert_eq!(&fields[3..], ["4", "1", "3", "2", "/file_set/dir00004/class1_3", fields[2], "10001"]);
+
+        let (_, body) = ask(&params("GET", "command/Fetch", root, None), b"");
+        assert_eq!(body, envelope("command/Fetch", &log));
+
+        // Bad query, missing file, bad form, oversized body.
+        let (head, _) = ask(&params("GET", "command/Nope", root, None), b"");
+        assert!(head.starts_with("Status: 400 Bad Request\r\n"), "{head}");
+        let (head, _) = ask(&params("GET", "/file_set/dir00009/class0_1", root, None), b"");
+        assert!(head.starts_with("Status: 404 Not Found\r\n"), "{head}");
+        let (head, _) = ask(&post, b"class=1&client=2");
+        assert!(head.starts_with("Status: 400 Bad Request\r\n"), "{head}");
+        let (head, _) = ask(&post, &[b'x'; 10_000]);
+        assert!(head.starts_with("Status: 413 Payload Too Large\r\n"), "{head}");
+        assert_eq!(std::fs::read(state.path().join("post.log")).expect("log"), log);
+        let (status, _, err) = responder.stop();
+        assert!(status.success(), "{status:?}: {err}");
+    }
+
+    #[test]
+    fn without_the_flag_the_route_is_a_404_naming_it() {
+        let responder = Responder::start();
+        let mut conn = responder.connect();
+        conn.write_all(&request(1, false, &params("GET", "/file_set/dir00000/class0_0", "/", None), b""))
+            .expect("send");
+        let answer = read_answer(&mut conn, 1);
+        let (head, body) = answer.head_and_body();
+        assert!(head.starts_with("Status: 404 Not Found\r\n"), "{head}");
+        assert!(String::from_utf8_lossy(body).contains("--specweb99-dir"));
+    }
 }

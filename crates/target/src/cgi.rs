@@ -137,6 +137,8 @@ impl Cgi {
         set("SCRIPT_FILENAME", &self.dir.join(&target.name).to_string_lossy());
         set("REMOTE_ADDR", &conn.peer.ip().to_string());
         set("REMOTE_PORT", &conn.peer.port().to_string());
+        // crest-specweb99 finds its files there, as under Apache or nginx.
+        set("DOCUMENT_ROOT", &self.docroot.to_string_lossy());
         // php-cgi and friends refuse to run without it.
         set("REDIRECT_STATUS", "200");
         if !target.path_info.is_empty() {

@@ -38,6 +38,10 @@ pub struct ServeConfig {
     pub tls_dir: Option<PathBuf>,
     /// If set, one Common Log Format line per request is appended there.
     pub access_log: Option<PathBuf>,
+    /// If set, `/specweb99/dynamic` answers SPECweb99's dynamic set and keeps
+    /// its tables and POST log here (made if missing); never the docroot,
+    /// which may be a shared, read-only fileset. None: that route is a 404.
+    pub specweb99_dir: Option<PathBuf>,
 }
 
 impl Default for ServeConfig {
@@ -53,6 +57,7 @@ impl Default for ServeConfig {
             memory_cache_max_file_bytes: 256 * 1024,
             tls_dir: None,
             access_log: None,
+            specweb99_dir: None,
         }
     }
 }
@@ -63,6 +68,7 @@ pub(crate) struct Resolved {
     pub docroot: PathBuf,
     pub cgi_dir: PathBuf,
     pub threads: usize,
+    pub specweb99_dir: Option<PathBuf>,
 }
 
 impl ServeConfig {
@@ -97,7 +103,15 @@ impl ServeConfig {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
-        Ok(Resolved { docroot, cgi_dir, threads })
+        let specweb99_dir = match &self.specweb99_dir {
+            Some(dir) => Some(
+                std::fs::create_dir_all(dir)
+                    .and_then(|()| dir.canonicalize())
+                    .map_err(|e| ServeError::Specweb99Dir { path: dir.clone(), source: e })?,
+            ),
+            None => None,
+        };
+        Ok(Resolved { docroot, cgi_dir, threads, specweb99_dir })
     }
 }
 

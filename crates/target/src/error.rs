@@ -34,6 +34,8 @@ pub enum ServeError {
     TlsDir { path: PathBuf, source: io::Error },
     #[error("cannot open access log {}: {source}; pass a writable file path with --access-log", .path.display())]
     AccessLog { path: PathBuf, source: io::Error },
+    #[error("cannot use specweb99 dir {}: {source}; pass a writable directory with --specweb99-dir", .path.display())]
+    Specweb99Dir { path: PathBuf, source: io::Error },
     #[error("cannot start worker threads: {0}; lower --threads or free system resources")]
     Threads(io::Error),
 }

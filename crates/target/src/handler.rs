@@ -1,10 +1,10 @@
 //! Per-request dispatch: the hyper `Service` for one connection, routing a
-//! normalised path to the dynamic page, CGI or static files, and the access
-//! log hook.
+//! normalised path to the dynamic page, SPECweb99's dynamic set, CGI or
+//! static files, and the access log hook.
 //!
-//! Static files and `/dyn/env` are answered synchronously inside `call`, so
-//! the hot path allocates no future and clones no `Arc`; only CGI gets a
-//! boxed future. Must not do socket work (see `listener.rs`).
+//! Static files, `/dyn/env` and SPECweb99's GETs are answered synchronously
+//! inside `call`, so the hot path allocates no future and clones no `Arc`;
+//! only CGI and SPECweb99's POST (whose body must be read) get a boxed future. Must not do socket work (see `listener.rs`).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -22,6 +22,7 @@ use crate::conn_info::ConnInfo;
 use crate::dynamic;
 use crate::path;
 use crate::responses::{self, Resp};
+use crate::specweb99::{self, Specweb99};
 use crate::static_files::StaticFiles;
 
 const TEXT_HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
@@ -32,6 +33,7 @@ const _: () = assert!(dynamic::PAGE_BYTES == 1024);
 pub(crate) struct Site {
     pub files: StaticFiles,
     pub cgi: Cgi,
+    pub specweb99: Specweb99,
     pub log: Option<AccessLog>,
 }
 
@@ -95,6 +97,13 @@ impl Handler {
         };
         if path == dynamic::SCRIPT_NAME {
             return now(self.dynamic(&req));
+        }
+        if path == specweb99::SCRIPT_NAME {
+            if !self.site.specweb99.wants_body(&req) {
+                return now(self.site.specweb99.answer_now(&req, &self.conn));
+            }
+            let (site, conn) = (self.site.clone(), self.conn);
+            return Reply::Later(Box::pin(async move { site.specweb99.answer_post(req, conn).await }));
         }
         if cgi::is_cgi_path(&path) {
             let Some(target) = cgi::target(&path) else {

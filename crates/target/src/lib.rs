@@ -1,8 +1,9 @@
 //! crest-target: the built-in target server ("system under test") for crest.
 //!
 //! It serves static files from a docroot (small files from an in-memory cache,
-//! large ones from mmap), an in-process dynamic page at `/dyn/env`, real CGI/1.1
-//! programs under `/cgi-bin/`, over plain HTTP/1.x and/or TLS.
+//! large ones from mmap), an in-process dynamic page at `/dyn/env`, SPECweb99's
+//! dynamic set at `/specweb99/dynamic`, real CGI/1.1 programs under `/cgi-bin/`,
+//! over plain HTTP/1.x and/or TLS.
 //!
 //! Threading model: `threads` OS threads, each running its own current-thread
 //! tokio runtime and accepting from a shared listening socket (nginx's
@@ -27,6 +28,7 @@ mod mime;
 mod path;
 mod responses;
 mod server;
+mod specweb99;
 mod static_files;
 mod tls;
 

@@ -17,6 +17,7 @@ use crate::config::ServeConfig;
 use crate::error::ServeError;
 use crate::handler::Site;
 use crate::listener::{self, Endpoint};
+use crate::specweb99::Specweb99;
 use crate::static_files::StaticFiles;
 use crate::tls;
 
@@ -52,6 +53,7 @@ impl Server {
         };
         let site = Arc::new(Site {
             files: StaticFiles::new(resolved.docroot.clone(), config.memory_cache_max_file_bytes),
+            specweb99: Specweb99::new(resolved.specweb99_dir, resolved.docroot.clone()),
             cgi: Cgi::new(resolved.cgi_dir, resolved.docroot),
             log,
         });

@@ -5,6 +5,8 @@
 mod cgi;
 #[path = "serve.rs"]
 mod serve;
+#[path = "specweb99.rs"]
+mod specweb99;
 #[path = "tls.rs"]
 mod tls;
 

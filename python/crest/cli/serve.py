@@ -53,6 +53,16 @@ def serve_command(
             "--access-log", metavar="FILE", help="Append one line per request to this file.", show_default=False
         ),
     ] = None,
+    specweb99_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--specweb99-dir",
+            metavar="DIR",
+            help="Answer SPECweb99's dynamic set at /specweb99/dynamic, keeping its tables and POST log "
+            "(post.log) here; made if missing.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> int:
     """Serve a docroot with the built-in target until Ctrl-C or SIGTERM."""
     spec = ServeSpec(
@@ -64,6 +74,7 @@ def serve_command(
         threads=threads,
         cgi_dir=cgi_dir,
         access_log=access_log,
+        specweb99_dir=specweb99_dir,
     )
     server = BuiltinServer(spec)  # validates: ConfigError before anything is bound
     if not spec.is_loopback:

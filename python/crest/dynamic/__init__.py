@@ -11,7 +11,16 @@ from pathlib import Path
 
 from crest.errors import ConfigError
 
-__all__ = ["CGI_BYTES", "CGI_ENV", "FCGI_RESPONDER", "PROGRAMS", "install_cgi", "program_path", "responder_path"]
+__all__ = [
+    "CGI_BYTES",
+    "CGI_ENV",
+    "CGI_SPECWEB99",
+    "FCGI_RESPONDER",
+    "PROGRAMS",
+    "install_cgi",
+    "program_path",
+    "responder_path",
+]
 
 CGI_ENV = "crest-env"
 """WebBench-style CGI: the request's CGI environment as an HTML page of exactly 1024 bytes."""
@@ -19,7 +28,13 @@ CGI_ENV = "crest-env"
 CGI_BYTES = "crest-bytes"
 """WebStone-style CGI: `?size=N` (default 10240, at most 10^8) pseudo-random bytes, a function of N."""
 
-PROGRAMS = (CGI_ENV, CGI_BYTES)
+CGI_SPECWEB99 = "crest-specweb99"
+"""SPECweb99's dynamic set as CGI (GET, custom-ad GET, POST, command/Reset, command/Fetch).
+
+Its tables and POST log live in `../specweb99` from the directory it is installed in (a site's
+`<root>/specweb99`, see crest.servers.site); the files it names are read under DOCUMENT_ROOT."""
+
+PROGRAMS = (CGI_ENV, CGI_BYTES, CGI_SPECWEB99)
 
 FCGI_RESPONDER = "crest-fcgi"
 """crest's FastCGI responder: crest-env's page at .../crest-env and /dyn/env, crest-bytes' at .../crest-bytes.

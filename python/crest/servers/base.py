@@ -126,7 +126,8 @@ class Adapter(ABC):
 
             threads = str(max(1, settings.workers))
             helpers.append(Helper("crest-fcgi", (str(responder_path()), "--socket", str(site.fcgi_socket),
-                                                 "--threads", threads), site.fcgi_socket))  # fmt: skip
+                                                 "--threads", threads, "--specweb99-dir", str(site.specweb99_dir)),
+                                  site.fcgi_socket))  # fmt: skip
         if self.cgi_through_fcgiwrap and wants_cgi(settings):
             children = int_option(settings, "fcgiwrap_children", max(8, 4 * settings.workers))
             helpers.append(fcgiwrap_helper(site, children))

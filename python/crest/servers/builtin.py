@@ -29,6 +29,8 @@ class ServeSpec:
     threads: int = 0
     cgi_dir: Path | None = None  # None: the target's default, docroot/cgi-bin
     access_log: Path | None = None
+    # SPECweb99's tables and POST log; None: /specweb99/dynamic answers 404.
+    specweb99_dir: Path | None = None
 
     def validate(self) -> None:
         """Check the settings before anything is bound.
@@ -75,7 +77,7 @@ class ServeSpec:
 
     def to_config(self) -> dict[str, Any]:
         """The ServeConfig dict the engine takes."""
-        return {
+        config: dict[str, Any] = {
             "docroot": str(self.docroot.resolve()),
             "host": _host_ip(self.host),
             "port": self.port,
@@ -85,6 +87,10 @@ class ServeSpec:
             "cgi_dir": str(self._cgi_dir()) if self._cgi_dir() else None,
             "access_log": str(self.access_log.resolve()) if self.access_log else None,
         }
+        # Only when asked, so an engine built before the option still takes the rest.
+        if self.specweb99_dir is not None:
+            config["specweb99_dir"] = str(self.specweb99_dir.resolve())
+        return config
 
 
 def _host_ip(host: str) -> str:

@@ -37,7 +37,8 @@ class BuiltinAdapter(Adapter):
 
     def command(self, site: Site, settings: ServerSettings) -> list[str]:
         argv = [sys.executable, "-m", "crest", "serve", "--docroot", str(site.docroot), "--host", site.host,
-                "--port", str(site.port), "--threads", str(settings.workers), "--cgi-dir", str(site.cgi_bin)]  # fmt: skip
+                "--port", str(site.port), "--threads", str(settings.workers), "--cgi-dir", str(site.cgi_bin),
+                "--specweb99-dir", str(site.specweb99_dir)]  # fmt: skip
         if site.tls_port:
             argv += ["--tls-port", str(site.tls_port)]
         if settings.access_log:

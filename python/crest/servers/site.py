@@ -1,4 +1,4 @@
-"""A target's private run directory: its ports, TLS key and certificate, cgi-bin, sockets and logs.
+"""A target's private run directory: its ports, TLS key and certificate, cgi-bin, sockets, logs and SPECweb99 state.
 
 Owns laying out and removing that directory; never writes a server's own
 configuration (adapters do) and never starts servers.
@@ -21,6 +21,8 @@ from crest.errors import ConfigError
 
 # The account servers switch to when crest runs as root (Debian's packages use it).
 UNPRIVILEGED_USER = "www-data"
+# The site's directories the server's account writes into.
+_GROUP_WRITABLE = ("run", "logs", "specweb99")
 
 
 @dataclass
@@ -51,6 +53,13 @@ class Site:
     @property
     def cgi_bin(self) -> Path:
         return self.root / "cgi-bin"
+
+    @property
+    def specweb99_dir(self) -> Path:
+        """SPECweb99's dynamic state (User.Personality, Custom.Ads, post.log), written by the server's
+        workers, crest-fcgi and the CGI program crest-specweb99 (which finds it as ../specweb99 from
+        cgi-bin); never the docroot, which is a shared fileset that may be read-only to the server."""
+        return self.root / "specweb99"
 
     @property
     def cert(self) -> Path:
@@ -88,7 +97,7 @@ def create_site(docroot: Path, *, tls: bool, base: Path | None = None, host: str
     root = Path(tempfile.mkdtemp(prefix="crest-target-", dir=base))
     user, group = _server_account()
     try:
-        for sub in ("conf", "logs", "run", "tls"):
+        for sub in ("conf", "logs", "run", "tls", "specweb99"):
             (root / sub).mkdir()
         install_cgi(root / "cgi-bin")
         site = Site(root=root, docroot=docroot.resolve(), port=free_port(host),
@@ -149,7 +158,8 @@ def _server_account() -> tuple[str | None, str | None]:
 
 
 def _share_with(root: Path, group: str | None) -> None:
-    """Private to crest, readable by the server's group: dirs 0750, sockets' dir writable by the group."""
+    """Private to crest, readable by the server's group: dirs 0750; the dirs the server writes (sockets,
+    logs, SPECweb99's state) writable by the group."""
     gid = grp.getgrnam(group).gr_gid if group else -1
     for path in [root, *root.rglob("*")]:
         if path == root / "tls" / "key.pem":
@@ -157,4 +167,4 @@ def _share_with(root: Path, group: str | None) -> None:
         if gid >= 0:
             os.chown(path, -1, gid, follow_symlinks=False)
         if path.is_dir():
-            path.chmod(0o770 if path.name in ("run", "logs") else 0o750)
+            path.chmod(0o770 if path.name in _GROUP_WRITABLE else 0o750)
