@@ -44,7 +44,9 @@ class ApacheAdapter(Adapter):
     """What the three MPMs share; subclasses name the MPM and size it."""
 
     package = "apache2"
-    kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "fastcgi", "inproc"})
+    kinds: ClassVar[frozenset[str]] = frozenset(
+        {"cgi", "webstone-cgi", "fastcgi", "inproc", "specweb99", "specweb99-get"}
+    )
     mpm: ClassVar[str]
 
     def binary(self) -> Path | None:

@@ -31,7 +31,10 @@ from crest.servers.process import LOG_TAIL_LINES, Processes, wait_until
 from crest.servers.site import Site, create_site, remove_site
 
 # Request kinds a workload may need beyond static files (see crest.suite's RequestKind).
-DYNAMIC_KINDS = ("cgi", "webstone-cgi", "fastcgi", "inproc")
+DYNAMIC_KINDS = ("cgi", "webstone-cgi", "fastcgi", "inproc", "specweb99", "specweb99-get")
+# SPECweb99's dynamic set: /specweb99/dynamic (crest's FastCGI responder on real servers) and the CGI program.
+_FASTCGI_KINDS = frozenset({"fastcgi", "inproc", "specweb99", "specweb99-get"})
+_CGI_KINDS = frozenset({"cgi", "webstone-cgi", "specweb99"})
 # How long a server may take to answer after it was started.
 READY_TIMEOUT_S = 20.0
 # What a --server-opt value may contain: it is pasted into a config file, so nothing that
@@ -121,7 +124,7 @@ class Adapter(ABC):
         in-process kind, which real servers serve through it) is asked for, and fcgiwrap for CGI
         on servers that run CGI only through FastCGI (`cgi_through_fcgiwrap`)."""
         helpers = []
-        if settings.kinds & {"fastcgi", "inproc"}:
+        if wants_fastcgi(settings):
             from crest.dynamic import responder_path  # only then: it raises when crest-fcgi is not built
 
             threads = str(max(1, settings.workers))
@@ -255,12 +258,12 @@ def int_option(settings: ServerSettings, key: str, default: int, *, minimum: int
 
 
 def wants_cgi(settings: ServerSettings) -> bool:
-    return bool(settings.kinds & {"cgi", "webstone-cgi"})
+    return bool(settings.kinds & _CGI_KINDS)
 
 
 def wants_fastcgi(settings: ServerSettings) -> bool:
     """FastCGI and the in-process kind, which real servers serve through crest's FastCGI responder."""
-    return bool(settings.kinds & {"fastcgi", "inproc"})
+    return bool(settings.kinds & _FASTCGI_KINDS)
 
 
 def fcgiwrap_helper(site: Site, children: int) -> Helper:

@@ -19,7 +19,7 @@ class BuiltinAdapter(Adapter):
     name = "builtin"
     title = "crest built-in target"
     package = ""
-    kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "inproc"})
+    kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "inproc", "specweb99", "specweb99-get"})
     alternatives = {
         "fastcgi": "the built-in target has no FastCGI; its in-process page (kind inproc) is the equivalent"
     }

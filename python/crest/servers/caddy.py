@@ -33,7 +33,9 @@ class CaddyAdapter(Adapter):
     name = "caddy"
     title = "Caddy"
     package = "caddy"
-    kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "fastcgi", "inproc"})
+    kinds: ClassVar[frozenset[str]] = frozenset(
+        {"cgi", "webstone-cgi", "fastcgi", "inproc", "specweb99", "specweb99-get"}
+    )
     cgi_through_fcgiwrap = True
     options_help = {
         "GOMAXPROCS": "threads running Go code at once (default: --workers)",

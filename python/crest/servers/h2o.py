@@ -37,7 +37,9 @@ class H2oAdapter(Adapter):
     name = "h2o"
     title = "H2O"
     package = "h2o"
-    kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "fastcgi", "inproc"})
+    kinds: ClassVar[frozenset[str]] = frozenset(
+        {"cgi", "webstone-cgi", "fastcgi", "inproc", "specweb99", "specweb99-get"}
+    )
     options_help = {
         "num-threads": "event-loop threads (default: --workers)",
         "max-connections": f"connections served at once (default {MAX_CONNECTIONS})",

@@ -33,7 +33,9 @@ class LighttpdAdapter(Adapter):
     name = "lighttpd"
     title = "lighttpd"
     package = "lighttpd"
-    kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "fastcgi", "inproc"})
+    kinds: ClassVar[frozenset[str]] = frozenset(
+        {"cgi", "webstone-cgi", "fastcgi", "inproc", "specweb99", "specweb99-get"}
+    )
     # lighttpd buffers its access log and writes it every 4 s (or 8 KiB).
     access_log_flush_s = 4.5
     options_help = {

@@ -37,7 +37,9 @@ class NginxAdapter(Adapter):
     name = "nginx"
     title = "nginx"
     package = "nginx-light"
-    kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "fastcgi", "inproc"})
+    kinds: ClassVar[frozenset[str]] = frozenset(
+        {"cgi", "webstone-cgi", "fastcgi", "inproc", "specweb99", "specweb99-get"}
+    )
     cgi_through_fcgiwrap = True
     options_help = {
         "worker_processes": "worker processes (default: --workers, i.e. one per target core; 'auto' = one per core)",
