@@ -91,7 +91,7 @@ def specweb99_command(
     suite = Suite.model_validate(data)
     spec = suite.workload.specweb99
     assert spec is not None
-    request = RunRequest(suite=suite, target=target, server=server, cpus=cpus, profile="full", store_path=db)
+    request = RunRequest(suite=suite, target=target, server=server, cpus=cpus, profile=profile, store_path=db)
     harness = Harness(
         spec, maxload=count, dirs=specweb99_directories(count), conforming_length=spec.conforming_length()
     )

@@ -41,6 +41,7 @@ from crest.analysis import (
     sweep_configurations,
 )
 from crest.analysis.capacity import capacity_result, is_capacity_run
+from crest.analysis.specweb99 import Iteration, is_specweb99_run, specweb99_result
 from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
 from crest.errors import ConfigError
 from crest.report.narrative import findings
@@ -92,6 +93,11 @@ def build_report(
     searches = [_capacity(d, c.label) for c in configs for d in c.trials if is_capacity_run(d)]
     if searches:  # only capacity searches carry the key
         doc["capacity"] = searches
+    tests = [
+        _specweb99(d, c.label) for c in configs for d in c.trials if is_specweb99_run(d) and not is_capacity_run(d)
+    ]
+    if tests:  # only SPECweb99 tests carry the key
+        doc["specweb99"] = tests
     doc["summary"] = findings(doc)
     cleaned: dict[str, Any] = clean(doc)
     return cleaned
@@ -340,6 +346,40 @@ def _capacity(detail: RunDetail, label: str) -> dict[str, Any]:
              "mean": m.mean, "ci95": list(m.interval) if m.interval else None, "at_failed": m.at_failed}
             for m in r.margins
         ],
+    }  # fmt: skip
+
+
+def _specweb99(detail: RunDetail, label: str) -> dict[str, Any]:
+    """A SPECweb99 test as the kit reports it: the verdict and every rule broken, the iterations, and the
+    median iteration's conformance, per-class and POST-log tables."""
+    r = specweb99_result(detail)
+    median = r.median
+    return {
+        "run_id": detail.id,
+        "label": label,
+        "verdict": r.verdict(),
+        "valid": r.valid,
+        "conforming_length": r.conforming_length,
+        "failures": r.failures,
+        "conforming": median.conforming if median else None,
+        "median": median.index if median else None,
+        "iterations": [_iteration(i) for i in r.iterations],
+    }
+
+
+def _iteration(it: Iteration) -> dict[str, Any]:
+    return {
+        "index": it.index, "requested": it.requested, "valid": it.valid, "invalid": it.invalid,
+        "conforming": it.conforming, "ops_per_s": it.ops_per_s, "ops_per_s_per_connection": it.ops_per_s_per_connection,
+        "msec_per_op": it.msec_per_op, "bit_rate_bps": list(it.bit_rate_bps),
+        "cumulative": [{"limit_bps": limit, "share": share} for limit, share in it.cumulative],
+        "classes": [
+            {"class": c.file_class, "target_share": c.target_share, "share": c.share, "requests": c.requests,
+             "errors": c.errors, "error_rate": c.error_rate, "mean_latency_ms": c.mean_latency_ms,
+             "throughput_bps": c.throughput_bps}
+            for c in it.classes
+        ],
+        "operations": dict(it.operations), "post_log": it.post_log, "failures": list(it.failures),
     }  # fmt: skip
 
 
