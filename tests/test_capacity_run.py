@@ -111,3 +111,26 @@ def test_every_probe_is_a_stored_mix_and_the_report_marks_the_answer(builtin_tar
     doc = build_report([detail])
     (search,) = doc["capacity"]
     assert search["answer"] == 4 and [p["phase"] for p in search["probes"]] == ["grow", "grow", "grow", "confirm"]
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(180)
+def test_the_search_finds_the_capacity_of_a_queue_whose_capacity_is_known(docroot: Path, tmp_path: Path) -> None:
+    # One request at a time, 20 ms each: c connections wait c × 20 ms on average, so mean<90ms holds
+    # up to 4 connections (80 ms) and breaks at 5 (100 ms): the answer is 4, exactly (whole loads).
+    from crest.servers import BuiltinServer, ServeSpec
+
+    db = tmp_path / "lab.db"
+    with BuiltinServer(ServeSpec(docroot=docroot, service_time_s=0.02)) as server:
+        result = run_cli(
+            "capacity", f"{server.url}/1k.html", "--rule", "mean<90ms", "--length", "2s", "--confirm", "1",
+            "--db", str(db), timeout_s=150,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    with Store(db) as store:
+        (summary,) = store.runs()
+        outcome = capacity_result(store.run(summary.id))
+    assert outcome.complete and outcome.answer == 4 and outcome.failed == 5
+    assert [p.load for p in outcome.probes] == [1, 2, 4, 8, 6, 5, 4]
+    (margin,) = outcome.margins
+    assert margin.mean is not None and 75_000 < margin.mean < 90_000 and (margin.at_failed or 0) >= 90_000

@@ -42,6 +42,10 @@ pub struct ServeConfig {
     /// its tables and POST log here (made if missing); never the docroot,
     /// which may be a shared, read-only fileset. None: that route is a 404.
     pub specweb99_dir: Option<PathBuf>,
+    /// Serve every request in this many µs, one at a time in arrival order
+    /// (a single-server queue of known capacity: 1e6 ÷ this req/s), for
+    /// testing capacity searches. 0: off, requests are answered at once.
+    pub service_time_us: u64,
 }
 
 impl Default for ServeConfig {
@@ -58,6 +62,7 @@ impl Default for ServeConfig {
             tls_dir: None,
             access_log: None,
             specweb99_dir: None,
+            service_time_us: 0,
         }
     }
 }

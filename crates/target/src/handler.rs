@@ -22,6 +22,7 @@ use crate::conn_info::ConnInfo;
 use crate::dynamic;
 use crate::path;
 use crate::responses::{self, Resp};
+use crate::service_queue::ServiceQueue;
 use crate::specweb99::{self, Specweb99};
 use crate::static_files::StaticFiles;
 
@@ -35,6 +36,8 @@ pub(crate) struct Site {
     pub cgi: Cgi,
     pub specweb99: Specweb99,
     pub log: Option<AccessLog>,
+    /// A fixed service time per request, one at a time (`ServeConfig::service_time_us`).
+    pub queue: Option<ServiceQueue>,
 }
 
 pub(crate) struct Handler {
@@ -66,6 +69,23 @@ impl Service<Request<Incoming>> for Handler {
     type Future = Reply;
 
     fn call(&self, req: Request<Incoming>) -> Reply {
+        if let Some(queue) = &self.site.queue {
+            let done = queue.admit(std::time::Instant::now());
+            let reply = self.logged(req);
+            return Reply::Later(Box::pin(async move {
+                tokio::time::sleep_until(done.into()).await;
+                match reply.await {
+                    Ok(resp) => resp,
+                    Err(never) => match never {},
+                }
+            }));
+        }
+        self.logged(req)
+    }
+}
+
+impl Handler {
+    fn logged(&self, req: Request<Incoming>) -> Reply {
         if self.site.log.is_none() {
             return self.route(req);
         }
@@ -87,9 +107,7 @@ impl Service<Request<Incoming>> for Handler {
             }
         }
     }
-}
 
-impl Handler {
     fn route(&self, req: Request<Incoming>) -> Reply {
         let path = match path::normalize(req.uri().path()) {
             Ok(path) => path,

@@ -28,6 +28,7 @@ mod mime;
 mod path;
 mod responses;
 mod server;
+mod service_queue;
 mod specweb99;
 mod static_files;
 mod tls;

@@ -17,6 +17,7 @@ use crate::config::ServeConfig;
 use crate::error::ServeError;
 use crate::handler::Site;
 use crate::listener::{self, Endpoint};
+use crate::service_queue::ServiceQueue;
 use crate::specweb99::Specweb99;
 use crate::static_files::StaticFiles;
 use crate::tls;
@@ -56,6 +57,8 @@ impl Server {
             specweb99: Specweb99::new(resolved.specweb99_dir, resolved.docroot.clone()),
             cgi: Cgi::new(resolved.cgi_dir, resolved.docroot),
             log,
+            queue: (config.service_time_us > 0)
+                .then(|| ServiceQueue::new(std::time::Duration::from_micros(config.service_time_us))),
         });
 
         let (shutdown, shutdown_rx) = watch::channel(false);

@@ -14,6 +14,7 @@ import typer
 
 from crest.cli import EXIT_OK
 from crest.servers import BuiltinServer, ServeSpec
+from crest.units import parse_duration
 
 # How often the main thread wakes to let Python run signal handlers.
 _WAKE_INTERVAL_S = 0.5
@@ -63,6 +64,15 @@ def serve_command(
             show_default=False,
         ),
     ] = None,
+    service_time: Annotated[
+        str | None,
+        typer.Option(
+            "--service-time",
+            metavar="DURATION",
+            help="Serve each request in this long, one at a time (a queue of known capacity, 1/DURATION req/s).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> int:
     """Serve a docroot with the built-in target until Ctrl-C or SIGTERM."""
     spec = ServeSpec(
@@ -75,6 +85,7 @@ def serve_command(
         cgi_dir=cgi_dir,
         access_log=access_log,
         specweb99_dir=specweb99_dir,
+        service_time_s=parse_duration(service_time, what="--service-time") if service_time else 0.0,
     )
     server = BuiltinServer(spec)  # validates: ConfigError before anything is bound
     if not spec.is_loopback:

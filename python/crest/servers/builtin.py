@@ -31,6 +31,9 @@ class ServeSpec:
     access_log: Path | None = None
     # SPECweb99's tables and POST log; None: /specweb99/dynamic answers 404.
     specweb99_dir: Path | None = None
+    # Serve every request in this long, one at a time in arrival order: a queue of known capacity
+    # (1 ÷ this req/s) for trying capacity searches. 0: off.
+    service_time_s: float = 0.0
 
     def validate(self) -> None:
         """Check the settings before anything is bound.
@@ -47,6 +50,8 @@ class ServeSpec:
         for name, port in (("port", self.port), ("TLS port", self.tls_port)):
             if port is not None and not 0 <= port <= 65535:
                 raise ConfigError(f"{name} {port} is out of range: use 1-65535, or 0 for a free port")
+        if not 0 <= self.service_time_s <= 10:
+            raise ConfigError(f"service time {self.service_time_s:g} s is out of range: give 0 (off) to 10 s, e.g. 20ms")
         if self.threads < 0:
             raise ConfigError(f"threads ({self.threads}) must be >= 0 (0 = one per CPU)")
         try:
@@ -90,6 +95,8 @@ class ServeSpec:
         # Only when asked, so an engine built before the option still takes the rest.
         if self.specweb99_dir is not None:
             config["specweb99_dir"] = str(self.specweb99_dir.resolve())
+        if self.service_time_s > 0:
+            config["service_time_us"] = round(self.service_time_s * 1e6)
         return config
 
 
