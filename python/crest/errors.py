@@ -17,6 +17,11 @@ class TargetError(CrestError):
     """The target cannot be reached or started (CLI exit code 2)."""
 
 
+class PeerError(CrestError):
+    """The target answered, but not as the benchmark requires: a failed SPECweb99 operational validation,
+    Reset or Fetch (CLI exit code 1: a failure of a peer, not of the input)."""
+
+
 class EngineError(CrestError):
     """The load engine failed or misbehaved at run time (CLI exit code 1)."""
 

@@ -1,7 +1,8 @@
 """The `crest` command: assembles the subcommands and turns every failure into one line and an exit code.
 
 This is where exit codes are decided: 0 done, 1 runtime failure (EngineError,
-MachineError: a full disk, a refused thread or event loop, a worker panic), 2 bad
+MachineError: a full disk, a refused thread or event loop, a worker panic; PeerError:
+a target that answers but fails a benchmark's own checks), 2 bad
 input or unreachable target (nothing was sent), 130 interrupted.
 """
 
@@ -20,7 +21,7 @@ import typer
 import typer.core
 
 from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
-from crest.errors import ConfigError, EngineError, MachineError, TargetError
+from crest.errors import ConfigError, EngineError, MachineError, PeerError, TargetError
 
 # typer now vendors click; find click's base exception through a public class so
 # this works with the vendored copy and with plain click alike.
@@ -266,8 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, TargetError) as exc:
         error(str(exc))
         return EXIT_USAGE
-    except (EngineError, MachineError) as exc:
-        # A failure of crest or of the machine, not of the input: one line, exit 1, no traceback.
+    except (EngineError, MachineError, PeerError) as exc:
+        # A failure of crest, of the machine or of a peer, not of the input: one line, exit 1, no traceback.
         error(str(exc))
         return EXIT_FAILURE
     except (typer.Abort, KeyboardInterrupt):

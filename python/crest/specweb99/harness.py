@@ -12,7 +12,7 @@ import random
 import time
 from typing import Any
 
-from crest.errors import TargetError
+from crest.errors import PeerError
 from crest.specweb99 import checks, wire
 from crest.specweb99.checks import FETCH_QUERY
 from crest.store import MixRecord
@@ -45,12 +45,12 @@ class Harness:
         """Operational validation (reference §4.1): one of each operation, before any load.
 
         Raises:
-            TargetError: the first operation that failed, with the kit's reason.
+            PeerError: the first operation that failed, with the kit's reason.
         """
         self.base = base_url.rstrip("/")
         problem = self._validate()
         if problem is not None:
-            raise TargetError(f"SPECweb99 operational validation failed: {problem}")
+            raise PeerError(f"SPECweb99 operational validation failed: {problem}")
 
     def _validate(self) -> str | None:
         self._reset(pttime_s=100)
@@ -113,12 +113,12 @@ class Harness:
         query = checks.reset_query(self.maxload, pttime_s, self.maxload, time.time(), f"{self.base}/file_set/")
         reply = self._get(f"{self.dynamic_url}?{query}")
         if reply.status != 200:
-            raise TargetError(f"SPECweb99 Reset failed: can't reset POST log on server (status {reply.status})")
+            raise PeerError(f"SPECweb99 Reset failed: can't reset POST log on server (status {reply.status})")
 
     def _fetch(self) -> bytes:
         reply = self._get(f"{self.dynamic_url}?{FETCH_QUERY}")
         if reply.status != 200:
-            raise TargetError(f"SPECweb99 Fetch failed: status {reply.status} from {self.dynamic_url}")
+            raise PeerError(f"SPECweb99 Fetch failed: status {reply.status} from {self.dynamic_url}")
         return reply.body
 
     def _get(self, url: str, cookie: str | None = None) -> wire.Reply:

@@ -1,0 +1,192 @@
+"""`crest specweb99` end to end: a quick test against the built-in target and against nginx (crest-fcgi) is
+VALID with every rule checked; a target that drops the ad substitution and loses POST records is INVALID,
+each broken rule named. The faulty target is the built-in target behind a small proxy that undoes the
+substitution and answers every other POST itself."""
+
+from __future__ import annotations
+
+import http.client
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from crest.analysis.specweb99 import specweb99_result
+from crest.filesets.cache import cached_fileset
+from crest.servers import BuiltinServer, ServeSpec
+from crest.store import Store
+from support import run_cli
+
+pytestmark = pytest.mark.integration
+
+CONNECTIONS = 20
+RUN_TIMEOUT_S = 280
+_TAG = re.compile(rb'(<!WEB99CAD><IMG SRC="/file_set/)dir\d{5}/class\d_\d("><!/WEB99CAD>)')
+
+
+def stored_result(db: Path):  # type: ignore[no-untyped-def]
+    with Store(db) as store:
+        (summary,) = store.runs()
+        return specweb99_result(store.run(summary.id))
+
+
+def assert_valid(db: Path, iterations: int) -> None:
+    result = stored_result(db)
+    assert result.valid and result.verdict() == "VALID (not a conforming run length)", result.failures
+    assert len(result.iterations) == iterations
+    for it in result.iterations:
+        # Every rule was judged on real figures: all connections conformed, every class was drawn,
+        # and the POST log was fetched and held every POST.
+        assert it.conforming == it.requested == CONNECTIONS and it.invalid == 0
+        assert all(row.requests > 0 for row in it.classes[:3]) and sum(it.operations.values()) > 1000
+        assert it.post_log is not None and it.post_log["sent"] > 0 and it.post_log["missing"] == 0
+
+
+@pytest.mark.timeout(RUN_TIMEOUT_S)
+def test_a_quick_run_against_the_builtin_target_is_valid_with_the_median_of_three(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    result = run_cli(
+        "specweb99", "--connections", str(CONNECTIONS), "--server", "builtin", "--profile", "quick", "--db", str(db),
+        timeout_s=RUN_TIMEOUT_S - 20,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert f"SPECweb99: {CONNECTIONS} conforming connections · VALID (not a conforming run length)" in result.stdout
+    assert_valid(db, iterations=3)
+
+
+@pytest.mark.timeout(RUN_TIMEOUT_S)
+def test_a_quick_run_against_nginx_through_fastcgi_is_valid(tmp_path: Path) -> None:
+    if shutil.which("nginx") is None:
+        pytest.skip("nginx is not installed: apt-get install -y nginx-light")
+    if shutil.which("fcgiwrap") is None:
+        pytest.skip("fcgiwrap is not installed: apt-get install -y fcgiwrap")
+    db = tmp_path / "lab.db"
+    result = run_cli(
+        "specweb99", "--connections", str(CONNECTIONS), "--server", "nginx", "--profile", "quick", "--iterations", "1",
+        "--db", str(db), timeout_s=RUN_TIMEOUT_S - 20,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert_valid(db, iterations=1)
+
+
+class _Faulty(BaseHTTPRequestHandler):
+    """Forwards to the built-in target; undoes every custom-ad substitution; answers every other POST
+    itself (a dynamic GET of the file, the cookie reply) so its record never reaches the log. With
+    `after_resets`, it is faithful until it has forwarded that many Resets (the operational validation
+    sends one, each iteration another)."""
+
+    protocol_version = "HTTP/1.1"
+    upstream = ("127.0.0.1", 0)
+    after_resets = 0
+    resets = 0
+    posts = 0
+    lock = threading.Lock()
+
+    @classmethod
+    def faulty(cls) -> bool:
+        with cls.lock:
+            return cls.resets >= cls.after_resets
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        if "command/Reset" in self.path:
+            with _Faulty.lock:
+                type(self).resets += 1
+        self._forward("GET", None)
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with _Faulty.lock:
+            type(self).posts += 1
+            lose = type(self).posts % 2 == 0 and type(self).resets >= type(self).after_resets
+        if not lose:
+            self._forward("POST", body)
+            return
+        form = dict(pair.split("=", 1) for pair in body.decode().split("&"))
+        query = f"/file_set/dir{form['dir']}/class{form['class']}_{form['num']}"
+        self._forward("GET", None, path=f"/specweb99/dynamic?{query}", cookie=False)
+
+    def _forward(self, method: str, body: bytes | None, path: str | None = None, cookie: bool = True) -> None:
+        conn = http.client.HTTPConnection(*self.upstream, timeout=30)
+        headers = {"Connection": "close"}
+        if cookie and self.headers.get("Cookie"):
+            headers["Cookie"] = self.headers["Cookie"]
+        if body is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        conn.request(method, path or self.path, body=body, headers=headers)
+        reply = conn.getresponse()
+        data = reply.read()
+        conn.close()
+        if "found_cookie=" in (reply.getheader("Set-Cookie") or "") and self.faulty():
+            data = _TAG.sub(rb"\1dir00000/class0_0\2", data)
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.getheader("Content-Type") or "text/html")
+        if reply.getheader("Set-Cookie"):
+            self.send_header("Set-Cookie", reply.getheader("Set-Cookie") or "")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture(params=[0, 2], ids=["faulty", "faulty-after-validation"])
+def faulty_target(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The built-in target serving the SPECweb99 fileset, behind the faulty proxy; yields the proxy's URL."""
+    state = Path(tempfile.mkdtemp(prefix="crest-sw99-state-"))
+    try:
+        docroot = cached_fileset("specweb99", connections=CONNECTIONS)
+        with BuiltinServer(ServeSpec(docroot=docroot, specweb99_dir=state)) as server:
+            host, port = server.url.removeprefix("http://").split(":")
+            handler = type(
+                "Faulty", (_Faulty,), {"upstream": (host, int(port.rstrip("/"))), "after_resets": request.param}
+            )
+            proxy = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+            thread.start()
+            try:
+                yield f"http://127.0.0.1:{proxy.server_address[1]}"
+            finally:
+                proxy.shutdown()
+                proxy.server_close()
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
+
+@pytest.mark.parametrize("faulty_target", [0], indirect=True)
+def test_a_target_that_drops_the_ad_substitution_fails_validation_before_any_load(
+    faulty_target: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "lab.db"
+    result = run_cli(
+        "specweb99", "--connections", str(CONNECTIONS), "--target", faulty_target, "--profile", "quick", "--db", str(db),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout
+    assert result.stderr.startswith("crest: error: SPECweb99 operational validation failed: custom-ad GET:"), (
+        result.stderr
+    )
+    assert "tags name dir00000/class0_0, not Ad_id" in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.timeout(RUN_TIMEOUT_S)
+@pytest.mark.parametrize("faulty_target", [2], indirect=True)
+def test_dropped_substitutions_and_lost_posts_make_the_run_invalid_by_name(faulty_target: str, tmp_path: Path) -> None:
+    # Past the operational validation (faithful until the iteration's Reset), the proxy undoes every
+    # substitution and loses every other POST.
+    db = tmp_path / "lab.db"
+    result = run_cli(
+        "specweb99", "--connections", str(CONNECTIONS), "--target", faulty_target, "--profile", "quick",
+        "--iterations", "1", "--db", str(db), timeout_s=RUN_TIMEOUT_S - 20,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "· INVALID" in result.stdout
+    (it,) = stored_result(db).iterations
+    failures = "\n".join(it.failures)
+    assert "invalid connections:" in failures and "class 1 errors over 1%" in failures
+    assert re.search(r"errors by operation: .*cad/class1 \d+", failures)
+    assert re.search(r"POST log: \d+ of \d+ POSTs missing", failures)
