@@ -110,6 +110,13 @@ def test_each_node_runs_its_clients_and_its_share_of_rate_and_budget() -> None:
     assert len({s.seed for s in specs}) == 3  # each node draws its own requests
 
 
+def test_a_specweb99_node_numbers_its_connections_from_its_first_global_one() -> None:
+    spec = RunSpec(url="http://127.0.0.1:1/", connections=7, specweb99={"base_url": "http://127.0.0.1:1", "dirs": 30})
+    specs = [node_spec(spec, s, 7) for s in deal(7, NODES)]  # clients 3, 2, 2
+    assert [s.specweb99["first_connection"] for s in specs if s.specweb99] == [0, 3, 5]
+    assert all(s.specweb99 and s.specweb99["dirs"] == 30 for s in specs)
+
+
 def test_a_request_budget_gives_every_node_at_least_one() -> None:
     shares = deal(4, NODES)  # clients 2, 1, 1
     assert budgets(3, shares) == [1, 1, 1]

@@ -95,7 +95,7 @@ def specweb99_command(
     harness = Harness(
         spec, maxload=count, dirs=specweb99_directories(count), conforming_length=spec.conforming_length()
     )
-    shown = _Iterations(enabled=not quiet)
+    shown = _Iterations(enabled=not quiet, word="probe" if search else "iteration")
     with Store(db) as store:
         try:
             if search:
@@ -133,8 +133,9 @@ def specweb99_command(
 class _Iterations:
     """One line per iteration (or probe) as it is stored."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, word: str) -> None:
         self.enabled = enabled
+        self.word = word
 
     def on_event(self, event: object) -> None:
         from crest.analysis.specweb99 import iteration
@@ -147,7 +148,7 @@ class _Iterations:
         it = iteration(record)
         verdict = "valid" if it.is_valid else "INVALID: " + "; ".join(it.failures)[:160]
         print(
-            f"  iteration {it.index}: {it.requested} connections, {it.conforming} conforming,"
+            f"  {self.word} {it.index}: {it.requested} connections, {it.conforming} conforming,"
             f" {it.ops_per_s:,.1f} ops/s  {verdict}",
             file=sys.stderr,
         )

@@ -62,15 +62,18 @@ def budgets(max_requests: int | None, shares: list[Share]) -> list[int | None]:
 
 def node_spec(spec: RunSpec, share: Share, total_clients: int, budget: int | None = None) -> RunSpec:
     """The part of `spec` one node runs: its whole clients, its share of an open-loop rate, its request
-    budget (see budgets), and its own seed (every client draws its own requests, cluster or not)."""
+    budget (see budgets), and its own seed (every client draws its own requests, cluster or not). A
+    SPECweb99 node numbers its connections from its first global one (user ids, POST forms)."""
     k = spec.connections_per_client
     part = share.clients / total_clients
+    specweb99 = {**spec.specweb99, "first_connection": share.first_client * k} if spec.specweb99 else None
     return replace(
         spec,
         connections=share.clients * k,
         rate_rps=spec.rate_rps * part if spec.rate_rps is not None else None,
         max_requests=budget,
         seed=spec.seed * 1_000_003 + share.first_client,
+        specweb99=specweb99,
     )
 
 
