@@ -46,6 +46,11 @@ def test_nothing_meets_the_rule() -> None:
     assert [p.load for p in s.probes] == [8, 4, 2, 1]
 
 
+def test_a_rate_that_never_meets_the_rule_gives_up_after_ten_halvings() -> None:
+    s = search(CapacitySearch(start=100, integer=False), lambda load: False)
+    assert s.answer is None and len(s.probes) == 11 and s.probes[-1].load == pytest.approx(100 / 1024)
+
+
 def test_the_ceiling_is_the_answer_when_it_passes() -> None:
     s = search(CapacitySearch(start=10, max_load=300), lambda load: True)
     assert s.answer == 300
@@ -77,6 +82,7 @@ def test_a_noisy_target_ends_with_a_confirmed_answer() -> None:
         ({"start": 1, "factor": 1}, "factor above 1"),
         ({"start": 1, "precision": 0}, "precision above 0"),
         ({"start": 1, "confirm": 0}, "at least once"),
+        ({"start": 64, "max_load": 40}, r"at or below its ceiling \(--start 64 > --max 40\)"),
     ],
 )
 def test_bad_settings(kwargs: dict[str, float], message: str) -> None:

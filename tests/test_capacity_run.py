@@ -81,6 +81,8 @@ def test_when_even_one_client_breaks_the_rule_there_is_no_answer() -> None:
         (["--rule", "p99<50ms", "--precision", "150%"], "invalid --precision '150%'"),
         (["--rule", "p99<50ms", "--factor", "1"], "grows by a factor above 1"),
         (["--rule", "p99<50ms", "--server", "nginx"], "a URL is its own target"),
+        (["--rule", "conforming>=95%"], "search it with crest specweb99 --connections N --search"),
+        (["--rule", "p99<50ms", "--start", "64", "--max", "40"], "--start 64 > --max 40"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
@@ -134,3 +136,25 @@ def test_the_search_finds_the_capacity_of_a_queue_whose_capacity_is_known(docroo
     assert [p.load for p in outcome.probes] == [1, 2, 4, 8, 6, 5, 4]
     (margin,) = outcome.margins
     assert margin.mean is not None and 75_000 < margin.mean < 90_000 and (margin.at_failed or 0) >= 90_000
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(180)
+def test_an_open_loop_rate_is_searched_and_stored_as_asked(docroot: Path, tmp_path: Path) -> None:
+    # The same queue takes 50 req/s; offered more, its queue grows for as long as the probe lasts.
+    from crest.servers import BuiltinServer, ServeSpec
+
+    db = tmp_path / "lab.db"
+    with BuiltinServer(ServeSpec(docroot=docroot, service_time_s=0.02)) as server:
+        result = run_cli(
+            "capacity", f"{server.url}/1k.html", "--axis", "rate", "--start", "8", "-c", "16", "--rule", "mean<100ms",
+            "--precision", "10%", "--confirm", "1", "--length", "2s", "--db", str(db), timeout_s=150,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    with Store(db) as store:
+        (summary,) = store.runs()
+        detail = store.run(summary.id)
+    outcome = capacity_result(detail)
+    assert outcome.complete and outcome.answer is not None and 16 <= outcome.answer < 64
+    assert [m.rate_rps for m in detail.mixes][:4] == [8.0, 16.0, 32.0, 64.0]  # the rates asked for, stored
+    assert "requests/s met mean<100ms" in result.stdout

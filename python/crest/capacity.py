@@ -51,6 +51,10 @@ class CapacitySearch:
             raise ConfigError(f"a capacity search needs a precision above 0 (got {self.precision:g})")
         if self.confirm < 1:
             raise ConfigError(f"a capacity search confirms its answer at least once (got {self.confirm})")
+        if self.max_load is not None and self.start > self.max_load:
+            raise ConfigError(
+                f"a capacity search starts at or below its ceiling (--start {self.start:g} > --max {self.max_load:g})"
+            )
         self.phase = GROW
         self.passed: float | None = None  # the highest load that met the rule (and was not refuted)
         self.failed: float | None = None  # the lowest load that did not
@@ -102,9 +106,10 @@ class CapacitySearch:
             self._narrow()
 
     def _shrink(self, load: float) -> None:
-        """Probe below a failed load with nothing passed under it; over when it cannot get smaller."""
+        """Probe below a failed load with nothing passed under it; over when it cannot get smaller (a
+        whole load of 1, or a rate below the start ÷ 1024: ten halvings say the rule is out of reach)."""
         shrunk = self._round(load / self.factor)
-        if shrunk >= load:
+        if shrunk >= load or (not self.integer and shrunk < self.start / 1024):
             self.phase = DONE
             return
         self.phase = GROW

@@ -24,6 +24,8 @@ def judge_probe(rule: Rule, specweb99: bool, mix: MixRecord, axis: str) -> tuple
     `specweb99` every SPECweb99 rule its iteration broke (empty: it passed)."""
     point = point_from_mix(mix, axis)
     failures = list(rule.failures(point))
+    if point.requests + point.errors == 0:
+        failures.append("no request completed in the window")  # nothing measured meets nothing
     if specweb99:
         failures.extend(iteration(mix).failures)
     return point.load, tuple(failures)

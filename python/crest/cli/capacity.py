@@ -92,6 +92,11 @@ def capacity_command(
     from crest.capacity_runner import AXES, CapacityRequest, run_capacity
 
     parsed = parse_rule(rule)
+    if any(c.metric == "conforming" for c in parsed.conditions):
+        raise ConfigError(
+            "conforming is SPECweb99's metric (connections at >= 320 kbit/s): search it with"
+            " crest specweb99 --connections N --search"
+        )
     if axis not in AXES:
         raise ConfigError(f"invalid --axis {axis!r}: use one of {', '.join(AXES)}")
     share = _percent(precision)
@@ -122,6 +127,11 @@ def capacity_command(
         if (target is None) == (server is None):
             raise ConfigError("give the target: --server NAME (crest starts it) or --target URL")
         the_suite = load_suite(suite)
+        if the_suite.workload.specweb99 is not None:
+            raise ConfigError(
+                f"suite {the_suite.name} needs SPECweb99's harness around each probe (Reset, the POST-log check):"
+                " search it with crest specweb99 --connections N --search"
+            )
         base_target = target
         run_profile = profile
     request = RunRequest(
@@ -228,7 +238,7 @@ def print_result(result: CapacityResult) -> None:
 
 
 def _shower(metric: str) -> Callable[[float], str]:
-    if metric == "error_rate":
+    if metric in ("error_rate", "conforming"):
         return lambda v: f"{v * 100:.2f}%"
     if metric == "rps":
         return lambda v: f"{v:,.1f} req/s"

@@ -338,7 +338,8 @@ def _capacity(detail: RunDetail, label: str) -> dict[str, Any]:
         "statement": r.statement(),
         "probes": [
             {"index": p.index, "load": p.load, "phase": p.phase, "passed": p.passed, "failures": list(p.failures),
-             "rps": p.point.rps, "error_rate": p.point.error_rate, "latency_us": dict(p.point.latency_us)}
+             "rps": p.point.rps, "error_rate": p.point.error_rate, "latency_us": dict(p.point.latency_us),
+             "conforming_share": p.point.conforming_share}
             for p in r.probes
         ],
         "margins": [

@@ -126,13 +126,12 @@ def _capacity_chart(number: int, search: dict[str, Any]) -> Chart:
     scale, y = _capacity_axis(metric)
 
     def value(probe: dict[str, Any]) -> float | None:
-        v = (
-            probe["rps"]
-            if metric == "rps"
-            else probe["error_rate"]
-            if metric == "error_rate"
-            else probe["latency_us"].get(metric)
-        )
+        if metric in ("rps", "error_rate"):
+            v = probe[metric]
+        elif metric == "conforming":
+            v = probe["conforming_share"]
+        else:
+            v = probe["latency_us"].get(metric)
         return None if v is None else float(v) * scale
 
     probes = sorted(search["probes"], key=lambda p: p["load"])
@@ -167,6 +166,8 @@ def _capacity_axis(metric: str) -> tuple[float, Axis]:
         return 1.0, Axis("req/s", fmt=short_number, unit="req/s", value=fmt.rps)
     if metric == "error_rate":
         return 100.0, Axis("errors (% of attempts)", fmt=short_number, unit="%", value=_pct)
+    if metric == "conforming":
+        return 100.0, Axis("conforming connections (%)", fmt=short_number, unit="%", value=_pct)
     return 1e-3, Axis(f"{metric} latency (ms)", log=True, fmt=_ms_tick, unit="ms", value=_ms)
 
 

@@ -51,7 +51,9 @@ class ServeSpec:
             if port is not None and not 0 <= port <= 65535:
                 raise ConfigError(f"{name} {port} is out of range: use 1-65535, or 0 for a free port")
         if not 0 <= self.service_time_s <= 10:
-            raise ConfigError(f"service time {self.service_time_s:g} s is out of range: give 0 (off) to 10 s, e.g. 20ms")
+            raise ConfigError(
+                f"service time {self.service_time_s:g} s is out of range: give 0 (off) to 10 s, e.g. 20ms"
+            )
         if self.threads < 0:
             raise ConfigError(f"threads ({self.threads}) must be >= 0 (0 = one per CPU)")
         try:

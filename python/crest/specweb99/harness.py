@@ -12,7 +12,7 @@ import random
 import time
 from typing import Any
 
-from crest.errors import PeerError
+from crest.errors import PeerError, TargetError
 from crest.specweb99 import checks, wire
 from crest.specweb99.checks import FETCH_QUERY
 from crest.store import MixRecord
@@ -32,6 +32,7 @@ class Harness:
         self.conforming_length = conforming_length
         self.insecure = insecure
         self.base = ""
+        self.loaded = False
 
     @property
     def dynamic_url(self) -> str:
@@ -62,10 +63,11 @@ class Harness:
         if (why := checks.check_file(reply.body, static, whole=True)) is not None:
             return f"static GET /{static}: {why}"
         page = checks.file_path(0, 1, 4)
+        # User 0: Reset writes one user per connection, and there may be only one.
         for name, url, cookie in (
             ("dynamic GET", f"{self.dynamic_url}?/{page}", None),
             ("CGI GET", f"{self.cgi_url}?/{page}", None),
-            ("custom-ad GET", f"{self.dynamic_url}?/{page}", checks.my_cookie(1, 20)),
+            ("custom-ad GET", f"{self.dynamic_url}?/{page}", checks.my_cookie(0, 20)),
         ):
             reply = self._get(url, cookie)
             if reply.status != 200:
@@ -75,7 +77,7 @@ class Harness:
             if cookie is not None and (why := checks.check_cad(reply.body, reply.set_cookie)) is not None:
                 return why
         reply = wire.request(
-            self.dynamic_url, cookie=checks.my_cookie(1, 20), body=checks.post_body(1, 0, 0, 4), insecure=self.insecure
+            self.dynamic_url, cookie=checks.my_cookie(0, 20), body=checks.post_body(1, 0, 0, 4), insecure=self.insecure
         )
         if reply.status != 200:
             return f"POST {self.dynamic_url}: status {reply.status}"
@@ -89,6 +91,7 @@ class Harness:
 
     def before_mix(self, mix: Mix) -> None:
         """Reset before every iteration: fresh tables, an empty POST log."""
+        self.loaded = True  # from here on load has been or is about to be sent
         t = mix.timing
         self._reset(pttime_s=int(t.length_s))
 
@@ -122,7 +125,12 @@ class Harness:
         return reply.body
 
     def _get(self, url: str, cookie: str | None = None) -> wire.Reply:
-        return wire.request(url, cookie=cookie, insecure=self.insecure)
+        try:
+            return wire.request(url, cookie=cookie, insecure=self.insecure)
+        except TargetError as exc:
+            if not self.loaded:
+                raise  # unreachable before any load: nothing was sent (exit 2)
+            raise PeerError(f"SPECweb99 housekeeping: the target stopped answering: {exc}") from None
 
 
 def iteration_mixes(spec: Specweb99, connections: int) -> list[Mix]:

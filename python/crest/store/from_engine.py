@@ -27,6 +27,8 @@ class MixShape(Protocol):
     def connections(self) -> int: ...
     @property
     def size_bytes(self) -> int | None: ...
+    @property
+    def rate_rps(self) -> float | None: ...
 
 
 def mix_from_report(
@@ -68,5 +70,7 @@ def mix_from_report(
         size_bytes=mix.size_bytes,
         client_cpu_s=float(report["client_cpu_s"]),
         connections_opened=int(report["connections_opened"]),
-        rate_rps=report.get("rate_rps"),
+        # The rate asked for, not the engine's (it paces in whole ns, so its figure differs in the last
+        # digits): a capacity search recognises its probe by this load.
+        rate_rps=mix.rate_rps,
     )
