@@ -328,6 +328,11 @@ class SuiteRunner:
                     f"run {detail.id} is a capacity search, whose next probe depends on every earlier one:"
                     " start it again with crest capacity"
                 )
+            if (detail.meta.config.get("suite") or {}).get("workload", {}).get("specweb99") is not None:
+                raise ConfigError(
+                    f"run {detail.id} is a SPECweb99 test, whose iterations its harness makes: start it again"
+                    " with crest specweb99"
+                )
             options = dict(detail.meta.config["options"])
             options["fileset_dir"] = Path(options["fileset_dir"]) if options["fileset_dir"] else None
             options["store_path"] = store_path

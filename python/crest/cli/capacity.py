@@ -149,7 +149,11 @@ def capacity_command(
         try:
             run_id = run_capacity(request, search, store, printer.on_event)
         except RunInterrupted as exc:
-            print(f"crest: {exc}", file=sys.stderr)
+            # Not resumable (each probe or iteration depends on the harness's state): say so.
+            print(
+                f"crest: run {exc.run_id} interrupted: what finished is stored; start again with crest capacity",
+                file=sys.stderr,
+            )
             return EXIT_INTERRUPTED
         result = capacity_result(store.run(run_id))
     print()

@@ -119,7 +119,11 @@ def specweb99_command(
                 run_id = runner.run_trial(store, 0, iteration_mixes(spec, count))
                 detail = store.run(run_id)
         except RunInterrupted as exc:
-            print(f"crest: {exc}", file=sys.stderr)
+            # Not resumable (each probe or iteration depends on the harness's state): say so.
+            print(
+                f"crest: run {exc.run_id} interrupted: what finished is stored; start again with crest specweb99",
+                file=sys.stderr,
+            )
             return EXIT_INTERRUPTED
     result = specweb99_result(detail)
     if not search:
