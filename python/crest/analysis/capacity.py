@@ -145,8 +145,9 @@ def _margin(condition: Condition, at_answer: list[ProbeResult], failed: ProbeRes
     values = tuple(v for v in (condition.value(p.point) for p in at_answer) if v is not None)
     interval = confidence_interval(values) if len(values) >= 2 else None
     if interval is not None:
-        # Every metric a rule names (latency, error rate, req/s) is at least 0.
-        interval = (max(0.0, interval[0]), interval[1])
+        # Every metric a rule names is at least 0, and a share (errors, conforming) at most 1.
+        high = min(1.0, interval[1]) if condition.metric in ("error_rate", "conforming") else interval[1]
+        interval = (max(0.0, interval[0]), high)
     return Margin(
         condition=condition,
         values=values,
