@@ -65,7 +65,7 @@ def test_report_of_one_run_by_id_prefix(lab: Path, tmp_path: Path, capsys: pytes
         (["report", "exp-1", "-o", "r.pdf"], "crest: error: cannot tell the report format from 'r.pdf': end the file name"
                                              " in .html, .md, .csv or .json, or pass --format"),
         (["report", "exp-1", "--load-axis", "cpus"], "crest: error: unknown load axis 'cpus': use one of clients, threads,"
-                                                     " connections, size"),
+                                                     " connections, size, rate"),
         (["compare", "exp-1", "nope"], "crest: error: no run 'nope' in {db}: see `crest runs --db {db}`"),
     ],
 )  # fmt: skip

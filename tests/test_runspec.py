@@ -124,8 +124,13 @@ def test_engine_validation_needs_no_dns() -> None:
 
 def test_every_labelled_field_is_an_engine_key() -> None:
     # The table names only keys the engine knows: a key it does not know fails as malformed JSON.
+    # read_buffer_bytes and SPECweb99's settings are sent only when set.
+    spec = RunSpec(
+        url=URL, read_buffer_bytes=4096, line_speed_bps=400_000.0, keepalive_requests=(5, 15),
+        specweb99={"base_url": URL, "dirs": 30},
+    )  # fmt: skip
+    config = spec.to_config()
     for key in FIELD_LABELS:
-        config = RunSpec(url=URL, read_buffer_bytes=4096).to_config()  # read_buffer_bytes is sent only when set
         assert key in config, key
     assert engine_message("{connections} vs {threads} vs {nokey}", "bench") == (
         "-c/--connections vs -t/--threads vs nokey"

@@ -102,8 +102,8 @@ def test_the_base_file_is_valid() -> None:
         ),
         pytest.param(
             [('kind = "cgi"', 'kind = "php"')],
-            "suite.toml: workload.classes[1].kind: must be 'static', 'cgi', 'inproc', 'fastcgi' or 'webstone-cgi'"
-            " (got 'php')",
+            "suite.toml: workload.classes[1].kind: must be 'static', 'cgi', 'inproc', 'fastcgi', 'webstone-cgi',"
+            " 'url', 'specweb99' or 'specweb99-get' (got 'php')",
             id="kind",
         ),
         pytest.param(

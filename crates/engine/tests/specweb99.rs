@@ -280,6 +280,19 @@ fn line_speed_paces_a_connection_to_its_bit_rate() {
 }
 
 #[test]
+fn a_connection_is_held_to_specweb99s_400_kbit_line() {
+    // SPECweb99's line: 50 KB/s. 500-byte responses over 3 s are ~300 exchanges, one is 0.3 % of the bytes.
+    let fx = fixed_body_server(500);
+    let bps = 400_000.0;
+    let cfg = RunConfig { connections: 1, duration_s: Some(3.0), line_speed_bps: Some(bps), ..config(fx.url("/")) };
+    let (report, _) = run(cfg);
+    assert_eq!(errors(&report), 0, "{:?}", report.error_notes);
+    let rate = report.bytes as f64 * 8.0 / report.duration_s;
+    eprintln!("paced: {rate:.0} bit/s for a line of {bps} ({} requests)", report.requests);
+    assert!((rate / bps - 1.0).abs() < 0.02, "{rate} bit/s for a line of {bps}");
+}
+
+#[test]
 fn keepalive_requests_closes_each_connection_after_its_count() {
     let fx = fixed_body_server(10);
     let cfg =
