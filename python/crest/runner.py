@@ -35,7 +35,7 @@ from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError, mix_from_report
 from crest.suite import Mix, Suite
 from crest.suite.specweb99 import Specweb99
-from crest.urltable import SPECWEB99_CGI_PATH, SPECWEB99_DYNAMIC_PATH, RequestTable, build_table
+from crest.urltable import RequestTable, build_table, specweb99_urls
 from crest.verdicts import Verdict, cores_shared, page_cache_elsewhere
 
 
@@ -627,10 +627,9 @@ def specweb99_config(spec: Specweb99 | None, base_url: str, fileset_conns: int, 
         return None
     from crest.filesets.specweb import specweb99_directories
 
-    base = base_url.rstrip("/")
-    dynamic = f"{base}{SPECWEB99_CGI_PATH}" if spec.dynamic == "cgi" else f"{base}{SPECWEB99_DYNAMIC_PATH}"
+    dynamic, cgi = specweb99_urls(base_url, spec.dynamic)
     return {
-        "base_url": base, "dynamic_url": dynamic, "cgi_url": f"{base}{SPECWEB99_CGI_PATH}",
+        "base_url": base_url.rstrip("/"), "dynamic_url": dynamic, "cgi_url": cgi,
         "dirs": specweb99_directories(fileset_conns), "users": max(fileset_conns, mix.connections),
         "request_mix": list(spec.request_mix), "class_mix": list(spec.class_mix),
     }  # fmt: skip

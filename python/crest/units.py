@@ -95,6 +95,22 @@ def parse_rate(text: str, *, what: str = "rate") -> float:
     return value
 
 
+def parse_share(text: str, *, what: str = "share") -> float:
+    """Parse a share strictly between 0 and 1, as a percentage or a fraction: "5%" or "0.05".
+
+    Raises:
+        ConfigError: when the input is not a number, or not between 0 and 100 %.
+    """
+    value = text.strip()
+    try:
+        share = float(value[:-1]) / 100 if value.endswith("%") else float(value)
+    except ValueError:
+        raise ConfigError(f"invalid {what} {text!r}: give a percentage, e.g. 5%") from None
+    if not 0 < share < 1:
+        raise ConfigError(f"invalid {what} {text!r}: give a percentage between 0 and 100, e.g. 5%")
+    return share
+
+
 def _parse_scaled(text: str, what: str, *, example: str) -> float:
     match = _COUNT.fullmatch(text.strip())
     if match is None:

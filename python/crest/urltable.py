@@ -32,6 +32,14 @@ SPECWEB99_DYNAMIC_PATH = "/specweb99/dynamic"
 SPECWEB99_CGI_PATH = "/cgi-bin/crest-specweb99"
 
 
+def specweb99_urls(base_url: str, dynamic: str) -> tuple[str, str]:
+    """SPECweb99's (dynamic URL, CGI URL) on a target: the dynamic GET, custom-ad GET, POST and
+    housekeeping go to the target's own module, or with dynamic = "cgi" to the CGI program too."""
+    base = base_url.rstrip("/")
+    cgi = f"{base}{SPECWEB99_CGI_PATH}"
+    return (cgi if dynamic == "cgi" else f"{base}{SPECWEB99_DYNAMIC_PATH}"), cgi
+
+
 @dataclass(frozen=True)
 class RequestTable:
     """What the engine takes: entries (url, weight, class, expected size) and class names."""

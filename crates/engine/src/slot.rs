@@ -638,10 +638,7 @@ impl Slot {
     /// faster than its line, a connection is credited exactly the line speed.
     /// Whole µs since the start, so the sum is exact.
     fn record_active(&mut self, ctx: &mut Ctx, now: Instant) {
-        let mut end = now;
-        if let (Some(bps), Some(first)) = (ctx.plan.line_speed_bps, self.first_begin) {
-            end = end.max(first + Duration::from_secs_f64(self.received as f64 * 8.0 / bps));
-        }
+        let end = self.paced_until(&ctx.plan).map_or(now, |paced| now.max(paced));
         let end_us = micros_between(ctx.origin, end);
         ctx.stats.record_active(ctx.offset(now), self.client, end_us.saturating_sub(self.mark_us));
         self.mark_us = end_us;
@@ -654,9 +651,8 @@ impl Slot {
         let done = now.saturating_duration_since(ctx.origin);
         self.intended = ctx.origin + schedule.next_send(intended, done);
         let mut at = self.intended.max(earliest);
-        if let (Some(bps), Some(first)) = (ctx.plan.line_speed_bps, self.first_begin) {
-            // USER_LINE_SPEED: not before every byte received so far could have come at the line speed.
-            at = at.max(first + Duration::from_secs_f64(self.received as f64 * 8.0 / bps));
+        if let Some(paced) = self.paced_until(&ctx.plan) {
+            at = at.max(paced);
         }
         self.due_us = micros_between(ctx.origin, at);
         if at <= now {
@@ -668,6 +664,15 @@ impl Slot {
             self.phase = Phase::Waiting(at);
             ctx.wakeups.push(std::cmp::Reverse((at, self.token)));
         }
+    }
+}
+
+impl Slot {
+    /// USER_LINE_SPEED: the next exchange may not begin before every byte
+    /// received so far could have come at the line speed (None: unpaced).
+    fn paced_until(&self, plan: &Plan) -> Option<Instant> {
+        let (bps, first) = (plan.line_speed_bps?, self.first_begin?);
+        Some(first + Duration::from_secs_f64(self.received as f64 * 8.0 / bps))
     }
 }
 

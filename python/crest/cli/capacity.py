@@ -22,7 +22,7 @@ from crest.errors import ConfigError
 from crest.runner import Event, RunInterrupted, RunRequest
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, Suite, load_suite
-from crest.units import format_latency_us, parse_count, parse_duration, parse_rate
+from crest.units import format_latency_us, parse_count, parse_duration, parse_rate, parse_share
 
 DEFAULT_URL_LENGTH = "10s"
 
@@ -99,7 +99,7 @@ def capacity_command(
         )
     if axis not in AXES:
         raise ConfigError(f"invalid --axis {axis!r}: use one of {', '.join(AXES)}")
-    share = _percent(precision)
+    share = parse_share(precision, what="--precision")
     search = CapacityRequest(
         rule=parsed,
         axis=axis,
@@ -160,18 +160,6 @@ def capacity_command(
     print_result(result)
     print(f"stored in {db} (run {run_id}); `crest report {run_id}` plots the probes")
     return EXIT_OK
-
-
-def _percent(text: str) -> float:
-    """5% or 0.05 as a fraction."""
-    value = text.strip()
-    try:
-        share = float(value[:-1]) / 100 if value.endswith("%") else float(value)
-    except ValueError:
-        raise ConfigError(f"invalid --precision {text!r}: give a percentage, e.g. 5%") from None
-    if not 0 < share < 1:
-        raise ConfigError(f"invalid --precision {text!r}: give a percentage between 0 and 100, e.g. 5%")
-    return share
 
 
 def _load(text: str, axis: str, option: str) -> float:

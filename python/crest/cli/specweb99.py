@@ -16,7 +16,7 @@ import typer
 from crest.cli import EXIT_INTERRUPTED, EXIT_OK
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
-from crest.units import parse_count
+from crest.units import parse_count, parse_share
 
 PROFILES = ("quick", "standard", "full")
 SEARCH_RULE = "conforming>=95%"
@@ -60,7 +60,7 @@ def specweb99_command(
     from crest.analysis.rule import parse_rule
     from crest.analysis.specweb99 import specweb99_result
     from crest.capacity_runner import CapacityRequest, run_capacity
-    from crest.cli.capacity import _percent, print_result
+    from crest.cli.capacity import print_result
     from crest.cli.render_specweb99 import print_specweb99
     from crest.filesets.specweb import specweb99_directories
     from crest.runner import RunInterrupted, RunRequest, SuiteRunner
@@ -103,7 +103,7 @@ def specweb99_command(
                     rule=parse_rule(SEARCH_RULE),
                     axis="connections",
                     start=float(parse_count(start, what="--start")),
-                    precision=_percent(precision),
+                    precision=parse_share(precision, what="--precision"),
                     confirm=confirm,
                     max_load=float(count),
                     specweb99=True,

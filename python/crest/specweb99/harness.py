@@ -18,7 +18,7 @@ from crest.specweb99.checks import FETCH_QUERY
 from crest.store import MixRecord
 from crest.suite import Mix
 from crest.suite.specweb99 import Specweb99, class_names
-from crest.urltable import SPECWEB99_CGI_PATH, SPECWEB99_DYNAMIC_PATH
+from crest.urltable import specweb99_urls
 
 
 class Harness:
@@ -36,11 +36,11 @@ class Harness:
 
     @property
     def dynamic_url(self) -> str:
-        return self.base + (SPECWEB99_CGI_PATH if self.spec.dynamic == "cgi" else SPECWEB99_DYNAMIC_PATH)
+        return specweb99_urls(self.base, self.spec.dynamic)[0]
 
     @property
     def cgi_url(self) -> str:
-        return self.base + SPECWEB99_CGI_PATH
+        return specweb99_urls(self.base, self.spec.dynamic)[1]
 
     def target_ready(self, base_url: str) -> None:
         """Operational validation (reference §4.1): one of each operation, before any load.
