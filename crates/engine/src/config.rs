@@ -189,6 +189,26 @@ pub struct RunConfig {
     pub keepalive_request_share: f64,
     /// SPECweb99's request generator and response checks in place of `requests`.
     pub specweb99: Option<Specweb99>,
+    /// A file-operation run in place of HTTP: each connection is one dbench
+    /// client replaying this loadfile against `url`, `file:///DIR` (a local
+    /// or mounted directory, dbench's fileio) or `smb://USER@HOST[:PORT]/SHARE`.
+    pub loadfile: Option<Loadfile>,
+}
+
+/// A file-operation run (dbench's loadfile, reference §4.5–4.6).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Loadfile {
+    /// Path of the loadfile (dbench 4's format; Debian's dbench installs
+    /// /usr/share/dbench/client.txt).
+    pub path: String,
+    /// The SMB user's password (smb:// only); it never appears in a report.
+    #[serde(default)]
+    pub password: Option<String>,
+    /// At the end, delete each client's workspace (`clients/client<id>`) and
+    /// then `clients` if empty: NetBench's Save Workspace = No.
+    #[serde(default)]
+    pub cleanup: bool,
 }
 
 impl Default for RunConfig {
@@ -229,6 +249,7 @@ impl Default for RunConfig {
             keepalive_requests: None,
             keepalive_request_share: 1.0,
             specweb99: None,
+            loadfile: None,
         }
     }
 }

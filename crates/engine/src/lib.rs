@@ -18,6 +18,7 @@
 pub mod config;
 pub mod connection;
 pub mod error;
+pub mod fileops;
 pub mod keepalive;
 mod live;
 pub mod part;
@@ -35,7 +36,7 @@ pub mod table;
 mod validate;
 mod worker;
 
-pub use config::{HttpVersion, RequestEntry, RunConfig, Selection, Specweb99};
+pub use config::{HttpVersion, Loadfile, RequestEntry, RunConfig, Selection, Specweb99};
 pub use error::{ConfigError, ErrorKind, StartError};
 pub use live::LiveSnapshot;
 pub use part::{merge_parts, MergeError, Part};

@@ -259,6 +259,9 @@ impl Plan {
 /// socket: the whole gate for bad input except resolving host names.
 /// Errors name the `RunConfig` key at fault (`ConfigError::field`).
 pub fn validate(config: &RunConfig) -> Result<(), ConfigError> {
+    if config.loadfile.is_some() {
+        return crate::fileops::FilePlan::new(config).map(|_| ());
+    }
     check(config).map(|_| ())
 }
 

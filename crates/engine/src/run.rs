@@ -22,7 +22,11 @@ use crate::worker::{Assignment, Outcome, Worker, WAKE_TOKEN};
 
 /// A run in progress.
 pub struct RunHandle {
-    plan: Arc<Plan>,
+    facts: RunFacts,
+    duration: Option<Duration>,
+    report_part: bool,
+    /// Worker threads started; the run ends when each has sent its outcome.
+    workers: usize,
     origin: Instant,
     cancel: Arc<AtomicBool>,
     wakers: Vec<Waker>,
@@ -37,21 +41,13 @@ pub struct RunHandle {
 /// returns an error: `Config` for bad input, `Machine` when the operating
 /// system refuses an event loop, a thread or the TLS setup.
 pub fn start(config: &RunConfig) -> Result<RunHandle, StartError> {
+    if config.loadfile.is_some() {
+        return crate::fileops::start(config);
+    }
     let plan = Arc::new(Plan::new(config)?);
     let origin = start_instant(plan.start_at_unix_s);
-    let cancel = Arc::new(AtomicBool::new(false));
-    let (tx, results) = mpsc::channel();
-    let mut handle = RunHandle {
-        plan: plan.clone(),
-        origin,
-        cancel: cancel.clone(),
-        wakers: Vec::new(),
-        live: Vec::new(),
-        results,
-        outcomes: Vec::new(),
-        failure: None,
-        report: None,
-    };
+    let (tx, mut handle) = RunHandle::new(RunFacts::from_plan(&plan), plan.duration, plan.report_part, origin);
+    let cancel = handle.cancel.clone();
     let os = |what: &str| {
         let what = what.to_string();
         move |e: std::io::Error| StartError::Machine(format!("cannot start the engine: {what}: {e}"))
@@ -84,11 +80,51 @@ pub fn start(config: &RunConfig) -> Result<RunHandle, StartError> {
                 let _ = tx.send(outcome);
             })
             .map_err(os("cannot spawn a worker thread"))?;
+        handle.workers += 1;
     }
     Ok(handle)
 }
 
 impl RunHandle {
+    /// A handle with no workers yet, and the sender each worker's thread
+    /// sends its outcome (or panic) on; a starter counts each worker it
+    /// spawns in `workers`, pushes its live counters, and its waker if it has one.
+    pub(crate) fn new(
+        facts: RunFacts,
+        duration: Option<Duration>,
+        report_part: bool,
+        origin: Instant,
+    ) -> (mpsc::Sender<thread::Result<Outcome>>, Self) {
+        let (tx, results) = mpsc::channel();
+        let handle = RunHandle {
+            facts,
+            duration,
+            report_part,
+            workers: 0,
+            origin,
+            cancel: Arc::new(AtomicBool::new(false)),
+            wakers: Vec::new(),
+            live: Vec::new(),
+            results,
+            outcomes: Vec::new(),
+            failure: None,
+            report: None,
+        };
+        (tx, handle)
+    }
+
+    /// The flag workers poll to stop early.
+    pub(crate) fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
+    }
+
+    /// Registers a worker's live counters and, for an event loop, its waker.
+    pub(crate) fn add_worker(&mut self, live: Arc<LiveCounters>, waker: Option<Waker>) {
+        self.live.push(live);
+        self.wakers.extend(waker);
+        self.workers += 1;
+    }
+
     /// Totals so far.
     pub fn live(&self) -> LiveSnapshot {
         let elapsed = Instant::now().saturating_duration_since(self.origin).as_secs_f64();
@@ -110,7 +146,7 @@ impl RunHandle {
         let now = Instant::now();
         let deadline = now.checked_add(timeout).unwrap_or(now + Duration::from_secs(86_400 * 365));
         while self.report.is_none() && self.failure.is_none() {
-            if self.outcomes.len() == self.wakers.len() {
+            if self.outcomes.len() == self.workers {
                 self.report = Some(self.build_report());
                 break;
             }
@@ -150,18 +186,18 @@ impl RunHandle {
             ended = ended.max(o.ended);
         }
         let mut elapsed = ended.saturating_duration_since(self.origin);
-        if let Some(d) = self.plan.duration {
+        if let Some(d) = self.duration {
             // Workers stop a hair after the deadline; the run lasted `d`.
             elapsed = elapsed.min(d);
         }
         let part = Part {
             stats,
-            facts: RunFacts::from_plan(&self.plan),
+            facts: self.facts.clone(),
             elapsed,
             cpu,
             cancelled: self.cancel.load(Ordering::Relaxed),
         };
-        let json = self.plan.report_part.then(|| part.to_json());
+        let json = self.report_part.then(|| part.to_json());
         RunReport { part: json, ..part.into_report() }
     }
 }
@@ -196,7 +232,7 @@ fn assignments(plan: &Plan) -> Vec<Assignment> {
         .collect()
 }
 
-fn start_instant(start_at_unix_s: Option<f64>) -> Instant {
+pub(crate) fn start_instant(start_at_unix_s: Option<f64>) -> Instant {
     let now = Instant::now();
     let Some(at) = start_at_unix_s else { return now };
     let unix_now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();

@@ -208,7 +208,7 @@ impl Worker {
 }
 
 /// CPU time (user + system) of the calling thread.
-fn thread_cpu_time() -> Duration {
+pub(crate) fn thread_cpu_time() -> Duration {
     // SAFETY: getrusage writes into the zeroed struct we own.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {

@@ -231,6 +231,28 @@ impl Stats {
         }
     }
 
+    /// A file operation of `class` that did what its loadfile line expects,
+    /// completed at `at` after `latency`, moving `bytes` data bytes (which
+    /// the caller also records with `record_bytes`). No status code: the
+    /// status counts are HTTP's.
+    pub fn record_operation(&mut self, at: Duration, class: usize, client: usize, latency: Duration, bytes: u64) {
+        self.timeline.at(at.as_secs() as usize).requests += 1;
+        if !self.in_window(at) {
+            return;
+        }
+        self.responses += 1;
+        self.requests += 1;
+        let us = micros(latency);
+        self.latency_us.saturating_record(us);
+        let class = &mut self.classes[class];
+        class.requests += 1;
+        class.bytes += bytes;
+        class.latency_us.saturating_record(us);
+        let client = &mut self.clients[client];
+        client.requests += 1;
+        client.bytes += bytes;
+    }
+
     /// `n` requests of `class` begun (whenever: not windowed).
     pub fn record_issued(&mut self, class: usize, n: u32) {
         self.issued[class] += u64::from(n);

@@ -1,0 +1,274 @@
+//! `FilePlan`: a file-operation run's `RunConfig` checked and resolved, the
+//! single gate for its input (the URL, the loadfile, the timing) before any
+//! file is touched or byte sent. Reads the loadfile; opens no socket.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::RunConfig;
+use crate::error::ConfigError;
+
+use super::loadfile::Loadfile;
+use super::op::OpKind;
+
+/// Where the operations go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// A directory reached through the kernel (local or mounted): dbench's fileio.
+    Fileio {
+        /// The directory, without a trailing slash.
+        dir: String,
+    },
+    /// An SMB2/3 server over TCP, spoken by crest itself.
+    Smb {
+        /// Host name or address.
+        host: String,
+        /// TCP port (445 unless given).
+        port: u16,
+        /// Share name.
+        share: String,
+        /// User name (`DOMAIN;user` or `DOMAIN\\user` gives the domain).
+        user: String,
+        /// Domain, empty if none.
+        domain: String,
+        /// The password (from `Loadfile::password`).
+        password: String,
+    },
+}
+
+/// A checked file-operation run.
+#[derive(Debug, Clone)]
+pub struct FilePlan {
+    /// The target.
+    pub backend: Backend,
+    /// The loadfile, parsed.
+    pub loadfile: Arc<Loadfile>,
+    /// Clients (= connections: each connection is one dbench client).
+    pub connections: u32,
+    /// Connections per scored client.
+    pub connections_per_client: u32,
+    /// Event-loop threads (SMB); fileio runs a thread per client.
+    pub threads: u32,
+    /// Run length.
+    pub duration: Option<Duration>,
+    /// Operations at most, over all clients.
+    pub max_operations: Option<u64>,
+    /// Counting window.
+    pub window: Option<(Duration, Duration)>,
+    /// Pause after each pass of the loadfile (NetBench's think time between units of work).
+    pub think_time: Duration,
+    /// Each client waits a random time up to this before its first operation.
+    pub client_start_delay: Duration,
+    /// Per operation (SMB), from its start to its reply.
+    pub timeout: Duration,
+    /// Seed for the start delays.
+    pub seed: u64,
+    /// Delete each client's workspace at the end.
+    pub cleanup: bool,
+    /// Start at this Unix time.
+    pub start_at_unix_s: Option<f64>,
+    /// Report a part.
+    pub report_part: bool,
+}
+
+impl FilePlan {
+    /// Checks `config` (which has a `loadfile`) and resolves it.
+    pub fn new(config: &RunConfig) -> Result<Self, ConfigError> {
+        let spec = config.loadfile.as_ref().expect("invariant: called for a loadfile run");
+        let backend = backend(&config.url, spec.password.as_deref())?;
+        let text = std::fs::read(&spec.path).map_err(|e| {
+            ConfigError::new(
+                "loadfile",
+                format!(
+                    "cannot read loadfile {}: {}: install dbench (apt-get install dbench) for \
+                     /usr/share/dbench/client.txt, or give the path of a dbench loadfile",
+                    spec.path,
+                    crate::fileops::fileio::io_reason(&e)
+                ),
+            )
+        })?;
+        let text = String::from_utf8(text)
+            .map_err(|_| ConfigError::new("loadfile", format!("loadfile {} is not text (UTF-8)", spec.path)))?;
+        let loadfile = Loadfile::parse(&text)
+            .map_err(|e| ConfigError::new("loadfile", format!("loadfile {}: {e}", spec.path)))?;
+        if config.connections == 0 {
+            return Err(ConfigError::new("connections", "must be at least 1 (got 0)"));
+        }
+        if config.connections_per_client == 0 || config.connections % config.connections_per_client != 0 {
+            return Err(ConfigError::new(
+                "connections_per_client",
+                format!(
+                    "must divide {{connections}} ({}) evenly (got {})",
+                    config.connections, config.connections_per_client
+                ),
+            ));
+        }
+        if config.rate_rps.is_some() {
+            return Err(ConfigError::new(
+                "rate_rps",
+                "a loadfile run is a closed loop (each client replays its loadfile); drop the rate",
+            ));
+        }
+        let seconds = |field: &'static str, v: f64| -> Result<Duration, ConfigError> {
+            Duration::try_from_secs_f64(v)
+                .ok()
+                .filter(|d| *d <= Duration::from_secs(366 * 86_400))
+                .ok_or_else(|| ConfigError::new(field, format!("must be a number of seconds in [0, 1 year] (got {v})")))
+        };
+        let duration = config.duration_s.map(|d| seconds("duration_s", d)).transpose()?;
+        if duration.is_none() && config.max_requests.is_none() {
+            return Err(ConfigError::new("duration_s", "give a duration or {max_requests}: a loadfile run loops"));
+        }
+        let window = match config.window_s {
+            Some([start, end]) if start >= 0.0 && end > start => {
+                Some((seconds("window_s", start)?, seconds("window_s", end)?))
+            }
+            Some([start, end]) => {
+                return Err(ConfigError::new("window_s", format!("must be [start, end] with 0 ≤ start < end (got [{start}, {end}])")))
+            }
+            None => None,
+        };
+        let threads = config.threads.clamp(1, config.connections);
+        Ok(Self {
+            backend,
+            loadfile: Arc::new(loadfile),
+            connections: config.connections,
+            connections_per_client: config.connections_per_client,
+            threads,
+            duration,
+            max_operations: config.max_requests,
+            window,
+            think_time: seconds("think_time_s", config.think_time_s)?,
+            client_start_delay: seconds("client_start_delay_s", config.client_start_delay_s)?,
+            timeout: seconds("timeout_s", config.timeout_s)?.max(Duration::from_millis(1)),
+            seed: config.seed,
+            cleanup: spec.cleanup,
+            start_at_unix_s: config.start_at_unix_s,
+            report_part: config.report_part,
+        })
+    }
+
+    /// Scored clients.
+    pub fn clients(&self) -> u32 {
+        self.connections / self.connections_per_client
+    }
+
+    /// The class names: every operation kind.
+    pub fn classes() -> Vec<String> {
+        OpKind::ALL.iter().map(|k| k.name().to_string()).collect()
+    }
+}
+
+/// The backend a URL names.
+fn backend(url: &str, password: Option<&str>) -> Result<Backend, ConfigError> {
+    let bad = |why: String| ConfigError::new("url", why);
+    let parsed = url::Url::parse(url).map_err(|e| {
+        bad(format!("invalid URL '{url}' ({e}): a file run needs file:///DIR or smb://USER@HOST[:PORT]/SHARE"))
+    })?;
+    match parsed.scheme() {
+        "file" => {
+            let dir = parsed
+                .to_file_path()
+                .map_err(|()| bad(format!("'{url}' is not a local path: write file:///absolute/dir")))?;
+            let meta = std::fs::metadata(&dir).map_err(|e| {
+                bad(format!("cannot use {} as the file target: {}", dir.display(), crate::fileops::fileio::io_reason(&e)))
+            })?;
+            if !meta.is_dir() {
+                return Err(bad(format!("{} is not a directory: give the directory the clients work in", dir.display())));
+            }
+            let dir = dir.to_string_lossy().trim_end_matches('/').to_string();
+            Ok(Backend::Fileio { dir: if dir.is_empty() { "/".into() } else { dir } })
+        }
+        "smb" => {
+            let host = parsed
+                .host_str()
+                .filter(|h| !h.is_empty())
+                .ok_or_else(|| bad(format!("'{url}' has no host: write smb://USER@HOST[:PORT]/SHARE")))?
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string();
+            let share = parsed.path().trim_matches('/');
+            if share.is_empty() || share.contains('/') {
+                return Err(bad(format!("'{url}' must name one share: smb://USER@HOST[:PORT]/SHARE")));
+            }
+            let user = percent_decode(parsed.username());
+            if user.is_empty() {
+                return Err(bad(format!("'{url}' names no user: smb://USER@HOST[:PORT]/SHARE")));
+            }
+            if parsed.password().is_some() {
+                return Err(bad(
+                    "a password in the URL would be seen by everyone on the machine: give it through the \
+                     environment or a 0600 file instead"
+                        .into(),
+                ));
+            }
+            let password = password.ok_or_else(|| {
+                ConfigError::new("password", format!("the SMB user {user} needs a password (none was given)"))
+            })?;
+            let (domain, user) = match user.split_once([';', '\\']) {
+                Some((d, u)) => (d.to_string(), u.to_string()),
+                None => (String::new(), user),
+            };
+            Ok(Backend::Smb {
+                host,
+                port: parsed.port().unwrap_or(445),
+                share: percent_decode(share),
+                user,
+                domain,
+                password: password.to_string(),
+            })
+        }
+        other => Err(bad(format!(
+            "unsupported URL scheme '{other}' for a loadfile run: use file:///DIR or smb://USER@HOST[:PORT]/SHARE"
+        ))),
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    url::form_urlencoded::parse(format!("x={s}").as_bytes())
+        .next()
+        .map_or_else(|| s.to_string(), |(_, v)| v.into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smb_urls_name_user_host_port_and_share() {
+        let b = backend("smb://crest@127.0.0.1:4455/crest", Some("pw")).expect("ok");
+        assert_eq!(
+            b,
+            Backend::Smb {
+                host: "127.0.0.1".into(),
+                port: 4455,
+                share: "crest".into(),
+                user: "crest".into(),
+                domain: String::new(),
+                password: "pw".into()
+            }
+        );
+        let b = backend("smb://WORK%3Bbob@host/share", Some("pw")).expect("ok");
+        assert!(matches!(b, Backend::Smb { ref domain, ref user, port: 445, .. } if domain == "WORK" && user == "bob"));
+        for (url, want) in [
+            ("smb://host/share", "names no user"),
+            ("smb://u:secret@host/share", "password in the URL"),
+            ("smb://u@host/", "one share"),
+            ("smb://u@host/a/b", "one share"),
+            ("ftp://u@host/a", "unsupported URL scheme 'ftp'"),
+        ] {
+            let e = backend(url, Some("pw")).expect_err(url);
+            assert!(e.template.contains(want), "{url}: {}", e.template);
+        }
+        assert_eq!(backend("smb://u@h/s", None).unwrap_err().field, "password");
+    }
+
+    #[test]
+    fn file_urls_need_an_existing_directory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("file://{}/", dir.path().display());
+        assert_eq!(backend(&url, None).unwrap(), Backend::Fileio { dir: dir.path().display().to_string() });
+        let missing = format!("file://{}/nope", dir.path().display());
+        assert!(backend(&missing, None).unwrap_err().template.contains("No such file"));
+    }
+}
