@@ -63,7 +63,8 @@ class LoadClient:
         """Check source addresses, the open-file limit and that the target accepts a connection."""
         check_source_addrs(self.spec.source_addrs, self.target)
         _ensure_fd_limit(self.spec.connections)
-        check_reachable(self.target)
+        if self.target.scheme != "file":  # a directory was checked with the config
+            check_reachable(self.target)
         self._preflighted = True
 
     def run(self, on_progress: ProgressCallback | None = None) -> RunResult:

@@ -64,6 +64,38 @@ def parse_url(text: str) -> TargetUrl:
     return TargetUrl(url=text, scheme=parts.scheme, host=parts.hostname, port=port)
 
 
+def parse_file_url(text: str) -> TargetUrl:
+    """Validate a file target: file:///DIR (a local or mounted directory) or smb://USER@HOST[:PORT]/SHARE.
+
+    The engine checks the rest (the directory exists, the loadfile parses); this checks the form.
+
+    Raises:
+        ConfigError: one line quoting the URL and showing the accepted forms.
+    """
+    expected = f"invalid file target {text!r}: expected file:///DIR or smb://USER@HOST[:PORT]/SHARE"
+    if not text or any(c.isspace() for c in text):
+        raise ConfigError(expected)
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(f"{expected} ({exc})") from None
+    if parts.scheme == "file":
+        if parts.netloc not in ("", "localhost") or not parts.path.startswith("/"):
+            raise ConfigError(expected)
+        return TargetUrl(url=text, scheme="file", host="", port=0)
+    if parts.scheme != "smb" or not parts.hostname or not parts.username or parts.path.strip("/") == "":
+        raise ConfigError(expected)
+    if parts.password is not None:
+        raise ConfigError(
+            f"invalid file target {text!r}: a password in the URL is visible to everyone on the machine;"
+            " set CREST_SMB_PASSWORD or give --password-file FILE (mode 0600)"
+        )
+    if port == 0:
+        raise ConfigError(f"invalid file target {text!r}: port must be in 1-65535")
+    return TargetUrl(url=text, scheme="smb", host=parts.hostname, port=port or 445)
+
+
 def check_reachable(target: TargetUrl, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> None:
     """Open and close one TCP connection to the target.
 

@@ -26,7 +26,7 @@ from crest.filesets.cache import cached_fileset, empty_docroot
 from crest.host import drop_page_cache, host_facts
 from crest.loadclient import LoadClient
 from crest.monitor import Monitor, client_bound_verdict, nodes_engine_summary
-from crest.preflight import check_reachable, parse_url
+from crest.preflight import check_reachable, parse_file_url, parse_url
 from crest.runspec import RunSpec
 from crest.servers import cpus as cpu_split
 from crest.servers.base import DYNAMIC_KINDS, ServerSettings, Target
@@ -75,12 +75,17 @@ class RunRequest:
     monitor_name: str | None = None
     # A capacity search's settings (crest.capacity_runner): stored with the run, whose mixes are its probes.
     capacity: dict[str, Any] | None = None
+    # File workloads: the loadfile to replay instead of the suite's, and where an smb:// target's password
+    # is (a 0600 file; else CREST_SMB_PASSWORD). The password itself is never part of the request.
+    loadfile: str | None = None
+    password_file: Path | None = None
 
     def options(self) -> dict[str, Any]:
         """The options as stored with the run (resume rebuilds the request from them)."""
         d = asdict(self)
         d.pop("suite")
         d["fileset_dir"] = str(self.fileset_dir) if self.fileset_dir else None
+        d["password_file"] = str(self.password_file) if self.password_file else None
         d["store_path"] = str(self.store_path)
         return d
 
@@ -142,6 +147,8 @@ class SuiteRunner:
         self.split = cpu_split.split(self.share.cpus) if self.share else None
         self._docroot: Path | None = None
         self._watch: Any = None  # crest.cluster.target.NodeWatch during a run with --monitor-node
+        # The password of the file server crest started (it made the user); never stored.
+        self._target_password: str | None = None
         if request.server is None:
             if request.target is None:
                 raise ConfigError("give a target URL (--target) or a server to provision (--server)")
@@ -199,13 +206,20 @@ class SuiteRunner:
                     with Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota):
                         pass
             if self.table is None:
-                self._bind(replace(self.request, target="http://127.0.0.1:1", tls_target="https://127.0.0.1:1"))
+                # Validate one engine config against a stand-in for the target crest will start.
+                file = self.request.suite.workload.is_file
+                stand_in = "smb://crest@127.0.0.1:1/crest" if file else "http://127.0.0.1:1"
+                self._bind(replace(self.request, target=stand_in, tls_target="https://127.0.0.1:1"))
+                self._target_password = "stand-in" if file else None
                 LoadClient(self._spec(self.mixes[0]))
                 self.table = None
+                self._target_password = None
                 self.request = replace(self.request, target=None, tls_target=None)
             return
         if cluster:
             self._cluster_nodes()  # the cluster answers and has the nodes asked for
+        elif self.request.suite.workload.is_file:
+            LoadClient(self._spec(self.mixes[0])).preflight()  # the directory, or the SMB server and its login
         else:
             for url in filter(None, (self.request.target, self.request.tls_target)):
                 check_reachable(parse_url(url))
@@ -528,14 +542,20 @@ class SuiteRunner:
         try:
             if target is not None:
                 target.check_alive()
-            for url in filter(None, (self.request.target, self.request.tls_target)):
-                check_reachable(parse_url(url))
+            if self.request.suite.workload.is_file:
+                if self.request.target and self.request.target.startswith("smb:"):
+                    check_reachable(parse_file_url(self.request.target))
+            else:
+                for url in filter(None, (self.request.target, self.request.tls_target)):
+                    check_reachable(parse_url(url))
         except TargetError as exc:
             return f"the target stopped answering during mix {mix.index}: {exc}"
         return None
 
     def _spec(self, mix: Mix, repeat_index: int = 0) -> RunSpec:
         workload = self.request.suite.workload
+        if workload.is_file:
+            return self._file_spec(mix, repeat_index)
         t = mix.timing
         cpus = len(self.split.engine) if self.split else len(cpu_split.available())
         table = self._table_for(mix)
@@ -568,6 +588,35 @@ class SuiteRunner:
             keepalive_requests=(spec.keepalive_requests[0], spec.keepalive_requests[1]) if spec else None,
             keepalive_request_share=spec.keepalive_request_share if spec else 1.0,
             specweb99=specweb,
+        )
+
+    def _file_spec(self, mix: Mix, repeat_index: int) -> RunSpec:
+        """A file-operation mix: each connection a dbench client replaying the loadfile against the target."""
+        settings = self.request.suite.workload.loadfile_settings()
+        t = mix.timing
+        cpus = len(self.split.engine) if self.split else len(cpu_split.available())
+        url = self.request.target or ""
+        # NetBench's Save Workspace: trees stay between mixes and go after the last one.
+        cleanup = not settings.save_workspace or mix.index >= len(self.mixes)
+        loadfile = {
+            "path": self.request.loadfile or settings.resolved_path(),
+            "cleanup": cleanup,
+            "password": (self._target_password or smb_password(self.request.password_file))
+            if url.startswith("smb:")
+            else None,
+        }
+        return RunSpec(
+            url=url,
+            connections=mix.connections,
+            threads=min(self.request.engine_threads or cpus, mix.connections),
+            duration_s=t.length_s,
+            think_time_s=t.think_time_s,
+            timeout_s=self.request.timeout_s,
+            connections_per_client=mix.threads_per_client,
+            window_s=(t.ramp_up_s, t.length_s - t.ramp_down_s),
+            client_start_delay_s=t.delay_s,
+            seed=self.request.seed * 1_000_003 + repeat_index * 1009 + mix.index,
+            loadfile=loadfile,
         )
 
     def _manifest(self) -> Manifest | None:
@@ -618,6 +667,32 @@ class SuiteRunner:
             factors=dict(self.request.factors),
             host=host_facts(),
         )
+
+
+# Where an smb:// target's password comes from when no --password-file is given.
+PASSWORD_ENV = "CREST_SMB_PASSWORD"
+
+
+def smb_password(password_file: Path | None) -> str | None:
+    """The SMB password: the first line of `password_file` (which only its owner may read), else
+    $CREST_SMB_PASSWORD; None when neither is given (the engine then names what is missing).
+
+    Raises:
+        ConfigError: the file cannot be read, or others may read it.
+    """
+    if password_file is None:
+        return os.environ.get(PASSWORD_ENV)
+    try:
+        mode = password_file.stat().st_mode
+        text = password_file.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read --password-file {password_file}: {exc.strerror}") from None
+    if mode & 0o077:
+        raise ConfigError(
+            f"--password-file {password_file} may be read by others (mode {mode & 0o777:04o}):"
+            f" chmod 600 {password_file}"
+        )
+    return text.splitlines()[0] if text else ""
 
 
 def specweb99_config(spec: Specweb99 | None, base_url: str, fileset_conns: int, mix: Mix) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from crest import _engine
 from crest.errors import ConfigError
-from crest.preflight import TargetUrl, parse_url
+from crest.preflight import TargetUrl, parse_file_url, parse_url
 
 # A range of more source addresses than this is almost certainly a typo.
 MAX_SOURCE_ADDRS = 4096
@@ -59,6 +59,8 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "keepalive_requests": ("", "workload.specweb99.keepalive_requests"),
     "keepalive_request_share": ("", "workload.specweb99.keepalive_request_share"),
     "specweb99": ("", "workload.specweb99"),
+    "loadfile": ("", "workload.loadfile.path (or --loadfile)"),
+    "password": ("", "the SMB password (CREST_SMB_PASSWORD or --password-file)"),
 }
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 
@@ -122,6 +124,9 @@ class RunSpec:
     # SPECweb99's request generator and validator (RunConfig.specweb99): base_url, dynamic_url, cgi_url,
     # dirs, users, first_connection, request_mix, class_mix. Replaces the request table.
     specweb99: dict[str, Any] | None = None
+    # A file-operation run (RunConfig.loadfile): path, password (smb:// only; never stored), cleanup.
+    # `url` is then file:///DIR or smb://USER@HOST:PORT/SHARE.
+    loadfile: dict[str, Any] | None = field(default=None, repr=False)
 
     def validate(self, origin: Origin = "suite") -> TargetUrl:
         """Check every setting with the engine's rules (no DNS, no socket); return the parsed URL.
@@ -132,7 +137,7 @@ class RunSpec:
         Raises:
             ConfigError: the first problem found, as one line naming the flag or setting and the fix.
         """
-        target = parse_url(self.url)
+        target = parse_file_url(self.url) if self.loadfile is not None else parse_url(self.url)
         if self.http_version not in HTTP_VERSIONS:
             # The engine knows only its two variants; a JSON error would name neither the flag nor the choices.
             label = field_label("http_version", origin)
@@ -183,6 +188,8 @@ class RunSpec:
             config["keepalive_request_share"] = self.keepalive_request_share
         if self.specweb99 is not None:
             config["specweb99"] = dict(self.specweb99)
+        if self.loadfile is not None:
+            config["loadfile"] = dict(self.loadfile)
         return config
 
 

@@ -106,8 +106,9 @@ def build_table(
                     {"url": f"{base}{SPECWEB99_DYNAMIC_PATH}?/{f.path}", "weight": share * f.weight / within,
                      "class": index}
                 )  # fmt: skip
-        elif cls.kind == "specweb99":
-            continue  # the engine draws SPECweb99's requests itself (RunSpec.specweb99)
+        elif cls.kind in ("specweb99", "loadfile"):
+            # The engine draws these itself: SPECweb99's requests (RunSpec.specweb99), a loadfile's operations.
+            continue
         elif cls.kind == "url":
             # Whatever the URL answers: its size is not known, so only the status is judged.
             entries.append({"url": base_url, "weight": share, "class": index})

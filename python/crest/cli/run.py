@@ -89,6 +89,17 @@ def run_command(
         bool, typer.Option("--validate-content", help="Check each static file's first line too, not only its size.")
     ] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No live progress.")] = False,
+    loadfile: Annotated[
+        str | None,
+        typer.Option("--loadfile", help="File suites: the dbench loadfile to replay (default: Debian's client.txt)."),
+    ] = None,
+    password_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--password-file",
+            help="smb:// targets: a file (mode 0600) whose first line is the password (else $CREST_SMB_PASSWORD).",
+        ),
+    ] = None,
     cluster: cluster_options.Cluster = None,
     nodes: cluster_options.Nodes = None,
     target_node: cluster_options.TargetNode = None,
@@ -96,7 +107,11 @@ def run_command(
     monitor_pid: cluster_options.MonitorPid = None,
     monitor_name: cluster_options.MonitorName = None,
 ) -> int:
-    """Run a suite's ladder of mixes against a target and store every mix."""
+    """Run a suite's ladder of mixes against a target and store every mix.
+
+    Web suites take an http(s) URL or a web server; file suites (mindcraft-netbench, netbench-nbdm60) take
+    file:///DIR, smb://USER@HOST[:PORT]/SHARE or --server samba.
+    """
     watcher = Progress(enabled=not quiet and sys.stderr.isatty())
     try:
         if resume is not None:
@@ -137,6 +152,8 @@ def run_command(
                 monitor_node=monitor_node,
                 monitor_pid=cluster_options.count(monitor_pid, "--monitor-pid"),
                 monitor_name=monitor_name,
+                loadfile=loadfile,
+                password_file=password_file,
             )
             plan = plan_runs(base, members, {**axes, **options}, options=list(options))
             experiment = plan.experiment

@@ -42,6 +42,8 @@ BUILTIN_ORDER = (
     "veritest-isapi-mt",
     "veritest-large-ecommerce",
     "mindcraft-webbench",
+    "mindcraft-netbench",
+    "netbench-nbdm60",
     "kornecki-detail-static",
     "kornecki-detail-dynamic",
     "zeus-cached",

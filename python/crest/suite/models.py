@@ -37,7 +37,11 @@ WEBSTONE_CGI_DEFAULT_SIZE = 10240  # WebStone cgi-send's default response size (
 # drawn by the engine itself; the workload's `specweb99` settings say how. "specweb99-get": SPECweb99's
 # standard dynamic GET of each fileset file (the file inside the dynamic page's envelope), served by
 # the target's own module: in-process in the built-in target, crest's FastCGI responder behind others.
-RequestKind = Literal["static", "cgi", "inproc", "fastcgi", "webstone-cgi", "url", "specweb99", "specweb99-get"]
+# "loadfile": file operations, not HTTP: each client replays dbench's NetBench-derived loadfile against a
+# file target (file:///DIR or smb://USER@HOST:PORT/SHARE); the workload's `loadfile` settings say which.
+RequestKind = Literal[
+    "static", "cgi", "inproc", "fastcgi", "webstone-cgi", "url", "specweb99", "specweb99-get", "loadfile"
+]
 # Kinds that request the fileset's files (a workload with one needs a fileset; a sweep restricts them).
 FILE_KINDS = ("static", "specweb99", "specweb99-get")
 
@@ -112,6 +116,30 @@ class RequestClass(BaseModel):
         return self
 
 
+# Where Debian's dbench package installs its NetBench-derived loadfile (crest ships no copy).
+DEBIAN_LOADFILE = "/usr/share/dbench/client.txt"
+
+
+class Loadfile(BaseModel):
+    """A file-operation workload (kind "loadfile"): which dbench loadfile each client replays, and NetBench's
+    workspace settings."""
+
+    model_config = _MODEL_CONFIG
+
+    # A dbench 4 loadfile; None: Debian's (apt-get install dbench). `crest run --loadfile PATH` overrides it.
+    path: str | None = None
+    # NetBench's per-client workspace as the suite states it (MB, 10^6 B). The loadfile decides what a
+    # client writes; crest reports the bytes each client's tree holds, not this figure.
+    workspace_mb: float | None = Field(default=None, gt=0)
+    # NetBench's Save Workspace: keep each client's tree between mixes and delete it after the last
+    # (False: delete it after every mix).
+    save_workspace: bool = True
+
+    def resolved_path(self) -> str:
+        """The loadfile to read: the suite's, else Debian's."""
+        return self.path or DEBIAN_LOADFILE
+
+
 class Workload(BaseModel):
     """The weighted request classes plus protocol settings; the same for every mix of a suite."""
 
@@ -135,6 +163,17 @@ class Workload(BaseModel):
     drop_caches: bool = False
     # SPECweb99's client model and rules: required by (and only with) a class of kind "specweb99".
     specweb99: Specweb99 | None = None
+    # The file-operation workload's settings: allowed only with a class of kind "loadfile" (defaults if omitted).
+    loadfile: Loadfile | None = None
+
+    @property
+    def is_file(self) -> bool:
+        """Whether this is a file-operation workload (file servers), not HTTP."""
+        return any(c.kind == "loadfile" for c in self.classes)
+
+    def loadfile_settings(self) -> Loadfile:
+        """The loadfile settings of a file workload (the defaults when the suite gives none)."""
+        return self.loadfile or Loadfile()
 
     @model_validator(mode="before")
     @classmethod
@@ -175,6 +214,17 @@ class Workload(BaseModel):
             )
         elif not spec and self.specweb99 is not None:
             problems.append((("specweb99",), "must be omitted: no class is of kind 'specweb99'"))
+        files = [c.name for c in self.classes if c.kind == "loadfile"]
+        if files and (len(self.classes) > 1 or self.fileset is not None):
+            problems.append(
+                (
+                    ("classes",),
+                    f"class {show(files[0])} of kind 'loadfile' is the whole file-operation workload: it must be"
+                    " the only class, with no fileset",
+                )
+            )
+        elif not files and self.loadfile is not None:
+            problems.append((("loadfile",), "must be omitted: no class is of kind 'loadfile'"))
         static = [c.name for c in self.classes if c.kind in FILE_KINDS]
         if static and self.fileset is None:
             problems.append((("fileset",), f"required because class {show(static[0])} is static (got nothing)"))
@@ -429,7 +479,9 @@ class Suite(BaseModel):
 
 
 __all__ = [
+    "DEBIAN_LOADFILE",
     "PROFILES",
+    "Loadfile",
     "Ladder",
     "Mix",
     "MixOverride",
