@@ -9,9 +9,10 @@ Format: a UTF-8 CSV (lines starting with "#" are comments, e.g. the source):
   load       clients | threads | connections | load (whole numbers; clients and
              threads together mean threads in total over that many clients);
              no load column at all makes a peak table (one row per configuration)
-  req/s      rps | requests_per_s                               (required)
+  req/s      rps | requests_per_s          (required unless the table gives throughput)
   throughput throughput_Bps | throughput_MBps (10^6 B/s) | throughput_mbps or
-             throughput_Mbps (10^6 bit/s)                        (optional)
+             throughput_Mbps (10^6 bit/s)   (optional; alone, it makes a throughput-only
+             table such as NetBench's, judged by throughput: crest.analysis.throughput)
   optional   window_s, requests, errors, trial (the repeat index)
   factors    every other column: rows with equal factor values are one configuration
 """
@@ -194,9 +195,12 @@ def _row(table: CsvTable, i: int, axis: str, extra: dict[str, Value], name: str)
     cells = table.rows[i]
     where = table.where(i)
     rps_column = next((c for c in RPS_COLUMNS if c in cells), None)
-    if rps_column is None:
-        raise ConfigError(f"{table.path} has no req/s column: name it {' or '.join(RPS_COLUMNS)}")
     throughput_column = next((c for c in THROUGHPUT_COLUMNS if c in cells), None)
+    if rps_column is None and throughput_column is None:
+        raise ConfigError(
+            f"{table.path} has neither a req/s nor a throughput column: name one {' or '.join(RPS_COLUMNS)},"
+            f" or {' or '.join(THROUGHPUT_COLUMNS)} for a throughput-only table"
+        )
     known = {*LOAD_COLUMNS, *RPS_COLUMNS, *THROUGHPUT_COLUMNS, *OPTIONAL_COLUMNS}
     factors: dict[str, Value] = {DATASET_FACTOR: name}
     for column in table.columns:
@@ -220,7 +224,7 @@ def _row(table: CsvTable, i: int, axis: str, extra: dict[str, Value], name: str)
     clients = clients or 0
     window_s = _number(cells, "window_s", where) or 0.0
     requests = _whole(cells, "requests", where)
-    rps = _number(cells, rps_column, where, required=True)
+    rps = _number(cells, rps_column, where, required=True) if rps_column is not None else None
     throughput = math.nan
     if throughput_column is not None:
         published = _number(cells, throughput_column, where)
@@ -242,7 +246,7 @@ def _row(table: CsvTable, i: int, axis: str, extra: dict[str, Value], name: str)
 
 
 def _mix(index: int, row: _Row, at: float, peak_only: bool) -> MixRecord:
-    requests = row.requests if row.requests is not None else round(row.rps * row.window_s)
+    requests = row.requests if row.requests is not None else (0 if math.isnan(row.rps) else round(row.rps * row.window_s))
     throughput = 0.0 if math.isnan(row.throughput_Bps) else row.throughput_Bps
     return MixRecord(
         index=index, clients=row.clients, threads_per_client=row.threads_per_client, connections=row.connections,

@@ -14,10 +14,12 @@ from typing import Annotated, Any
 
 import typer
 from rich import box
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from crest.analysis.peak import highest, peak_rps_of
+from crest.analysis.throughput import judged_by_throughput, run_throughput
 from crest.cli import EXIT_OK
 from crest.cli.render import render_nodes
 from crest.cli.terminal import console as _console
@@ -89,6 +91,8 @@ def show_command(
         return EXIT_OK
     console.print()
     console.print(_mix_table(detail.mixes))
+    if judged_by_throughput(detail):
+        _print_throughput(console, detail)
     at = highest([m.rps for m in detail.mixes])  # mixes are in ladder order: the one curve of this run
     if at is not None:
         peak = detail.mixes[at]
@@ -105,6 +109,23 @@ def show_command(
     for verdict in _run_verdicts(detail):
         console.print(Text("  warning: ") + _safe(verdict.message))
     return EXIT_OK
+
+
+def _print_throughput(console: Console, detail: RunDetail) -> None:
+    """A file-server run's (or a NetBench table's) headline: throughput per mix, its peak and shape."""
+    from crest.cli.render_throughput import operations_table, statement, throughput_table
+
+    try:
+        curve = run_throughput(detail)
+    except ConfigError:
+        return
+    console.print(throughput_table(curve))
+    console.print(statement(curve))
+    peak = next((m for m in detail.mixes if m.index == curve.peak_index), None)
+    ops = operations_table(peak) if peak is not None else None
+    if ops is not None:
+        console.print()
+        console.print(ops)
 
 
 def _run_verdicts(detail: RunDetail) -> list[Verdict]:

@@ -1,0 +1,62 @@
+"""The throughput view `crest show` prints for runs judged by throughput (file-server suites, published
+NetBench tables): per mix total Mbit/s (10^6 and NetBench's 2^20), MB/s, per-client Mbit/s and ops/s;
+the peak and the shape past it; and, for a file run, each operation kind at the peak. Formats only:
+every figure comes from crest.analysis.throughput and the stored mixes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from crest.analysis.throughput import ThroughputCurve
+from crest.store import MixRecord
+
+NETBENCH_MBIT = 2**20 / 8  # NetBench's "Mbits/sec" was bytes x 8 / 2^20 (Mindcraft's tables check out so)
+
+
+def throughput_table(curve: ThroughputCurve) -> Table:
+    """One row per mix, the peak marked."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in ("mix", curve.load_axis, "Mbit/s", "NB Mbit/s", "MB/s", "Mbit/s per client", "ops/s", "errors"):
+        table.add_column(name, justify="right")
+    for p in curve.points:
+        mark = " ◀ peak" if p.index == curve.peak_index else ""
+        table.add_row(
+            str(p.index), f"{p.load:g}", f"{p.mbit_s:,.1f}{mark}", f"{p.mb_s * 1e6 / NETBENCH_MBIT:,.1f}",
+            f"{p.mb_s:,.2f}", "-" if math.isnan(p.per_client_mbit_s) else f"{p.per_client_mbit_s:,.2f}",
+            "-" if math.isnan(p.ops_s) else f"{p.ops_s:,.0f}", f"{p.errors:,}",
+        )  # fmt: skip
+    return table
+
+
+def operations_table(mix: MixRecord) -> Table | None:
+    """A file mix's operation kinds: count, ops/s, MB/s moved, mean and p99 latency, errors."""
+    rows = [(name, c) for name, c in sorted(mix.classes.items()) if c.get("requests") or c.get("errors")]
+    if not rows:
+        return None
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"operations at mix {mix.index}", title_justify="left")
+    for name in ("operation", "count", "ops/s", "MB/s", "mean", "p99", "errors"):
+        table.add_column(name, justify="left" if name == "operation" else "right")
+    for name, c in rows:
+        lat = c.get("latency_us") or {}
+        table.add_row(
+            name, f"{c.get('requests', 0):,}", f"{c.get('rps', 0.0):,.0f}", f"{c.get('throughput_Bps', 0.0) / 1e6:,.2f}",
+            _us(lat.get("mean")), _us(lat.get("p99")), f"{c.get('errors', 0):,}",
+        )  # fmt: skip
+    return table
+
+
+def statement(curve: ThroughputCurve) -> Text:
+    """The curve's one-line statement, with NetBench's binary megabits beside crest's."""
+    peak_nb = curve.peak_mbit_s * 1e6 / 8 / NETBENCH_MBIT
+    return Text(f"  Throughput {curve.statement} (NetBench's 2^20-bit Mbit/s: {peak_nb:,.1f})")
+
+
+def _us(value: object) -> str:
+    if not isinstance(value, (int, float)) or math.isnan(value):
+        return "-"
+    return f"{value / 1000:,.2f}ms" if value >= 1000 else f"{value:,.0f}us"
