@@ -8,6 +8,7 @@ __all__ = [
     "Run",
     "Server",
     "merge_parts",
+    "probe_file_target",
     "start_run",
     "start_server",
     "validate",
@@ -33,6 +34,11 @@ def version() -> str:
 
 def validate(config_json: str) -> None:
     """Check RunConfig JSON against every engine rule but name resolution (no DNS, no socket); raises ConfigError."""
+
+def probe_file_target(config_json: str) -> None:
+    """Check a file-operation RunConfig as a run would before any load, starting nothing: the input, and for
+    an smb:// target that the server answers and takes the user, the password and the share (one session set
+    up and dropped; releases the GIL). Raises ConfigError naming the problem and the fix."""
 
 def start_run(config_json: str) -> Run:
     """Start a run from RunConfig JSON.

@@ -65,6 +65,12 @@ class LoadClient:
         _ensure_fd_limit(self.spec.connections)
         if self.target.scheme != "file":  # a directory was checked with the config
             check_reachable(self.target)
+        if self.target.scheme == "smb":
+            # The login and the share, before anything is recorded or sent.
+            try:
+                _engine.probe_file_target(json.dumps(self.config))
+            except _engine.ConfigError as exc:
+                raise engine_config_error(exc, self.origin) from None
         self._preflighted = True
 
     def run(self, on_progress: ProgressCallback | None = None) -> RunResult:

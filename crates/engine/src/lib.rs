@@ -37,6 +37,7 @@ mod validate;
 mod worker;
 
 pub use config::{HttpVersion, Loadfile, RequestEntry, RunConfig, Selection, Specweb99};
+pub use fileops::probe as probe_file_target;
 pub use error::{ConfigError, ErrorKind, StartError};
 pub use live::LiveSnapshot;
 pub use part::{merge_parts, MergeError, Part};

@@ -190,13 +190,8 @@ impl RunHandle {
             // Workers stop a hair after the deadline; the run lasted `d`.
             elapsed = elapsed.min(d);
         }
-        let part = Part {
-            stats,
-            facts: self.facts.clone(),
-            elapsed,
-            cpu,
-            cancelled: self.cancel.load(Ordering::Relaxed),
-        };
+        let part =
+            Part { stats, facts: self.facts.clone(), elapsed, cpu, cancelled: self.cancel.load(Ordering::Relaxed) };
         let json = self.report_part.then(|| part.to_json());
         RunReport { part: json, ..part.into_report() }
     }

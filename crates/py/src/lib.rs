@@ -52,6 +52,15 @@ fn validate(py: Python<'_>, config_json: &str) -> PyResult<()> {
     crest_engine::validate(&config).map_err(|e| config_error(py, &e))
 }
 
+/// Checks a file-operation RunConfig (JSON) as a run would before any load:
+/// the input, and for an smb:// target the login and the share (one session
+/// set up and dropped), GIL released. Raises ConfigError.
+#[pyfunction]
+fn probe_file_target(py: Python<'_>, config_json: &str) -> PyResult<()> {
+    let config = parse_config(py, config_json)?;
+    py.detach(|| crest_engine::probe_file_target(&config)).map_err(|e| config_error(py, &e))
+}
+
 /// The engine's version (the workspace version).
 #[pyfunction]
 fn version() -> &'static str {
@@ -179,6 +188,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     quiet_worker_panics();
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(probe_file_target, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("MachineError", m.py().get_type::<MachineError>())?;
     m.add_function(wrap_pyfunction!(start_run, m)?)?;

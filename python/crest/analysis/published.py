@@ -246,7 +246,9 @@ def _row(table: CsvTable, i: int, axis: str, extra: dict[str, Value], name: str)
 
 
 def _mix(index: int, row: _Row, at: float, peak_only: bool) -> MixRecord:
-    requests = row.requests if row.requests is not None else (0 if math.isnan(row.rps) else round(row.rps * row.window_s))
+    requests = (
+        row.requests if row.requests is not None else (0 if math.isnan(row.rps) else round(row.rps * row.window_s))
+    )
     throughput = 0.0 if math.isnan(row.throughput_Bps) else row.throughput_Bps
     return MixRecord(
         index=index, clients=row.clients, threads_per_client=row.threads_per_client, connections=row.connections,

@@ -42,6 +42,7 @@ from crest.analysis import (
 )
 from crest.analysis.capacity import capacity_result, is_capacity_run
 from crest.analysis.specweb99 import Iteration, is_specweb99_run, specweb99_result
+from crest.analysis.throughput import judged_by_throughput, run_throughput
 from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
 from crest.errors import ConfigError
 from crest.report.narrative import findings
@@ -98,6 +99,9 @@ def build_report(
     ]
     if tests:  # only SPECweb99 tests carry the key
         doc["specweb99"] = tests
+    curves = [_throughput(d, c.label) for c in configs for d in c.trials if judged_by_throughput(d)]
+    if curves:  # only file-server runs and throughput-only tables carry the key
+        doc["throughput"] = curves
     doc["summary"] = findings(doc)
     cleaned: dict[str, Any] = clean(doc)
     return cleaned
@@ -347,6 +351,34 @@ def _capacity(detail: RunDetail, label: str) -> dict[str, Any]:
              "mean": m.mean, "ci95": list(m.interval) if m.interval else None, "at_failed": m.at_failed}
             for m in r.margins
         ],
+    }  # fmt: skip
+
+
+def _throughput(detail: RunDetail, label: str) -> dict[str, Any]:
+    """A run judged by throughput (a file-server run, a NetBench table): Mbit/s per mix, the peak and the
+    shape past it, and for a file run the operation kinds at the peak."""
+    curve = run_throughput(detail)
+    peak = next((m for m in detail.mixes if m.index == curve.peak_index), None)
+    operations = []
+    if peak is not None:
+        for name, c in sorted(peak.classes.items()):
+            if c.get("requests") or c.get("errors"):
+                lat = c.get("latency_us") or {}
+                operations.append({
+                    "operation": name, "count": c.get("requests", 0), "ops_per_s": c.get("rps", 0.0),
+                    "throughput_Bps": c.get("throughput_Bps", 0.0), "mean_us": lat.get("mean"),
+                    "p99_us": lat.get("p99"), "errors": c.get("errors", 0),
+                })  # fmt: skip
+    return {
+        "run_id": detail.id, "label": label, "statement": curve.statement, "load_axis": curve.load_axis,
+        "peak_mbit_s": curve.peak_mbit_s, "peak_load": curve.peak_load, "peak_mix": curve.peak_index,
+        "shape": curve.shape, "past_peak_ratio": curve.past_peak_ratio,
+        "points": [
+            {"mix": p.index, "load": p.load, "mbit_s": p.mbit_s, "netbench_mbit_s": p.mb_s * 1e6 * 8 / 2**20,
+             "mb_s": p.mb_s, "per_client_mbit_s": p.per_client_mbit_s, "ops_per_s": p.ops_s, "errors": p.errors}
+            for p in curve.points
+        ],
+        "operations": operations,
     }  # fmt: skip
 
 

@@ -481,8 +481,8 @@ class Suite(BaseModel):
 __all__ = [
     "DEBIAN_LOADFILE",
     "PROFILES",
-    "Loadfile",
     "Ladder",
+    "Loadfile",
     "Mix",
     "MixOverride",
     "RequestClass",

@@ -88,11 +88,12 @@ impl Fileio {
                 let size = n[2].max(0) as u64;
                 let Some(f) = self.handles.get(n[0]) else { return unknown_handle(line) };
                 match write_at(f, &self.pattern, n[1].max(0) as u64, size) {
-                    Ok(written) if written == n[3].max(0) as u64 => Exec::Done(Outcome { ok: true, status: 0, bytes: size }),
-                    Ok(written) => Exec::Fatal(format!(
-                        "line {}: WriteX wrote {written} of {} bytes",
-                        line.number, n[3]
-                    )),
+                    Ok(written) if written == n[3].max(0) as u64 => {
+                        Exec::Done(Outcome { ok: true, status: 0, bytes: size })
+                    }
+                    Ok(written) => {
+                        Exec::Fatal(format!("line {}: WriteX wrote {written} of {} bytes", line.number, n[3]))
+                    }
                     Err(e) => Exec::Done(Outcome { ok: false, status: nt_status(&e), bytes: 0 }),
                 }
             }
@@ -292,15 +293,15 @@ fn find(pattern: &str, max: i64) -> io::Result<u64> {
 /// The NTSTATUS a Windows server would give for an errno (what matters is success or failure).
 pub fn nt_status(e: &io::Error) -> u32 {
     match e.raw_os_error() {
-        Some(libc::ENOENT) => 0xC000_0034,                    // OBJECT_NAME_NOT_FOUND
-        Some(libc::ENOTDIR) => 0xC000_003A,                   // OBJECT_PATH_NOT_FOUND
-        Some(libc::EEXIST) => 0xC000_0035,                    // OBJECT_NAME_COLLISION
-        Some(libc::EISDIR) => 0xC000_00BA,                    // FILE_IS_A_DIRECTORY
-        Some(libc::EACCES | libc::EPERM) => 0xC000_0022,      // ACCESS_DENIED
-        Some(libc::ENOTEMPTY) => 0xC000_0101,                 // DIRECTORY_NOT_EMPTY
-        Some(libc::EAGAIN | libc::EDEADLK) => 0xC000_0054,    // FILE_LOCK_CONFLICT
-        Some(libc::ENOSPC) => 0xC000_007F,                    // DISK_FULL
-        _ => 0xC000_0001,                                     // UNSUCCESSFUL
+        Some(libc::ENOENT) => 0xC000_0034,                 // OBJECT_NAME_NOT_FOUND
+        Some(libc::ENOTDIR) => 0xC000_003A,                // OBJECT_PATH_NOT_FOUND
+        Some(libc::EEXIST) => 0xC000_0035,                 // OBJECT_NAME_COLLISION
+        Some(libc::EISDIR) => 0xC000_00BA,                 // FILE_IS_A_DIRECTORY
+        Some(libc::EACCES | libc::EPERM) => 0xC000_0022,   // ACCESS_DENIED
+        Some(libc::ENOTEMPTY) => 0xC000_0101,              // DIRECTORY_NOT_EMPTY
+        Some(libc::EAGAIN | libc::EDEADLK) => 0xC000_0054, // FILE_LOCK_CONFLICT
+        Some(libc::ENOSPC) => 0xC000_007F,                 // DISK_FULL
+        _ => 0xC000_0001,                                  // UNSUCCESSFUL
     }
 }
 

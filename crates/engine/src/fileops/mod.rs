@@ -15,6 +15,7 @@ pub mod handles;
 pub mod loadfile;
 pub mod op;
 pub mod plan;
+mod smb_worker;
 
 pub use loadfile::{Line, Loadfile, LoadfileError};
 pub use op::{Expect, OpKind, Outcome};
@@ -34,8 +35,17 @@ pub(crate) fn start(config: &RunConfig) -> Result<RunHandle, StartError> {
     let plan = Arc::new(FilePlan::new(config)?);
     match plan.backend {
         Backend::Fileio { .. } => fileio_worker::start(plan),
-        Backend::Smb { .. } => Err(StartError::Machine("crest's SMB client is not built yet".into())),
+        Backend::Smb { .. } => smb_worker::start(plan),
     }
+}
+
+/// Checks a loadfile `config` as `start` would before any load, without
+/// starting: the input (`FilePlan`), and for an SMB target that the server
+/// answers and takes the user, the password and the share (one session set
+/// up and dropped). ConfigError names the problem and the fix.
+pub fn probe(config: &RunConfig) -> Result<(), crate::error::ConfigError> {
+    let plan = FilePlan::new(config)?;
+    smb_worker::probe(&plan)
 }
 
 /// The report's facts of a file run with `threads` threads.

@@ -89,8 +89,8 @@ impl FilePlan {
         })?;
         let text = String::from_utf8(text)
             .map_err(|_| ConfigError::new("loadfile", format!("loadfile {} is not text (UTF-8)", spec.path)))?;
-        let loadfile = Loadfile::parse(&text)
-            .map_err(|e| ConfigError::new("loadfile", format!("loadfile {}: {e}", spec.path)))?;
+        let loadfile =
+            Loadfile::parse(&text).map_err(|e| ConfigError::new("loadfile", format!("loadfile {}: {e}", spec.path)))?;
         if config.connections == 0 {
             return Err(ConfigError::new("connections", "must be at least 1 (got 0)"));
         }
@@ -124,7 +124,10 @@ impl FilePlan {
                 Some((seconds("window_s", start)?, seconds("window_s", end)?))
             }
             Some([start, end]) => {
-                return Err(ConfigError::new("window_s", format!("must be [start, end] with 0 ≤ start < end (got [{start}, {end}])")))
+                return Err(ConfigError::new(
+                    "window_s",
+                    format!("must be [start, end] with 0 ≤ start < end (got [{start}, {end}])"),
+                ))
             }
             None => None,
         };
@@ -171,10 +174,17 @@ fn backend(url: &str, password: Option<&str>) -> Result<Backend, ConfigError> {
                 .to_file_path()
                 .map_err(|()| bad(format!("'{url}' is not a local path: write file:///absolute/dir")))?;
             let meta = std::fs::metadata(&dir).map_err(|e| {
-                bad(format!("cannot use {} as the file target: {}", dir.display(), crate::fileops::fileio::io_reason(&e)))
+                bad(format!(
+                    "cannot use {} as the file target: {}",
+                    dir.display(),
+                    crate::fileops::fileio::io_reason(&e)
+                ))
             })?;
             if !meta.is_dir() {
-                return Err(bad(format!("{} is not a directory: give the directory the clients work in", dir.display())));
+                return Err(bad(format!(
+                    "{} is not a directory: give the directory the clients work in",
+                    dir.display()
+                )));
             }
             let dir = dir.to_string_lossy().trim_end_matches('/').to_string();
             Ok(Backend::Fileio { dir: if dir.is_empty() { "/".into() } else { dir } })

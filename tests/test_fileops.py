@@ -1,0 +1,158 @@
+"""File-operation runs (dbench's loadfile) through the lab: the engine against a real directory, a file
+suite through `crest run`, bad input refused before any load, and NetBench's published tables re-analysed."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from crest import _engine
+from crest.analysis.published import PUBLISHED_DATA_DIR
+from support import run_cli, run_cli_in_process
+
+# Each client writes its own file and reads part of it back: 100 + 50 bytes written, 64 read per pass.
+LOADFILE = r"""# a tiny NetBench-style loadfile: every client in its own tree
+Deltree "\clients\client1" NT_STATUS_OK
+Mkdir "\clients" NT_STATUS_OK
+NTCreateX "\clients\client1" 0x1 0x2 1 NT_STATUS_OK
+Close 1 NT_STATUS_OK
+NTCreateX "\clients\client1\data.doc" 0x40 0x5 2 NT_STATUS_OK
+WriteX 2 0 100 100 NT_STATUS_OK
+WriteX 2 100 50 50 NT_STATUS_OK
+ReadX 2 0 64 64 NT_STATUS_OK
+Close 2 NT_STATUS_OK
+QUERY_PATH_INFORMATION "\clients\client1\DATA.DOC" 1004 NT_STATUS_OK
+NTCreateX "\clients\client1\missing" 0x40 0x1 3 NT_STATUS_OBJECT_NAME_NOT_FOUND
+"""
+
+SUITE = """
+name = "tiny-disk-mix"
+description = "two load points of a tiny loadfile"
+source = "tests"
+
+[workload.loadfile]
+path = "{loadfile}"
+
+[[workload.classes]]
+name = "disk-mix"
+kind = "loadfile"
+weight = 1
+
+[ladder]
+clients = [1, 3]
+
+[timing]
+length_s = 1.5
+ramp_up_s = 0.25
+ramp_down_s = 0.25
+"""
+
+
+@pytest.fixture
+def loadfile(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.txt"
+    path.write_text(LOADFILE)
+    return path
+
+
+def engine_run(url: str, loadfile: Path, **extra: object) -> dict[str, object]:
+    config = {"url": url, "connections": 3, "duration_s": 1.0, "loadfile": {"path": str(loadfile), **extra}}
+    run = _engine.start_run(json.dumps(config))
+    while (text := run.wait(1.0)) is None:
+        pass
+    report: dict[str, object] = json.loads(text)
+    return report
+
+
+def test_each_client_works_in_its_own_tree_and_moves_the_bytes_it_counts(tmp_path: Path, loadfile: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    report = engine_run(f"file://{work}", loadfile, cleanup=False)
+    assert report["errors"] and not any(report["errors"].values())  # type: ignore[union-attr]
+    classes = report["classes"]
+    assert isinstance(classes, dict)
+    writes, reads = classes["WriteX"], classes["ReadX"]
+    # Bytes are the data the operations moved: WriteX's sizes and ReadX's size asked for, nothing else.
+    assert report["bytes"] == writes["bytes"] + reads["bytes"]
+    assert 75 * writes["requests"] <= writes["bytes"] <= 100 * writes["requests"]  # 100 then 50 per pass
+    assert reads["bytes"] == 64 * reads["requests"]
+    assert classes["QUERY_PATH_INFORMATION"]["requests"] > 0, "found without case, as Samba resolves names"
+    # client1 → client<id> from 0: three trees, each holding only its own file, written whole.
+    trees = sorted(p.name for p in (work / "clients").iterdir())
+    assert trees == ["client0", "client1", "client2"]
+    for tree in trees:
+        assert [p.name for p in (work / "clients" / tree).iterdir()] == ["data.doc"]
+        assert (work / "clients" / tree / "data.doc").stat().st_size == 150
+
+
+def test_cleanup_deletes_the_workspace(tmp_path: Path, loadfile: Path) -> None:
+    report = engine_run(f"file://{tmp_path}", loadfile, cleanup=True)
+    assert report["requests"]
+    assert not (tmp_path / "clients").exists()
+
+
+def test_a_file_suite_runs_through_the_lab_and_leaves_nothing(tmp_path: Path, loadfile: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(SUITE.format(loadfile=loadfile))
+    db = tmp_path / "r.db"
+    done = run_cli("run", str(suite), "--target", f"file://{work}", "--db", str(db), "-q")
+    assert done.returncode == 0, done.stderr
+    assert "Throughput peak" in done.stdout and "Mbit/s" in done.stdout
+    assert "WriteX" in done.stdout  # the operation kinds at the peak
+    assert not (work / "clients").exists(), "the workspace is deleted after the last mix"
+    shown = run_cli_in_process("show", "--json", "--db", str(db), done.stdout.split("(run ")[1].split(")")[0])
+    mixes = json.loads(shown.stdout)["mixes"]
+    assert [m["clients"] for m in mixes] == [1, 3]
+    assert all(m["throughput_Bps"] > 0 and m["classes"]["WriteX"]["requests"] > 0 for m in mixes)
+
+
+@pytest.mark.parametrize(
+    ("args", "wanted"),
+    [
+        (["--loadfile", "/nonexistent/client.txt"], "cannot read loadfile /nonexistent/client.txt"),
+        (["--target", "file:///nonexistent-dir"], "cannot use /nonexistent-dir as the file target"),
+        (["--target", "smb://u@127.0.0.1:{port}/share"], "cannot reach"),
+        (["--target", "smb://u:pw@127.0.0.1/share"], "password in the URL"),
+        (["--target", "http://127.0.0.1:1/"], "expected file:///DIR or smb://"),
+    ],
+)
+def test_bad_file_targets_are_one_line_and_exit_2_before_any_load(
+    tmp_path: Path, args: list[str], wanted: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("CREST_SMB_PASSWORD", "pw")
+    args = [a.format(port=port) for a in args]
+    if "--target" not in args:
+        args += ["--target", f"file://{tmp_path}"]
+    db = tmp_path / "r.db"
+    done = run_cli_in_process("run", "mindcraft-netbench", "--profile", "quick", "--db", str(db), *args)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and wanted in lines[0], done.stderr
+    assert not (tmp_path / "clients").exists()
+    assert not db.exists() or "no runs" in run_cli_in_process("runs", "--db", str(db)).stdout.lower()
+
+
+def test_a_web_suite_refuses_a_file_target(tmp_path: Path) -> None:
+    done = run_cli_in_process("run", "veritest-static", "--target", f"file://{tmp_path}", "--db", str(tmp_path / "r.db"))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_netbench_tables_are_reanalysed_by_throughput(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    done = run_cli_in_process("import", str(PUBLISHED_DATA_DIR / "mindcraft-netbench.csv"), "--name", "nb", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    nt, samba = done.stdout.split()
+    shown = run_cli_in_process("show", samba, "--db", str(db)).stdout
+    # NetBench's Mbit/s are 2^20 bits: the seed's 114.6 at 48 clients, then down to 87.0 at 144.
+    assert "peak 120.2 Mbit/s at 48 clients" in shown and "NetBench's 2^20-bit Mbit/s: 114.6" in shown
+    assert "graceful degradation" in shown and "87.0" in shown
+    shown = run_cli_in_process("show", nt, "--db", str(db)).stdout
+    assert "at 112 clients" in shown and "286.7" in shown and "plateau" in shown
