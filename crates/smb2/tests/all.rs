@@ -1,0 +1,7 @@
+//! The integration tests as one test binary: each file below is one module, so `cargo test`
+//! links one binary for this crate instead of one per file.
+
+#[path = "live.rs"]
+mod live;
+
+mod support;

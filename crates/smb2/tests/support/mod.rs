@@ -1,0 +1,68 @@
+//! Test helpers: the private smbd, and a blocking driver that runs a
+//! [`Session`] over a `TcpStream` (what the engine does with mio, minus the
+//! event loop), optionally recording the bytes the server sent.
+#![allow(dead_code)]
+
+pub mod smbd;
+
+use crest_smb2::{Credentials, Event, Session};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// A stalled server fails the test instead of hanging it.
+const IO_TIMEOUT: Duration = Duration::from_secs(15);
+
+pub fn credentials(user: &str, password: &str) -> Credentials {
+    Credentials { user: user.into(), password: password.into(), domain: String::new() }
+}
+
+pub struct Conn {
+    pub session: Session,
+    sock: TcpStream,
+    buf: Vec<u8>,
+    /// Bytes received since the last [`Conn::take_received`].
+    received: Vec<u8>,
+}
+
+impl Conn {
+    /// Connects and runs the handshake; returns its event.
+    pub fn open(port: u16, share: &str, credentials: Credentials) -> (Conn, Event) {
+        let sock = TcpStream::connect(("127.0.0.1", port)).expect("connect to smbd");
+        sock.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+        sock.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
+        sock.set_nodelay(true).unwrap();
+        let mut conn =
+            Conn { session: Session::new("127.0.0.1", share, credentials), sock, buf: vec![0; 256 * 1024], received: Vec::new() };
+        let event = conn.wait();
+        (conn, event)
+    }
+
+    /// Writes what the session has queued, then reads until it reports an event.
+    pub fn wait(&mut self) -> Event {
+        loop {
+            if let Some(e) = self.session.poll_event() {
+                return e;
+            }
+            while !self.session.output().is_empty() {
+                let n = self.sock.write(self.session.output()).expect("write to smbd");
+                self.session.consume_output(n);
+            }
+            let n = self.sock.read(&mut self.buf).expect("read from smbd (timed out?)");
+            assert!(n > 0, "smbd closed the connection");
+            self.received.extend_from_slice(&self.buf[..n]);
+            self.session.receive(&self.buf[..n]).expect("protocol error");
+        }
+    }
+
+    /// Runs `start` (which starts one operation) and waits for its event.
+    pub fn run(&mut self, start: impl FnOnce(&mut Session)) -> Event {
+        assert!(self.session.is_ready());
+        start(&mut self.session);
+        self.wait()
+    }
+
+    pub fn take_received(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.received)
+    }
+}
