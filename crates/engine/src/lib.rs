@@ -37,8 +37,8 @@ mod validate;
 mod worker;
 
 pub use config::{HttpVersion, Loadfile, RequestEntry, RunConfig, Selection, Specweb99};
-pub use fileops::probe as probe_file_target;
 pub use error::{ConfigError, ErrorKind, StartError};
+pub use fileops::probe as probe_file_target;
 pub use live::LiveSnapshot;
 pub use part::{merge_parts, MergeError, Part};
 pub use plan::validate;

@@ -143,8 +143,9 @@ fn set_up(addr: SocketAddr, host: &str, share: &str, credentials: Credentials) -
             }
         }
         if Instant::now() > deadline {
-            return Err(ConfigError::new("url", format!("the SMB server at {addr} did not finish the login in time"))
-                .into());
+            return Err(
+                ConfigError::new("url", format!("the SMB server at {addr} did not finish the login in time")).into()
+            );
         }
         let out = session.output();
         if !out.is_empty() {
@@ -155,8 +156,11 @@ fn set_up(addr: SocketAddr, host: &str, share: &str, credentials: Credentials) -
         }
         let n = stream.read(&mut buf).map_err(unreachable)?;
         if n == 0 {
-            return Err(ConfigError::new("url", format!("the SMB server at {addr} closed the connection during the login"))
-                .into());
+            return Err(ConfigError::new(
+                "url",
+                format!("the SMB server at {addr} closed the connection during the login"),
+            )
+            .into());
         }
         session.receive(&buf[..n]).map_err(|e| ConfigError::new("url", format!("SMB server at {addr}: {e}")))?;
     }
@@ -265,7 +269,7 @@ impl Worker {
                 if plan.cleanup && !cancelled {
                     cleanup_deadline = Some(now + CLEANUP_TIMEOUT);
                     for i in 0..self.slots.len() {
-                        self.begin_cleanup(i, now);
+                        self.begin_cleanup(i);
                     }
                 } else {
                     break;
@@ -350,7 +354,7 @@ impl Worker {
         }
     }
 
-    fn begin_cleanup(&mut self, i: usize, now: Instant) {
+    fn begin_cleanup(&mut self, i: usize) {
         let slot = &mut self.slots[i];
         if slot.dead {
             return;
@@ -518,9 +522,10 @@ fn issue(slot: &mut Slot, file: &Loadfile, line: &Line) -> Result<(), String> {
     }
     let n = line.numbers;
     let fid = |slot: &mut Slot| -> Result<FileId, String> {
-        slot.handles.get(n[0]).copied().ok_or_else(|| {
-            format!("line {}: {} of handle {}, which is not open", line.number, line.kind.name(), n[0])
-        })
+        slot.handles
+            .get(n[0])
+            .copied()
+            .ok_or_else(|| format!("line {}: {} of handle {}, which is not open", line.number, line.kind.name(), n[0]))
     };
     let s = &mut slot.session;
     match line.kind {
