@@ -290,7 +290,7 @@ def test_servers_lists_every_adapter_with_install_hints() -> None:
     assert out.returncode == 0, out.stderr
     rows = {r["name"]: r for r in json.loads(out.stdout)}
     assert set(rows) == {"builtin", "nginx", "apache-prefork", "apache-worker", "apache-event", "lighttpd", "caddy",
-                         "h2o", "external"}  # fmt: skip
+                         "h2o", "samba", "external"}  # fmt: skip
     for row in rows.values():
         if row["installed"]:
             assert row["name"] == "external" or row["version"]

@@ -29,7 +29,7 @@ from crest.monitor import Monitor, client_bound_verdict, nodes_engine_summary
 from crest.preflight import check_reachable, parse_file_url, parse_url
 from crest.runspec import RunSpec
 from crest.servers import cpus as cpu_split
-from crest.servers.base import DYNAMIC_KINDS, ServerSettings, Target
+from crest.servers.base import SERVER_KINDS, ServerSettings, Target
 from crest.servers.cgroup import Cgroup
 from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError, mix_from_report
@@ -200,8 +200,12 @@ class SuiteRunner:
             if cluster:
                 self._check_on_node(self.request.server)
             else:
+                adapter = server_adapter(self.request.server)
+                # First what the server can serve (a web suite of a file server...), before the suite's
+                # fileset is generated for it; the docroot is not looked at by the check.
+                adapter.check(self._settings(docroot=empty_docroot()))
                 settings = self._settings()
-                Target(server_adapter(self.request.server), settings)  # checks; starts nothing
+                Target(adapter, settings)  # checks; starts nothing
                 if settings.memory_bytes is not None or settings.cpu_quota is not None:
                     with Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota):
                         pass
@@ -307,7 +311,7 @@ class SuiteRunner:
 
     def _settings(self, docroot: Path | None = None) -> ServerSettings:
         workload = self.request.suite.workload
-        kinds = {c.kind for c in workload.classes if c.kind in DYNAMIC_KINDS}
+        kinds = {c.kind for c in workload.classes if c.kind in SERVER_KINDS}
         cores = self.split.target if self.split else ()
         docroot = docroot or self.request.fileset_dir or self._cached_docroot()
         return ServerSettings(

@@ -28,7 +28,12 @@ def servers_command(
         else:
             state = f"missing     install: {r['install']}"
         print(f"{r['name']:<{width}}  {state}")
-        kinds = f"; dynamic: {', '.join(r['kinds']) or 'static only'}" if r["name"] != "external" else ""
+        if r["name"] == "external":
+            kinds = ""
+        elif "loadfile" in r["kinds"]:  # a file server: file-operation suites, no web ones
+            kinds = f"; file server: {', '.join(r['kinds'])} suites only"
+        else:
+            kinds = f"; dynamic: {', '.join(r['kinds']) or 'static only'}"
         print(f"{'':<{width}}  {r['title']}{kinds}")
         for part in r.get("missing", []):
             print(f"{'':<{width}}  for {part['needed_for'].upper()} it {part['part']}, missing: {part['install']}")

@@ -2,10 +2,11 @@
 
 An adapter says how one kind of server is configured and started (its
 binary, version, config files, command line, which dynamic kinds it can
-serve and through which helper). `Target` does the rest the same way for
-all of them: the private site, helpers (crest's FastCGI responder, fcgiwrap),
-pinning, the cgroup (memory limit, CPU quota), waiting until it answers, and stopping it with
-nothing left behind. Adapters never start processes themselves.
+serve and through which helper; for a file server, the account its clients
+log in with). `Target` does the rest the same way for all of them: the private
+site, helpers (crest's FastCGI responder, fcgiwrap), pinning, the cgroup
+(memory limit, CPU quota), waiting until it answers, and stopping it with
+nothing left behind. Adapters never start long-running processes themselves.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ from crest.servers.site import Site, create_site, remove_site
 
 # Request kinds a workload may need beyond static files (see crest.suite's RequestKind).
 DYNAMIC_KINDS = ("cgi", "webstone-cgi", "fastcgi", "inproc", "specweb99", "specweb99-get")
+# File-operation workloads (dbench-style loadfiles over SMB): only file servers serve them, and file
+# servers serve nothing else, so a web suite needs a web server and a file suite a file server.
+FILE_KINDS = ("loadfile",)
+# Every kind a workload may ask of a server (what ServerSettings.kinds holds; static web files are implicit).
+SERVER_KINDS = (*DYNAMIC_KINDS, *FILE_KINDS)
 # SPECweb99's dynamic set: /specweb99/dynamic (crest's FastCGI responder on real servers) and the CGI program.
 _FASTCGI_KINDS = frozenset({"fastcgi", "inproc", "specweb99", "specweb99-get"})
 _CGI_KINDS = frozenset({"cgi", "webstone-cgi", "specweb99"})
@@ -55,7 +61,7 @@ class ServerSettings:
     cpu_quota: CpuQuota | None = None  # a fractional --cpus: CFS quota on top of pinning to `cpus`
     access_log: bool = False
     tls: bool = False  # also listen for HTTPS on a second port
-    kinds: frozenset[str] = frozenset()  # dynamic request kinds the workload sends
+    kinds: frozenset[str] = frozenset()  # SERVER_KINDS the workload sends (dynamic web kinds, or loadfile)
     keepalive: bool = True
     options: Mapping[str, str] = field(default_factory=dict)  # --server-opt KEY=VALUE
     # Loopback unless the user put the target on a cluster node (--target-node): then the node's address.
@@ -70,6 +76,16 @@ class Helper:
     argv: tuple[str, ...]
     socket: Path  # ready once this exists
     user: str | None = None  # the account it runs as (crest as root); None: crest's own
+
+
+@dataclass(frozen=True)
+class Login:
+    """The account clients log in with, on targets that require one (file servers)."""
+
+    user: str
+    # The password alone (no newline), mode 0600 in a 0700 directory of the site: the password is
+    # never on a command line, in an environment or in stored metadata, only in this file.
+    secret_file: Path
 
 
 @dataclass(frozen=True)
@@ -92,7 +108,7 @@ class Adapter(ABC):
     name: ClassVar[str]
     title: ClassVar[str]  # e.g. "nginx", "Apache httpd (event MPM)"
     package: ClassVar[str]  # the Debian package that provides it ("" when nothing needs installing)
-    kinds: ClassVar[frozenset[str]] = frozenset()  # dynamic kinds it can serve
+    kinds: ClassVar[frozenset[str]] = frozenset()  # dynamic kinds it can serve; {"loadfile"}: a file server
     # What to tell a user who asks for a kind this server cannot serve.
     alternatives: ClassVar[Mapping[str, str]] = {}
     options_help: ClassVar[Mapping[str, str]] = {}  # --server-opt keys it understands
@@ -147,6 +163,27 @@ class Adapter(ABC):
         """The server's environment (None: crest's own)."""
         return None
 
+    def provision(self, site: Site, settings: ServerSettings) -> Login | None:
+        """Make what the server needs beyond its configuration files (its directories, an account and
+        its password), once they are written and before they are checked; returns the login clients use.
+
+        Raises:
+            TargetError: what the server needs could not be made.
+        """
+        return None
+
+    def url(self, site: Site, login: Login | None) -> str:
+        """Where clients reach the server."""
+        return f"http://{site.host}:{site.port}"
+
+    def answers(self, site: Site, login: Login | None) -> bool:
+        """Whether the started server is ready for clients: by default, its ports accept connections.
+
+        Raises:
+            TargetError: it answers, but wrongly (a file server refusing its own login).
+        """
+        return all(answers_on(site.host, p) for p in (site.port, site.tls_port) if p)
+
     def check_command(self, site: Site, settings: ServerSettings) -> list[str] | None:
         """The server's own configuration test (`nginx -t`), run before it starts; None: it has none.
 
@@ -167,10 +204,17 @@ class Adapter(ABC):
         """Refuse, before anything starts, what this server cannot do.
 
         Raises:
-            ConfigError: not installed, a dynamic kind it cannot serve, or an unknown --server-opt.
+            ConfigError: not installed, a web suite asked of a file server (or the reverse), a dynamic
+                kind it cannot serve, or an unknown --server-opt.
         """
         if not self.installed():
             raise ConfigError(f"{self.title} is not installed: {self.install_hint()}")
+        if wants_files(settings) and not self.serves_files():
+            raise ConfigError(f"{self.name} is a web server and cannot serve a file-operation (loadfile) suite: "
+                              "use a file server, e.g. --server samba (see `crest servers`)")  # fmt: skip
+        if self.serves_files() and not wants_files(settings):
+            raise ConfigError(f"{self.name} is a file server and serves only file-operation (loadfile) suites: "
+                              "a web suite needs a web server, e.g. --server nginx (see `crest servers`)")  # fmt: skip
         for kind in sorted(settings.kinds - self.kinds):
             alt = self.alternatives.get(kind, "use another server (see `crest servers`)")
             raise ConfigError(f"{self.name} cannot serve {kind} requests: {alt}")
@@ -191,6 +235,11 @@ class Adapter(ABC):
 
     def stop_signal_ok(self) -> bool:
         return True
+
+    @classmethod
+    def serves_files(cls) -> bool:
+        """A file server: it serves loadfile suites and nothing else."""
+        return bool(cls.kinds & set(FILE_KINDS))
 
     def describe(self) -> dict[str, Any]:
         """What `crest servers` shows."""
@@ -257,6 +306,11 @@ def int_option(settings: ServerSettings, key: str, default: int, *, minimum: int
     return number
 
 
+def wants_files(settings: ServerSettings) -> bool:
+    """A file-operation (loadfile) suite: it needs a file server."""
+    return bool(settings.kinds & set(FILE_KINDS))
+
+
 def wants_cgi(settings: ServerSettings) -> bool:
     return bool(settings.kinds & _CGI_KINDS)
 
@@ -305,6 +359,7 @@ class Target:
         self.config_text = ""
         self.config_sha256 = ""  # of everything that configures it, this run's site and ports aside
         self.keep_logs: Path | None = None  # where stop() copies the server's logs before removing the site
+        self.login: Login | None = None  # the account clients log in with (file servers), once provisioned
 
     @property
     def memory(self) -> Cgroup | None:
@@ -313,8 +368,14 @@ class Target:
 
     @property
     def url(self) -> str:
+        """http://HOST:PORT for web servers; for file servers their own scheme, e.g. smb://USER@HOST:PORT/SHARE."""
         assert self.site is not None
-        return f"http://{self.site.host}:{self.site.port}"
+        return self.adapter.url(self.site, self.login)
+
+    @property
+    def secret_file(self) -> Path | None:
+        """The file holding the login's password (mode 0600), on targets with a login; None otherwise."""
+        return self.login.secret_file if self.login is not None else None
 
     @property
     def tls_url(self) -> str | None:
@@ -336,7 +397,8 @@ class Target:
 
     def _start(self) -> None:
         settings = self.settings
-        self.site = site = create_site(settings.docroot, tls=settings.tls, host=settings.bind_host)
+        self.site = site = create_site(settings.docroot, tls=settings.tls, host=settings.bind_host,
+                                       cgi=not self.adapter.serves_files())  # fmt: skip
         if settings.memory_bytes is not None or settings.cpu_quota is not None:
             self.cgroup = Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota)
             self.cgroup.create()
@@ -352,6 +414,7 @@ class Target:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
         self.config_text = "\n".join(f"# {p.relative_to(site.root)}\n{t}" for p, t in files.items())
+        self.login = self.adapter.provision(site, settings)  # before the check: it makes what the config names
         check = self.adapter.check_command(site, settings)
         if check is not None:
             self._check_config(check, site)
@@ -359,14 +422,14 @@ class Target:
         for port in ports:
             # free_port() released it a moment ago; if another program took it since, the
             # readiness check below would mistake that program for the server.
-            if _answers(site.host, port):
+            if answers_on(site.host, port):
                 raise TargetError(f"port {port} was taken by another program before {self.adapter.title} "
                                   "started: start the target again")  # fmt: skip
         command, env = self.adapter.command(site, settings), self.adapter.env(site, settings)
         self.config_sha256 = _settings_digest(site, self.config_text, command, env, helpers)
         self.processes.start(self.adapter.name, command, log=site.logs / "server.log", cwd=site.root, env=env,
                              cpus=settings.cpus, cgroup_procs=procs_file)  # fmt: skip
-        wait_until(lambda: all(_answers(site.host, p) for p in ports), timeout_s=READY_TIMEOUT_S,
+        wait_until(lambda: self.adapter.answers(site, self.login), timeout_s=READY_TIMEOUT_S,
                    what=f"{self.adapter.title} did not answer on port {', '.join(map(str, ports))}",
                    processes=self.processes)  # fmt: skip
         self.processes.check_alive()
@@ -447,6 +510,7 @@ class Target:
                 shutil.copytree(self.site.logs, self.keep_logs, dirs_exist_ok=True)
             remove_site(self.site)
             self.site = None
+            self.login = None
 
     def __enter__(self) -> Target:
         self.start()
@@ -478,7 +542,7 @@ def _settings_digest(
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _answers(host: str, port: int) -> bool:
+def answers_on(host: str, port: int) -> bool:
     """Whether something accepts connections on the target's port (readiness, not correctness)."""
     try:
         with socket.create_connection((host, port), timeout=0.5):

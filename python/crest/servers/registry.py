@@ -23,6 +23,7 @@ _ADAPTERS: dict[str, tuple[str, str]] = {
     "lighttpd": ("crest.servers.lighttpd", "LighttpdAdapter"),
     "caddy": ("crest.servers.caddy", "CaddyAdapter"),
     "h2o": ("crest.servers.h2o", "H2oAdapter"),
+    "samba": ("crest.servers.samba", "SambaAdapter"),
 }
 NAMES = (*_ADAPTERS, EXTERNAL)
 

@@ -1,4 +1,5 @@
-"""A target's private run directory: its ports, TLS key and certificate, cgi-bin, sockets, logs and SPECweb99 state.
+"""A target's private run directory: its ports, TLS key and certificate, cgi-bin, sockets, logs, SPECweb99 state
+and (for file servers) the share.
 
 Owns laying out and removing that directory; never writes a server's own
 configuration (adapters do) and never starts servers.
@@ -62,6 +63,12 @@ class Site:
         return self.root / "specweb99"
 
     @property
+    def share_dir(self) -> Path:
+        """What a file server shares and its clients write (its adapter makes it); never the docroot,
+        which is a shared fileset cache that must not be written."""
+        return self.root / "share"
+
+    @property
     def cert(self) -> Path:
         return self.root / "tls" / "cert.pem"
 
@@ -88,8 +95,11 @@ class Site:
         return self.run_dir / "fcgiwrap.sock"
 
 
-def create_site(docroot: Path, *, tls: bool, base: Path | None = None, host: str = "127.0.0.1") -> Site:
-    """Make a private run directory with free ports, installed CGI programs and (with `tls`) a key pair.
+def create_site(
+    docroot: Path, *, tls: bool, base: Path | None = None, host: str = "127.0.0.1", cgi: bool = True
+) -> Site:
+    """Make a private run directory with free ports, installed CGI programs (unless `cgi` is false: file
+    servers run none) and (with `tls`) a key pair.
 
     Raises:
         ConfigError: the directory, the programs or the key cannot be made.
@@ -99,7 +109,8 @@ def create_site(docroot: Path, *, tls: bool, base: Path | None = None, host: str
     try:
         for sub in ("conf", "logs", "run", "tls", "specweb99"):
             (root / sub).mkdir()
-        install_cgi(root / "cgi-bin")
+        if cgi:
+            install_cgi(root / "cgi-bin")
         site = Site(root=root, docroot=docroot.resolve(), port=free_port(host),
                     tls_port=free_port(host) if tls else None, user=user, group=group, host=host)  # fmt: skip
         if tls:
