@@ -293,8 +293,12 @@ class SuiteRunner:
             target.start()  # stops whatever it started when it fails
         try:
             self._bind(replace(self.request, target=target.url, tls_target=target.tls_url, insecure=True))
+            # A file server crest started made its own login: the password is read here, never stored.
+            secret = getattr(target, "secret_file", None)
+            self._target_password = Path(secret).read_text().strip() if secret else None
             yield target
         finally:
+            self._target_password = None
             target.stop()
             self.request = replace(self.request, target=None, tls_target=None)
             self.table = None

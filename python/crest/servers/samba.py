@@ -126,9 +126,12 @@ class SambaAdapter(Adapter):
         """Samba's directories, the share, and the login: an SMB name (crest + random hex) mapped to
         the site's account, with a random password given to pdbedit on its stdin."""
         account = site.user or pwd.getpwuid(os.geteuid()).pw_name
-        _samba_dir(site).mkdir(mode=0o700)
+        # 0755 like /run/samba: a connection's process runs as the clients' account while it serves them,
+        # and must still reach the lock directory's message sockets (with 0700 smbd panics with "Could not
+        # store share mode data" as soon as two clients contend). Secrets are in the private dir, 0700.
+        _samba_dir(site).mkdir(mode=0o755)
         for sub in ("lock", "state", "cache", "ncalrpc"):
-            (_samba_dir(site) / sub).mkdir(mode=0o700)
+            (_samba_dir(site) / sub).mkdir(mode=0o755)
         private = _private_dir(site)
         private.mkdir(mode=0o700)  # the umask can only take bits away
         site.share_dir.mkdir()

@@ -263,7 +263,10 @@ impl Worker {
         loop {
             let now = Instant::now();
             let cancelled = cancel.load(Ordering::Relaxed);
-            if ended_at.is_none() && (cancelled || end.is_some_and(|e| now >= e) || self.all_idle()) {
+            // A count-bounded run ends when every client is out of quota; otherwise stopped clients stay
+            // stopped to the end, as dbench's exited clients do.
+            let spent = plan.max_operations.is_some() && self.all_idle();
+            if ended_at.is_none() && (cancelled || end.is_some_and(|e| now >= e) || spent) {
                 ended_at = Some(now);
                 // In-flight operations at the end are dropped uncounted, as HTTP runs drop theirs.
                 if plan.cleanup && !cancelled {
