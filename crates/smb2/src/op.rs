@@ -13,6 +13,7 @@
 //! operation allocates (deltree, the exception, lives in [`crate::deltree`]).
 
 use crate::create::{access, disposition, options, share};
+use crate::error::ProtocolError;
 use crate::event::Done;
 use crate::header::command;
 use crate::info;
@@ -20,7 +21,6 @@ use crate::outbound::Outbound;
 use crate::reply;
 use crate::request::{self, CreateParams};
 use crate::status;
-use crate::error::ProtocolError;
 use crate::{ambient, FileId};
 
 /// What the session hands an operation with each final reply.
@@ -65,10 +65,17 @@ pub(crate) const RMDIR: CreateParams = CreateParams {
     options: options::DIRECTORY_FILE,
     ..STAT
 };
-pub(crate) const UNLINK: CreateParams = CreateParams { options: options::NON_DIRECTORY_FILE | options::DELETE_ON_CLOSE, ..RMDIR };
+pub(crate) const UNLINK: CreateParams =
+    CreateParams { options: options::NON_DIRECTORY_FILE | options::DELETE_ON_CLOSE, ..RMDIR };
 pub(crate) const RENAME: CreateParams = CreateParams { options: 0, ..RMDIR };
 
-pub(crate) fn create_params(desired_access: u32, share_access: u32, disposition: u32, options: u32, attributes: u32) -> CreateParams {
+pub(crate) fn create_params(
+    desired_access: u32,
+    share_access: u32,
+    disposition: u32,
+    options: u32,
+    attributes: u32,
+) -> CreateParams {
     CreateParams { desired_access, file_attributes: attributes, share_access, disposition, options }
 }
 
@@ -76,11 +83,15 @@ pub(crate) fn create_params(desired_access: u32, share_access: u32, disposition:
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Bracketed {
     /// QUERY_INFO of a file-system class on the share root.
-    QueryFs { class: u8 },
+    QueryFs {
+        class: u8,
+    },
     /// QUERY_INFO basic, then standard.
     Stat,
     /// One QUERY_DIRECTORY with the pattern held in the session's scratch.
-    Find { max_entries: u32 },
+    Find {
+        max_entries: u32,
+    },
     Mkdir,
     /// SET_INFO disposition.
     Rmdir,
@@ -185,7 +196,11 @@ impl Op {
                                         n += 1;
                                     }
                                     *entries = n.min(max_entries);
-                                    if n == 0 { status::NO_SUCH_FILE } else { status::OK }
+                                    if n == 0 {
+                                        status::NO_SUCH_FILE
+                                    } else {
+                                        status::OK
+                                    }
                                 }
                                 status::NO_MORE_FILES => status::NO_SUCH_FILE,
                                 other => other,
@@ -216,9 +231,9 @@ fn send_middle(tx: &mut Outbound, what: Bracketed, i: u8, fid: FileId, scratch: 
         (Bracketed::QueryFs { class }, 0) => {
             tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILESYSTEM, class, fid, MAX_OUTPUT))
         }
-        (Bracketed::Stat, 0) => {
-            tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILE, info::file::BASIC, fid, MAX_OUTPUT))
-        }
+        (Bracketed::Stat, 0) => tx.send(command::QUERY_INFO, 0, |o| {
+            request::query_info(o, info::TYPE_FILE, info::file::BASIC, fid, MAX_OUTPUT)
+        }),
         (Bracketed::Stat, 1) => tx.send(command::QUERY_INFO, 0, |o| {
             request::query_info(o, info::TYPE_FILE, info::file::STANDARD, fid, MAX_OUTPUT)
         }),

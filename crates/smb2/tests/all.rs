@@ -3,5 +3,10 @@
 
 #[path = "live.rs"]
 mod live;
+#[path = "replay.rs"]
+mod replay;
 
 mod support;
+
+#[global_allocator]
+static ALLOCATOR: support::alloc::Counting = support::alloc::Counting;

@@ -135,7 +135,9 @@ fn file_operations() {
     check_pattern(&disk.join("clients/client1/NEW.DAT"), 165_536);
     let other_file = open_rw(&mut c, "/clients/client1/OTHER.DAT", disposition::CREATE);
     expect(&mut c, status::OK, |s| s.close(other_file));
-    expect(&mut c, status::OBJECT_NAME_COLLISION, |s| s.rename("/clients/client1/NEW.DAT", "/clients/client1/OTHER.DAT"));
+    expect(&mut c, status::OBJECT_NAME_COLLISION, |s| {
+        s.rename("/clients/client1/NEW.DAT", "/clients/client1/OTHER.DAT")
+    });
     expect(&mut c, status::OBJECT_NAME_NOT_FOUND, |s| s.rename("/clients/client1/GONE.DAT", "/clients/client1/X.DAT"));
     expect(&mut c, status::OK, |s| s.unlink("/clients/client1/NEW.DAT"));
     assert!(!disk.join("clients/client1/NEW.DAT").exists());
@@ -191,4 +193,42 @@ fn dialect_2_0_2_splits_large_io() {
     assert_eq!(expect(&mut c, status::OK, |s| s.read(f, 0, 300_000)).bytes, 200_000);
     expect(&mut c, status::OK, |s| s.close(f));
     check_pattern(&smbd.share_dir.join("big.dat"), 200_000);
+}
+
+/// After one warm-up round (buffers grow to their working size), a second
+/// round of every hot-path operation allocates nothing inside the session.
+#[test]
+fn hot_path_does_not_allocate() {
+    use crate::support::alloc;
+    let Some(smbd) = Smbd::start("") else { return };
+    let mut c = connect(&smbd);
+    expect(&mut c, status::OK, |s| s.mkdir("/d"));
+    let mut allocations = Vec::new();
+    for round in 0..3 {
+        let before = alloc::count();
+        let f = open_rw(&mut c, "/d/FILE.DAT", disposition::OVERWRITE_IF);
+        expect(&mut c, status::OK, |s| s.write(f, 0, 65536));
+        expect(&mut c, status::OK, |s| s.read(f, 0, 65536));
+        expect(&mut c, status::END_OF_FILE, |s| s.read(f, 1 << 20, 10));
+        expect(&mut c, status::OK, |s| s.lock(f, 0, 10));
+        expect(&mut c, status::OK, |s| s.unlock(f, 0, 10));
+        expect(&mut c, status::OK, |s| s.flush(f));
+        expect(&mut c, status::OK, |s| s.query_file_info(f, info::file::ALL));
+        expect(&mut c, status::OK, |s| s.set_file_times(f));
+        expect(&mut c, status::OK, |s| s.close(f));
+        expect(&mut c, status::OK, |s| s.stat("/d/FILE.DAT"));
+        expect(&mut c, status::OBJECT_NAME_NOT_FOUND, |s| s.stat("/d/NONE.DAT"));
+        expect(&mut c, status::OK, |s| s.find("/d/*.DAT", 100));
+        expect(&mut c, status::NO_SUCH_FILE, |s| s.find("/d/*.XYZ", 100));
+        expect(&mut c, status::OK, |s| s.query_fs_info(info::fs::SIZE));
+        expect(&mut c, status::OK, |s| s.mkdir("/d/sub"));
+        expect(&mut c, status::OK, |s| s.rmdir("/d/sub"));
+        expect(&mut c, status::OK, |s| s.rename("/d/FILE.DAT", "/d/MOVED.DAT"));
+        expect(&mut c, status::OK, |s| s.unlink("/d/MOVED.DAT"));
+        allocations.push(alloc::count() - before);
+        if round == 0 {
+            assert!(allocations[0] > 0, "the counting allocator is installed and the first round grows buffers");
+        }
+    }
+    assert_eq!(allocations[1..], [0, 0], "allocations per round: {allocations:?}");
 }
