@@ -88,6 +88,10 @@ pub(crate) enum Bracketed {
     },
     /// QUERY_INFO basic, then standard.
     Stat,
+    /// QUERY_INFO of one file class.
+    QueryPath {
+        class: u8,
+    },
     /// One QUERY_DIRECTORY with the pattern held in the session's scratch.
     Find {
         max_entries: u32,

@@ -192,6 +192,12 @@ impl Session {
         self.start_bracketed(Bracketed::Stat, path, &op::STAT);
     }
 
+    /// QUERY_PATH_INFORMATION at one level: open for attributes, QUERY_INFO
+    /// of `class` (see [`crate::info::file`]), close.
+    pub fn query_path_info(&mut self, path: &str, class: u8) {
+        self.start_bracketed(Bracketed::QueryPath { class }, path, &op::STAT);
+    }
+
     /// FIND_FIRST: opens the pattern's directory, one QUERY_DIRECTORY with
     /// its last component as the pattern, closes. `Done::entries` counts
     /// what that query returned (`.` and `..` included when they match).

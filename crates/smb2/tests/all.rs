@@ -5,6 +5,8 @@
 mod live;
 #[path = "replay.rs"]
 mod replay;
+#[path = "session.rs"]
+mod session;
 
 mod support;
 

@@ -124,6 +124,13 @@ fn file_operations() {
     assert_eq!(expect(&mut c, status::OK, |s| s.find("\\clients\\client1\\*.DAT", 1000)).entries, 1);
     assert_eq!(expect(&mut c, status::OK, |s| s.find("/clients/client1/*", 2)).entries, 2);
     expect(&mut c, status::NO_SUCH_FILE, |s| s.find("/clients/client1/*.XYZ", 1000));
+    // Patterns from dbench's client.txt: DOS_STAR, and a name with a dot.
+    expect(&mut c, status::NO_SUCH_FILE, |s| s.find("\\clients\\client1\\<.JNK", 1366));
+    expect(&mut c, status::NO_SUCH_FILE, |s| s.find("\\clients\\client1\\FILLER.*", 1366));
+    assert_eq!(expect(&mut c, status::OK, |s| s.find("\\clients\\client1\\<.DAT", 1366)).entries, 1);
+    expect(&mut c, status::OK, |s| s.query_path_info("/clients/client1/FILE.DAT", info::file::ATTRIBUTE_TAG));
+    expect(&mut c, status::OK, |s| s.query_path_info("/clients/client1", info::file::BASIC));
+    expect(&mut c, status::OBJECT_NAME_NOT_FOUND, |s| s.query_path_info("/clients/client1/NONE", info::file::BASIC));
     expect(&mut c, status::OBJECT_NAME_NOT_FOUND, |s| s.find("/clients/nowhere/*", 1000));
     expect(&mut c, status::OK, |s| s.query_fs_info(info::fs::SIZE));
     expect(&mut c, status::OK, |s| s.query_fs_info(info::fs::ATTRIBUTE));
