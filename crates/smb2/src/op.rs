@@ -37,12 +37,16 @@ pub(crate) enum Step {
     Done(Done),
 }
 
-/// Output buffer size for QUERY_INFO and QUERY_DIRECTORY: room for about
-/// 500 directory entries, and within what every server allows.
+/// Output buffer size for QUERY_INFO and QUERY_DIRECTORY (capped by the
+/// server's MaxTransactSize): room for about 500 directory entries.
 const MAX_OUTPUT: u32 = 65536;
 
-/// Seconds before now that SET_FILE_INFORMATION stamps (dbench sets times
-/// slightly in the past, so a later write visibly moves them).
+fn max_output(tx: &Outbound) -> u32 {
+    MAX_OUTPUT.min(tx.max_transact)
+}
+
+/// Seconds before now that `set_file_times` stamps: in the past, so that a
+/// later write visibly moves the times.
 const SET_TIMES_AGO_S: u64 = 3;
 
 /// The opens behind path operations.
@@ -231,22 +235,23 @@ impl Op {
 
 /// Queues middle step `i` of `what`; false when there is none (time to close).
 fn send_middle(tx: &mut Outbound, what: Bracketed, i: u8, fid: FileId, scratch: &[u8]) -> bool {
+    let max = max_output(tx);
     match (what, i) {
         (Bracketed::QueryFs { class }, 0) => {
-            tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILESYSTEM, class, fid, MAX_OUTPUT))
+            tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILESYSTEM, class, fid, max))
         }
-        (Bracketed::Stat, 0) => tx.send(command::QUERY_INFO, 0, |o| {
-            request::query_info(o, info::TYPE_FILE, info::file::BASIC, fid, MAX_OUTPUT)
-        }),
-        (Bracketed::Stat, 1) => tx.send(command::QUERY_INFO, 0, |o| {
-            request::query_info(o, info::TYPE_FILE, info::file::STANDARD, fid, MAX_OUTPUT)
-        }),
-        (Bracketed::Find { .. }, 0) => {
-            let max = MAX_OUTPUT.min(tx.max_transact);
-            tx.send(command::QUERY_DIRECTORY, 0, |o| {
-                request::query_directory(o, fid, info::file::BOTH_DIRECTORY, request::RESTART_SCANS, scratch, max)
-            })
+        (Bracketed::QueryPath { class }, 0) => {
+            tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILE, class, fid, max))
         }
+        (Bracketed::Stat, 0) => {
+            tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILE, info::file::BASIC, fid, max))
+        }
+        (Bracketed::Stat, 1) => {
+            tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILE, info::file::STANDARD, fid, max))
+        }
+        (Bracketed::Find { .. }, 0) => tx.send(command::QUERY_DIRECTORY, 0, |o| {
+            request::query_directory(o, fid, info::file::BOTH_DIRECTORY, request::RESTART_SCANS, scratch, max)
+        }),
         (Bracketed::Rmdir, 0) => tx.send(command::SET_INFO, 0, |o| {
             request::set_info(o, info::TYPE_FILE, info::file::DISPOSITION, fid, request::disposition_info)
         }),
@@ -275,5 +280,6 @@ pub(crate) fn send_lock(tx: &mut Outbound, fid: FileId, offset: u64, length: u64
 
 /// Queues QUERY_INFO of a file class on an open handle.
 pub(crate) fn send_query_file(tx: &mut Outbound, fid: FileId, class: u8) {
-    tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILE, class, fid, MAX_OUTPUT));
+    let max = max_output(tx);
+    tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILE, class, fid, max));
 }

@@ -108,6 +108,7 @@ fn file_operations() {
     for class in [info::file::BASIC, info::file::STANDARD, info::file::ALL, info::file::NETWORK_OPEN] {
         expect(&mut c, status::OK, |s| s.query_file_info(f, class));
     }
+    expect(&mut c, status::INVALID_INFO_CLASS, |s| s.query_file_info(f, 99));
     expect(&mut c, status::OK, |s| s.set_file_times(f));
     let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
     let age = SystemTime::now().duration_since(mtime).unwrap_or_default();
@@ -131,6 +132,10 @@ fn file_operations() {
     expect(&mut c, status::OK, |s| s.query_path_info("/clients/client1/FILE.DAT", info::file::ATTRIBUTE_TAG));
     expect(&mut c, status::OK, |s| s.query_path_info("/clients/client1", info::file::BASIC));
     expect(&mut c, status::OBJECT_NAME_NOT_FOUND, |s| s.query_path_info("/clients/client1/NONE", info::file::BASIC));
+    // A class no server knows fails in the QUERY_INFO, after a good open:
+    // proof the middle step is sent, and that its status is the one reported.
+    expect(&mut c, status::INVALID_INFO_CLASS, |s| s.query_path_info("/clients/client1", 99));
+    expect(&mut c, status::INVALID_INFO_CLASS, |s| s.query_fs_info(99));
     expect(&mut c, status::OBJECT_NAME_NOT_FOUND, |s| s.find("/clients/nowhere/*", 1000));
     expect(&mut c, status::OK, |s| s.query_fs_info(info::fs::SIZE));
     expect(&mut c, status::OK, |s| s.query_fs_info(info::fs::ATTRIBUTE));
