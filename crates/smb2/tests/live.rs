@@ -175,6 +175,11 @@ fn file_operations() {
     expect(&mut c, status::OK, |s| s.write(f, 0, 10));
     expect(&mut c, status::OK, |s| s.close(f));
     assert_eq!(std::fs::read_dir(disk.join("clients/a/b")).unwrap().count(), 601);
+    let lone = open_rw(&mut c, "/clients/d/lone.txt", disposition::CREATE);
+    expect(&mut c, status::OK, |s| s.close(lone));
+    // A tree that is a plain file is deleted as one.
+    expect(&mut c, status::OK, |s| s.deltree("/clients/d/lone.txt"));
+    assert!(!disk.join("clients/d/lone.txt").exists());
     expect(&mut c, status::OK, |s| s.deltree("clients"));
     assert!(!disk.join("clients").exists());
     assert_eq!(std::fs::read_dir(&disk).unwrap().count(), 0);
