@@ -8,6 +8,8 @@
 //! vanishes under the walk, is success; the first other failure ends the walk
 //! with its status.
 
+use crate::create::attributes;
+use crate::error::ProtocolError;
 use crate::event::Done;
 use crate::header::command;
 use crate::info;
@@ -17,8 +19,6 @@ use crate::path;
 use crate::reply;
 use crate::request;
 use crate::status;
-use crate::create::attributes;
-use crate::error::ProtocolError;
 use crate::FileId;
 
 /// The QUERY_DIRECTORY pattern matching every entry, UTF-16LE.

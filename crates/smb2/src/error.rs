@@ -30,7 +30,7 @@ pub enum ProtocolError {
 
 /// Why the handshake (NEGOTIATE, SESSION_SETUP, TREE_CONNECT) failed; after
 /// `Event::Failed` the session sends nothing more.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum SetupError {
     #[error("NEGOTIATE refused: {}", status::name(*.0))]
     Negotiate(u32),

@@ -19,7 +19,8 @@ pub enum Event {
 /// The outcome of one operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Done {
-    /// NTSTATUS of the decisive reply (see [`crate::op`] for which one that is).
+    /// NTSTATUS of the decisive reply: a failed open's, else a failed middle
+    /// step's, else the final close's (`find`: NO_SUCH_FILE when nothing matched).
     pub status: u32,
     /// The handle, for a successful `open`.
     pub fid: Option<FileId>,

@@ -91,11 +91,11 @@ impl Handshake {
                 let c = &self.credentials;
                 let who = Identity { user: &c.user, password: &c.password, domain: &c.domain };
                 let unique = ambient::unique_bytes();
-                let client_challenge = [
-                    unique[0], unique[1], unique[2], unique[3], unique[4], unique[5], unique[6], unique[7],
-                ];
+                let client_challenge =
+                    [unique[0], unique[1], unique[2], unique[3], unique[4], unique[5], unique[6], unique[7]];
                 let mut auth = Vec::with_capacity(256 + token.len());
-                let key = ntlm::authenticate_message(&mut auth, &who, &challenge, client_challenge, ambient::filetime_now());
+                let key =
+                    ntlm::authenticate_message(&mut auth, &who, &challenge, client_challenge, ambient::filetime_now());
                 tx.send(command::SESSION_SETUP, 0, |o| request::session_setup(o, &auth));
                 self.stage = Stage::Authenticate;
                 // Sign only what the server insists on: signing costs a

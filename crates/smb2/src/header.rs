@@ -174,7 +174,10 @@ mod tests {
         msg[8..12].copy_from_slice(&0xC000_0034u32.to_le_bytes());
         msg[16] = FLAG_RESPONSE as u8;
         let h = Header::parse(&msg).unwrap();
-        assert_eq!((h.command, h.credits, h.status, h.message_id, h.tree_id, h.session_id), (5, 3, 0xC000_0034, 9, 7, 11));
+        assert_eq!(
+            (h.command, h.credits, h.status, h.message_id, h.tree_id, h.session_id),
+            (5, 3, 0xC000_0034, 9, 7, 11)
+        );
         assert!(!h.is_async());
         msg[16] |= FLAG_ASYNC as u8;
         let h = Header::parse(&msg).unwrap();

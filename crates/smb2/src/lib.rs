@@ -11,16 +11,16 @@
 //! streams past.
 //!
 //! Layers, each depending only on those below it:
-//! - [`session`]: phases, reply matching, interim replies; the public API;
-//! - [`handshake`]: NEGOTIATE, SESSION_SETUP with NTLMSSP, TREE_CONNECT;
-//!   [`op`]: what each operation sends next and which status decides it;
-//!   [`deltree`]: the recursive delete (allowed to allocate);
-//! - [`outbound`]: MessageIds, credits, signing, the output buffer;
-//!   [`inbound`]: cutting the byte stream into messages;
-//! - [`request`] / [`reply`]: message bodies; [`header`]: the SMB2 and
-//!   transport headers; [`ntlm`]: NTLMv2; [`sign`]: HMAC-SHA256 signing;
-//!   [`path`]: names as UTF-16; [`wire`]: little-endian fields;
-//!   [`ambient`]: the wall clock and unique bytes;
+//! - `session`: phases, reply matching, interim replies; the public API;
+//! - `handshake`: NEGOTIATE, SESSION_SETUP with NTLMSSP, TREE_CONNECT;
+//!   `op`: what each operation sends next and which status decides it;
+//!   `deltree`: the recursive delete (allowed to allocate);
+//! - `outbound`: MessageIds, credits, signing, the output buffer;
+//!   `inbound`: cutting the byte stream into messages;
+//! - `request` / `reply`: message bodies; `header`: the SMB2 and
+//!   transport headers; `ntlm`: NTLMv2; `sign`: HMAC-SHA256 signing;
+//!   `path`: names as UTF-16; `wire`: little-endian fields;
+//!   `ambient`: the wall clock and unique bytes;
 //! - [`status`], [`create`], [`info`]: the protocol's numbers.
 //!
 //! Implemented: dialects 2.0.2 and 2.1, NTLMv2 over raw NTLMSSP, signing when

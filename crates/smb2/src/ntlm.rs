@@ -177,7 +177,8 @@ pub(crate) fn authenticate_message(
 ) -> [u8; 16] {
     let server_time = av_timestamp(challenge.target_info);
     let key = ntowf_v2(who.password, who.user, who.domain);
-    let r = ntlmv2(&key, &challenge.server_challenge, &client_challenge, server_time.unwrap_or(now), challenge.target_info);
+    let r =
+        ntlmv2(&key, &challenge.server_challenge, &client_challenge, server_time.unwrap_or(now), challenge.target_info);
     // With a server timestamp the LM response carries nothing the NT one
     // does not; [MS-NLMP] 3.3.2 has the client send zeros then.
     let lm: &[u8] = if server_time.is_some() { &[0; 24] } else { &r.lm_response };
@@ -241,7 +242,8 @@ mod tests {
         let key = ntowf_v2("Password", "User", "Domain");
         let r = ntlmv2(&key, &c.server_challenge, &[0xaa; 8], 0, c.target_info);
         assert_eq!(r.lm_response.to_vec(), hex("86c35097ac9cec102554764a57cccc19 aaaaaaaaaaaaaaaa"));
-        let mut want_nt = hex("68cd0ab851e51c96aabc927bebef6a1c 0101000000000000 0000000000000000 aaaaaaaaaaaaaaaa 00000000");
+        let mut want_nt =
+            hex("68cd0ab851e51c96aabc927bebef6a1c 0101000000000000 0000000000000000 aaaaaaaaaaaaaaaa 00000000");
         want_nt.extend_from_slice(c.target_info);
         want_nt.extend_from_slice(&[0; 4]);
         assert_eq!(r.nt_response, want_nt);

@@ -13,6 +13,7 @@
 //! operation allocates (deltree, the exception, lives in [`crate::deltree`]).
 
 use crate::create::{access, disposition, options, share};
+use crate::error::ProtocolError;
 use crate::event::Done;
 use crate::header::command;
 use crate::info;
@@ -20,7 +21,6 @@ use crate::outbound::Outbound;
 use crate::reply;
 use crate::request::{self, CreateParams};
 use crate::status;
-use crate::error::ProtocolError;
 use crate::{ambient, FileId};
 
 /// What the session hands an operation with each final reply.
@@ -37,12 +37,16 @@ pub(crate) enum Step {
     Done(Done),
 }
 
-/// Output buffer size for QUERY_INFO and QUERY_DIRECTORY: room for about
-/// 500 directory entries, and within what every server allows.
+/// Output buffer size for QUERY_INFO and QUERY_DIRECTORY (capped by the
+/// server's MaxTransactSize): room for about 500 directory entries.
 const MAX_OUTPUT: u32 = 65536;
 
-/// Seconds before now that SET_FILE_INFORMATION stamps (dbench sets times
-/// slightly in the past, so a later write visibly moves them).
+fn max_output(tx: &Outbound) -> u32 {
+    MAX_OUTPUT.min(tx.max_transact)
+}
+
+/// Seconds before now that `set_file_times` stamps: in the past, so that a
+/// later write visibly moves the times.
 const SET_TIMES_AGO_S: u64 = 3;
 
 /// The opens behind path operations.
@@ -65,10 +69,17 @@ pub(crate) const RMDIR: CreateParams = CreateParams {
     options: options::DIRECTORY_FILE,
     ..STAT
 };
-pub(crate) const UNLINK: CreateParams = CreateParams { options: options::NON_DIRECTORY_FILE | options::DELETE_ON_CLOSE, ..RMDIR };
+pub(crate) const UNLINK: CreateParams =
+    CreateParams { options: options::NON_DIRECTORY_FILE | options::DELETE_ON_CLOSE, ..RMDIR };
 pub(crate) const RENAME: CreateParams = CreateParams { options: 0, ..RMDIR };
 
-pub(crate) fn create_params(desired_access: u32, share_access: u32, disposition: u32, options: u32, attributes: u32) -> CreateParams {
+pub(crate) fn create_params(
+    desired_access: u32,
+    share_access: u32,
+    disposition: u32,
+    options: u32,
+    attributes: u32,
+) -> CreateParams {
     CreateParams { desired_access, file_attributes: attributes, share_access, disposition, options }
 }
 
@@ -76,11 +87,19 @@ pub(crate) fn create_params(desired_access: u32, share_access: u32, disposition:
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Bracketed {
     /// QUERY_INFO of a file-system class on the share root.
-    QueryFs { class: u8 },
+    QueryFs {
+        class: u8,
+    },
     /// QUERY_INFO basic, then standard.
     Stat,
+    /// QUERY_INFO of one file class.
+    QueryPath {
+        class: u8,
+    },
     /// One QUERY_DIRECTORY with the pattern held in the session's scratch.
-    Find { max_entries: u32 },
+    Find {
+        max_entries: u32,
+    },
     Mkdir,
     /// SET_INFO disposition.
     Rmdir,
@@ -185,7 +204,11 @@ impl Op {
                                         n += 1;
                                     }
                                     *entries = n.min(max_entries);
-                                    if n == 0 { status::NO_SUCH_FILE } else { status::OK }
+                                    if n == 0 {
+                                        status::NO_SUCH_FILE
+                                    } else {
+                                        status::OK
+                                    }
                                 }
                                 status::NO_MORE_FILES => status::NO_SUCH_FILE,
                                 other => other,
@@ -212,22 +235,23 @@ impl Op {
 
 /// Queues middle step `i` of `what`; false when there is none (time to close).
 fn send_middle(tx: &mut Outbound, what: Bracketed, i: u8, fid: FileId, scratch: &[u8]) -> bool {
+    let max = max_output(tx);
     match (what, i) {
         (Bracketed::QueryFs { class }, 0) => {
-            tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILESYSTEM, class, fid, MAX_OUTPUT))
+            tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILESYSTEM, class, fid, max))
+        }
+        (Bracketed::QueryPath { class }, 0) => {
+            tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILE, class, fid, max))
         }
         (Bracketed::Stat, 0) => {
-            tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILE, info::file::BASIC, fid, MAX_OUTPUT))
+            tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILE, info::file::BASIC, fid, max))
         }
-        (Bracketed::Stat, 1) => tx.send(command::QUERY_INFO, 0, |o| {
-            request::query_info(o, info::TYPE_FILE, info::file::STANDARD, fid, MAX_OUTPUT)
+        (Bracketed::Stat, 1) => {
+            tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILE, info::file::STANDARD, fid, max))
+        }
+        (Bracketed::Find { .. }, 0) => tx.send(command::QUERY_DIRECTORY, 0, |o| {
+            request::query_directory(o, fid, info::file::BOTH_DIRECTORY, request::RESTART_SCANS, scratch, max)
         }),
-        (Bracketed::Find { .. }, 0) => {
-            let max = MAX_OUTPUT.min(tx.max_transact);
-            tx.send(command::QUERY_DIRECTORY, 0, |o| {
-                request::query_directory(o, fid, info::file::BOTH_DIRECTORY, request::RESTART_SCANS, scratch, max)
-            })
-        }
         (Bracketed::Rmdir, 0) => tx.send(command::SET_INFO, 0, |o| {
             request::set_info(o, info::TYPE_FILE, info::file::DISPOSITION, fid, request::disposition_info)
         }),
@@ -256,5 +280,6 @@ pub(crate) fn send_lock(tx: &mut Outbound, fid: FileId, offset: u64, length: u64
 
 /// Queues QUERY_INFO of a file class on an open handle.
 pub(crate) fn send_query_file(tx: &mut Outbound, fid: FileId, class: u8) {
-    tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILE, class, fid, MAX_OUTPUT));
+    let max = max_output(tx);
+    tx.send(command::QUERY_INFO, 0, |o| request::query_info(o, info::TYPE_FILE, class, fid, max));
 }

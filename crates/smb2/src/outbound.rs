@@ -71,7 +71,11 @@ impl Outbound {
     }
 
     pub fn consume(&mut self, n: usize) {
-        assert!(n <= self.out.len() - self.consumed, "consume_output({n}) beyond the {} bytes pending", self.output().len());
+        assert!(
+            n <= self.out.len() - self.consumed,
+            "consume_output({n}) beyond the {} bytes pending",
+            self.output().len()
+        );
         self.consumed += n;
         if self.consumed == self.out.len() {
             self.out.clear();

@@ -73,7 +73,14 @@ pub(crate) fn negotiate(out: &mut Vec<u8>, dialects: &[u16], capabilities: u32, 
 
 /// SESSION_SETUP (2.2.5) carrying one security token (raw NTLMSSP here).
 pub(crate) fn session_setup(out: &mut Vec<u8>, token: &[u8]) {
-    put!(out, 25u16, 0u8 /* Flags */, SIGNING_ENABLED as u8, 0u32 /* Capabilities */, 0u32 /* Channel */);
+    put!(
+        out,
+        25u16,
+        0u8, /* Flags */
+        SIGNING_ENABLED as u8,
+        0u32, /* Capabilities */
+        0u32  /* Channel */
+    );
     put!(out, offset(24), token.len() as u16, 0u64 /* PreviousSessionId */);
     out.extend_from_slice(token);
 }

@@ -128,7 +128,15 @@ impl Session {
     }
 
     /// CREATE with the caller's NT parameters (see [`crate::create`]).
-    pub fn open(&mut self, path: &str, desired_access: u32, share_access: u32, disposition: u32, create_options: u32, file_attributes: u32) {
+    pub fn open(
+        &mut self,
+        path: &str,
+        desired_access: u32,
+        share_access: u32,
+        disposition: u32,
+        create_options: u32,
+        file_attributes: u32,
+    ) {
         let params = op::create_params(desired_access, share_access, disposition, create_options, file_attributes);
         self.start(Op::Open, |tx| tx.send(command::CREATE, 0, |o| request::create(o, path, &params)));
     }
@@ -182,6 +190,12 @@ impl Session {
     /// standard information, close.
     pub fn stat(&mut self, path: &str) {
         self.start_bracketed(Bracketed::Stat, path, &op::STAT);
+    }
+
+    /// QUERY_PATH_INFORMATION at one level: open for attributes, QUERY_INFO
+    /// of `class` (see [`crate::info::file`]), close.
+    pub fn query_path_info(&mut self, path: &str, class: u8) {
+        self.start_bracketed(Bracketed::QueryPath { class }, path, &op::STAT);
     }
 
     /// FIND_FIRST: opens the pattern's directory, one QUERY_DIRECTORY with

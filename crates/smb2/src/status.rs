@@ -3,7 +3,7 @@
 //! loadfiles write in their expected-status column.
 //!
 //! Owns only the table. What a status means for an operation (which reply's
-//! status is decisive) belongs to [`crate::op`].
+//! status is decisive) belongs to the operations themselves.
 
 pub const OK: u32 = 0x0000_0000;
 pub const PENDING: u32 = 0x0000_0103;

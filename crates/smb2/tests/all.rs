@@ -3,5 +3,12 @@
 
 #[path = "live.rs"]
 mod live;
+#[path = "replay.rs"]
+mod replay;
+#[path = "session.rs"]
+mod session;
 
 mod support;
+
+#[global_allocator]
+static ALLOCATOR: support::alloc::Counting = support::alloc::Counting;

@@ -108,6 +108,7 @@ fn file_operations() {
     for class in [info::file::BASIC, info::file::STANDARD, info::file::ALL, info::file::NETWORK_OPEN] {
         expect(&mut c, status::OK, |s| s.query_file_info(f, class));
     }
+    expect(&mut c, status::INVALID_INFO_CLASS, |s| s.query_file_info(f, 99));
     expect(&mut c, status::OK, |s| s.set_file_times(f));
     let mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
     let age = SystemTime::now().duration_since(mtime).unwrap_or_default();
@@ -124,6 +125,17 @@ fn file_operations() {
     assert_eq!(expect(&mut c, status::OK, |s| s.find("\\clients\\client1\\*.DAT", 1000)).entries, 1);
     assert_eq!(expect(&mut c, status::OK, |s| s.find("/clients/client1/*", 2)).entries, 2);
     expect(&mut c, status::NO_SUCH_FILE, |s| s.find("/clients/client1/*.XYZ", 1000));
+    // Patterns from dbench's client.txt: DOS_STAR, and a name with a dot.
+    expect(&mut c, status::NO_SUCH_FILE, |s| s.find("\\clients\\client1\\<.JNK", 1366));
+    expect(&mut c, status::NO_SUCH_FILE, |s| s.find("\\clients\\client1\\FILLER.*", 1366));
+    assert_eq!(expect(&mut c, status::OK, |s| s.find("\\clients\\client1\\<.DAT", 1366)).entries, 1);
+    expect(&mut c, status::OK, |s| s.query_path_info("/clients/client1/FILE.DAT", info::file::ATTRIBUTE_TAG));
+    expect(&mut c, status::OK, |s| s.query_path_info("/clients/client1", info::file::BASIC));
+    expect(&mut c, status::OBJECT_NAME_NOT_FOUND, |s| s.query_path_info("/clients/client1/NONE", info::file::BASIC));
+    // A class no server knows fails in the QUERY_INFO, after a good open:
+    // proof the middle step is sent, and that its status is the one reported.
+    expect(&mut c, status::INVALID_INFO_CLASS, |s| s.query_path_info("/clients/client1", 99));
+    expect(&mut c, status::INVALID_INFO_CLASS, |s| s.query_fs_info(99));
     expect(&mut c, status::OBJECT_NAME_NOT_FOUND, |s| s.find("/clients/nowhere/*", 1000));
     expect(&mut c, status::OK, |s| s.query_fs_info(info::fs::SIZE));
     expect(&mut c, status::OK, |s| s.query_fs_info(info::fs::ATTRIBUTE));
@@ -135,7 +147,9 @@ fn file_operations() {
     check_pattern(&disk.join("clients/client1/NEW.DAT"), 165_536);
     let other_file = open_rw(&mut c, "/clients/client1/OTHER.DAT", disposition::CREATE);
     expect(&mut c, status::OK, |s| s.close(other_file));
-    expect(&mut c, status::OBJECT_NAME_COLLISION, |s| s.rename("/clients/client1/NEW.DAT", "/clients/client1/OTHER.DAT"));
+    expect(&mut c, status::OBJECT_NAME_COLLISION, |s| {
+        s.rename("/clients/client1/NEW.DAT", "/clients/client1/OTHER.DAT")
+    });
     expect(&mut c, status::OBJECT_NAME_NOT_FOUND, |s| s.rename("/clients/client1/GONE.DAT", "/clients/client1/X.DAT"));
     expect(&mut c, status::OK, |s| s.unlink("/clients/client1/NEW.DAT"));
     assert!(!disk.join("clients/client1/NEW.DAT").exists());
@@ -161,6 +175,11 @@ fn file_operations() {
     expect(&mut c, status::OK, |s| s.write(f, 0, 10));
     expect(&mut c, status::OK, |s| s.close(f));
     assert_eq!(std::fs::read_dir(disk.join("clients/a/b")).unwrap().count(), 601);
+    let lone = open_rw(&mut c, "/clients/d/lone.txt", disposition::CREATE);
+    expect(&mut c, status::OK, |s| s.close(lone));
+    // A tree that is a plain file is deleted as one.
+    expect(&mut c, status::OK, |s| s.deltree("/clients/d/lone.txt"));
+    assert!(!disk.join("clients/d/lone.txt").exists());
     expect(&mut c, status::OK, |s| s.deltree("clients"));
     assert!(!disk.join("clients").exists());
     assert_eq!(std::fs::read_dir(&disk).unwrap().count(), 0);
@@ -191,4 +210,42 @@ fn dialect_2_0_2_splits_large_io() {
     assert_eq!(expect(&mut c, status::OK, |s| s.read(f, 0, 300_000)).bytes, 200_000);
     expect(&mut c, status::OK, |s| s.close(f));
     check_pattern(&smbd.share_dir.join("big.dat"), 200_000);
+}
+
+/// After one warm-up round (buffers grow to their working size), a second
+/// round of every hot-path operation allocates nothing inside the session.
+#[test]
+fn hot_path_does_not_allocate() {
+    use crate::support::alloc;
+    let Some(smbd) = Smbd::start("") else { return };
+    let mut c = connect(&smbd);
+    expect(&mut c, status::OK, |s| s.mkdir("/d"));
+    let mut allocations = Vec::new();
+    for round in 0..3 {
+        let before = alloc::count();
+        let f = open_rw(&mut c, "/d/FILE.DAT", disposition::OVERWRITE_IF);
+        expect(&mut c, status::OK, |s| s.write(f, 0, 65536));
+        expect(&mut c, status::OK, |s| s.read(f, 0, 65536));
+        expect(&mut c, status::END_OF_FILE, |s| s.read(f, 1 << 20, 10));
+        expect(&mut c, status::OK, |s| s.lock(f, 0, 10));
+        expect(&mut c, status::OK, |s| s.unlock(f, 0, 10));
+        expect(&mut c, status::OK, |s| s.flush(f));
+        expect(&mut c, status::OK, |s| s.query_file_info(f, info::file::ALL));
+        expect(&mut c, status::OK, |s| s.set_file_times(f));
+        expect(&mut c, status::OK, |s| s.close(f));
+        expect(&mut c, status::OK, |s| s.stat("/d/FILE.DAT"));
+        expect(&mut c, status::OBJECT_NAME_NOT_FOUND, |s| s.stat("/d/NONE.DAT"));
+        expect(&mut c, status::OK, |s| s.find("/d/*.DAT", 100));
+        expect(&mut c, status::NO_SUCH_FILE, |s| s.find("/d/*.XYZ", 100));
+        expect(&mut c, status::OK, |s| s.query_fs_info(info::fs::SIZE));
+        expect(&mut c, status::OK, |s| s.mkdir("/d/sub"));
+        expect(&mut c, status::OK, |s| s.rmdir("/d/sub"));
+        expect(&mut c, status::OK, |s| s.rename("/d/FILE.DAT", "/d/MOVED.DAT"));
+        expect(&mut c, status::OK, |s| s.unlink("/d/MOVED.DAT"));
+        allocations.push(alloc::count() - before);
+        if round == 0 {
+            assert!(allocations[0] > 0, "the counting allocator is installed and the first round grows buffers");
+        }
+    }
+    assert_eq!(allocations[1..], [0, 0], "allocations per round: {allocations:?}");
 }

@@ -3,12 +3,13 @@
 //! event loop), optionally recording the bytes the server sent.
 #![allow(dead_code)]
 
+pub mod alloc;
 pub mod smbd;
 
 use crest_smb2::{Credentials, Event, Session};
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A stalled server fails the test instead of hanging it.
 const IO_TIMEOUT: Duration = Duration::from_secs(15);
@@ -23,6 +24,10 @@ pub struct Conn {
     buf: Vec<u8>,
     /// Bytes received since the last [`Conn::take_received`].
     received: Vec<u8>,
+    /// Time spent inside the session's own code (starting operations,
+    /// `receive`, `poll_event`), socket calls excluded; its allocations are
+    /// counted by [`alloc`].
+    pub in_session: Duration,
 }
 
 impl Conn {
@@ -32,8 +37,13 @@ impl Conn {
         sock.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
         sock.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
         sock.set_nodelay(true).unwrap();
-        let mut conn =
-            Conn { session: Session::new("127.0.0.1", share, credentials), sock, buf: vec![0; 256 * 1024], received: Vec::new() };
+        let mut conn = Conn {
+            session: Session::new("127.0.0.1", share, credentials),
+            sock,
+            buf: vec![0; 256 * 1024],
+            received: Vec::new(),
+            in_session: Duration::ZERO,
+        };
         let event = conn.wait();
         (conn, event)
     }
@@ -41,7 +51,10 @@ impl Conn {
     /// Writes what the session has queued, then reads until it reports an event.
     pub fn wait(&mut self) -> Event {
         loop {
-            if let Some(e) = self.session.poll_event() {
+            let t = Instant::now();
+            let event = alloc::measure(|| self.session.poll_event());
+            self.in_session += t.elapsed();
+            if let Some(e) = event {
                 return e;
             }
             while !self.session.output().is_empty() {
@@ -51,14 +64,19 @@ impl Conn {
             let n = self.sock.read(&mut self.buf).expect("read from smbd (timed out?)");
             assert!(n > 0, "smbd closed the connection");
             self.received.extend_from_slice(&self.buf[..n]);
-            self.session.receive(&self.buf[..n]).expect("protocol error");
+            let t = Instant::now();
+            let (session, input) = (&mut self.session, &self.buf[..n]);
+            alloc::measure(|| session.receive(input)).expect("protocol error");
+            self.in_session += t.elapsed();
         }
     }
 
     /// Runs `start` (which starts one operation) and waits for its event.
     pub fn run(&mut self, start: impl FnOnce(&mut Session)) -> Event {
         assert!(self.session.is_ready());
-        start(&mut self.session);
+        let t = Instant::now();
+        alloc::measure(|| start(&mut self.session));
+        self.in_session += t.elapsed();
         self.wait()
     }
 

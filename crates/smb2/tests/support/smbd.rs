@@ -68,7 +68,11 @@ impl Smbd {
 
     fn try_start(extra: &str) -> Result<Smbd, String> {
         static N: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!("crest-smb2-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        let dir = std::env::temp_dir().join(format!(
+            "crest-smb2-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         for sub in ["private", "lock", "state", "cache", "pid", "ncalrpc", "share"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(|e| e.to_string())?;
