@@ -79,6 +79,7 @@ test: lint
 
 bench: build
 	$(PY) scripts/bench.py
+	$(PY) scripts/bench_fileservers.py
 
 clean:
 	rm -rf $(VENV) $(STAMPS) target .pytest_cache

@@ -574,7 +574,7 @@ fn issue(slot: &mut Slot, file: &Loadfile, line: &Line) -> Result<(), String> {
         OpKind::Deltree => s.deltree(&slot.path),
         OpKind::Mkdir => s.mkdir(&slot.path),
         OpKind::Rmdir => s.rmdir(&slot.path),
-        OpKind::QueryPathInformation => s.stat(&slot.path),
+        OpKind::QueryPathInformation => s.query_path_info(&slot.path, file_class(n[0])),
         OpKind::QueryFsInformation => s.query_fs_info(fs_class(n[0])),
         OpKind::FindFirst => s.find(&slot.path, n[1].clamp(1, 65_535) as u32),
     }
