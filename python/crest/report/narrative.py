@@ -34,6 +34,11 @@ def findings(doc: dict[str, Any]) -> dict[str, Any]:
         if all(c["trials"] == 1 for c in configs):
             lines.append("Each configuration ran once: the paired test pairs load points of one trial each;"
                          " repeat the runs (--repeat 3) to put confidence intervals on the peaks too.")  # fmt: skip
+    curves = doc.get("throughput") or []
+    if curves and len(curves) == len(doc.get("runs") or []):
+        # File servers (and NetBench tables) are judged by throughput: it leads; operations/s follow.
+        lines.insert(0, f"In operations: {headline}")
+        headline = "; ".join(f"{c['label']}: throughput {c['statement']}" for c in curves[:3]) + "."
     lines += _trial_peaks(configs, axis)
     lines += _scaling(doc.get("scaling"))
     lines += _cpu_quota(configs)
