@@ -295,7 +295,10 @@ class SuiteRunner:
             self._bind(replace(self.request, target=target.url, tls_target=target.tls_url, insecure=True))
             # A file server crest started made its own login: the password is read here, never stored.
             secret = getattr(target, "secret_file", None)
-            self._target_password = Path(secret).read_text().strip() if secret else None
+            try:
+                self._target_password = Path(secret).read_text().strip() if secret else None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise TargetError(f"cannot read the file server's password file {secret}: {exc}") from None
             yield target
         finally:
             self._target_password = None
@@ -695,6 +698,8 @@ def smb_password(password_file: Path | None) -> str | None:
         text = password_file.read_text()
     except OSError as exc:
         raise ConfigError(f"cannot read --password-file {password_file}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"--password-file {password_file} is not text (UTF-8): its first line is the password") from None
     if mode & 0o077:
         raise ConfigError(
             f"--password-file {password_file} may be read by others (mode {mode & 0o777:04o}):"
@@ -738,6 +743,11 @@ def _check_cluster_options(request: RunRequest) -> None:
         if given:
             raise ConfigError(f"{given[0]} places work on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)")
         return
+    if request.suite.workload.is_file:
+        # Each node would number its dbench clients from 0, so their trees would collide on the share.
+        raise ConfigError(
+            f"suite {request.suite.name} is a file workload, which runs from one machine for now: drop --cluster"
+        )
     from crest.cluster.address import parse_cluster
 
     parse_cluster(request.cluster)

@@ -106,6 +106,8 @@ def throughput_curve(points: Sequence[LoadPoint], load_axis: str = "clients") ->
     if at is None:
         raise ConfigError("no load point has a throughput: the run stored no usable mix; pick another run")
     peak = tp[at]
+    if peak.mbit_s <= 0:
+        raise ConfigError("no load point moved any data: every client stopped or failed (see the errors by kind)")
     after = tp[at + 1 :]
     ratio = min(p.mbit_s for p in after) / peak.mbit_s if after and peak.mbit_s > 0 else None
     last = tp[-1].mbit_s / peak.mbit_s if after and peak.mbit_s > 0 else None

@@ -48,6 +48,11 @@ impl Client {
         Some((line, due))
     }
 
+    /// Index of the line `next` returns.
+    pub fn line_index(&self) -> usize {
+        self.line
+    }
+
     /// Moves past the current line, which began at `began`; at the end of
     /// the loadfile the next pass begins after `think` (returned as the time
     /// the client is next due).

@@ -48,6 +48,11 @@ impl<H> Handles<H> {
         slot.take().map(|(_, v)| v)
     }
 
+    /// Unmaps one mapping, if any is left, handing it back (closing handles one reply at a time).
+    pub fn pop(&mut self) -> Option<H> {
+        self.slots.iter_mut().find_map(|s| s.take().map(|(_, v)| v))
+    }
+
     /// Unmaps everything (at the end of a client's run), handing each back.
     pub fn drain(&mut self) -> impl Iterator<Item = H> + '_ {
         self.slots.iter_mut().filter_map(|s| s.take().map(|(_, v)| v))

@@ -125,7 +125,7 @@ impl Loadfile {
         if n < 2 || tokens[0].starts_with('#') {
             return Ok(None);
         }
-        let (timestamp_s, tokens) = match tokens[0].as_bytes()[0].is_ascii_digit() {
+        let (timestamp_s, tokens) = match tokens[0].bytes().next().is_some_and(|b| b.is_ascii_digit()) {
             true => {
                 let t: f64 = tokens[0]
                     .parse()
@@ -352,6 +352,10 @@ mod tests {
             assert!(err.why.contains(want), "{text}: {}", err.why);
         }
         assert!(Loadfile::parse("# nothing\n").unwrap_err().why.contains("no operation"));
+        assert!(
+            Loadfile::parse("\"\" NT_STATUS_OK\nClose 1 NT_STATUS_OK").is_err(),
+            "an empty token is refused, not a panic"
+        );
         assert!(Loadfile::parse(&"x".repeat(2000)).unwrap_err().why.contains("at most 1023"));
     }
 }

@@ -203,8 +203,8 @@ struct Slot {
     state: State,
     writable_wanted: bool,
     dead: bool,
-    /// Its tree's deletion was sent (cleanup after the end).
-    cleaned: bool,
+    /// Cleanup steps sent after the end: 1 its tree's deletion, 2 then `/clients`'.
+    cleaned: u8,
     path: String,
     path2: String,
 }
@@ -239,7 +239,7 @@ impl Worker {
                     state: State::Waiting(first),
                     writable_wanted: false,
                     dead: false,
-                    cleaned: false,
+                    cleaned: 0,
                     path: String::with_capacity(256),
                     path2: String::with_capacity(256),
                 }
@@ -342,7 +342,7 @@ impl Worker {
             slot.state = State::Waiting(due);
             return;
         }
-        let line_index = file.lines.iter().position(|l| std::ptr::eq(l, line)).unwrap_or(0);
+        let line_index = slot.client.line_index();
         match issue(slot, file, line) {
             Ok(()) => {
                 slot.state = State::InFlight { line: line_index, class: line.kind.index(), began: now };
@@ -369,9 +369,7 @@ impl Worker {
         }
         slot.state = State::Cleaning;
         if slot.session.is_ready() {
-            let tree = format!("/clients/client{}", slot.client.id);
-            slot.session.deltree(&tree);
-            slot.cleaned = true;
+            cleanup_step(slot);
             self.flush(i);
         } else {
             slot.state = State::Idle;
@@ -386,13 +384,21 @@ impl Worker {
                 break;
             }
             match slot.stream.write(out) {
-                Ok(0) => slot.dead = true,
+                Ok(0) => {
+                    self.lose(i, "the server closed the connection");
+                    return;
+                }
                 Ok(n) => slot.session.consume_output(n),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => slot.dead = true,
+                Err(e) => {
+                    let why = format!("writing to the server failed: {}", super::fileio::io_reason(&e));
+                    self.lose(i, &why);
+                    return;
+                }
             }
         }
+        let slot = &mut self.slots[i];
         let want = !slot.dead && !slot.session.output().is_empty();
         if want != slot.writable_wanted {
             let interest = if want { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
@@ -459,16 +465,9 @@ impl Worker {
                     }
                 }
                 State::ClosingStray { .. } => slot.state = State::Waiting(now),
-                State::Cleaning => {
-                    // The reply of the operation in flight at the end (then the deltree follows), or the deltree's.
-                    if !slot.cleaned && slot.session.is_ready() {
-                        let tree = format!("/clients/client{}", slot.client.id);
-                        slot.session.deltree(&tree);
-                        slot.cleaned = true;
-                    } else {
-                        slot.state = State::Idle;
-                    }
-                }
+                // The reply of the operation in flight at the end, or of a cleanup step: the next step.
+                State::Cleaning if slot.session.is_ready() => cleanup_step(slot),
+                State::Cleaning => slot.state = State::Idle,
                 State::Waiting(_) | State::Idle => {}
             }
         }
@@ -484,6 +483,7 @@ impl Worker {
         let _ = self.poll.registry().deregister(&mut slot.stream);
         if let State::InFlight { class, .. } = slot.state {
             let at = Instant::now().saturating_duration_since(self.origin);
+            self.stats.record_issued(class, 1);
             self.stats.record_error(at, ErrorKind::Read, class, slot.client.score, Some(&why));
         }
         slot.client.stopped = Some(why.to_string());
@@ -502,6 +502,7 @@ impl Worker {
                 let why = format!("no reply within {:?}", plan.timeout);
                 let at = now.saturating_duration_since(self.origin);
                 let score = slot.client.score;
+                self.stats.record_issued(class, 1);
                 self.stats.record_error(at, ErrorKind::Timeout, class, score, Some(&why));
                 let slot = &mut self.slots[i];
                 slot.state = State::Idle;
@@ -510,6 +511,23 @@ impl Worker {
                 let _ = self.poll.registry().deregister(&mut slot.stream);
             }
         }
+    }
+}
+
+/// The next step of a client's cleanup after the end (NetBench's Save Workspace = No): close what it
+/// still holds open, one reply at a time, then delete its tree, then `/clients` if it is empty.
+fn cleanup_step(slot: &mut Slot) {
+    if let Some(fid) = slot.handles.pop() {
+        slot.session.close(fid);
+    } else if slot.cleaned == 0 {
+        let tree = format!("/clients/client{}", slot.client.id);
+        slot.session.deltree(&tree);
+        slot.cleaned = 1;
+    } else if slot.cleaned == 1 {
+        slot.session.rmdir("/clients");
+        slot.cleaned = 2;
+    } else {
+        slot.state = State::Idle;
     }
 }
 
