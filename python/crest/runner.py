@@ -699,7 +699,9 @@ def smb_password(password_file: Path | None) -> str | None:
     except OSError as exc:
         raise ConfigError(f"cannot read --password-file {password_file}: {exc.strerror}") from None
     except UnicodeDecodeError:
-        raise ConfigError(f"--password-file {password_file} is not text (UTF-8): its first line is the password") from None
+        raise ConfigError(
+            f"--password-file {password_file} is not text (UTF-8): its first line is the password"
+        ) from None
     if mode & 0o077:
         raise ConfigError(
             f"--password-file {password_file} may be read by others (mode {mode & 0o777:04o}):"
