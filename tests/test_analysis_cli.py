@@ -173,7 +173,7 @@ def test_import_load_axis(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
             "invalid --factor 'server': expected NAME=VALUE",
         ),
         ("clients,rps\n1,10\n", ["--name", "x", "--load-axis", "users"], "invalid load axis 'users'"),
-        ("clients,speed\n1,10\n", ["--name", "x"], "has no req/s column"),
+        ("clients,speed\n1,10\n", ["--name", "x"], "has neither a req/s nor a throughput column"),
         ("clients,rps\n1,10\n", ["--name", "a b"], "invalid name 'a b'"),
         ("clients,rps\n1,10\n", [], "Missing option '--name'"),
     ],

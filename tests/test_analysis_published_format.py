@@ -124,7 +124,7 @@ def test_peak_table_without_a_load_column(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("clients,speed\n1,2\n", "has no req/s column: name it rps or requests_per_s"),
+        ("clients,speed\n1,2\n", "has neither a req/s nor a throughput column: name one rps or requests_per_s"),
         ("clients,rps\n1,\n", r"t.csv:2: no rps value: fill it in"),
         ("clients,rps\n1,N/A\n", r"t.csv:2: rps is 'N/A', not a number ≥ 0"),
         ("clients,rps\n1,-5\n", "not a number ≥ 0"),

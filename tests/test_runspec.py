@@ -124,10 +124,10 @@ def test_engine_validation_needs_no_dns() -> None:
 
 def test_every_labelled_field_is_an_engine_key() -> None:
     # The table names only keys the engine knows: a key it does not know fails as malformed JSON.
-    # read_buffer_bytes and SPECweb99's settings are sent only when set.
+    # read_buffer_bytes, SPECweb99's settings and a file run's loadfile are sent only when set.
     spec = RunSpec(
         url=URL, read_buffer_bytes=4096, line_speed_bps=400_000.0, keepalive_requests=(5, 15),
-        specweb99={"base_url": URL, "dirs": 30},
+        specweb99={"base_url": URL, "dirs": 30}, loadfile={"path": "/usr/share/dbench/client.txt"},
     )  # fmt: skip
     config = spec.to_config()
     for key in FIELD_LABELS:

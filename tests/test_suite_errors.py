@@ -103,7 +103,7 @@ def test_the_base_file_is_valid() -> None:
         pytest.param(
             [('kind = "cgi"', 'kind = "php"')],
             "suite.toml: workload.classes[1].kind: must be 'static', 'cgi', 'inproc', 'fastcgi', 'webstone-cgi',"
-            " 'url', 'specweb99' or 'specweb99-get' (got 'php')",
+            " 'url', 'specweb99', 'specweb99-get' or 'loadfile' (got 'php')",
             id="kind",
         ),
         pytest.param(

@@ -60,7 +60,6 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "keepalive_request_share": ("", "workload.specweb99.keepalive_request_share"),
     "specweb99": ("", "workload.specweb99"),
     "loadfile": ("", "workload.loadfile.path (or --loadfile)"),
-    "password": ("", "the SMB password (CREST_SMB_PASSWORD or --password-file)"),
 }
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 
