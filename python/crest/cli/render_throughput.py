@@ -14,8 +14,7 @@ from rich.text import Text
 
 from crest.analysis.throughput import ThroughputCurve
 from crest.store import MixRecord
-
-NETBENCH_MBIT = 2**20 / 8  # NetBench's "Mbits/sec" was bytes x 8 / 2^20 (Mindcraft's tables check out so)
+from crest.units import format_latency_us
 
 
 def throughput_table(curve: ThroughputCurve) -> Table:
@@ -26,7 +25,7 @@ def throughput_table(curve: ThroughputCurve) -> Table:
     for p in curve.points:
         mark = " ◀ peak" if p.index == curve.peak_index else ""
         table.add_row(
-            str(p.index), f"{p.load:g}", f"{p.mbit_s:,.1f}{mark}", f"{p.mb_s * 1e6 / NETBENCH_MBIT:,.1f}",
+            str(p.index), f"{p.load:g}", f"{p.mbit_s:,.1f}{mark}", f"{p.netbench_mbit_s:,.1f}",
             f"{p.mb_s:,.2f}", "-" if math.isnan(p.per_client_mbit_s) else f"{p.per_client_mbit_s:,.2f}",
             "-" if math.isnan(p.ops_s) else f"{p.ops_s:,.0f}", f"{p.errors:,}",
         )  # fmt: skip
@@ -52,11 +51,10 @@ def operations_table(mix: MixRecord) -> Table | None:
 
 def statement(curve: ThroughputCurve) -> Text:
     """The curve's one-line statement, with NetBench's binary megabits beside crest's."""
-    peak_nb = curve.peak_mbit_s * 1e6 / 8 / NETBENCH_MBIT
-    return Text(f"  Throughput {curve.statement} (NetBench's 2^20-bit Mbit/s: {peak_nb:,.1f})")
+    return Text(f"  Throughput {curve.statement} (NetBench's 2^20-bit Mbit/s: {curve.peak_netbench_mbit_s:,.1f})")
 
 
 def _us(value: object) -> str:
     if not isinstance(value, (int, float)) or math.isnan(value):
         return "-"
-    return f"{value / 1000:,.2f}ms" if value >= 1000 else f"{value:,.0f}us"
+    return format_latency_us(value)

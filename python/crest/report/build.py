@@ -374,7 +374,7 @@ def _throughput(detail: RunDetail, label: str) -> dict[str, Any]:
         "peak_mbit_s": curve.peak_mbit_s, "peak_load": curve.peak_load, "peak_mix": curve.peak_index,
         "shape": curve.shape, "past_peak_ratio": curve.past_peak_ratio,
         "points": [
-            {"mix": p.index, "load": p.load, "mbit_s": p.mbit_s, "netbench_mbit_s": p.mb_s * 1e6 * 8 / 2**20,
+            {"mix": p.index, "load": p.load, "mbit_s": p.mbit_s, "netbench_mbit_s": p.netbench_mbit_s,
              "mb_s": p.mb_s, "per_client_mbit_s": p.per_client_mbit_s, "ops_per_s": p.ops_s, "errors": p.errors}
             for p in curve.points
         ],

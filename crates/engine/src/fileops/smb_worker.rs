@@ -95,38 +95,31 @@ pub(super) fn start(plan: Arc<FilePlan>) -> Result<RunHandle, StartError> {
 /// up and dropped, as `start` would, before any load.
 pub fn probe(plan: &FilePlan) -> Result<(), ConfigError> {
     let Backend::Smb { host, port, share, user, domain, password } = &plan.backend else { return Ok(()) };
-    let addr = resolve(host, *port).map_err(|e| match e {
-        StartError::Config(c) => c,
-        StartError::Machine(m) => ConfigError::new("url", m),
-    })?;
     let credentials = Credentials { user: user.clone(), password: password.clone(), domain: domain.clone() };
-    set_up(addr, host, share, credentials).map(drop).map_err(|e| match e {
-        StartError::Config(c) => c,
-        StartError::Machine(m) => ConfigError::new("url", m),
-    })
+    set_up(resolve(host, *port)?, host, share, credentials).map(drop)
 }
 
 fn machine(what: &str, e: &io::Error) -> StartError {
     StartError::Machine(format!("cannot start the engine: {what}: {e}"))
 }
 
-fn resolve(host: &str, port: u16) -> Result<SocketAddr, StartError> {
+fn resolve(host: &str, port: u16) -> Result<SocketAddr, ConfigError> {
     (host, port)
         .to_socket_addrs()
         .ok()
         .and_then(|mut a| a.next())
-        .ok_or_else(|| ConfigError::new("url", format!("cannot resolve SMB host '{host}': check the URL")).into())
+        .ok_or_else(|| ConfigError::new("url", format!("cannot resolve SMB host '{host}': check the URL")))
 }
 
 /// One session set up over a blocking socket: negotiate, log on, connect the tree.
-fn set_up(addr: SocketAddr, host: &str, share: &str, credentials: Credentials) -> Result<Ready, StartError> {
+/// Every failure is the target refusing or missing: bad input (`ConfigError`), found before any load.
+fn set_up(addr: SocketAddr, host: &str, share: &str, credentials: Credentials) -> Result<Ready, ConfigError> {
     let user = credentials.user.clone();
-    let unreachable = |e: io::Error| -> StartError {
+    let unreachable = |e: io::Error| -> ConfigError {
         ConfigError::new(
             "url",
             format!("cannot reach the SMB server at {addr}: {}: is it running?", super::fileio::io_reason(&e)),
         )
-        .into()
     };
     let mut stream = TcpStream::connect_timeout(&addr, SETUP_TIMEOUT).map_err(unreachable)?;
     stream.set_read_timeout(Some(SETUP_TIMEOUT)).map_err(unreachable)?;
@@ -138,14 +131,12 @@ fn set_up(addr: SocketAddr, host: &str, share: &str, credentials: Credentials) -
         while let Some(event) = session.poll_event() {
             match event {
                 SmbEvent::Connected => return Ok(Ready { stream, session }),
-                SmbEvent::Failed(why) => return Err(refused(&why, &user, share, addr).into()),
+                SmbEvent::Failed(why) => return Err(refused(&why, &user, share, addr)),
                 _ => {}
             }
         }
         if Instant::now() > deadline {
-            return Err(
-                ConfigError::new("url", format!("the SMB server at {addr} did not finish the login in time")).into()
-            );
+            return Err(ConfigError::new("url", format!("the SMB server at {addr} did not finish the login in time")));
         }
         let out = session.output();
         if !out.is_empty() {
@@ -159,8 +150,7 @@ fn set_up(addr: SocketAddr, host: &str, share: &str, credentials: Credentials) -
             return Err(ConfigError::new(
                 "url",
                 format!("the SMB server at {addr} closed the connection during the login"),
-            )
-            .into());
+            ));
         }
         session.receive(&buf[..n]).map_err(|e| ConfigError::new("url", format!("SMB server at {addr}: {e}")))?;
     }
@@ -542,12 +532,14 @@ fn issue(slot: &mut Slot, file: &Loadfile, line: &Line) -> Result<(), String> {
         file.resolve(line, 1, "", slot.client.id, &mut slot.path2);
     }
     let n = line.numbers;
-    let fid = |slot: &mut Slot| -> Result<FileId, String> {
-        slot.handles
-            .get(n[0])
-            .copied()
-            .ok_or_else(|| format!("line {}: {} of handle {}, which is not open", line.number, line.kind.name(), n[0]))
+    // Every handle-using operation names its handle first: one lookup, fatal when it is not open.
+    let fid = match line.kind.uses_handle() {
+        true => Some(slot.handles.get(n[0]).copied().ok_or_else(|| {
+            format!("line {}: {} of handle {}, which is not open", line.number, line.kind.name(), n[0])
+        })?),
+        false => None,
     };
+    let f = || fid.expect("invariant: a handle-using operation");
     let s = &mut slot.session;
     match line.kind {
         OpKind::NtCreateX => {
@@ -555,38 +547,16 @@ fn issue(slot: &mut Slot, file: &Loadfile, line: &Line) -> Result<(), String> {
             s.open(&slot.path, MAXIMUM_ALLOWED, SHARE_ALL, n[1] as u32, options, 0);
         }
         OpKind::Close => {
-            let f = fid(slot)?;
             slot.handles.remove(n[0]);
-            slot.session.close(f);
+            s.close(f());
         }
-        OpKind::ReadX => {
-            let f = fid(slot)?;
-            slot.session.read(f, n[1].max(0) as u64, n[2].max(0) as u32);
-        }
-        OpKind::WriteX => {
-            let f = fid(slot)?;
-            slot.session.write(f, n[1].max(0) as u64, n[2].max(0) as u32);
-        }
-        OpKind::Flush => {
-            let f = fid(slot)?;
-            slot.session.flush(f);
-        }
-        OpKind::LockX => {
-            let f = fid(slot)?;
-            slot.session.lock(f, n[1].max(0) as u64, n[2].max(0) as u64);
-        }
-        OpKind::UnlockX => {
-            let f = fid(slot)?;
-            slot.session.unlock(f, n[1].max(0) as u64, n[2].max(0) as u64);
-        }
-        OpKind::QueryFileInformation => {
-            let f = fid(slot)?;
-            slot.session.query_file_info(f, file_class(n[1]));
-        }
-        OpKind::SetFileInformation => {
-            let f = fid(slot)?;
-            slot.session.set_file_times(f);
-        }
+        OpKind::ReadX => s.read(f(), n[1].max(0) as u64, n[2].max(0) as u32),
+        OpKind::WriteX => s.write(f(), n[1].max(0) as u64, n[2].max(0) as u32),
+        OpKind::Flush => s.flush(f()),
+        OpKind::LockX => s.lock(f(), n[1].max(0) as u64, n[2].max(0) as u64),
+        OpKind::UnlockX => s.unlock(f(), n[1].max(0) as u64, n[2].max(0) as u64),
+        OpKind::QueryFileInformation => s.query_file_info(f(), file_class(n[1])),
+        OpKind::SetFileInformation => s.set_file_times(f()),
         OpKind::Rename => s.rename(&slot.path, &slot.path2),
         OpKind::Unlink => s.unlink(&slot.path),
         OpKind::Deltree => s.deltree(&slot.path),

@@ -213,22 +213,9 @@ impl Stats {
         if !self.in_window(c.at) {
             return;
         }
-        self.responses += 1;
         self.status[usize::from(c.status).min(STATUS_SLOTS - 1)] += 1;
-        self.requests += 1;
         self.body_bytes += c.body_bytes;
-        let us = micros(c.latency);
-        self.latency_us.saturating_record(us);
-        let class = &mut self.classes[c.class];
-        class.requests += 1;
-        class.bytes += c.bytes;
-        class.latency_us.saturating_record(us);
-        let client = &mut self.clients[c.client];
-        client.requests += 1;
-        client.bytes += c.bytes;
-        if let Some(n) = client.class_requests.get_mut(c.class) {
-            *n += 1;
-        }
+        self.count_success(c.class, c.client, c.latency, c.bytes);
     }
 
     /// A file operation of `class` that did what its loadfile line expects,
@@ -237,20 +224,27 @@ impl Stats {
     /// status counts are HTTP's.
     pub fn record_operation(&mut self, at: Duration, class: usize, client: usize, latency: Duration, bytes: u64) {
         self.timeline.at(at.as_secs() as usize).requests += 1;
-        if !self.in_window(at) {
-            return;
+        if self.in_window(at) {
+            self.count_success(class, client, latency, bytes);
         }
+    }
+
+    /// One success inside the window, HTTP response or file operation alike.
+    fn count_success(&mut self, class: usize, client: usize, latency: Duration, bytes: u64) {
         self.responses += 1;
         self.requests += 1;
         let us = micros(latency);
         self.latency_us.saturating_record(us);
-        let class = &mut self.classes[class];
-        class.requests += 1;
-        class.bytes += bytes;
-        class.latency_us.saturating_record(us);
-        let client = &mut self.clients[client];
-        client.requests += 1;
-        client.bytes += bytes;
+        let stats = &mut self.classes[class];
+        stats.requests += 1;
+        stats.bytes += bytes;
+        stats.latency_us.saturating_record(us);
+        let score = &mut self.clients[client];
+        score.requests += 1;
+        score.bytes += bytes;
+        if let Some(n) = score.class_requests.get_mut(class) {
+            *n += 1;
+        }
     }
 
     /// `n` requests of `class` begun (whenever: not windowed).
