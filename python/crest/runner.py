@@ -27,16 +27,19 @@ from crest.host import drop_page_cache, host_facts
 from crest.loadclient import LoadClient
 from crest.monitor import Monitor, client_bound_verdict, nodes_engine_summary
 from crest.preflight import check_reachable, parse_file_url, parse_url
+from crest.roles import RoleUrls, is_role_map, parse_role_map, roles_by_class, url_role_map
 from crest.runspec import RunSpec
 from crest.servers import cpus as cpu_split
 from crest.servers.base import SERVER_KINDS, ServerSettings, Target
 from crest.servers.cgroup import Cgroup
+from crest.servers.group import TargetGroup, settings_by_server
 from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError, mix_from_report
 from crest.suite import Mix, Suite
 from crest.suite.specweb99 import Specweb99
 from crest.urltable import RequestTable, build_table, specweb99_urls
 from crest.verdicts import Verdict, cores_shared, page_cache_elsewhere
+from crest.warmup import warmup_figures, warmup_spec
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ class RunRequest:
     suite: Suite
     target: str | None  # the URL; None when crest provisions the target (`server`)
     tls_target: str | None = None
+    # Per-class targets given as URLs (`--target static=URL,dynamic=URL`): role -> base URL; `target` is
+    # then the first role's URL. A role map of servers is `server` itself ("static=lighttpd,dynamic=...").
+    role_targets: dict[str, str] = field(default_factory=dict)
     profile: str = "full"
     repeat: int | None = None  # None: the suite's own repeat count
     fileset_dir: Path | None = None
@@ -157,6 +163,13 @@ class SuiteRunner:
                     "--cpus, --memory, --server-opt and --access-log need a target crest starts:"
                     " give --server NAME instead of --target (see `crest servers`)"
                 )
+        # Per-class targets: a role map of servers (started side by side) or of URLs.
+        self.server_roles = (
+            parse_role_map(request.server, what="--server", example="static=lighttpd,dynamic=apache-event")
+            if request.server is not None and is_role_map(request.server)
+            else None
+        )
+        self._check_lab_options()
         _check_cluster_options(request)
         if request.server is not None and any(c.kind == "url" for c in request.suite.workload.classes):
             raise ConfigError(
@@ -169,18 +182,50 @@ class SuiteRunner:
         if request.target is not None:
             self._bind(request)
 
-    def _bind(self, request: RunRequest) -> None:
+    def _check_lab_options(self) -> None:
+        """Per-class targets, restarts and warm-up passes fit the run (ConfigError before anything starts)."""
+        request, workload = self.request, self.request.suite.workload
+        roles: dict[str, str] | None = self.server_roles or request.role_targets or None
+        if roles is not None:
+            if request.cluster is not None:
+                raise ConfigError("per-class targets (ROLE=... maps) run on one machine: drop --cluster")
+            if workload.is_file:
+                raise ConfigError(f"suite {request.suite.name} is a file workload: give one target, not a role map")
+            tls = {"tls": request.tls_target} if request.tls_target and request.role_targets else {}
+            roles_by_class(workload, {**roles, **tls})
+        ladder = request.suite.ladder
+        if ladder.restart_target not in (False, []):
+            if request.server is None:
+                raise ConfigError(f"suite {request.suite.name} restarts its target between mixes, which only a"
+                                  " target crest starts can do: give --server NAME (see `crest servers`)")  # fmt: skip
+            if request.cluster is not None:
+                raise ConfigError(f"suite {request.suite.name} restarts its target between mixes, which crest"
+                                  " does not do on a cluster node yet: run it without --cluster")  # fmt: skip
+        if ladder.warmup != "none" and (workload.specweb99 is not None or workload.is_file):
+            raise ConfigError(f"suite {request.suite.name}: warmup requests every entry of the request table"
+                              " once, and SPECweb99 and file workloads draw their own requests: drop warmup")  # fmt: skip
+
+    def _role_urls(self, request: RunRequest, target: Any = None) -> RoleUrls | None:
+        """Each role's URLs: the started servers' (a TargetGroup) or the --target role map's; None for one target."""
+        if isinstance(target, TargetGroup):
+            return target.role_urls()
+        if request.role_targets:
+            return url_role_map(request.role_targets, request.tls_target)
+        return None
+
+    def _bind(self, request: RunRequest, role_urls: RoleUrls | None = None) -> None:
         """Point the runner at a target's URLs (a provisioned target gets new ports each run)."""
         self.request = request
         self._sized_tables = {}
+        role_urls = role_urls or self._role_urls(request)
         self.table = build_table(
             request.suite.workload, self.manifest, request.target or "", request.tls_target,
-            check_content=request.validate_content,
+            check_content=request.validate_content, role_urls=role_urls,
         )  # fmt: skip
         for size in request.suite.sweep_sizes() or []:
             self._sized_tables[size] = build_table(
                 request.suite.workload, self.manifest, request.target or "", request.tls_target,
-                check_content=request.validate_content, size_bytes=size,
+                check_content=request.validate_content, size_bytes=size, role_urls=role_urls,
             )  # fmt: skip
 
     def _table_for(self, mix: Mix) -> RequestTable:
@@ -199,6 +244,8 @@ class SuiteRunner:
         if self.request.server is not None:
             if cluster:
                 self._check_on_node(self.request.server)
+            elif self.server_roles is not None:
+                TargetGroup(self.server_roles, self._settings_by_server())  # checks each server; starts nothing
             else:
                 adapter = server_adapter(self.request.server)
                 # First what the server can serve (a web suite of a file server...), before the suite's
@@ -213,7 +260,8 @@ class SuiteRunner:
                 # Validate one engine config against a stand-in for the target crest will start.
                 file = self.request.suite.workload.is_file
                 stand_in = "smb://crest@127.0.0.1:1/crest" if file else "http://127.0.0.1:1"
-                self._bind(replace(self.request, target=stand_in, tls_target="https://127.0.0.1:1"))
+                stand_ins = {r: ("http://127.0.0.1:1", "https://127.0.0.1:1") for r in self.server_roles or {}}
+                self._bind(replace(self.request, target=stand_in, tls_target="https://127.0.0.1:1"), stand_ins or None)
                 self._target_password = "stand-in" if file else None
                 LoadClient(self._spec(self.mixes[0]))
                 self.table = None
@@ -225,7 +273,8 @@ class SuiteRunner:
         elif self.request.suite.workload.is_file:
             LoadClient(self._spec(self.mixes[0])).preflight()  # the directory, or the SMB server and its login
         else:
-            for url in filter(None, (self.request.target, self.request.tls_target)):
+            for url in dict.fromkeys(filter(None, (self.request.target, self.request.tls_target,
+                                                   *self.request.role_targets.values()))):  # fmt: skip
                 check_reachable(parse_url(url))
         # Validate one engine config now so a bad option fails before the run exists.
         LoadClient(self._spec(self.mixes[0]))
@@ -288,11 +337,15 @@ class SuiteRunner:
             # Provisioned on its node as it is made; it has the face of Target the runner uses.
             target = NodeTarget(cluster, node, server, self._settings(docroot=NODE_DOCROOT), self.request.cpus,
                                 (fileset, fileset_connections(self.request.suite)))  # fmt: skip
+        elif self.server_roles is not None:
+            target = TargetGroup(self.server_roles, self._settings_by_server())
+            target.start()  # stops whatever it started when it fails
         else:
             target = Target(server_adapter(server), self._settings())
             target.start()  # stops whatever it started when it fails
         try:
-            self._bind(replace(self.request, target=target.url, tls_target=target.tls_url, insecure=True))
+            self._bind(replace(self.request, target=target.url, tls_target=target.tls_url, insecure=True),
+                       self._role_urls(self.request, target))  # fmt: skip
             # A file server crest started made its own login: the password is read here, never stored.
             secret = getattr(target, "secret_file", None)
             try:
@@ -315,6 +368,18 @@ class SuiteRunner:
                 if workload.fileset else empty_docroot()
             )  # fmt: skip
         return self._docroot
+
+    def _settings_by_server(self) -> dict[str, ServerSettings]:
+        """Each server of a role map with the kinds and TLS of the classes it serves."""
+        assert self.server_roles is not None
+        workload = self.request.suite.workload
+        role = roles_by_class(workload, self.server_roles)
+        kinds: dict[str, set[str]] = {}
+        for c in workload.classes:
+            if c.kind in SERVER_KINDS:
+                kinds.setdefault(role[c.name], set()).add(c.kind)
+        tls = {role[c.name] for c in workload.classes if c.tls}
+        return settings_by_server(self.server_roles, self._settings(), kinds, tls)
 
     def _settings(self, docroot: Path | None = None) -> ServerSettings:
         workload = self.request.suite.workload
@@ -456,7 +521,10 @@ class SuiteRunner:
     ) -> None:  # fmt: skip
         for mix in mixes:
             self.on_event(Event("mix-started", run_id, repeat_index, mix=mix, mixes=len(self.mixes)))
+            lab: dict[str, Any] = {}
             try:
+                if mix.restart_target and target is not None:
+                    lab["restart"] = self._restart(target)
                 client = self._load(mix, repeat_index, load_nodes, target)
                 client.preflight()
             except TargetError as exc:
@@ -470,8 +538,13 @@ class SuiteRunner:
             found = self._drop_page_cache(target) if self.request.suite.workload.drop_caches else []
             if self.split is not None and self.split.shared:
                 found.append(cores_shared(len(self.split.target)))
+            if mix.warmup:
+                lab["warmup"] = self._warm_up(mix, repeat_index, run_id)
             monitor = self._monitor(target)
             logged_before = target.access_log_lines() if target is not None else 0
+            by_role_before: dict[str, int] = (
+                target.access_log_lines_by_role() if isinstance(target, TargetGroup) else {}
+            )
             started = time.time()
             progress = lambda live, m=mix: self.on_event(Event("mix-progress", run_id, repeat_index, mix=m, live=live))  # noqa: E731
             if monitor is not None:
@@ -509,6 +582,10 @@ class SuiteRunner:
             if target is not None and self.request.access_log:
                 time.sleep(target.access_log_flush_s)
                 record.access_log_requests = target.access_log_lines() - logged_before
+                if isinstance(target, TargetGroup):
+                    after = target.access_log_lines_by_role()
+                    lab["access_log_requests_by_role"] = {r: after[r] - by_role_before[r] for r in after}
+            record.lab = lab or None
             if self.hooks is not None:
                 self.hooks.after_mix(mix, record)
             try:
@@ -524,6 +601,25 @@ class SuiteRunner:
         # Whether the target was idle at the peak is the analysis's to judge (over a configuration's
         # trials); each mix stores the target's CPU use for it.
         self._finish(store, run_id, repeat_index, "complete", None)
+
+    def _restart(self, target: Target | TargetGroup) -> dict[str, Any]:
+        """Restart the provisioned target before a mix; the pids before and after are stored with the mix."""
+        before = sorted(target.pids())
+        target.restart()
+        return {"pids_before": before, "pids_after": sorted(target.pids())}
+
+    def _warm_up(self, mix: Mix, repeat_index: int, run_id: str) -> dict[str, Any]:
+        """Request every entry of the mix's table once before its window (never measured): the figures.
+
+        Raises:
+            RunInterrupted: Ctrl-C during the pass.
+        """
+        spec = self._spec(mix, repeat_index)
+        started = time.monotonic()
+        result = LoadClient(warmup_spec(spec)).run()
+        if result.interrupted:
+            raise KeyboardInterrupt
+        return warmup_figures(result.report, len(spec.requests), time.monotonic() - started)
 
     def _stop_on_full_disk(
         self, store: Store, run_id: str, repeat_index: int, mix: Mix, exc: DiskFullError

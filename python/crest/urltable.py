@@ -15,6 +15,7 @@ from typing import Any
 from crest.dynamic import CGI_BYTES, CGI_ENV
 from crest.errors import ConfigError
 from crest.filesets import Manifest, header_line
+from crest.roles import RoleUrls, base_url_of
 from crest.suite import Workload
 
 # Where crest's dynamic programs live on a target (see crest.dynamic), with
@@ -56,6 +57,7 @@ def build_table(
     *,
     check_content: bool = False,
     size_bytes: int | None = None,
+    role_urls: RoleUrls | None = None,
 ) -> RequestTable:
     """The request table of `workload` against `base_url` (and `tls_base_url` for TLS classes).
 
@@ -64,6 +66,7 @@ def build_table(
     With `size_bytes` (one mix of a content-length sweep), static classes request
     only the fileset's file(s) of exactly that size, weighted among themselves as
     in the manifest, and webstone-cgi classes ask for ?size=size_bytes.
+    With `role_urls` (per-class targets), each class goes to its role's target instead.
 
     Raises:
         ConfigError: a TLS class without a TLS target, a static class without a
@@ -73,7 +76,7 @@ def build_table(
     entries: list[dict[str, Any]] = []
     for index, cls in enumerate(workload.classes):
         share = cls.weight / total
-        base = _base_for(cls.tls, cls.name, base_url, tls_base_url)
+        base = base_url_of(cls, role_urls) if role_urls else _base_for(cls.tls, cls.name, base_url, tls_base_url)
         if cls.kind == "static":
             if manifest is None:
                 raise ConfigError(f"class {cls.name!r} is static but no fileset manifest was given")

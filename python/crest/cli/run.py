@@ -19,9 +19,12 @@ from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, cluster_options
 from crest.cli.runs import show_command
 from crest.errors import ConfigError, TargetError
 from crest.experiment import execute, plan_runs
+from crest.preflight import parse_url
+from crest.roles import format_role_map, is_role_map, parse_role_map
 from crest.runner import Event, RunInterrupted, RunRequest, SuiteRunner
 from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
+from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, load_group, load_suite
 from crest.units import format_bytes, format_latency_us, parse_duration, parse_size, parse_values
@@ -33,12 +36,18 @@ def run_command(
     ] = None,
     target: Annotated[
         str | None,
-        typer.Option("--target", help="Base URL of a target crest does not start, e.g. http://127.0.0.1:8080"),
+        typer.Option(
+            "--target",
+            help="Base URL of a target crest does not start, e.g. http://127.0.0.1:8080; or one per class role,"
+            " e.g. static=http://127.0.0.1:8080,dynamic=http://127.0.0.1:8081",
+        ),
     ] = None,
     server: Annotated[
         str | None,
         typer.Option(
-            "--server", help="Targets crest starts, comma-separated, e.g. nginx,apache-event (see `crest servers`)."
+            "--server",
+            help="Targets crest starts, comma-separated, e.g. nginx,apache-event (see `crest servers`); or servers"
+            " side by side, one per class role, e.g. static=lighttpd,dynamic=apache-event.",
         ),
     ] = None,
     cpus: Annotated[
@@ -132,12 +141,14 @@ def run_command(
                 raise ConfigError(f"invalid --profile {profile!r}: use one of {', '.join(PROFILES)}")
             axes = _axes(server, target, cpus, memory)
             options = _server_options(server_opt or [])
+            target, role_targets = _role_targets(target)
             members = load_group(suite) or [(load_suite(suite), {})]
             base = RunRequest(
                 suite=members[0][0],  # each member's own suite replaces it
                 access_log=access_log,
                 target=target,
                 tls_target=tls_target,
+                role_targets=role_targets,
                 profile=profile,
                 repeat=repeat,
                 fileset_dir=fileset,
@@ -183,9 +194,31 @@ def run_command(
     return EXIT_OK
 
 
+def _role_targets(target: str | None) -> tuple[str | None, dict[str, str]]:
+    """--target as one URL, or as a role map: (the first role's URL, role -> URL)."""
+    if target is None or not is_role_map(target):
+        return target, {}
+    roles = parse_role_map(
+        target, what="--target", example="static=http://127.0.0.1:8080,dynamic=http://127.0.0.1:8081"
+    )
+    for url in roles.values():
+        parse_url(url)
+    return next(iter(roles.values())), roles
+
+
 def _axes(server: str | None, target: str | None, cpus: str | None, memory: str | None) -> dict[str, list[Any]]:
     """The value lists of --server, --cpus and --memory that were given: the planner combines them."""
-    servers = parse_values(server, what="--server", example="nginx,apache-event") if server else [EXTERNAL]
+    if server is not None and is_role_map(server):
+        # Servers side by side, one per class role: one configuration (a role map is not swept).
+        roles = parse_role_map(server, what="--server", example="static=lighttpd,dynamic=apache-event")
+        for name in roles.values():
+            if name == EXTERNAL:
+                raise ConfigError("--server ROLE=external: give the URLs of targets crest does not start with"
+                                  " --target ROLE=URL,... instead")  # fmt: skip
+            server_adapter(name)
+        servers = [format_role_map(roles)]
+    else:
+        servers = parse_values(server, what="--server", example="nginx,apache-event") if server else [EXTERNAL]
     if target is not None and server is not None and servers != [EXTERNAL]:
         raise ConfigError("--target names a target crest does not start; --server starts one: give one of them")
     if EXTERNAL in servers and (len(servers) > 1 or target is None):

@@ -97,6 +97,8 @@ def show_command(
     if at is not None:
         peak = detail.mixes[at]
         console.print(Text(f"  {'Peak':<{_LABEL_WIDTH}}{peak.rps:,.1f} req/s at {_load(peak)} (mix {peak.index})"))
+    for line in _lab_lines(detail.mixes):
+        console.print(line)
     for mix in detail.mixes:
         if mix.cluster:
             count = len(mix.cluster["nodes"])
@@ -172,7 +174,30 @@ def _header(detail: RunDetail) -> list[Text]:
         if server.get("node_id"):
             where = f" · on node {str(server['node_id'])[:8]} ({server.get('node_ip', '?')}), cores {_cores(server.get('cpus'))}"
         limit = f" · memory limit {format_bytes(server['memory_bytes'])}" if server.get("memory_bytes") else ""
-        lines.append(_labelled("server", f"{server.get('version', '?')}{where}{limit}"))
+        roles = server.get("roles")
+        version = (
+            ", ".join(f"{role} {m.get('version', '?')}" for role, m in roles.items())
+            if isinstance(roles, dict)
+            else str(server.get("version", "?"))
+        )
+        lines.append(_labelled("server", f"{version}{where}{limit}"))
+    return lines
+
+
+def _lab_lines(mixes: list[MixRecord]) -> list[Text]:
+    """What the lab did around the mixes beside their load: restarts and warm-up passes (never measured)."""
+    lines = []
+    for m in mixes:
+        lab = m.lab or {}
+        done = []
+        if "restart" in lab:
+            done.append(f"target restarted before it ({len(lab['restart'].get('pids_after') or [])} new processes)")
+        warm = lab.get("warmup")
+        if isinstance(warm, dict):
+            done.append(f"warm-up pass of {warm.get('requests', 0):,} requests, {warm.get('errors', 0)} errors"
+                        " (not measured)")  # fmt: skip
+        if done:
+            lines.append(Text(f"  mix {m.index}: " + "; ".join(done)))
     return lines
 
 
@@ -261,5 +286,5 @@ def _mix_json(m: MixRecord) -> dict[str, Any]:
         "classes": m.classes, "client_scores": m.client_scores, "timeline": m.timeline,
         "monitor": m.monitor, "verdicts": [v.to_json() for v in m.verdicts],
         "size_bytes": m.size_bytes, "client_cpu_s": m.client_cpu_s, "connections_opened": m.connections_opened,
-        "access_log_requests": m.access_log_requests, "cluster": m.cluster,
+        "access_log_requests": m.access_log_requests, "cluster": m.cluster, "lab": m.lab,
     }  # fmt: skip

@@ -402,13 +402,7 @@ class Target:
         if settings.memory_bytes is not None or settings.cpu_quota is not None:
             self.cgroup = Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota)
             self.cgroup.create()
-        procs_file = self.cgroup.procs_files if self.cgroup else ()
-        helpers = self.adapter.helpers(site, settings)
-        for helper in helpers:
-            self.processes.start(helper.name, helper.argv, log=site.logs / f"{helper.name}.log",
-                                 cpus=settings.cpus, cgroup_procs=procs_file, user=helper.user)  # fmt: skip
-            wait_until(helper.socket.exists, timeout_s=READY_TIMEOUT_S,
-                       what=f"{helper.name} did not create {helper.socket}", processes=self.processes)  # fmt: skip
+        helpers = self._start_helpers(site)
         files = self.adapter.config_files(site, settings)
         for path, text in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -427,12 +421,48 @@ class Target:
                                   "started: start the target again")  # fmt: skip
         command, env = self.adapter.command(site, settings), self.adapter.env(site, settings)
         self.config_sha256 = _settings_digest(site, self.config_text, command, env, helpers)
+        self._start_server(site)
+
+    def _start_helpers(self, site: Site) -> list[Helper]:
+        """Start the adapter's helpers and wait until each made its socket; returns them."""
+        settings = self.settings
+        procs_file = self.cgroup.procs_files if self.cgroup else ()
+        helpers = self.adapter.helpers(site, settings)
+        for helper in helpers:
+            self.processes.start(helper.name, helper.argv, log=site.logs / f"{helper.name}.log",
+                                 cpus=settings.cpus, cgroup_procs=procs_file, user=helper.user)  # fmt: skip
+            wait_until(helper.socket.exists, timeout_s=READY_TIMEOUT_S,
+                       what=f"{helper.name} did not create {helper.socket}", processes=self.processes)  # fmt: skip
+        return helpers
+
+    def _start_server(self, site: Site) -> None:
+        """Start the server itself (its configuration written and checked) and wait until it answers."""
+        settings = self.settings
+        procs_file = self.cgroup.procs_files if self.cgroup else ()
+        ports = [p for p in (site.port, site.tls_port) if p]
+        command, env = self.adapter.command(site, settings), self.adapter.env(site, settings)
         self.processes.start(self.adapter.name, command, log=site.logs / "server.log", cwd=site.root, env=env,
                              cpus=settings.cpus, cgroup_procs=procs_file)  # fmt: skip
         wait_until(lambda: self.adapter.answers(site, self.login), timeout_s=READY_TIMEOUT_S,
                    what=f"{self.adapter.title} did not answer on port {', '.join(map(str, ports))}",
                    processes=self.processes)  # fmt: skip
         self.processes.check_alive()
+
+    def restart(self) -> None:
+        """Stop every process of the target and start them again: the same site, configuration, ports and
+        login, new processes (a restart between mixes, as Mindcraft restarted Apache at 256 clients).
+
+        Raises:
+            TargetError: the server did not come back; everything started is stopped again.
+        """
+        assert self.site is not None, "restart() a started target"
+        self.processes.stop()
+        try:
+            self._start_helpers(self.site)
+            self._start_server(self.site)
+        except BaseException:
+            self.stop()
+            raise
 
     def _check_config(self, argv: list[str], site: Site) -> None:
         """Raises TargetError with the server's own words when it rejects its configuration."""

@@ -100,4 +100,11 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
 
 
 # From version N to N + 1.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+def _v4_to_v5(conn: sqlite3.Connection) -> None:
+    """lab_json: a restart, a warm-up pass or per-role access-log counts around a mix (none before)."""
+    conn.execute("ALTER TABLE mixes ADD COLUMN lab_json TEXT")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5,
+}  # fmt: skip

@@ -68,6 +68,10 @@ class MixRecord:
     # A SPECweb99 iteration: the harness's figures (per-connection bit rates, conformance, POST-log
     # check, validity rules); see crest.specweb99. None for other mixes.
     specweb99: dict[str, Any] | None = None
+    # What the lab did and saw around the mix beside its load, never part of its figures: "restart" (the
+    # target restarted before it: {"pids_before", "pids_after"}), "warmup" (crest.warmup's figures),
+    # "access_log_requests_by_role" (per-class targets). None when nothing.
+    lab: dict[str, Any] | None = None
 
     @property
     def error_count(self) -> int:

@@ -14,7 +14,9 @@ from crest.store.migrate import MIGRATIONS
 # 3: cluster_json, a cluster mix's per-node breakdown and clock offsets (NULL for a mix run on one machine).
 # 4: rate_rps, an open-loop mix's total request rate (a capacity search's load on the rate axis), and
 #    specweb99_json, a SPECweb99 iteration's harness figures (conformance, POST-log check, validity).
-SCHEMA_VERSION = 4
+# 5: lab_json, what the lab did and saw around a mix beside its load (a target restart before it, a
+#    warm-up pass, per-role access-log counts of per-class targets); NULL when nothing.
+SCHEMA_VERSION = 5
 # "CRST": marks the file as crest's, so a foreign SQLite file is refused instead of written into.
 APPLICATION_ID = 0x43525354
 
@@ -70,6 +72,7 @@ _TABLES = (
         cluster_json        TEXT,           -- a cluster mix's nodes (clients, requests, clock offset); NULL locally
         rate_rps            REAL,           -- an open-loop mix's total rate; NULL for a closed loop
         specweb99_json      TEXT,           -- a SPECweb99 iteration's harness figures; NULL for other mixes
+        lab_json            TEXT,           -- restart, warm-up, per-role access-log counts; NULL when none
         PRIMARY KEY (run_id, idx)
     )
     """,

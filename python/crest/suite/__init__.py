@@ -15,12 +15,13 @@ from crest.suite.loader import (
     parse_suite,
     parse_toml,
 )
-from crest.suite.models import Ladder, Mix, MixOverride, RequestClass, Suite, Workload, fileset_names
+from crest.suite.models import TARGET_ROLES, Ladder, Mix, MixOverride, RequestClass, Suite, Workload, fileset_names
 from crest.suite.timing import PROFILES, Timing, scale_timing
 
 __all__ = [
     "GROUPS",
     "PROFILES",
+    "TARGET_ROLES",
     "Ladder",
     "Mix",
     "MixOverride",

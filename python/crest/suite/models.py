@@ -42,6 +42,10 @@ WEBSTONE_CGI_DEFAULT_SIZE = 10240  # WebStone cgi-send's default response size (
 RequestKind = Literal[
     "static", "cgi", "inproc", "fastcgi", "webstone-cgi", "url", "specweb99", "specweb99-get", "loadfile"
 ]
+# The servers a workload's classes can be sent to (`--target static=URL,dynamic=URL`, `--server
+# static=A,dynamic=B`): VeriTest ran TUX for static files with Apache behind it for the dynamic ones.
+TARGET_ROLES = ("static", "dynamic", "tls")
+TargetRole = Literal["static", "dynamic", "tls"]
 # Kinds that request the fileset's files (a workload with one needs a fileset; a sweep restricts them).
 FILE_KINDS = ("static", "specweb99", "specweb99-get")
 
@@ -87,6 +91,9 @@ class RequestClass(BaseModel):
     tls: bool = False
     # webstone-cgi only: response size in bytes (?size=N); filled with 10240 when omitted.
     size_bytes: int | None = Field(default=None, ge=1)
+    # Which of the run's targets serves this class; None: "tls" for a TLS class, "static" for static
+    # files, "dynamic" for the rest (see `role`). A run with one target sends every class to it.
+    target_role: TargetRole | None = None
 
     @field_validator("name")
     @classmethod
@@ -99,6 +106,15 @@ class RequestClass(BaseModel):
         if isinstance(data, dict) and data.get("kind") == "webstone-cgi" and data.get("size_bytes") is None:
             return {**data, "size_bytes": WEBSTONE_CGI_DEFAULT_SIZE}
         return data
+
+    @property
+    def role(self) -> str:
+        """The target role this class is sent to (its own, or the one its kind and TLS imply)."""
+        if self.target_role is not None:
+            return self.target_role
+        if self.tls:
+            return "tls"
+        return "static" if self.kind == "static" else "dynamic"
 
     @model_validator(mode="after")
     def _size_only_for_webstone_cgi(self) -> RequestClass:
@@ -297,6 +313,12 @@ class Ladder(BaseModel):
     # classes to ?size=N. `sizes = "fileset"` means every file size of the fileset, ascending.
     sizes_bytes: list[int] | None = None
     sizes: Literal["fileset"] | None = None
+    # Between mixes, on a target crest provisions: true restarts it before every mix after the first; a
+    # list restarts it before the mixes at those load points (Mindcraft restarted Apache at 256 clients).
+    restart_target: bool | list[int] = False
+    # "each": before every mix's window, request every entry the mix may request once (Zeus's cached test),
+    # so files come from the server's caches; "first": only before the first mix. Never measured.
+    warmup: Literal["none", "first", "each"] = "none"
 
     @field_validator("sizes_bytes")
     @classmethod
@@ -336,6 +358,16 @@ class Ladder(BaseModel):
             )
         if not problems:
             largest = self.client_counts()[-1]
+            if isinstance(self.restart_target, list):
+                points = self.client_counts()
+                for i, n in enumerate(self.restart_target):
+                    if n not in points:
+                        problems.append(
+                            (
+                                ("restart_target", i),
+                                f"matches no load point (got {n}; the load points are {', '.join(map(str, points))})",
+                            )
+                        )
             for i, o in enumerate(self.overrides):
                 if o.from_clients > largest:
                     problems.append(
@@ -355,6 +387,16 @@ class Ladder(BaseModel):
         assert self.start is not None and self.step is not None and self.stop is not None
         first_multiple = (self.start // self.step + 1) * self.step
         return [self.start, *range(first_multiple, self.stop + 1, self.step)]
+
+    def restarts_before(self, index: int, clients: int) -> bool:
+        """Whether the target restarts before the mix at this 1-based position and load point."""
+        if isinstance(self.restart_target, list):
+            return clients in self.restart_target and index > 1
+        return self.restart_target and index > 1
+
+    def warms_up_before(self, index: int) -> bool:
+        """Whether the mix at this 1-based position gets a warm-up pass before its window."""
+        return self.warmup == "each" or (self.warmup == "first" and index == 1)
 
     def threads_for(self, clients: int) -> int:
         """Threads per client at this load point: the last matching override, else threads_per_client."""
@@ -385,6 +427,10 @@ class Mix(BaseModel):
     # send time); None for the closed loop every suite ladder runs. A capacity search on the rate axis
     # makes these.
     rate_rps: float | None = Field(default=None, gt=0)
+    # Between this mix and the one before it: restart the provisioned target; request every entry once
+    # before the window (a warm-up pass, never measured). See Ladder.restart_target and Ladder.warmup.
+    restart_target: bool = False
+    warmup: bool = False
 
     @property
     def connections(self) -> int:
@@ -472,15 +518,18 @@ class Suite(BaseModel):
         swept = self.sweep_sizes()
         sizes: list[int | None] = list(swept) if swept else [None]
         points = [(size, n) for size in sizes for n in self.ladder.client_counts()]
+        ladder = self.ladder
         return [
-            Mix(index=i, clients=n, threads_per_client=self.ladder.threads_for(n), timing=timing, size_bytes=size)
+            Mix(index=i, clients=n, threads_per_client=ladder.threads_for(n), timing=timing, size_bytes=size,
+                restart_target=ladder.restarts_before(i, n), warmup=ladder.warms_up_before(i))
             for i, (size, n) in enumerate(points, start=1)
-        ]
+        ]  # fmt: skip
 
 
 __all__ = [
     "DEBIAN_LOADFILE",
     "PROFILES",
+    "TARGET_ROLES",
     "Ladder",
     "Loadfile",
     "Mix",
