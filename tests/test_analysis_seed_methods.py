@@ -9,8 +9,8 @@ import statistics
 from collections.abc import Sequence
 
 import pytest
-from analysis_records import mix, run
 
+from analysis_records import mix, run
 from crest.analysis import configurations, paired_difference, peak_table
 from crest.analysis.bestof import BestOf, best_of
 from crest.analysis.pivot import peak_pivot
