@@ -123,7 +123,7 @@ def test_screenshot_shows_the_charts(page: Path, tmp_path: Path) -> None:
 def test_charts_ready_and_no_script_errors(doc: dict[str, Any], page: Path, tmp_path: Path) -> None:
     body, dom, console = dump_dom(page, tmp_path / "profile")
     expected = len(report_html.build_charts(doc))
-    assert expected == 9
+    assert expected == 10  # the peak bar chart leads the nine curves and strips
     assert body.get("data-charts") == str(expected)
     assert body.get("data-charts-ready") == str(expected)
     assert "data-script-errors" not in body

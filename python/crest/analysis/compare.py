@@ -16,7 +16,7 @@ from typing import Any
 from crest.analysis.group import Configuration
 from crest.analysis.peak import Peak, peak_of
 from crest.analysis.points import LoadPoint
-from crest.analysis.stats import CONFIDENCE, describe, excludes_zero, mean
+from crest.analysis.stats import CONFIDENCE, Quantile, describe, excludes_zero, mean
 from crest.analysis.summary import CurveSummary, summarize
 from crest.errors import ConfigError
 
@@ -89,6 +89,11 @@ class PeakTable:
                 raise ConfigError(f"no configuration {label!r} in the table: it has {', '.join(map(repr, labels))}")
         return self.improvement_pct[labels.index(a)][labels.index(b)]
 
+    def index(self, baseline: str) -> list[float]:
+        """Each row's peak req/s ÷ the baseline row's (Zeus' "Index (Zeus = 1.00)"); NaN when undefined."""
+        base = self.rows[find_label([r.label for r in self.rows], baseline)].peak_rps
+        return [r.peak_rps / base if base > 0 and math.isfinite(base) else math.nan for r in self.rows]
+
     def ranking(self) -> list[int]:
         """Row indices from the highest peak to the lowest (ties keep table order)."""
         return sorted(range(len(self.rows)), key=lambda i: self.rows[i].ranking_key())
@@ -130,12 +135,25 @@ def paired_difference(
     metric: str = "rps",
     load_axis: str = "clients",
     confidence: float = CONFIDENCE,
+    quantile: Quantile = "t",
 ) -> PairedResult:
     """Compare A and B point by point: trial i of A against trial i of B, at every load both measured.
 
     metric: a LoadPoint figure (rps, throughput_Bps, error_rate, …) or a latency
     percentile key (p50, p99, mean, …). Points lacking the metric are left out.
+    The interval is Student's t at `confidence` unless `quantile` says otherwise (stats.critical_value).
     """
+    pairs = matched_pairs(a, b, metric, load_axis)
+    if not pairs:
+        raise ConfigError(
+            f"{a.label!r} and {b.label!r} have no load point in common with a {metric} value:"
+            " compare runs of the same suite ladder"
+        )
+    return paired_result(a.label, b.label, pairs, metric, confidence, quantile)
+
+
+def matched_pairs(a: Configuration, b: Configuration, metric: str, load_axis: str) -> list[tuple[float, float]]:
+    """(A, B) values of `metric` at every (load, trial) both measured, trial i against trial i."""
     check_metric(metric)
     pairs: list[tuple[float, float]] = []
     for trial_a, trial_b in zip(a.trial_points(load_axis), b.trial_points(load_axis)):
@@ -145,16 +163,23 @@ def paired_difference(
                 va, vb = metric_value(point, metric), metric_value(at_b[point.load], metric)
                 if va is not None and vb is not None:
                     pairs.append((va, vb))
-    if not pairs:
-        raise ConfigError(
-            f"{a.label!r} and {b.label!r} have no load point in common with a {metric} value:"
-            " compare runs of the same suite ladder"
-        )
-    diffs = describe([x - y for x, y in pairs], confidence)
+    return pairs
+
+
+def paired_result(
+    a: str,
+    b: str,
+    pairs: Sequence[tuple[float, float]],
+    metric: str,
+    confidence: float = CONFIDENCE,
+    quantile: Quantile = "t",
+) -> PairedResult:
+    """Lilja's test over (A, B) pairs already matched: the interval of the mean of A − B."""
+    diffs = describe([x - y for x, y in pairs], confidence, quantile)
     significant = excludes_zero(diffs.ci95)
     return PairedResult(
-        a=a.label,
-        b=b.label,
+        a=a,
+        b=b,
         n=diffs.n,
         mean_diff=diffs.mean,
         sd=diffs.sd,
@@ -175,6 +200,20 @@ def metric_value(point: LoadPoint, metric: str) -> float | None:
     if value is None or math.isnan(float(value)):
         return None
     return float(value)
+
+
+def find_label(labels: Sequence[str], name: str) -> int:
+    """The index of the configuration `name` names: its whole label, or a value of one of its factors
+    ("nginx" for "server=nginx cpus=2") when exactly one label has it. ConfigError otherwise."""
+    if name in labels:
+        return labels.index(name)
+    holders = [i for i, label in enumerate(labels) if name in (w.split("=", 1)[-1] for w in label.split())]
+    if len(holders) == 1:
+        return holders[0]
+    known = ", ".join(map(repr, labels))
+    if holders:
+        raise ConfigError(f"{name!r} names {len(holders)} configurations: give a whole label, one of {known}")
+    raise ConfigError(f"no configuration {name!r}: give a label, one of {known}")
 
 
 def check_metric(metric: str) -> None:

@@ -42,6 +42,10 @@ class Configuration:
     factors: dict[str, Any]
     trials: list[RunDetail] = field(default_factory=list)
 
+    def trial_count(self) -> int:
+        """How many trials the configuration's curve has (a merged configuration counts its own)."""
+        return len(self.trials)
+
     def trial_points(self, load_axis: str = "clients") -> list[list[LoadPoint]]:
         """Each trial's curve, in trial order."""
         return [points_from_run(trial, load_axis) for trial in self.trials]

@@ -2,7 +2,13 @@
 
 Owns the small-sample formulas every other analysis module uses, so a
 confidence interval is computed one way everywhere. Pure functions over
-numbers: no records, no I/O. t quantiles come from scipy.stats.
+numbers: no records, no I/O. t and normal quantiles come from scipy.stats.
+
+Every interval is two-sided and uses Student's t with n − 1 degrees of
+freedom unless a caller asks otherwise: `quantile="normal"` takes the normal
+quantile instead, and a number is used as the critical value itself (a
+table's rounded 1.645), so a published interval computed that way can be
+reproduced digit for digit (Kornecki et al.'s, see docs/analysis.md).
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from dataclasses import dataclass
 from crest.errors import ConfigError
 
 CONFIDENCE = 0.95  # the level of every interval crest reports unless asked otherwise
+QUANTILES = ("t", "normal")  # the distributions an interval's critical value may come from
+Quantile = str | float  # "t", "normal", or a critical value given outright
 
 
 @dataclass
@@ -42,6 +50,25 @@ def t_quantile(p: float, df: int) -> float:
     return float(scipy_stats.t.ppf(p, df))
 
 
+def critical_value(confidence: float, n: int, quantile: Quantile = "t") -> float:
+    """The multiplier of s/√n for a two-sided interval at `confidence` over n values: t[1 − α/2; n − 1]
+    by default, the normal z[1 − α/2] for "normal", or `quantile` itself when it is a number."""
+    if not 0.0 < confidence < 1.0:
+        raise ConfigError(f"invalid confidence {confidence}: give a level between 0 and 1, e.g. 0.95")
+    if not isinstance(quantile, str):
+        if not (math.isfinite(quantile) and quantile > 0):
+            raise ConfigError(f"invalid critical value {quantile}: give a positive number, e.g. 1.96")
+        return float(quantile)
+    p = 1.0 - (1.0 - confidence) / 2.0
+    if quantile == "t":
+        return t_quantile(p, n - 1)
+    if quantile == "normal":
+        from scipy import stats as scipy_stats  # type: ignore[import-untyped, unused-ignore]
+
+        return float(scipy_stats.norm.ppf(p))
+    raise ConfigError(f"unknown quantile {quantile!r}: use one of {', '.join(QUANTILES)} or a critical value")
+
+
 def mean(values: Sequence[float]) -> float:
     """The arithmetic mean; a NaN among the values gives NaN."""
     _require(values)
@@ -58,21 +85,24 @@ def sample_sd(values: Sequence[float]) -> float | None:
     return math.sqrt(math.fsum((v - m) ** 2 for v in values) / (n - 1))
 
 
-def confidence_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float] | None:
+def confidence_interval(
+    values: Sequence[float], confidence: float = CONFIDENCE, quantile: Quantile = "t"
+) -> tuple[float, float] | None:
     """The two-sided CI of the mean: mean ± t[1 − α/2; n − 1] · s/√n; None for a single value."""
     sd = sample_sd(values)
     if sd is None:
         return None
-    return interval_from_summary(mean(values), sd, len(values), confidence)
+    return interval_from_summary(mean(values), sd, len(values), confidence, quantile)
 
 
-def interval_from_summary(m: float, sd: float, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """The t interval of a mean known only by its mean, sample sd and n (as papers print them)."""
+def interval_from_summary(
+    m: float, sd: float, n: int, confidence: float = CONFIDENCE, quantile: Quantile = "t"
+) -> tuple[float, float]:
+    """The interval of a mean known only by its mean, sample sd and n (as papers print them): t unless
+    `quantile` says otherwise (see critical_value)."""
     if n < 2:
         raise ConfigError(f"a confidence interval needs at least 2 values (got {n}): repeat the measurement")
-    if not 0.0 < confidence < 1.0:
-        raise ConfigError(f"invalid confidence {confidence}: give a level between 0 and 1, e.g. 0.95")
-    half = t_quantile(1.0 - (1.0 - confidence) / 2.0, n - 1) * sd / math.sqrt(n)
+    half = critical_value(confidence, n, quantile) * sd / math.sqrt(n)
     return (m - half, m + half)
 
 
@@ -85,13 +115,13 @@ def coefficient_of_variation(values: Sequence[float]) -> float | None:
     return sd / abs(m)
 
 
-def describe(values: Sequence[float], confidence: float = CONFIDENCE) -> Summary:
+def describe(values: Sequence[float], confidence: float = CONFIDENCE, quantile: Quantile = "t") -> Summary:
     """All of the above at once."""
     return Summary(
         n=len(values),
         mean=mean(values),
         sd=sample_sd(values),
-        ci95=confidence_interval(values, confidence),
+        ci95=confidence_interval(values, confidence, quantile),
         cv=coefficient_of_variation(values),
     )
 

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from crest.cli import EXIT_OK, terminal
+from crest.cli.render_compare import best_of_table, paired_table, pivot_table
 from crest.cli.terminal import safe as _safe
 from crest.errors import ConfigError
 from crest.report import SUFFIX, build_report, render, report_format
@@ -61,6 +62,32 @@ TitleOption = Annotated[
 ]
 
 
+BaselineOption = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline",
+        metavar="LABEL",
+        help="Index every peak against this configuration (its label or a factor value, e.g. nginx): baseline = 1.00.",
+    ),
+]
+BestOfOption = Annotated[
+    bool,
+    typer.Option(
+        "--best-of",
+        help="Merge configurations that differ only in their suite (VeriTest's single- and multi-threaded suites):"
+        " at each load, the suite with the higher mean req/s.",
+    ),
+]
+PoolOption = Annotated[
+    str | None,
+    typer.Option(
+        "--pool",
+        metavar="FACTOR",
+        help="Also test A − B pooled over every level of FACTOR (default: workload, when the runs span it).",
+    ),
+]
+
+
 def report_command(
     names: NamesArgument,
     output_format: FormatOption = None,
@@ -82,9 +109,13 @@ def compare_command(
     output_format: FormatOption = None,
     load_axis: AxisOption = None,
     title: TitleOption = None,
+    baseline: BaselineOption = None,
+    best_of: BestOfOption = False,
+    pool: PoolOption = None,
 ) -> int:
     """Compare configurations: peaks, percent improvements and paired tests in the terminal, plus the HTML report."""
-    doc, path = _build_and_write(db, names, output, output_format, load_axis, title)
+    options = {"baseline": baseline, "best_of": best_of, "pool": pool}
+    doc, path = _build_and_write(db, names, output, output_format, load_axis, title, options)
     print_summary(doc, path)
     return EXIT_OK
 
@@ -96,12 +127,13 @@ def _build_and_write(
     output_format: str | None,
     load_axis: str | None,
     title: str | None,
+    options: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], Path]:
     """The report of the named runs, written where asked (or beside the db); the document and its path."""
     details = _select(db, names)
     name = report_format(output_format, output)
     path = output if output is not None else default_report_path(db, names[0], name)
-    doc = build_report(details, title=title, load_axis=load_axis)
+    doc = build_report(details, title=title, load_axis=load_axis, **(options or {}))
     _write(path, render(doc, name))
     return doc, path
 
@@ -128,10 +160,25 @@ def print_summary(doc: dict[str, Any], path: Path) -> None:
     console.print(_safe(summary["headline"]))
     console.print()
     console.print(_peaks(doc))
+    peaks = doc.get("peaks")
+    if peaks and peaks["pivot"]:
+        console.print()
+        console.print(pivot_table(peaks["pivot"]))
+    if doc.get("best_of"):
+        console.print()
+        console.print(best_of_table(doc["best_of"], doc["load_axis"]))
     cmp = doc.get("comparison")
     if cmp:
         console.print()
-        console.print(_paired(cmp))
+        console.print(paired_table(cmp["paired"], "rps"))
+        console.print()
+        console.print(paired_table(cmp.get("paired_throughput", []), "throughput_Bps"))
+    pooled = doc.get("pooled")
+    if pooled:
+        for metric in ("rps", "throughput_Bps"):
+            console.print()
+            rows = [t for t in pooled["tests"] if t["metric"] == metric]
+            console.print(paired_table(rows, metric, f"paired test pooled over {pooled['factor']}"))
     for line in summary["warnings"]:
         console.print(Text("warning: ", style="bold") + _safe(line))
     console.print(Text("report: ") + _safe(str(path)))
@@ -156,6 +203,12 @@ def _peaks(doc: dict[str, Any]) -> Table:
         columns.append(("weighted Mbit/s", "right"))
     if cmp:
         columns.append((f"{_clip(leader)} over it", "right"))
+    peaks = doc.get("peaks") or {}
+    ratios = {b["label"]: b["ratio"] for b in peaks.get("bars", [])}
+    if peaks.get("baseline"):
+        columns.append(("index", "right"))
+        table.caption = Text("index: peak ÷ the peak of ") + _safe(peaks["baseline"]) + Text(" (= 1.00)")
+        table.caption_justify = "left"
     repeated = any(c["trials"] > 1 for c in configs)
     if repeated:  # secondary: the range of each trial's own peak, beside the mean curve's peak
         columns.insert(5, ("trial peaks", "right"))
@@ -179,21 +232,11 @@ def _peaks(doc: dict[str, Any]) -> Table:
                        f"{w['weighted_Mbps']:,.2f}" + (f" ± {(ci[1] - ci[0]) / 2:,.2f}" if ci else ""))  # fmt: skip
         if cmp:
             row.append(rfmt.DASH if c["label"] == leader else rfmt.pct(gains.get((leader, c["label"]))))
+        if peaks.get("baseline"):
+            row.append(rfmt.index(ratios.get(c["label"])))
         if repeated:
             row.insert(5, rfmt.trial_peaks(peak, axis, loads=False))
         table.add_row(*row)
-    return table
-
-
-def _paired(cmp: dict[str, Any]) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title="paired-difference test of req/s (A − B)",
-                  title_justify="left")  # fmt: skip
-    for title, justify in (("A", "left"), ("B", "left"), ("pairs", "right"), ("mean A − B", "right"),
-                           ("95% CI", "right"), ("verdict", "left")):  # fmt: skip
-        table.add_column(title, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    for p in cmp["paired"]:
-        table.add_row(_safe(p["a"]), _safe(p["b"]), str(p["n"]), rfmt.signed_rps(p["mean_diff"]),
-                      rfmt.interval(p["ci95"]), p["verdict"])  # fmt: skip
     return table
 
 

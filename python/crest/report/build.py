@@ -40,12 +40,14 @@ from crest.analysis import (
     summarize,
     sweep_configurations,
 )
+from crest.analysis.bestof import best_of as merge_best_of
 from crest.analysis.capacity import capacity_result, is_capacity_run
 from crest.analysis.specweb99 import Iteration, is_specweb99_run, specweb99_result
 from crest.analysis.throughput import judged_by_throughput, run_throughput
 from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
 from crest.errors import ConfigError
 from crest.report.narrative import findings
+from crest.report.peaks import best_of_section, paired_json, peaks_section, pooled_section
 from crest.store import MixRecord, RunDetail
 
 # 2: typed verdicts ({"kind", "message", ...figures}) replace the "warnings" texts of summaries and mixes.
@@ -55,13 +57,24 @@ _LATENCY_KEYS = ("p50", "p90", "p99", "p999")
 
 
 def build_report(
-    details: Sequence[RunDetail], *, title: str | None = None, load_axis: str | None = None
+    details: Sequence[RunDetail],
+    *,
+    title: str | None = None,
+    load_axis: str | None = None,
+    baseline: str | None = None,
+    best_of: bool = False,
+    pool: str | None = None,
 ) -> dict[str, Any]:
     """The report document of the given runs (trials of one configuration are grouped automatically).
     The load axis defaults to content length when every run is a sweep, else to clients.
 
+    baseline: the configuration every peak is indexed against (its label or a factor value);
+    best_of: merge configurations that differ only in their suite, point by point (VeriTest);
+    pool: the factor a pooled paired test pools over (default: workload, when the runs span it).
+
     Raises:
-        ConfigError: no runs, an unknown load axis, or no run with a stored mix.
+        ConfigError: no runs, an unknown load axis, no run with a stored mix, an unknown baseline,
+            or a pool factor the runs lack.
     """
     if load_axis is None:
         load_axis = default_load_axis([d for d in details if d.mixes])
@@ -72,6 +85,8 @@ def build_report(
         names = ", ".join(d.id for d in details) or "none"
         raise ConfigError(f"no stored mix in the runs given ({names}): pick runs that measured (see `crest runs`)")
     configs = configurations(measured)
+    if best_of:
+        configs = merge_best_of(configs)
     table = peak_table(configs, load_axis)
     entries = [_configuration(i, c, table, load_axis) for i, c in enumerate(configs)]
     doc: dict[str, Any] = {
@@ -88,6 +103,15 @@ def build_report(
         "hosts": _hosts(measured),
         "skipped_runs": [d.id for d in details if not d.mixes],
     }
+    peaks = peaks_section(table, baseline)
+    if peaks is not None:  # the optional keys below appear only when they say something
+        doc["peaks"] = peaks
+    pooled = pooled_section(configs, load_axis, pool) if len(configs) > 1 or pool else None
+    if pooled is not None:
+        doc["pooled"] = pooled
+    merged = best_of_section(configs, load_axis)
+    if merged is not None:
+        doc["best_of"] = merged
     sweep = _sweep(measured, configs)
     if sweep is not None:  # only content-length sweeps carry the key: other reports stay as they were
         doc["sweep"] = sweep
@@ -132,7 +156,7 @@ def _configuration(index: int, config: Configuration, table: PeakTable, load_axi
         "index": index,
         "label": config.label,
         "factors": dict(config.factors),
-        "trials": len(config.trials),
+        "trials": config.trial_count(),
         "run_ids": [t.id for t in config.trials],
         "suite": first.meta.suite,
         "profile": first.meta.profile,
@@ -247,22 +271,23 @@ def _comparison(
             if i != j
         ],
         "paired": paired,
+        "paired_throughput": [
+            _paired(configs[i], configs[j], load_axis, "throughput_Bps")
+            for pos, i in enumerate(ranked)
+            for j in ranked[pos + 1 :]
+        ],
         "by_load": _by_load(entries, ranked[0]),
     }
 
 
-def _paired(a: Configuration, b: Configuration, load_axis: str) -> dict[str, Any]:
+def _paired(a: Configuration, b: Configuration, load_axis: str, metric: str = "rps") -> dict[str, Any]:
     try:
-        result: PairedResult = paired_difference(a, b, "rps", load_axis)
+        result: PairedResult = paired_difference(a, b, metric, load_axis)
     except ConfigError as exc:  # no load in common: a fact of the report, not a failure
         return {"a": a.label, "b": b.label, "n": 0, "mean_diff": None, "sd": None, "ci95": None,
                 "significant": False, "verdict": "not comparable", "note": str(exc),
-                "mean_a": None, "mean_b": None}  # fmt: skip
-    return {
-        "a": result.a, "b": result.b, "n": result.n, "mean_diff": result.mean_diff, "sd": result.sd,
-        "ci95": result.ci95, "significant": result.significant, "verdict": result.verdict, "note": None,
-        "mean_a": result.mean_a, "mean_b": result.mean_b,
-    }  # fmt: skip
+                "mean_a": None, "mean_b": None, "metric": metric}  # fmt: skip
+    return paired_json(result)
 
 
 def _by_load(entries: list[dict[str, Any]], best: int) -> list[dict[str, Any]]:

@@ -190,3 +190,17 @@ def pct(value: Any, signed: bool = True) -> str:
     if not signed:
         return ("−" if v < 0 else "") + text
     return ("−" if v < 0 else "+") + text
+
+
+def signed_mbytes(value_Bps: Any) -> str:
+    """A difference of throughput in MB/s, always signed: +1.25 or −0.40."""
+    if missing(value_Bps):
+        return DASH
+    return ("−" if float(value_Bps) < 0 else "+") + mbytes(abs(float(value_Bps)))
+
+
+def index(value: Any) -> str:
+    """A ratio to a baseline, as Zeus printed its index (Zeus = 1.00): 0.788."""
+    if missing(value):
+        return DASH
+    return f"{float(value):.3f}"

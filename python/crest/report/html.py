@@ -18,6 +18,7 @@ import jinja2
 from markupsafe import Markup
 
 from crest.report import fmt
+from crest.report.bars import peak_bar_chart
 from crest.report.svg import MARKERS, PALETTE, WIDTH, Axis, Series, el, geometric, line_chart, short_number, strip_chart
 
 _LATENCY = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))
@@ -46,7 +47,7 @@ def render_html(doc: dict[str, Any]) -> str:
         rps=fmt.rps, signed_rps=fmt.signed_rps, mbytes=fmt.mbytes, mbits=fmt.mbits, ms=fmt.ms, percent=fmt.percent,
         error_rate=fmt.error_rate, cpu=fmt.cpu, number=fmt.number, load=fmt.load, load_number=fmt.load_number,
         interval=fmt.interval, when=fmt.when, duration=fmt.duration, factor=fmt.factor_value, pct=fmt.pct,
-        trial_peaks=fmt.trial_peaks,
+        trial_peaks=fmt.trial_peaks, signed_mbytes=fmt.signed_mbytes, index=fmt.index,
     )  # fmt: skip
     guard = _asset("guard.js")
     script = _asset("report.js")
@@ -64,6 +65,7 @@ def render_html(doc: dict[str, Any]) -> str:
         axis=doc["load_axis"],
         ranked=_ranked(doc),
         rps_fmt=fmt.rps,
+        signed_mbytes_fmt=fmt.signed_mbytes,
         sweep=doc.get("sweep"),
         sweep_by_index={c["index"]: c for c in (doc.get("sweep") or {}).get("configurations", [])},
     )
@@ -111,6 +113,12 @@ def build_charts(doc: dict[str, Any]) -> list[Chart]:
     if sweep is not None:
         charts.insert(0, sweep)
     charts[:0] = [_capacity_chart(i, search) for i, search in enumerate(doc.get("capacity") or [])]
+    peaks = doc.get("peaks")
+    if peaks:  # VeriTest's figure 1 leads, as the seed's summary did
+        whisker = " · whiskers: 95% CI over trials" if any(b["ci95"] for b in peaks["bars"]) else ""
+        index = f" · in brackets: index against {peaks['baseline']} = 1.00" if peaks["baseline"] else ""
+        charts.insert(0, Chart("Peaks", f"Peak requests/s by configuration{whisker}{index}",
+                               peak_bar_chart("chart-peaks", peaks)))  # fmt: skip
     return charts
 
 
