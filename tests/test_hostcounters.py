@@ -16,8 +16,11 @@ import pytest
 
 from crest import hostcounters
 from crest.monitor import Monitor, host_verdicts
+from crest.report import build_report
+from crest.report.html import render_html
 from crest.verdicts import CACHE_COLD, LISTEN_OVERFLOW, NOISY_HOST
 from support import run_cli
+from test_report_build import check_schema, select
 
 PROC = Path("/proc")
 
@@ -171,3 +174,12 @@ ramp_down_s = 0
     (v,) = [v for v in mix["verdicts"] if v["kind"] == LISTEN_OVERFLOW]
     assert v["listen_overflows"] == tcp["listen_overflows"] and v["listen_drops"] == tcp["listen_drops"]
     assert "listen queue overflowed" in run_cli("show", run["id"], "--db", str(db)).stdout
+    # The report carries the mix's host counters and draws them beside the target's CPU.
+    doc = build_report(select(db, run["id"]))
+    check_schema(doc)
+    (section,) = doc["host_counters"]
+    (point,) = section["points"]
+    assert point["load"] == 8 and point["tcp_per_s"]["listen_drops"] > 0
+    page = render_html(doc)
+    for chart in ("cpu", "tcp", "timewait", "irq", "paging"):
+        assert f'id="chart-host-{chart}-0"' in page
