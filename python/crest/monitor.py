@@ -2,8 +2,10 @@
 
 Owns sampling (a background thread, at least once a second) and turning the
 samples into the figures stored with a mix: CPU user/system seconds and
-utilisation per core, RSS, threads, context switches, open files, loopback
-and disk bytes, and the client-bound verdict (crest.verdicts words it). Never prints, never starts or
+utilisation per core, RSS, threads, context switches, open files, storage reads,
+loopback and disk bytes, the host's counters (crest.hostcounters reads them) and the
+engine's run-queue wait; and the verdicts judged from them (client_bound, listen_overflow,
+noisy_host, cache_cold: crest.verdicts words them). Never prints, never starts or
 stops processes; knows a target only as a function returning its pids.
 """
 
@@ -18,7 +20,7 @@ from typing import Any
 
 import psutil
 
-from crest import verdicts
+from crest import hostcounters, verdicts
 from crest.verdicts import Verdict
 
 # Sampling period; the issue asks for at least one sample a second.
@@ -28,6 +30,19 @@ CLIENT_BOUND_PCT = 90.0
 # At the peak, a target using less than this share of its cores was not the bottleneck
 # (the analysis applies it at the peak of a configuration's curve; the monitor only measures).
 BUSY_AT_PEAK_PCT = 75.0
+# noisy_host: steal above this share of one core means the hypervisor took CPU from this host's
+# guests while we measured (5% of a core is far above the noise of an idle VM: ~0.1%), and the figures
+# of every process here lose that time at random.
+STEAL_CORES_NOISY = 0.05
+# noisy_host: the engine's threads ready to run but waiting for a CPU more than this share of the
+# engine's core-time in the window: its requests left late, so latencies and rates read worse than the
+# target made them. Judged only when the engine has cores of its own (when it shares the target's,
+# waiting is the cpu_split verdict's story, not noise).
+ENGINE_RUNQ_WAIT_NOISY_PCT = 20.0
+# cache_cold: a cached test (no drop_caches) whose target read more than this from storage in the
+# window served files that were not in memory: a megabyte is far above what a warm server reads (a
+# lazily mapped library page, a log rotation check) and below any fileset worth measuring.
+CACHE_COLD_READ_BYTES = 1 << 20
 
 
 @dataclass
@@ -49,6 +64,9 @@ class Sample:
     lo_recv_bytes: int
     disk_read_bytes: int
     disk_write_bytes: int
+    target_read_bytes: int = 0  # the target's reads from storage (/proc/PID/io read_bytes)
+    engine_runq_wait_ns: int = 0  # this process's threads' time ready to run but waiting for a CPU
+    host: hostcounters.Snapshot | None = None
 
 
 @dataclass
@@ -59,6 +77,7 @@ class _Seen:
     system_s: float = 0.0
     ctx_voluntary: int = 0
     ctx_involuntary: int = 0
+    read_bytes: int = 0
 
 
 @dataclass
@@ -75,6 +94,7 @@ class Monitor:
         self._procs: dict[int, psutil.Process] = {}
         self._seen: dict[int, _Seen] = {}
         self._me = psutil.Process()
+        self._waited: dict[int, int] = {}  # run-queue wait by thread id, kept after a thread exits
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -97,7 +117,7 @@ class Monitor:
     def sample(self) -> Sample:
         """Read every counter now."""
         user = system = 0.0
-        rss = threads = nprocs = vol = invol = files = 0
+        rss = threads = nprocs = vol = invol = files = read = 0
         live = set(self.target_pids()) if self.target_pids else set()
         for pid in live:
             try:
@@ -109,6 +129,7 @@ class Monitor:
                     seen.user_s = cpu.user + cpu.children_user
                     seen.system_s = cpu.system + cpu.children_system
                     seen.ctx_voluntary, seen.ctx_involuntary = _ctx_switches(pid)
+                    seen.read_bytes = _read_bytes(proc)
                     rss += proc.memory_info().rss
                     threads += proc.num_threads()
                     files += proc.num_fds()
@@ -120,6 +141,7 @@ class Monitor:
             system += seen.system_s
             vol += seen.ctx_voluntary
             invol += seen.ctx_involuntary
+            read += seen.read_bytes
         me = self._me.cpu_times()
         lo = psutil.net_io_counters(pernic=True).get("lo")
         disk = psutil.disk_io_counters()
@@ -129,7 +151,17 @@ class Monitor:
             engine_user_s=me.user, engine_system_s=me.system,
             lo_sent_bytes=lo.bytes_sent if lo else 0, lo_recv_bytes=lo.bytes_recv if lo else 0,
             disk_read_bytes=disk.read_bytes if disk else 0, disk_write_bytes=disk.write_bytes if disk else 0,
+            target_read_bytes=read, engine_runq_wait_ns=self._runq_wait_ns(),
+            host=hostcounters.snapshot(min(live) if live else None),
         )  # fmt: skip
+
+    def _runq_wait_ns(self) -> int:
+        """The run-queue wait of every thread of this process (the engine's workers run here), in ns."""
+        for tid in _tids(os.getpid()):
+            waited = _runq_wait(os.getpid(), tid)
+            if waited is not None:
+                self._waited[tid] = waited
+        return sum(self._waited.values())
 
     def summary(self, window_start: float, window_end: float) -> dict[str, Any]:
         """The stored figures for the window [start, end) (unix seconds): deltas between the first and
@@ -142,9 +174,15 @@ class Monitor:
         out: dict[str, Any] = {
             "interval_s": self.interval_s,
             "span_s": round(span, 3),
-            "engine": _cpu(
-                b.engine_user_s - a.engine_user_s, b.engine_system_s - a.engine_system_s, span, self.engine_cores
-            ),
+            "engine": {
+                **_cpu(
+                    b.engine_user_s - a.engine_user_s, b.engine_system_s - a.engine_system_s, span, self.engine_cores
+                ),
+                "runq_wait_pct": round(
+                    100.0 * (b.engine_runq_wait_ns - a.engine_runq_wait_ns) / 1e9 / (span * max(self.engine_cores, 1)),
+                    1,
+                ),
+            },
             "system": {
                 "loopback_sent_bytes": b.lo_sent_bytes - a.lo_sent_bytes,
                 "loopback_recv_bytes": b.lo_recv_bytes - a.lo_recv_bytes,
@@ -163,9 +201,12 @@ class Monitor:
                 open_files_max=max(s.target_open_files for s in inside),
                 ctx_switches_voluntary=b.target_ctx_voluntary - a.target_ctx_voluntary,
                 ctx_switches_involuntary=b.target_ctx_involuntary - a.target_ctx_involuntary,
+                storage_read_bytes=b.target_read_bytes - a.target_read_bytes,
             )
             out["target"] = target
             out["target_idle_pct"] = round(max(0.0, 100.0 - target["cpu_util_pct"]), 1)
+        if a.host is not None and b.host is not None:
+            out["host"] = hostcounters.window(a.host, b.host, [s.host for s in inside[1:-1] if s.host is not None])
         out["client_bound"] = out["engine"]["cpu_util_pct"] >= CLIENT_BOUND_PCT
         return out
 
@@ -176,6 +217,28 @@ def client_bound_verdict(summary: dict[str, Any]) -> Verdict | None:
         return None
     engine = summary["engine"]
     return verdicts.client_bound(engine_cpu_util_pct=engine["cpu_util_pct"], engine_cores=engine["cores"])
+
+
+def host_verdicts(summary: dict[str, Any], *, cached: bool, engine_own_cores: bool = False) -> list[Verdict]:
+    """The verdicts of a mix's host counters (summary: Monitor.summary's, as stored): listen_overflow,
+    noisy_host and, for a cached test (`cached`: the workload does not drop caches), cache_cold.
+    `engine_own_cores`: the engine has cores the target does not use, so its run-queue wait is judged
+    (else waiting for a CPU is the target's doing: the cpu_split verdict, or no split at all)."""
+    found: list[Verdict] = []
+    host = summary.get("host") or {}
+    tcp = host.get("tcp") or {}
+    overflows, drops = int(tcp.get("listen_overflows") or 0), int(tcp.get("listen_drops") or 0)
+    if overflows > 0 or drops > 0:
+        found.append(verdicts.listen_overflow(listen_overflows=overflows, listen_drops=drops))
+    steal = float(host.get("steal_cores") or 0.0)
+    waited = summary.get("engine", {}).get("runq_wait_pct")
+    stalled = engine_own_cores and waited is not None and float(waited) > ENGINE_RUNQ_WAIT_NOISY_PCT
+    if steal > STEAL_CORES_NOISY or stalled:
+        found.append(verdicts.noisy_host(steal_cores=steal, engine_runq_wait_pct=float(waited or 0.0)))
+    read = (summary.get("target") or {}).get("storage_read_bytes")
+    if cached and read is not None and int(read) > CACHE_COLD_READ_BYTES:
+        found.append(verdicts.cache_cold(target_storage_read_bytes=int(read)))
+    return found
 
 
 def nodes_engine_summary(nodes: list[dict[str, Any]]) -> dict[str, Any]:
@@ -213,6 +276,30 @@ def _ctx_switches(pid: int) -> tuple[int, int]:
     return vol, invol
 
 
+def _read_bytes(proc: psutil.Process) -> int:
+    """What a process read from storage (not the page cache); 0 where /proc/PID/io is not readable."""
+    try:
+        return int(proc.io_counters().read_bytes)
+    except (psutil.Error, AttributeError):
+        return 0
+
+
+def _tids(pid: int) -> list[int]:
+    try:
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
+def _runq_wait(pid: int, tid: int) -> int | None:
+    """A thread's time waiting on a run queue, ns (/proc/PID/task/TID/schedstat's second field)."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+            return int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _cpu(user_s: float, system_s: float, span_s: float, cores: float) -> dict[str, Any]:
     return {
         "cpu_user_s": round(user_s, 4),
@@ -234,4 +321,5 @@ def _row(prev: Sample, s: Sample) -> dict[str, Any]:
         "engine_cpu_pct": round(
             100 * ((s.engine_user_s + s.engine_system_s) - (prev.engine_user_s + prev.engine_system_s)) / dt, 1
         ),
+        **({"host": hostcounters.interval(prev.host, s.host)} if prev.host and s.host else {}),
     }

@@ -25,7 +25,7 @@ from crest.filesets import Manifest, build_manifest, load_manifest
 from crest.filesets.cache import cached_fileset, empty_docroot
 from crest.host import drop_page_cache, host_facts
 from crest.loadclient import LoadClient
-from crest.monitor import Monitor, client_bound_verdict, nodes_engine_summary
+from crest.monitor import Monitor, client_bound_verdict, host_verdicts, nodes_engine_summary
 from crest.preflight import check_reachable, parse_file_url, parse_url
 from crest.roles import RoleUrls, is_role_map, parse_role_map, roles_by_class, url_role_map
 from crest.runspec import RunSpec
@@ -535,7 +535,8 @@ class SuiteRunner:
                 raise
             if self.hooks is not None:
                 self.hooks.before_mix(mix)
-            found = self._drop_page_cache(target) if self.request.suite.workload.drop_caches else []
+            drop = self.request.suite.workload.drop_caches
+            found = self._drop_page_cache(target) if drop else []
             if self.split is not None and self.split.shared:
                 found.append(cores_shared(len(self.split.target)))
             if mix.warmup:
@@ -579,6 +580,9 @@ class SuiteRunner:
             client_bound = client_bound_verdict(record.monitor)
             if client_bound:
                 record.verdicts.append(client_bound)
+            # The engine's wait for a CPU is noise only when it has cores of its own (else: the target's).
+            own = self.split is not None and not self.split.shared
+            record.verdicts += host_verdicts(record.monitor, cached=not drop, engine_own_cores=own)
             if target is not None and self.request.access_log:
                 time.sleep(target.access_log_flush_s)
                 record.access_log_requests = target.access_log_lines() - logged_before

@@ -19,6 +19,9 @@ PAGE_CACHE = "page_cache"  # drop_caches was asked for but not permitted
 CPU_SPLIT = "cpu_split"  # the load engine shares the target's cores
 PEAK_ONLY = "peak_only"  # a published peak without the load it was measured at
 NOTE = "note"  # a warning of a results file written before verdicts were typed, kept as its text
+LISTEN_OVERFLOW = "listen_overflow"  # the target host's accept queues overflowed in the window (connections dropped)
+NOISY_HOST = "noisy_host"  # steal time, or the load engine waiting for a CPU: this host's figures are unreliable
+CACHE_COLD = "cache_cold"  # a cached test whose target read its files from storage in the window
 # Drawn over a configuration's curve by the analysis:
 TARGET_IDLE = "target_idle"  # at the peak the target had idle CPU: something else limited it
 ERROR_RATE = "error_rate"  # points whose errors exceed a share of attempts
@@ -26,8 +29,8 @@ NOT_SATURATED = "not_saturated"  # req/s still rising at the highest load: the r
 COLLAPSE = "collapse"  # past the peak req/s fell below half of it
 
 KINDS = (
-    CLIENT_BOUND, ERRORS, CUT_SHORT, PAGE_CACHE, CPU_SPLIT, PEAK_ONLY, NOTE, TARGET_IDLE, ERROR_RATE, NOT_SATURATED,
-    COLLAPSE,
+    CLIENT_BOUND, ERRORS, CUT_SHORT, PAGE_CACHE, CPU_SPLIT, PEAK_ONLY, NOTE, LISTEN_OVERFLOW, NOISY_HOST, CACHE_COLD,
+    TARGET_IDLE, ERROR_RATE, NOT_SATURATED, COLLAPSE,
 )  # fmt: skip
 # A figure's name may not shadow the two fixed keys of a verdict's JSON.
 _RESERVED = ("kind", "message")
@@ -128,6 +131,38 @@ def peak_only() -> Verdict:
 def note(text: str) -> Verdict:
     """A warning kept as its text (from a results file written before verdicts were typed)."""
     return Verdict(NOTE, text)
+
+
+def listen_overflow(listen_overflows: int, listen_drops: int) -> Verdict:
+    """The target host's TCP counters show connections dropped at a full accept queue in the window."""
+    return Verdict(
+        LISTEN_OVERFLOW,
+        f"listen queue overflowed: the target host dropped {max(listen_overflows, listen_drops)} connection"
+        f" attempt(s) at a full accept queue in the window ({listen_overflows} overflows, {listen_drops} drops),"
+        " so clients waited on SYN retries: raise the server's backlog (and net.core.somaxconn) or accept faster",
+        {"listen_overflows": listen_overflows, "listen_drops": listen_drops},
+    )
+
+
+def noisy_host(steal_cores: float, engine_runq_wait_pct: float) -> Verdict:
+    """CPU was taken from this host (steal) or the load engine waited for a CPU: figures are unreliable."""
+    return Verdict(
+        NOISY_HOST,
+        f"noisy host: steal {steal_cores * 100:.0f}% of a core, the load engine waited for a CPU"
+        f" {engine_runq_wait_pct:.0f}% of its time in the window: measurements on this host are unreliable;"
+        " repeat on a quieter machine or give the engine cores of its own",
+        {"steal_cores": steal_cores, "engine_runq_wait_pct": engine_runq_wait_pct},
+    )
+
+
+def cache_cold(target_storage_read_bytes: int) -> Verdict:
+    """A cached test (the workload keeps the page cache) whose target read from storage in the window."""
+    return Verdict(
+        CACHE_COLD,
+        f"cache cold: the target read {target_storage_read_bytes / 2**20:.1f} MiB from storage in the window of"
+        " a cached test, so some files were served from disk: warm it up (a longer ramp-up) or give it more memory",
+        {"target_storage_read_bytes": target_storage_read_bytes},
+    )
 
 
 def target_idle(load: float, target_idle_pct: float | None) -> Verdict:

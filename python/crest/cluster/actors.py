@@ -206,7 +206,7 @@ class TargetNode:
         self._monitor.stop()
         summary = self._monitor.summary(window_start, window_end)
         self._monitor = None
-        return {k: v for k, v in summary.items() if k in ("target", "target_idle_pct")}
+        return {k: v for k, v in summary.items() if k in ("target", "target_idle_pct", "host")}
 
     def stop(self) -> None:
         """Stop the provisioned target (idempotent)."""

@@ -46,6 +46,7 @@ from crest.analysis.specweb99 import Iteration, is_specweb99_run, specweb99_resu
 from crest.analysis.throughput import judged_by_throughput, run_throughput
 from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
 from crest.errors import ConfigError
+from crest.report.counters import host_counters
 from crest.report.narrative import findings
 from crest.report.peaks import best_of_section, paired_json, peaks_section, pooled_section
 from crest.store import MixRecord, RunDetail
@@ -126,6 +127,9 @@ def build_report(
     curves = [_throughput(d, c.label) for c in configs for d in c.trials if judged_by_throughput(d)]
     if curves:  # only file-server runs and throughput-only tables carry the key
         doc["throughput"] = curves
+    hosts = host_counters(configs, load_axis)
+    if hosts:  # only runs whose mixes sampled host counters carry the key
+        doc["host_counters"] = hosts
     doc["summary"] = findings(doc)
     cleaned: dict[str, Any] = clean(doc)
     return cleaned

@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from crest.report import fmt
 from crest.report.bars import peak_bar_chart
+from crest.report.counters import counter_charts
 from crest.report.svg import MARKERS, PALETTE, WIDTH, Axis, Series, el, geometric, line_chart, short_number, strip_chart
 
 _LATENCY = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))
@@ -106,6 +107,7 @@ def build_charts(doc: dict[str, Any]) -> list[Chart]:
         charts.append(Chart("Errors and resources", "Target CPU vs load",
                             line_chart("chart-cpu", "Target CPU vs load", x,
                                        Axis("target CPU (% of its CPUs)", fmt=short_number, unit="%", value=_pct), cpu)))  # fmt: skip
+    charts += [Chart("Host counters", caption, svg) for caption, svg in counter_charts(doc)]
     fairness = _fairness_chart(configs, axis_name)
     if fairness is not None:
         charts.append(fairness)

@@ -334,3 +334,90 @@ def _clip(text: str, width_chars: int) -> str:
 
 def _r(value: float) -> str:
     return f"{value:.1f}"
+
+
+_LEGEND_ROW = 18
+_LEGEND_CHAR_W = 6.6  # an estimate of one legend character's width at the chart's font size
+
+
+@dataclass
+class Kind:
+    """One quantity of a kind chart (CPU user time, retransmits/s): its name, colour and points."""
+
+    label: str
+    colour: str
+    points: list[tuple[float, float | None]]
+    dash: bool = False
+
+
+def kind_chart(
+    chart_id: str, title: str, x: Axis, y: Axis, kinds: Sequence[Kind], *, stacked: bool = False, note: str = ""
+) -> Markup:
+    """Several quantities over a shared x axis, each in its own colour, named in a legend above the plot;
+    `stacked`: areas on one another (the parts of a whole, e.g. CPU time by kind). Its series are not
+    configurations: their `data-series` never matches the page legend's buttons."""
+    legend, rows = _kind_legend(kinds)
+    tops: list[list[tuple[float, float | None, float]]] = []  # (x, own value, drawn top) per kind
+    base: dict[float, float] = {}
+    for k in kinds:
+        row = []
+        for px, v in k.points:
+            top = (base.get(px, 0.0) + (v or 0.0)) if stacked else (v if v is not None else 0.0)
+            row.append((px, v, top))
+            if stacked:
+                base[px] = top
+        tops.append(row)
+    xs = [px for k in kinds for px, _ in k.points]
+    ys = [top for row in tops for _, v, top in row if v is not None and math.isfinite(top)]
+    x_ticks, x_scale = _x_axis(x, xs)
+    y_ticks, y_scale = _y_axis(y, ys)
+    if y_scale.log:  # nothing to draw for a zero on a log axis
+        tops = [[(px, v if v is not None and v > 0 else None, top) for px, v, top in row] for row in tops]
+    body: list[Markup] = [_grid(x_ticks, y_ticks, x_scale, y_scale, x, y)]
+    below: dict[float, float] = {}
+    for i, (k, row) in enumerate(zip(kinds, tops)):
+        parts: list[Markup] = []
+        if stacked and row:
+            upper = [f"{_r(x_scale(px))},{_r(y_scale(top))}" for px, _, top in row]
+            lower = [f"{_r(x_scale(px))},{_r(y_scale(below.get(px, 0.0)))}" for px, _, _ in reversed(row)]
+            parts.append(el("path", {"class": "area", "d": "M" + " L".join(upper + lower) + " Z", "fill": k.colour,
+                                     "fill-opacity": "0.85"}))  # fmt: skip
+            below.update({px: top for px, _, top in row})
+        else:
+            path = " L".join(f"{_r(x_scale(px))},{_r(y_scale(v))}" for px, v, _ in row if v is not None)
+            if path:
+                parts.append(el("path", {"class": "line" + (" dashed" if k.dash else ""), "d": "M" + path,
+                                         "stroke": k.colour}))  # fmt: skip
+        for px, v, top in row:
+            if v is None:
+                continue
+            at, value = x.read(px), y.read(v)
+            parts.append(el("circle", {"class": "mark", "cx": _r(x_scale(px)), "cy": _r(y_scale(top)),
+                                       "r": 2.6 if stacked else _MARK_R, "fill": k.colour, "data-x": at,
+                                       "data-v": value}, el("title", None, f"{k.label} · {at}: {value}")))  # fmt: skip
+        body.append(el("g", {"class": "series", "data-series": f"kind-{i}", "data-label": k.label}, *parts))
+    if note:
+        body.append(el("text", {"class": "note", "x": (_MARGIN_LEFT + WIDTH - _MARGIN_RIGHT) / 2,
+                                "y": _MARGIN_TOP + 24, "text-anchor": "middle"}, note))  # fmt: skip
+    shift = rows * _LEGEND_ROW + 4
+    plot = el("g", {"transform": f"translate(0 {shift})"}, *body)
+    return _svg(chart_id, title, [legend, plot], HEIGHT + shift, kind="kinds")
+
+
+def _kind_legend(kinds: Sequence[Kind]) -> tuple[Markup, int]:
+    """The legend row(s) of a kind chart, wrapped to the chart's width, and how many rows it took."""
+    items: list[Markup] = []
+    px, row = float(_MARGIN_LEFT), 0
+    for k in kinds:
+        width = 16 + len(k.label) * _LEGEND_CHAR_W + 14
+        if px + width > WIDTH - _MARGIN_RIGHT and px > _MARGIN_LEFT:
+            px, row = float(_MARGIN_LEFT), row + 1
+        cy = 10 + row * _LEGEND_ROW
+        if k.dash:
+            items.append(el("line", {"class": "line dashed", "x1": _r(px), "x2": _r(px + 12), "y1": cy, "y2": cy,
+                                     "stroke": k.colour}))  # fmt: skip
+        else:
+            items.append(el("rect", {"x": _r(px), "y": cy - 5, "width": 11, "height": 11, "rx": 2, "fill": k.colour}))
+        items.append(el("text", {"class": "legend-label", "x": _r(px + 16), "y": cy + 4}, k.label))
+        px += width
+    return el("g", {"class": "kind-legend"}, *items), row + 1
