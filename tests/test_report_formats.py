@@ -117,7 +117,7 @@ def test_html_has_every_chart_and_table(doc: dict[str, Any]) -> None:
     html = render(doc, "html")
     charts = build_charts(doc)
     assert [c.svg.split('id="')[1].split('"')[0] for c in charts] == [
-        "chart-rps", "chart-throughput", "chart-latency-p50", "chart-latency-p90", "chart-latency-p99",
+        "chart-peaks", "chart-rps", "chart-throughput", "chart-latency-p50", "chart-latency-p90", "chart-latency-p99",
         "chart-latency-p999", "chart-errors", "chart-cpu", "chart-fairness",
     ]  # fmt: skip
     assert f'data-charts="{len(charts)}"' in html

@@ -58,6 +58,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out += _sweep(sweep)
     if cmp:
         out += _comparison(doc, cmp)
+    if doc.get("peaks"):
+        out += _peaks(doc["peaks"])
+    if doc.get("pooled"):
+        out += _pooled(doc["pooled"])
     if doc.get("scaling"):
         out += ["", "## Scaling across CPUs", ""]
         out += _table(["group", "configuration", "CPUs", "peak req/s", "speedup", "efficiency"],
@@ -80,6 +84,50 @@ def render_markdown(doc: dict[str, Any]) -> str:
             f"{md(c['label'])}: {md(c['server'].get('name', '?'))} {md(c['server'].get('version', ''))}".rstrip()
             for c in servers) + "."]  # fmt: skip
     return "\n".join(out) + "\n"
+
+
+def _signed_mbytes(value_Bps: Any) -> str:
+    """A difference in MB/s, always signed."""
+    if fmt.missing(value_Bps):
+        return fmt.DASH
+    return ("−" if float(value_Bps) < 0 else "+") + fmt.mbytes(abs(float(value_Bps)))
+
+
+def _paired_rows(tests: list[dict[str, Any]], throughput: bool) -> list[list[str]]:
+    diff = _signed_mbytes if throughput else fmt.signed_rps
+    spread = fmt.mbytes if throughput else fmt.rps
+    return [[md(p["a"]), md(p["b"]), str(p["n"]), diff(p["mean_diff"]), spread(p["sd"]),
+             fmt.interval(p["ci95"], diff), md(p["verdict"])] for p in tests]  # fmt: skip
+
+
+def _peaks(peaks: dict[str, Any]) -> list[str]:
+    """The peak of each configuration with its index against the baseline, and the servers × CPUs pivot."""
+    base = peaks.get("baseline")
+    out = ["", "## Peak index" + (f" (baseline {md(base)} = 1.00)" if base else ""), ""]
+    out += _table(["configuration", "peak req/s", "± 95% CI", "at load", "index"],
+                  [[md(b["label"]), fmt.rps(b["rps"]), _half(b["ci95"]), fmt.load_number(b["load"]),
+                    fmt.DASH if b["ratio"] is None else f"{b['ratio']:.2f}"] for b in peaks["bars"]],
+                  right=range(1, 5))  # fmt: skip
+    pivot = peaks.get("pivot")
+    if pivot:
+        out += ["", f"## Peak req/s by {md(pivot['column_factor'])}", ""]
+        out += _table(["", *(md(fmt.factor_value(c)) for c in pivot["columns"])],
+                      [[md(r["label"]), *(fmt.rps(v) if v is not None else fmt.DASH for v in r["rps"])]
+                       for r in pivot["rows"]], right=range(1, len(pivot["columns"]) + 1))  # fmt: skip
+    return out
+
+
+def _pooled(pooled: dict[str, Any]) -> list[str]:
+    """Paired tests pooled over every level of a factor (Kornecki's 36 pairs over two workloads)."""
+    out = ["", f"## Paired-difference test pooled over {md(pooled['factor'])}", ""]
+    for metric, throughput in (("rps", False), ("throughput_Bps", True)):
+        tests = [t for t in pooled["tests"] if t.get("metric") == metric]
+        if tests:
+            out += [f"{'Throughput (MB/s)' if throughput else 'req/s'}:", ""]
+            out += _table(["A", "B", "pairs", "mean A − B", "sd", "95% CI", "verdict"],
+                          _paired_rows(tests, throughput), right=range(2, 6))  # fmt: skip
+            out.append("")
+    return out[:-1]
 
 
 def _weighted(w: dict[str, Any]) -> list[str]:
@@ -116,9 +164,12 @@ def _comparison(doc: dict[str, Any], cmp: dict[str, Any]) -> list[str]:
                   [[md(a), *("–" if a == b else fmt.pct(gains.get((a, b))) for b in ranking)] for a in ranking],
                   right=range(1, len(ranking) + 1))  # fmt: skip
     out += ["", "## Paired-difference test (req/s)", ""]
-    out += _table(["A", "B", "pairs", "mean A − B", "sd", "95% CI", "verdict"],
-                  [[md(p["a"]), md(p["b"]), str(p["n"]), fmt.signed_rps(p["mean_diff"]), fmt.rps(p["sd"]),
-                    fmt.interval(p["ci95"]), md(p["verdict"])] for p in cmp["paired"]], right=range(2, 6))  # fmt: skip
+    out += _table(["A", "B", "pairs", "mean A − B", "sd", "95% CI", "verdict"], _paired_rows(cmp["paired"], False),
+                  right=range(2, 6))  # fmt: skip
+    if cmp.get("paired_throughput"):
+        out += ["", "## Paired-difference test (throughput, MB/s)", ""]
+        out += _table(["A", "B", "pairs", "mean A − B", "sd", "95% CI", "verdict"],
+                      _paired_rows(cmp["paired_throughput"], True), right=range(2, 6))  # fmt: skip
     configs = doc["configurations"]
     leader = ranking[0]
     others = [c for c in configs if c["label"] != leader]
