@@ -506,7 +506,7 @@ class SuiteRunner:
             client_bound = client_bound_verdict(record.monitor)
             if client_bound:
                 record.verdicts.append(client_bound)
-            if target is not None and self.request.access_log:
+            if target is not None and target.settings.access_log:  # --access-log or access_log=on
                 time.sleep(target.access_log_flush_s)
                 record.access_log_requests = target.access_log_lines() - logged_before
             if self.hooks is not None:
