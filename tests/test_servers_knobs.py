@@ -48,7 +48,7 @@ KNOBS: dict[str, dict[str, tuple[str, str | None]]] = {
         "keepalive_timeout": ("33", r"keepalive_timeout 33;"),
         "keepalive_requests": ("444", r"keepalive_requests 444;"),
         "sendfile": ("off", r"sendfile off;"),
-        "file_cache": ("on", r"open_file_cache max=10000 inactive=60s;"),
+        "file_cache": ("off", r"open_file_cache off;"),
         "access_log": ("on", r"access_log \S+access\.log crest;"),
     },
     "lighttpd": {
