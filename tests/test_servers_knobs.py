@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -115,8 +116,12 @@ def installed(name: str) -> Adapter:
 
 
 @pytest.fixture(scope="module")
-def www() -> Path:
-    return make_docroot()
+def www() -> Iterator[Path]:
+    root = make_docroot()
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def dump(target: Target) -> str:
