@@ -124,7 +124,8 @@ def render_config(adapter: Adapter, root: Path, *, tls: bool = True, **settings:
     """An adapter's configuration for a made-up site under `root`, every file joined (no server started)."""
     site = servers_site.Site(root=root, docroot=root / "www", port=18080, tls_port=18443 if tls else None,
                              user=None, group=None)  # fmt: skip
-    files = adapter.config_files(site, ServerSettings(docroot=site.docroot, tls=tls, **settings))
+    asked = ServerSettings(docroot=site.docroot, tls=tls, **settings)
+    files = adapter.config_files(site, adapter.effective(asked))  # as Target passes them: aliases resolved
     assert all(path.is_relative_to(root) for path in files)
     return "\n".join(files.values())
 
@@ -206,8 +207,8 @@ class ServerContract:
         assert version and version != "unknown"
         described = installed.describe()
         assert described["installed"] and described["version"] == version
-        assert set(described["options"]) == set(installed.options_help)
-        assert all(meaning.strip() for meaning in installed.options_help.values())
+        assert set(described["options"]) == set(installed.knobs)
+        assert all(o["meaning"].strip() and o["directive"].strip() for o in described["options"].values())
 
     # -- serving -------------------------------------------------------------------
 
@@ -367,7 +368,7 @@ class ServerContract:
             Target(installed, self.settings(www, options={"no_such_knob": "1"}))
 
     def test_option_value_that_could_break_the_config_is_refused(self, installed: Adapter, www: Path) -> None:
-        key = sorted(installed.options_help)[0]
+        key = sorted(installed.knobs)[0]
         with pytest.raises(ConfigError, match=rf"^--server-opt {key}="):
             Target(installed, self.settings(www, options={key: '1; include "/etc/passwd"'}))
 

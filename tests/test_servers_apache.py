@@ -21,7 +21,7 @@ class TestApachePrefork(ServerContract):
 
 class TestApacheWorker(ServerContract):
     name = "apache-worker"
-    bad_option = ("EnableSendfile", "sometimes")
+    bad_option = ("keepalive_timeout", "never")
 
 
 class TestApacheEvent(ServerContract):

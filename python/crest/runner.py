@@ -583,7 +583,7 @@ class SuiteRunner:
             # The engine's wait for a CPU is noise only when it has cores of its own (else: the target's).
             own = self.split is not None and not self.split.shared
             record.verdicts += host_verdicts(record.monitor, cached=not drop, engine_own_cores=own)
-            if target is not None and self.request.access_log:
+            if target is not None and target.settings.access_log:  # --access-log or access_log=on
                 time.sleep(target.access_log_flush_s)
                 record.access_log_requests = target.access_log_lines() - logged_before
                 if isinstance(target, TargetGroup):

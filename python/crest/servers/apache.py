@@ -4,24 +4,37 @@ Owns Apache's configuration (templates/apache2.conf.j2: modules loaded by
 absolute path from /usr/lib/apache2/modules, nothing from /etc/apache2 or
 Debian's envvars) and command line. CGI goes through mod_cgid under every
 MPM, FastCGI through mod_proxy_fcgi to crest-fcgi, TLS through mod_ssl.
+With profile=stock it runs Debian's /etc/apache2 instead (event MPM only).
 """
 
 from __future__ import annotations
 
+import getpass
+import grp
+import os
 from pathlib import Path
 from typing import ClassVar
 
+from crest.errors import ConfigError
 from crest.servers.base import (
     Adapter,
+    Knob,
     ServerSettings,
+    access_log_knob,
+    docroot_files,
     int_option,
+    number,
+    on_off,
+    profile_knob,
     render,
+    switch,
     version_output,
     wants_cgi,
     wants_fastcgi,
     which,
 )
 from crest.servers.site import Site
+from crest.servers.stock import files_in, rewrite
 
 MODULES_DIR = Path("/usr/lib/apache2/modules")
 # Concurrent connections Apache can serve by default (MaxRequestWorkers); Debian's 150 would
@@ -29,15 +42,31 @@ MODULES_DIR = Path("/usr/lib/apache2/modules")
 MAX_REQUEST_WORKERS = 512
 THREADS_PER_CHILD = 64
 KEEPALIVE_TIMEOUT_S = 5  # Apache's default
+STOCK = Path("/etc/apache2/apache2.conf")
 
-COMMON_OPTIONS = {
-    "MaxRequestWorkers": f"connections served at once, the whole server's capacity (default {MAX_REQUEST_WORKERS})",
-    "ServerLimit": "most child processes (default: enough for MaxRequestWorkers)",
-    "StartServers": "child processes started at once (default: --workers, at least 5 for prefork)",
-    "KeepAliveTimeout": f"seconds an idle keep-alive connection stays open (default {KEEPALIVE_TIMEOUT_S})",
-    "MaxKeepAliveRequests": "requests per keep-alive connection, 0 = unlimited (default 0)",
-    "EnableSendfile": "On or Off: send static files with sendfile(2) (default On)",
-}
+COMMON_KNOBS = {
+    "profile": profile_knob(f"{STOCK} with its mods-, conf- and sites-enabled (event MPM)"),
+    "max_request_workers": number("connections served at once, the whole server's capacity",
+                                  str(MAX_REQUEST_WORKERS), "MaxRequestWorkers", ("MaxRequestWorkers",)),
+    "server_limit": number("most child processes", "enough for max_request_workers", "ServerLimit",
+                           ("ServerLimit",)),
+    "start_servers": number("child processes started at once", "--workers (at least 5 for prefork)",
+                            "StartServers", ("StartServers",)),
+    "requests_per_child": number("connections a child serves before it exits and is replaced; 0 = never",
+                                 "0", "MaxConnectionsPerChild", ("MaxConnectionsPerChild",), minimum=0),
+    "backlog": number("listen backlog: connections the kernel queues before Apache accepts them",
+                      "511 (Apache's own)", "ListenBacklog"),
+    "keepalive_timeout": Knob("seconds an idle keep-alive connection stays open", str(KEEPALIVE_TIMEOUT_S),
+                              "KeepAliveTimeout", ("KeepAliveTimeout",)),
+    "keepalive_requests": number("requests per keep-alive connection, 0 = unlimited", "0",
+                                 "MaxKeepAliveRequests", ("MaxKeepAliveRequests",), minimum=0),
+    "sendfile": on_off("send static files with sendfile(2)", "on", "EnableSendfile", ("EnableSendfile",)),
+    "mmap": on_off("read static files through mmap(2) (when not sent with sendfile)", "on", "EnableMMAP",
+                   ("EnableMMAP",)),
+    "file_cache": on_off("map every docroot file into memory at start-up (mod_file_cache; files added later "
+                         "are read as usual)", "off", "MMapFile (mod_file_cache)"),
+    "access_log": access_log_knob("CustomLog"),
+}  # fmt: skip
 
 
 class ApacheAdapter(Adapter):
@@ -48,6 +77,8 @@ class ApacheAdapter(Adapter):
         {"cgi", "webstone-cgi", "fastcgi", "inproc", "specweb99", "specweb99-get"}
     )
     mpm: ClassVar[str]
+    stock_config = STOCK
+    stock_logs_access = True  # Debian's 000-default site: CustomLog ${APACHE_LOG_DIR}/access.log combined
 
     def binary(self) -> Path | None:
         return which("apache2", "httpd")
@@ -56,10 +87,11 @@ class ApacheAdapter(Adapter):
         binary = self.binary()
         return version_output([str(binary), "-v"], r"Apache/\S+( \([^)]*\))?") if binary else "unknown"
 
-    def check(self, settings: ServerSettings) -> None:
-        super().check(settings)
-        self.mpm_directives(settings)  # every number it computes with is a number
-        int_option(settings, "MaxKeepAliveRequests", 0, minimum=0)
+    def _check_stock(self, settings: ServerSettings) -> None:
+        if self.mpm != "event":
+            raise ConfigError(f"Debian's stock Apache runs the event MPM, not {self.mpm}: use --server apache-event "
+                              "with profile=stock, or profile=tuned for this MPM")  # fmt: skip
+        super()._check_stock(settings)
 
     def mpm_directives(self, settings: ServerSettings) -> list[tuple[str, int]]:
         """The MPM's sizing directives, in the order Apache wants them (limits before what they limit)."""
@@ -76,6 +108,8 @@ class ApacheAdapter(Adapter):
             modules += ["proxy", "proxy_fcgi"]
         if site.tls_port:
             modules += ["socache_shmcb", "ssl"]
+        if switch(settings, "file_cache", False):
+            modules.append("file_cache")
         return modules
 
     def config_path(self, site: Site) -> Path:
@@ -95,17 +129,58 @@ class ApacheAdapter(Adapter):
             capacity=self.capacity(directives),
             cgi=wants_cgi(settings),
             fastcgi=wants_fastcgi(settings),
-            max_keepalive_requests=int_option(settings, "MaxKeepAliveRequests", 0, minimum=0),
-            keepalive_timeout=opts.get("KeepAliveTimeout", str(KEEPALIVE_TIMEOUT_S)),
-            sendfile=opts.get("EnableSendfile", "On"),
+            backlog=opts.get("backlog"),
+            max_keepalive_requests=int_option(settings, "keepalive_requests", 0, minimum=0),
+            keepalive_timeout=opts.get("keepalive_timeout", str(KEEPALIVE_TIMEOUT_S)),
+            sendfile="On" if switch(settings, "sendfile", True) else "Off",
+            mmap="On" if switch(settings, "mmap", True) else "Off",
+            cached_files=docroot_files(site.docroot) if switch(settings, "file_cache", False) else [],
         )
         return {self.config_path(site): text}
 
+    def stock_files(self, site: Site, settings: ServerSettings) -> dict[Path, str]:
+        """Debian's apache2.conf with its ports.conf and enabled sites copied beside it (listening on the
+        site's address, serving its docroot); modules and conf-enabled are read from /etc/apache2 as they
+        are, and Debian's envvars (pid file, run, lock and log directories) point into the site (env)."""
+        sites = site.conf_dir / "sites-enabled"
+        files = {
+            self.config_path(site): rewrite(STOCK, [
+                (r"^Include ports\.conf$", f"Include {site.conf_dir}/ports.conf"),
+                (r"^IncludeOptional sites-enabled/\*\.conf$", f"IncludeOptional {sites}/*.conf"),
+                (r"^<Directory /var/www/>$", f"<Directory {site.docroot}/>"),
+            ]),
+            site.conf_dir / "ports.conf": rewrite(STOCK.parent / "ports.conf", [
+                (r"^Listen 80$", f"Listen {site.host}:{site.port}"),
+            ]),
+        }  # fmt: skip
+        for source in files_in(STOCK.parent / "sites-enabled"):
+            files[sites / source.name] = rewrite(source, [
+                (r"^<VirtualHost \*:80>$", f"<VirtualHost *:{site.port}>"),
+                (r"^(\s*)DocumentRoot /var/www/html$", f"\\1DocumentRoot {site.docroot}"),
+            ])  # fmt: skip
+        return files
+
+    def env(self, site: Site, settings: ServerSettings) -> dict[str, str] | None:
+        if settings.options.get("profile") != "stock":
+            return None
+        user = site.user or getpass.getuser()
+        group = site.group or grp.getgrgid(os.getgid()).gr_name
+        # What Debian's /etc/apache2/envvars sets, with its paths in the site.
+        return {**os.environ, "APACHE_RUN_USER": user, "APACHE_RUN_GROUP": group,
+                "APACHE_PID_FILE": str(site.run_dir / "apache2.pid"), "APACHE_RUN_DIR": str(site.run_dir),
+                "APACHE_LOCK_DIR": str(site.run_dir), "APACHE_LOG_DIR": str(site.logs), "LANG": "C"}  # fmt: skip
+
+    def server_root(self, site: Site, settings: ServerSettings) -> Path:
+        """Where relative paths resolve: the site, or /etc/apache2 for the stock configuration's includes."""
+        return STOCK.parent if settings.options.get("profile") == "stock" else site.root
+
     def command(self, site: Site, settings: ServerSettings) -> list[str]:
-        return [str(self.binary()), "-d", str(site.root), "-f", str(self.config_path(site)), "-DFOREGROUND"]
+        root = self.server_root(site, settings)
+        return [str(self.binary()), "-d", str(root), "-f", str(self.config_path(site)), "-DFOREGROUND"]
 
     def check_command(self, site: Site, settings: ServerSettings) -> list[str] | None:
-        return [str(self.binary()), "-d", str(site.root), "-f", str(self.config_path(site)), "-t"]
+        root = self.server_root(site, settings)
+        return [str(self.binary()), "-d", str(root), "-f", str(self.config_path(site)), "-t"]
 
 
 class ApachePreforkAdapter(ApacheAdapter):
@@ -114,47 +189,52 @@ class ApachePreforkAdapter(ApacheAdapter):
     name = "apache-prefork"
     title = "Apache httpd (prefork MPM)"
     mpm = "prefork"
-    options_help = {
-        **COMMON_OPTIONS,
-        "MinSpareServers": "idle processes Apache keeps ready (default: StartServers)",
-        "MaxSpareServers": "idle processes above which Apache stops some (default: MinSpareServers + 10)",
-    }
+    knobs = {
+        **COMMON_KNOBS,
+        "min_spare_servers": number("idle processes Apache keeps ready", "start_servers", "MinSpareServers",
+                                    ("MinSpareServers",)),
+        "max_spare_servers": number("idle processes above which Apache stops some", "min_spare_servers + 10",
+                                    "MaxSpareServers", ("MaxSpareServers",)),
+    }  # fmt: skip
 
     def mpm_directives(self, settings: ServerSettings) -> list[tuple[str, int]]:
-        workers = int_option(settings, "MaxRequestWorkers", MAX_REQUEST_WORKERS)
-        limit = int_option(settings, "ServerLimit", workers)
-        start = min(int_option(settings, "StartServers", max(5, settings.workers)), limit)
-        min_spare = int_option(settings, "MinSpareServers", start)
-        max_spare = int_option(settings, "MaxSpareServers", min_spare + 10)
+        workers = int_option(settings, "max_request_workers", MAX_REQUEST_WORKERS)
+        limit = int_option(settings, "server_limit", workers)
+        start = min(int_option(settings, "start_servers", max(5, settings.workers)), limit)
+        min_spare = int_option(settings, "min_spare_servers", start)
+        max_spare = int_option(settings, "max_spare_servers", min_spare + 10)
         return [
             ("ServerLimit", limit),
             ("MaxRequestWorkers", workers),
             ("StartServers", start),
             ("MinSpareServers", min_spare),
             ("MaxSpareServers", max_spare),
-            ("MaxConnectionsPerChild", 0),
+            ("MaxConnectionsPerChild", int_option(settings, "requests_per_child", 0, minimum=0)),
         ]
 
 
 class _ThreadedApacheAdapter(ApacheAdapter):
     """worker and event: processes of ThreadsPerChild threads each."""
 
-    options_help = {
-        **COMMON_OPTIONS,
-        "ThreadsPerChild": f"threads per child process (default {THREADS_PER_CHILD})",
-        "MinSpareThreads": "idle threads Apache keeps ready (default: ThreadsPerChild)",
-        "MaxSpareThreads": "idle threads above which Apache stops a process (default: MaxRequestWorkers)",
-    }
+    knobs = {
+        **COMMON_KNOBS,
+        "threads_per_child": number("threads per child process", str(THREADS_PER_CHILD), "ThreadsPerChild",
+                                    ("ThreadsPerChild",)),
+        "min_spare_threads": number("idle threads Apache keeps ready", "threads_per_child", "MinSpareThreads",
+                                    ("MinSpareThreads",)),
+        "max_spare_threads": number("idle threads above which Apache stops a process", "max_request_workers",
+                                    "MaxSpareThreads", ("MaxSpareThreads",)),
+    }  # fmt: skip
 
     def mpm_directives(self, settings: ServerSettings) -> list[tuple[str, int]]:
-        threads = int_option(settings, "ThreadsPerChild", THREADS_PER_CHILD)
-        asked = int_option(settings, "MaxRequestWorkers", MAX_REQUEST_WORKERS)
+        threads = int_option(settings, "threads_per_child", THREADS_PER_CHILD)
+        asked = int_option(settings, "max_request_workers", MAX_REQUEST_WORKERS)
         processes = -(-asked // threads)  # Apache wants a whole number of processes' worth
-        limit = int_option(settings, "ServerLimit", processes)
+        limit = int_option(settings, "server_limit", processes)
         workers = min(processes, limit) * threads
-        start = min(int_option(settings, "StartServers", max(1, settings.workers)), limit)
-        min_spare = int_option(settings, "MinSpareThreads", threads)
-        max_spare = int_option(settings, "MaxSpareThreads", max(workers, min_spare + threads))
+        start = min(int_option(settings, "start_servers", max(1, settings.workers)), limit)
+        min_spare = int_option(settings, "min_spare_threads", threads)
+        max_spare = int_option(settings, "max_spare_threads", max(workers, min_spare + threads))
         return [
             ("ServerLimit", limit),
             ("ThreadLimit", threads),
@@ -163,7 +243,7 @@ class _ThreadedApacheAdapter(ApacheAdapter):
             ("StartServers", start),
             ("MinSpareThreads", min_spare),
             ("MaxSpareThreads", max_spare),
-            ("MaxConnectionsPerChild", 0),
+            ("MaxConnectionsPerChild", int_option(settings, "requests_per_child", 0, minimum=0)),
         ]
 
 

@@ -20,7 +20,7 @@ import socket
 import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar
@@ -48,6 +48,60 @@ READY_TIMEOUT_S = 20.0
 OPTION_VALUE = re.compile(r"[\w.:/+=,@ -]+")
 # Where adapters keep their configuration templates (jinja2).
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+# The values an on/off knob takes (any case), and what they mean.
+ON_OFF = {"on": True, "off": False}
+# --server-opt profile: crest's own configuration, or the distribution's default one unchanged (see stock.py).
+PROFILES = ("tuned", "stock")
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One --server-opt key: what it means, its default, and the server setting it sets.
+
+    The common vocabulary (docs/servers.md) uses the same key on every server that has the setting:
+    profile, workers, backlog, requests_per_child, file_cache, sendfile, access_log, keepalive_timeout,
+    keepalive_requests. `aliases` are older or server-native names for the same setting (both are
+    accepted, never together).
+    """
+
+    meaning: str
+    default: str
+    directive: str  # e.g. "worker_processes", "ListenBacklog", "environment GOMAXPROCS"
+    aliases: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()  # the values it takes (any case); () = any safe text
+    minimum: int | None = None  # a whole number of at least this; None = not a number
+
+    def describe(self) -> dict[str, Any]:
+        described: dict[str, Any] = {"meaning": self.meaning, "default": self.default, "directive": self.directive}
+        if self.aliases:
+            described["aliases"] = list(self.aliases)
+        if self.choices:
+            described["choices"] = list(self.choices)
+        if self.minimum is not None:
+            described["minimum"] = self.minimum
+        return described
+
+
+def number(meaning: str, default: str, directive: str, aliases: tuple[str, ...] = (), *, minimum: int = 1) -> Knob:
+    """A knob that takes a whole number of at least `minimum`."""
+    return Knob(meaning, default, directive, aliases, minimum=minimum)
+
+
+def on_off(meaning: str, default: str, directive: str, aliases: tuple[str, ...] = ()) -> Knob:
+    """A knob that turns a feature on or off."""
+    return Knob(f"on or off: {meaning}", default, directive, aliases, choices=tuple(ON_OFF))
+
+
+def access_log_knob(directive: str) -> Knob:
+    """access_log: the same as --access-log, as a knob so designs can vary it."""
+    return on_off("log every request to the site's access log (the same as --access-log)", "off", directive)
+
+
+def profile_knob(stock: str) -> Knob:
+    """profile: crest's tuned configuration or the distribution's `stock` one (file `stock`)."""
+    return Knob(f"tuned (crest's configuration) or stock ({stock} as the package ships it, only the listen "
+                "address, docroot, pid file and log paths changed; no other knob with it)", "tuned",
+                stock, choices=PROFILES)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -111,7 +165,11 @@ class Adapter(ABC):
     kinds: ClassVar[frozenset[str]] = frozenset()  # dynamic kinds it can serve; {"loadfile"}: a file server
     # What to tell a user who asks for a kind this server cannot serve.
     alternatives: ClassVar[Mapping[str, str]] = {}
-    options_help: ClassVar[Mapping[str, str]] = {}  # --server-opt keys it understands
+    knobs: ClassVar[Mapping[str, Knob]] = {}  # --server-opt keys it understands
+    # The distribution's default configuration file, when the adapter can run it (--server-opt profile=stock).
+    stock_config: ClassVar[Path | None] = None
+    # Whether that stock configuration logs every request (its access log is then counted like --access-log's).
+    stock_logs_access: ClassVar[bool] = False
     # How long after the last request its access-log line is surely on disk (servers that buffer it).
     access_log_flush_s: ClassVar[float] = 0.2
     # The server has no CGI of its own: crest starts fcgiwrap and the server passes /cgi-bin/ to it.
@@ -218,20 +276,74 @@ class Adapter(ABC):
         for kind in sorted(settings.kinds - self.kinds):
             alt = self.alternatives.get(kind, "use another server (see `crest servers`)")
             raise ConfigError(f"{self.name} cannot serve {kind} requests: {alt}")
-        unknown = sorted(set(settings.options) - set(self.options_help))
+        names = {alias: key for key, knob in self.knobs.items() for alias in (key, *knob.aliases)}
+        unknown = sorted(set(settings.options) - set(names))
         if unknown:
-            known = ", ".join(sorted(self.options_help)) or "none"
+            known = ", ".join(sorted(self.knobs)) or "none"
             raise ConfigError(f"--server-opt {unknown[0]} is not a setting of {self.name}: use one of {known}")
         for key, value in sorted(settings.options.items()):
             if not OPTION_VALUE.fullmatch(value):
                 raise ConfigError(
                     f"--server-opt {key}={value!r}: a value may hold only letters, digits, spaces and . : / + = , @ -"
                 )
+            knob = self.knobs[names[key]]
+            if knob.choices and value.lower() not in knob.choices:
+                raise ConfigError(f"--server-opt {key}={value!r}: give one of {', '.join(knob.choices)}")
+            if knob.minimum is not None:
+                int_option(settings, key, knob.minimum, minimum=knob.minimum)
+        given: dict[str, str] = {}
+        for key in sorted(settings.options):
+            if names[key] in given:
+                raise ConfigError(f"--server-opt {given[names[key]]} and {key} set the same thing: give one of them")
+            given[names[key]] = key
+        log = settings.options.get("access_log", "").lower()
+        if settings.access_log and log == "off":
+            raise ConfigError("--access-log and --server-opt access_log=off disagree: give one of them")
+        if settings.options.get("profile", "").lower() == "stock":
+            self._check_stock(settings)
         if self.cgi_through_fcgiwrap:
             int_option(settings, "fcgiwrap_children", 1)
         for part in self.parts():
             if not part.present and part.needed(settings):
                 raise ConfigError(f"{self.name} {part.what}, which is not installed: apt-get install -y {part.package}")
+
+    def _check_stock(self, settings: ServerSettings) -> None:
+        """Refuse what the distribution's configuration cannot do: it runs unchanged, so nothing else is set."""
+        fix = "use profile=tuned (crest's configuration) for that"
+        if self.stock_config is None:
+            raise ConfigError(f"{self.name} has no stock configuration crest can run: {fix}")
+        if not self.stock_config.is_file():
+            raise ConfigError(f"{self.name}'s stock configuration {self.stock_config} is missing: "
+                              f"apt-get install --reinstall {self.package}, or {fix}")  # fmt: skip
+        others = sorted(set(settings.options) - {"profile"})
+        if others:
+            raise ConfigError(f"--server-opt {others[0]} cannot be combined with profile=stock, which runs "
+                              f"{self.stock_config} unchanged: drop it, or {fix}")  # fmt: skip
+        if settings.kinds:
+            raise ConfigError(f"{self.name}'s stock configuration serves static files only, not "
+                              f"{sorted(settings.kinds)[0]} requests: {fix}")  # fmt: skip
+        if settings.tls:
+            raise ConfigError(f"{self.name}'s stock configuration has no HTTPS: {fix}")
+        if settings.access_log and not self.stock_logs_access:
+            raise ConfigError(f"{self.name}'s stock configuration keeps no access log: drop --access-log, or {fix}")
+
+    def effective(self, settings: ServerSettings) -> ServerSettings:
+        """`settings` (already checked) as the adapter uses them: every knob under its own key (aliases
+        resolved), on/off values in lower case, and access logging on when --access-log or
+        access_log=on asked for it (or a stock configuration that logs runs), so the runner counts it."""
+        names = {alias: key for key, knob in self.knobs.items() for alias in (key, *knob.aliases)}
+        options = {}
+        for key, value in settings.options.items():
+            canonical = names.get(key, key)
+            knob = self.knobs.get(canonical)
+            options[canonical] = value.lower() if knob is not None and knob.choices else value
+        stock = options.get("profile") == "stock"
+        access_log = settings.access_log or options.get("access_log") == "on" or (stock and self.stock_logs_access)
+        return replace(settings, options=options, access_log=access_log)
+
+    def stock_files(self, site: Site, settings: ServerSettings) -> dict[Path, str]:
+        """The stock configuration's files, changed only where they name a port, docroot, pid file or log."""
+        raise NotImplementedError
 
     def stop_signal_ok(self) -> bool:
         return True
@@ -252,7 +364,7 @@ class Adapter(ABC):
             "binary": str(binary) if binary else None,
             "install": None if binary is not None else self.install_hint(),
             "kinds": sorted(self.kinds),
-            "options": dict(self.options_help),
+            "options": {key: knob.describe() for key, knob in self.knobs.items()},
             "missing": [
                 {"part": p.what, "needed_for": p.needed_for, "install": f"apt-get install -y {p.package}"}
                 for p in self.parts()
@@ -306,6 +418,22 @@ def int_option(settings: ServerSettings, key: str, default: int, *, minimum: int
     return number
 
 
+def switch(settings: ServerSettings, key: str, default: bool) -> bool:
+    """An on/off knob's value (settings as `Adapter.effective` gives them)."""
+    value = settings.options.get(key)
+    return default if value is None else ON_OFF[value.lower()]
+
+
+def docroot_files(docroot: Path) -> list[Path]:
+    """Every regular file under the docroot, for servers that cache named files at start-up
+    (Apache's mod_file_cache); names a config file cannot quote are left out."""
+    found = []
+    for path in sorted(docroot.rglob("*")):
+        if path.is_file() and not path.is_symlink() and OPTION_VALUE.fullmatch(str(path)) and " " not in str(path):
+            found.append(path)
+    return found
+
+
 def wants_files(settings: ServerSettings) -> bool:
     """A file-operation (loadfile) suite: it needs a file server."""
     return bool(settings.kinds & set(FILE_KINDS))
@@ -352,7 +480,7 @@ class Target:
     def __init__(self, adapter: Adapter, settings: ServerSettings) -> None:
         adapter.check(settings)
         self.adapter = adapter
-        self.settings = settings
+        self.settings = adapter.effective(settings)  # what the server runs with: aliases resolved, logging settled
         self.site: Site | None = None
         self.processes = Processes()
         self.cgroup: Cgroup | None = None  # the memory limit and the CPU quota, when asked
@@ -403,7 +531,8 @@ class Target:
             self.cgroup = Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota)
             self.cgroup.create()
         helpers = self._start_helpers(site)
-        files = self.adapter.config_files(site, settings)
+        stock = settings.options.get("profile") == "stock"
+        files = self.adapter.stock_files(site, settings) if stock else self.adapter.config_files(site, settings)
         for path, text in files.items():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)

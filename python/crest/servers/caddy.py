@@ -15,8 +15,12 @@ from typing import ClassVar
 from crest.errors import ConfigError
 from crest.servers.base import (
     Adapter,
+    Knob,
     ServerSettings,
+    access_log_knob,
     int_option,
+    number,
+    profile_knob,
     render,
     version_output,
     wants_cgi,
@@ -24,9 +28,11 @@ from crest.servers.base import (
     which,
 )
 from crest.servers.site import Site
+from crest.servers.stock import rewrite
 
 IDLE_TIMEOUT = "5m"  # Caddy's default
 DURATION = re.compile(r"\d+(ns|us|ms|s|m|h)|0")
+STOCK = Path("/etc/caddy/Caddyfile")
 
 
 class CaddyAdapter(Adapter):
@@ -37,15 +43,22 @@ class CaddyAdapter(Adapter):
         {"cgi", "webstone-cgi", "fastcgi", "inproc", "specweb99", "specweb99-get"}
     )
     cgi_through_fcgiwrap = True
-    options_help = {
-        "GOMAXPROCS": "threads running Go code at once (default: --workers)",
-        "GOGC": "Go garbage collector target, percent of live heap (default 100)",
-        "idle_timeout": f"how long an idle keep-alive connection stays open, e.g. 5s (default {IDLE_TIMEOUT})",
-        "read_timeout": "limit on reading a request's headers and body, e.g. 30s (default 0 = none)",
-        "write_timeout": "limit on writing a response, e.g. 30s (default 0 = none)",
-        "max_header_size": "largest request header accepted, e.g. 1MB (default 1MB)",
-        "fcgiwrap_children": "fcgiwrap processes running CGI programs (default 4 per worker, at least 8)",
-    }
+    stock_config = STOCK
+    knobs = {
+        "profile": profile_knob(f"{STOCK} (its admin endpoint moved to a socket in the site)"),
+        "workers": number("threads running Go code at once", "--workers (one per target core)",
+                          "environment GOMAXPROCS", ("GOMAXPROCS",)),
+        "GOGC": number("Go garbage collector target, percent of live heap", "100", "environment GOGC"),
+        "idle_timeout": Knob("how long an idle keep-alive connection stays open, e.g. 5s", IDLE_TIMEOUT,
+                             "servers { timeouts { idle } }"),
+        "read_timeout": Knob("limit on reading a request's headers and body, e.g. 30s", "0 = none",
+                             "servers { timeouts { read_header read_body } }"),
+        "write_timeout": Knob("limit on writing a response, e.g. 30s", "0 = none", "servers { timeouts { write } }"),
+        "max_header_size": Knob("largest request header accepted, e.g. 1MB", "1MB", "servers { max_header_size }"),
+        "access_log": access_log_knob("log (in the site block)"),
+        "fcgiwrap_children": Knob("fcgiwrap processes running CGI programs", "4 per worker, at least 8",
+                                  "fcgiwrap -c"),
+    }  # fmt: skip
 
     def binary(self) -> Path | None:
         return which("caddy")
@@ -59,8 +72,6 @@ class CaddyAdapter(Adapter):
 
     def check(self, settings: ServerSettings) -> None:
         super().check(settings)
-        int_option(settings, "GOMAXPROCS", 1)
-        int_option(settings, "GOGC", 1)
         for key in ("idle_timeout", "read_timeout", "write_timeout"):
             value = settings.options.get(key)
             if value is not None and not DURATION.fullmatch(value):
@@ -88,6 +99,15 @@ class CaddyAdapter(Adapter):
         )
         return {self.config_path(site): text}
 
+    def stock_files(self, site: Site, settings: ServerSettings) -> dict[Path, str]:
+        """Debian's Caddyfile on the site's address and docroot. Its admin endpoint (localhost:2019, a second
+        listen address every Caddy would share) moves to a socket in the site: the one line crest adds."""
+        text = rewrite(STOCK, [
+            (r"^:80 \{$", f"http://{site.host}:{site.port} {{\n\tbind {site.host}"),
+            (r"^(\s*)root \* /usr/share/caddy$", f"\\1root * {site.docroot}"),
+        ])  # fmt: skip
+        return {self.config_path(site): f"{{\n\tadmin unix/{site.run_dir}/caddy-admin.sock\n}}\n" + text}
+
     def command(self, site: Site, settings: ServerSettings) -> list[str]:
         return [str(self.binary()), "run", "--config", str(self.config_path(site)), "--adapter", "caddyfile"]
 
@@ -96,13 +116,10 @@ class CaddyAdapter(Adapter):
 
     def env(self, site: Site, settings: ServerSettings) -> dict[str, str] | None:
         home = str(site.run_dir / "caddy")
-        env = {
-            **os.environ,
-            "GOMAXPROCS": str(int_option(settings, "GOMAXPROCS", max(1, settings.workers))),
-            "HOME": home,
-            "XDG_CONFIG_HOME": home,
-            "XDG_DATA_HOME": home,
-        }
+        env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": home, "XDG_DATA_HOME": home}
+        if settings.options.get("profile") == "stock":
+            return env  # Go's own GOMAXPROCS: the cores its affinity mask allows
+        env["GOMAXPROCS"] = str(int_option(settings, "workers", max(1, settings.workers)))
         if "GOGC" in settings.options:
             env["GOGC"] = settings.options["GOGC"]
         return env

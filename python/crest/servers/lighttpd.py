@@ -9,24 +9,35 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from crest.errors import ConfigError
 from crest.servers.base import (
     Adapter,
+    Knob,
     Part,
     ServerSettings,
+    access_log_knob,
     int_option,
+    number,
+    on_off,
+    profile_knob,
     render,
+    switch,
     version_output,
     wants_cgi,
     wants_fastcgi,
     which,
 )
 from crest.servers.site import Site
+from crest.servers.stock import rewrite
 
 # Debian ships lighttpd's TLS module in its own package (a Recommends of lighttpd).
 MODULE_DIRS = (Path("/usr/lib/lighttpd"), Path("/usr/lib64/lighttpd"), Path("/usr/local/lib/lighttpd"))
 MAX_CONNECTIONS = 4096
 KEEPALIVE_REQUESTS = 1_000_000  # lighttpd's default (1000) would close connections mid-mix
 KEEPALIVE_IDLE_S = 5
+STOCK = Path("/etc/lighttpd/lighttpd.conf")
+# Knobs that set what an older, lighttpd-named key sets with lighttpd's own values.
+_SAME_AS = {"sendfile": "server.network-backend", "file_cache": "server.stat-cache-engine"}
 
 
 class LighttpdAdapter(Adapter):
@@ -38,15 +49,30 @@ class LighttpdAdapter(Adapter):
     )
     # lighttpd buffers its access log and writes it every 4 s (or 8 KiB).
     access_log_flush_s = 4.5
-    options_help = {
-        "server.max-worker": "worker processes (default: --workers; 1 = a single process, lighttpd's own model)",
-        "server.max-connections": f"connections served at once, per process (default {MAX_CONNECTIONS})",
-        "server.max-fds": "file descriptors per process, as root (default: 4 per connection)",
-        "server.max-keep-alive-requests": f"requests per keep-alive connection (default {KEEPALIVE_REQUESTS})",
-        "server.max-keep-alive-idle": f"seconds an idle keep-alive connection stays open (default {KEEPALIVE_IDLE_S})",
-        "server.network-backend": "how static files are sent: sendfile, writev or write (default sendfile)",
-        "server.stat-cache-engine": "file metadata cache: simple, inotify or disable (default simple)",
-    }
+    stock_config = STOCK
+    knobs = {
+        "profile": profile_knob(str(STOCK)),
+        "workers": number("worker processes (1 = a single process, lighttpd's own model)",
+                          "--workers (one per target core)", "server.max-worker", ("server.max-worker",)),
+        "server.max-connections": number("connections served at once, per process", str(MAX_CONNECTIONS),
+                                         "server.max-connections"),
+        "server.max-fds": number("file descriptors per process, as root", "4 per connection", "server.max-fds"),
+        "backlog": number("listen backlog: connections the kernel queues before lighttpd accepts them",
+                          "1024 (lighttpd's own)", "server.listen-backlog"),
+        "keepalive_requests": number("requests per keep-alive connection", str(KEEPALIVE_REQUESTS),
+                                     "server.max-keep-alive-requests", ("server.max-keep-alive-requests",),
+                                     minimum=0),
+        "keepalive_timeout": number("seconds an idle keep-alive connection stays open", str(KEEPALIVE_IDLE_S),
+                                    "server.max-keep-alive-idle", ("server.max-keep-alive-idle",), minimum=0),
+        "sendfile": on_off("send static files with sendfile(2) (off: writev)", "on", "server.network-backend"),
+        "server.network-backend": Knob("how static files are sent: sendfile, writev or write", "sendfile",
+                                       "server.network-backend"),
+        "file_cache": on_off("cache files' metadata (stat cache; off: stat every request)", "on",
+                             "server.stat-cache-engine"),
+        "server.stat-cache-engine": Knob("file metadata cache: simple, inotify or disable", "simple",
+                                         "server.stat-cache-engine"),
+        "access_log": access_log_knob("accesslog.filename (mod_accesslog)"),
+    }  # fmt: skip
 
     def binary(self) -> Path | None:
         return which("lighttpd")
@@ -61,10 +87,9 @@ class LighttpdAdapter(Adapter):
 
     def check(self, settings: ServerSettings) -> None:
         super().check(settings)
-        for key in ("server.max-worker", "server.max-connections", "server.max-fds"):
-            int_option(settings, key, 1)
-        for key in ("server.max-keep-alive-requests", "server.max-keep-alive-idle"):
-            int_option(settings, key, 0, minimum=0)
+        for knob, key in _SAME_AS.items():
+            if knob in settings.options and key in settings.options:
+                raise ConfigError(f"--server-opt {knob} and {key} set the same thing: give one of them")
 
     def modules(self, site: Site, settings: ServerSettings) -> list[str]:
         modules = []
@@ -84,7 +109,9 @@ class LighttpdAdapter(Adapter):
     def config_files(self, site: Site, settings: ServerSettings) -> dict[Path, str]:
         opts = settings.options
         connections = int_option(settings, "server.max-connections", MAX_CONNECTIONS)
-        requests = int_option(settings, "server.max-keep-alive-requests", KEEPALIVE_REQUESTS, minimum=0)
+        requests = int_option(settings, "keepalive_requests", KEEPALIVE_REQUESTS, minimum=0)
+        backend = "sendfile" if switch(settings, "sendfile", True) else "writev"
+        stat_cache = "simple" if switch(settings, "file_cache", True) else "disable"
         text = render(
             "lighttpd.conf.j2",
             site=site,
@@ -92,15 +119,26 @@ class LighttpdAdapter(Adapter):
             modules=self.modules(site, settings),
             cgi=wants_cgi(settings),
             fastcgi=wants_fastcgi(settings),
-            max_worker=int_option(settings, "server.max-worker", max(1, settings.workers)),
+            max_worker=int_option(settings, "workers", max(1, settings.workers)),
+            backlog=opts.get("backlog"),
             max_connections=connections,
             max_fds=int_option(settings, "server.max-fds", 4 * connections),
             keepalive_requests=requests if settings.keepalive else 0,
-            keepalive_idle=int_option(settings, "server.max-keep-alive-idle", KEEPALIVE_IDLE_S, minimum=0),
-            network_backend=opts.get("server.network-backend", "sendfile"),
-            stat_cache_engine=opts.get("server.stat-cache-engine", "simple"),
+            keepalive_idle=int_option(settings, "keepalive_timeout", KEEPALIVE_IDLE_S, minimum=0),
+            network_backend=opts.get("server.network-backend", backend),
+            stat_cache_engine=opts.get("server.stat-cache-engine", stat_cache),
         )
         return {self.config_path(site): text}
+
+    def stock_files(self, site: Site, settings: ServerSettings) -> dict[Path, str]:
+        """Debian's lighttpd.conf (its conf-enabled read from /etc as it is) on the site's address and docroot."""
+        return {self.config_path(site): rewrite(STOCK, [
+            (r'^server\.document-root\s*=.*$', f'server.document-root = "{site.docroot}"'),
+            (r'^server\.errorlog\s*=.*$', f'server.errorlog = "{site.error_log}"'),
+            (r'^server\.pid-file\s*=.*$', f'server.pid-file = "{site.run_dir}/lighttpd.pid"'),
+            (r'^server\.port\s*=\s*80$', f'server.port = {site.port}\nserver.bind = "{site.host}"'),
+            (r'^include_shell "/usr/share/lighttpd/use-ipv6\.pl.*$', "# IPv6 listen dropped: crest listens on one address"),
+        ], optional=(r'^include_shell "/usr/share/lighttpd/use-ipv6\.pl.*$',))}  # fmt: skip
 
     def command(self, site: Site, settings: ServerSettings) -> list[str]:
         return [str(self.binary()), "-D", "-f", str(self.config_path(site))]

@@ -23,6 +23,7 @@ from crest.errors import ConfigError, TargetError
 from crest.servers.base import (
     READY_TIMEOUT_S,
     Adapter,
+    Knob,
     Login,
     ServerSettings,
     answers_on,
@@ -69,7 +70,7 @@ class SambaAdapter(Adapter):
     title = "Samba smbd (SMB2/3 file server)"
     package = "samba"
     kinds: ClassVar[frozenset[str]] = frozenset({"loadfile"})
-    options_help = {key: meaning for key, (meaning, _) in OPTIONS.items()}
+    knobs = {key: Knob(meaning, "in the meaning", key) for key, (meaning, _) in OPTIONS.items()}
 
     def binary(self) -> Path | None:
         return which("smbd")
