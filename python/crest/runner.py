@@ -19,7 +19,9 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
+from urllib.parse import urlsplit
 
+from crest.disclosure import disclosure
 from crest.errors import ConfigError, DiskFullError, MachineError, NodeLostError, TargetError
 from crest.filesets import Manifest, build_manifest, load_manifest
 from crest.filesets.cache import cached_fileset, empty_docroot
@@ -756,6 +758,11 @@ class SuiteRunner:
         }
         if self.request.capacity is not None:
             config["capacity"] = dict(self.request.capacity)
+        target_url = self.request.target or ""
+        host = urlsplit(target_url).hostname if "://" in target_url else None
+        # On a cluster the target's machine is a node's: only this machine's facts are read here.
+        docroot = target.settings.docroot if target is not None and self.request.cluster is None else None
+        config["disclosure"] = disclosure(docroot, host)
         if self.request.cluster is not None:
             config["cluster"] = {"address": self.request.cluster, "nodes": self.request.nodes}
         if target is not None and self.request.cluster is not None:

@@ -47,6 +47,7 @@ from crest.analysis.throughput import judged_by_throughput, run_throughput
 from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
 from crest.errors import ConfigError
 from crest.report.counters import host_counters
+from crest.report.disclosure import disclosure_section
 from crest.report.narrative import findings
 from crest.report.peaks import best_of_section, paired_json, peaks_section, pooled_section
 from crest.store import MixRecord, RunDetail
@@ -127,6 +128,9 @@ def build_report(
     curves = [_throughput(d, c.label) for c in configs for d in c.trials if judged_by_throughput(d)]
     if curves:  # only file-server runs and throughput-only tables carry the key
         doc["throughput"] = curves
+    disclosed = disclosure_section(configs)
+    if disclosed:  # runs stored before disclosures were kept have none
+        doc["disclosure"] = disclosed
     hosts = host_counters(configs, load_axis)
     if hosts:  # only runs whose mixes sampled host counters carry the key
         doc["host_counters"] = hosts

@@ -78,6 +78,14 @@ def render_markdown(doc: dict[str, Any]) -> str:
     for h in doc["hosts"]:
         facts = ", ".join(f"{md(k)} {md(fmt.factor_value(v))}" for k, v in h["facts"].items())
         out += ["", f"Host: {facts}"]
+    for i, d in enumerate(doc.get("disclosure") or [], start=1):
+        out += [
+            "",
+            "## Disclosure" + (f" {i}: {md('; '.join(d['configurations']))}" if len(doc["disclosure"]) > 1 else ""),
+        ]
+        for s in d["sections"]:
+            out += ["", f"{md(s['title'])}:", ""]
+            out += _table(["", ""], [[md(r["name"]), md(r["value"])] for r in s["rows"]])
     servers = [c for c in configs if c["server"]]
     if servers:
         out += ["", "Servers: " + "; ".join(
