@@ -114,12 +114,13 @@ def build_charts(doc: dict[str, Any]) -> list[Chart]:
     sweep = _sweep_chart(doc)
     if sweep is not None:
         charts.insert(0, sweep)
-    charts[:0] = [_capacity_chart(i, search) for i, search in enumerate(doc.get("capacity") or [])]
+    searches = [_capacity_chart(i, search) for i, search in enumerate(doc.get("capacity") or [])]
+    charts[:0] = searches
     peaks = doc.get("peaks")
-    if peaks:  # VeriTest's figure 1 leads, as the seed's summary did
+    if peaks:  # VeriTest's figure 1 leads (after a search's or a sweep's own figure), as the seed's summary did
         whisker = " · whiskers: 95% CI over trials" if any(b["ci95"] for b in peaks["bars"]) else ""
         index = f" · in brackets: index against {peaks['baseline']} = 1.00" if peaks["baseline"] else ""
-        charts.insert(0, Chart("Peaks", f"Peak requests/s by configuration{whisker}{index}",
+        charts.insert(len(searches) + (sweep is not None), Chart("Peaks", f"Peak requests/s by configuration{whisker}{index}",
                                peak_bar_chart("chart-peaks", peaks)))  # fmt: skip
     return charts
 
