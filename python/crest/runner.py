@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
+from crest import disclosure
 from crest.errors import ConfigError, DiskFullError, MachineError, NodeLostError, TargetError
 from crest.filesets import Manifest, build_manifest, load_manifest
 from crest.filesets.cache import cached_fileset, empty_docroot
@@ -329,6 +330,7 @@ class SuiteRunner:
             cpu_quota=self.share.quota if self.share else None,
             access_log=self.request.access_log,
             tls=any(c.tls for c in workload.classes),
+            tls_key=workload.tls_settings().key,
             kinds=frozenset(kinds),
             keepalive=workload.keepalive,
             options=dict(self.request.server_options),
@@ -585,6 +587,7 @@ class SuiteRunner:
             think_time_s=t.think_time_s,
             timeout_s=self.request.timeout_s,
             insecure=self.request.insecure,
+            tls_resumption=workload.tls_settings().resumption,
             read_buffer_bytes=workload.read_buffer_bytes,
             requests=table.requests,
             classes=() if spec else table.classes,  # SPECweb99's classes are the engine's own 20
@@ -676,8 +679,12 @@ class SuiteRunner:
             repeat_index=repeat_index,
             config=config,
             factors=dict(self.request.factors),
-            host=host_facts(),
+            host={**host_facts(), "disclosure": self._disclosure(target)},
         )
+
+    def _disclosure(self, target: Target | None) -> dict[str, Any]:
+        docroot = getattr(getattr(target, "settings", None), "docroot", None) if self.request.cluster is None else None
+        return disclosure.collect(docroot, self.request.target, self.request.tls_target)
 
 
 # Where an smb:// target's password comes from when no --password-file is given.

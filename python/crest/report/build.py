@@ -45,6 +45,7 @@ from crest.analysis.specweb99 import Iteration, is_specweb99_run, specweb99_resu
 from crest.analysis.throughput import judged_by_throughput, run_throughput
 from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
 from crest.errors import ConfigError
+from crest.report.disclosure import disclosure_section
 from crest.report.narrative import findings
 from crest.store import MixRecord, RunDetail
 
@@ -87,6 +88,7 @@ def build_report(
         "runs": [_run(t, c.label) for c in configs for t in c.trials],
         "hosts": _hosts(measured),
         "skipped_runs": [d.id for d in details if not d.mixes],
+        "disclosure": disclosure_section(configs),
     }
     sweep = _sweep(measured, configs)
     if sweep is not None:  # only content-length sweeps carry the key: other reports stay as they were
@@ -474,7 +476,7 @@ def _hosts(details: list[RunDetail]) -> list[dict[str, Any]]:
     """The distinct load-generator hosts, each with the runs measured on it."""
     seen: dict[str, dict[str, Any]] = {}
     for d in details:
-        host = {k: v for k, v in d.meta.host.items()}
+        host = {k: v for k, v in d.meta.host.items() if k != "disclosure"}  # the Disclosure section shows it
         key = repr(sorted((str(k), str(v)) for k, v in host.items()))
         seen.setdefault(key, {"facts": host, "runs": []})["runs"].append(d.id)
     return list(seen.values())

@@ -79,7 +79,33 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out += ["", "Servers: " + "; ".join(
             f"{md(c['label'])}: {md(c['server'].get('name', '?'))} {md(c['server'].get('version', ''))}".rstrip()
             for c in servers) + "."]  # fmt: skip
+    if doc.get("disclosure"):
+        out += disclosure_md(doc["disclosure"])
     return "\n".join(out) + "\n"
+
+
+def disclosure_md(section: dict[str, Any]) -> list[str]:
+    """The Disclosure section: a two-column table per stored table; the full server configuration follows."""
+    out = ["", "## Disclosure", ""]
+
+    def table(title: str, rows: list[dict[str, str]]) -> list[str]:
+        return ["", f"**{md(title)}**", "", *_table(["fact", "value"], [[md(r["field"]), md(r.get("value") or f"({r['why']})")]
+                                                            for r in rows])]  # fmt: skip
+
+    for m in section["machines"]:
+        if len(section["machines"]) > 1:
+            out += ["", f"Machine of runs {md(', '.join(m['runs']))}:"]
+        for t in m["tables"]:
+            out += table(t["title"], t["rows"])
+    for s in section["servers"]:
+        out += table(f"Server: {s['configuration']}", s["rows"])
+        if s["config_text"]:
+            out += ["", "```", s["config_text"].rstrip("\n"), "```"]
+    for c in section["clients"]:
+        out += table(f"Clients: {c['configuration']}", c["rows"])
+    for c in section["tls"]:
+        out += table(f"TLS: {c['configuration']}", c["rows"])
+    return out
 
 
 def _weighted(w: dict[str, Any]) -> list[str]:

@@ -99,5 +99,15 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE mixes ADD COLUMN specweb99_json TEXT")
 
 
+def _v4_to_v5(conn: sqlite3.Connection) -> None:
+    """TLS facts per mix: earlier crests did not keep them (NULL: not recorded)."""
+    conn.execute("ALTER TABLE mixes ADD COLUMN tls_json TEXT")
+
+
 # From version N to N + 1.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+    4: _v4_to_v5,
+}

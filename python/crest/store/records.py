@@ -68,6 +68,9 @@ class MixRecord:
     # A SPECweb99 iteration: the harness's figures (per-connection bit rates, conformance, POST-log
     # check, validity rules); see crest.specweb99. None for other mixes.
     specweb99: dict[str, Any] | None = None
+    # The mix's TLS handshakes, whole mix: {"handshakes", "resumed", "handshake_us": {p50, p99, ...},
+    # "negotiated": [{"protocol", "cipher", "handshakes"}]}; None when no handshake was made.
+    tls: dict[str, Any] | None = None
 
     @property
     def error_count(self) -> int:

@@ -14,7 +14,8 @@ from crest.store.migrate import MIGRATIONS
 # 3: cluster_json, a cluster mix's per-node breakdown and clock offsets (NULL for a mix run on one machine).
 # 4: rate_rps, an open-loop mix's total request rate (a capacity search's load on the rate axis), and
 #    specweb99_json, a SPECweb99 iteration's harness figures (conformance, POST-log check, validity).
-SCHEMA_VERSION = 4
+# 5: tls_json, what a mix's TLS handshakes negotiated (count, resumed, protocol and cipher suite pairs).
+SCHEMA_VERSION = 5
 # "CRST": marks the file as crest's, so a foreign SQLite file is refused instead of written into.
 APPLICATION_ID = 0x43525354
 
@@ -70,6 +71,7 @@ _TABLES = (
         cluster_json        TEXT,           -- a cluster mix's nodes (clients, requests, clock offset); NULL locally
         rate_rps            REAL,           -- an open-loop mix's total rate; NULL for a closed loop
         specweb99_json      TEXT,           -- a SPECweb99 iteration's harness figures; NULL for other mixes
+        tls_json            TEXT,           -- TLS handshakes and what they negotiated; NULL without TLS
         PRIMARY KEY (run_id, idx)
     )
     """,

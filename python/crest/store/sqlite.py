@@ -47,7 +47,7 @@ _MIX_COLUMNS = (
     "errors_json", "latency_us_json", "status_json", "classes_json", "clients_json", "timeline_json",
     "histogram_b64", "monitor_json", "verdicts_json",
     "size_bytes", "client_cpu_s", "connections_opened", "access_log_requests", "cluster_json",
-    "rate_rps", "specweb99_json",
+    "rate_rps", "specweb99_json", "tls_json",
 )  # fmt: skip
 _RUN_COLUMNS = (
     "id", "suite", "target", "profile", "repeat_index", "status", "reason", "started_at", "ended_at",
@@ -149,6 +149,7 @@ class Store:
             mix.size_bytes, mix.client_cpu_s, mix.connections_opened, mix.access_log_requests,
             None if mix.cluster is None else _dump(mix.cluster),
             mix.rate_rps, None if mix.specweb99 is None else _dump(mix.specweb99),
+            None if mix.tls is None else _dump(mix.tls),
         )  # fmt: skip
         sql = f"INSERT INTO mixes (run_id, {', '.join(_MIX_COLUMNS)}) VALUES ({', '.join('?' * len(row))})"
         try:
@@ -355,7 +356,7 @@ def _mix(row: tuple[Any, ...]) -> MixRecord:
     (idx, clients, threads, connections, started_at, ended_at, window_s, requests, responses, nbytes,
      body_bytes, rps, throughput, *json_columns, histogram_b64, monitor_json, verdicts_json,
      size_bytes, client_cpu_s, connections_opened, access_log_requests, cluster_json, rate_rps,
-     specweb99_json) = row  # fmt: skip
+     specweb99_json, tls_json) = row  # fmt: skip
     errors, latency_us, status, classes, client_scores, timeline = (json.loads(c) for c in json_columns)
     return MixRecord(
         index=idx, clients=clients, threads_per_client=threads, connections=connections,
@@ -368,6 +369,7 @@ def _mix(row: tuple[Any, ...]) -> MixRecord:
         access_log_requests=access_log_requests,
         cluster=None if cluster_json is None else json.loads(cluster_json),
         rate_rps=rate_rps, specweb99=None if specweb99_json is None else json.loads(specweb99_json),
+        tls=None if tls_json is None else json.loads(tls_json),
     )  # fmt: skip
 
 
