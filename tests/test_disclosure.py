@@ -96,3 +96,39 @@ def test_the_certificate_key_is_read_from_one_handshake(tmp_path: Path, kind: st
         server.join(timeout=10)
     assert found["key_type"] == key_type and found["key_bits"] == bits
     assert (found["curve"] == "P-256") if kind == "ecdsa-p256" else disclosure.missing(found["curve"])
+
+
+def _suite(tls: str) -> str:
+    return f"""
+name = "t"
+description = "d"
+source = "s"
+[workload]
+fileset = "webbench"
+{tls}
+[[workload.classes]]
+name = "static"
+kind = "static"
+weight = 1
+tls = true
+[ladder]
+clients = [1]
+[timing]
+length_s = 2
+"""
+
+
+def test_a_suite_chooses_the_tls_key_and_resumption() -> None:
+    from crest.suite.loader import parse_toml
+
+    assert parse_toml(_suite("")).workload.tls_settings().key == "ecdsa-p256"
+    tls = parse_toml(_suite('[workload.tls]\nkey = "rsa2048"\nresumption = false')).workload.tls_settings()
+    assert (tls.key, tls.resumption) == ("rsa2048", False)
+
+
+def test_rsa1024_is_refused_with_the_reason() -> None:
+    from crest.errors import ConfigError
+    from crest.suite.loader import parse_toml
+
+    with pytest.raises(ConfigError, match=r"workload\.tls\.key: rsa1024 cannot be measured: .*rustls.* use rsa2048"):
+        parse_toml(_suite('[workload.tls]\nkey = "rsa1024"'))

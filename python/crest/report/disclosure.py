@@ -64,11 +64,13 @@ def _machine_tables(host: dict[str, Any], d: dict[str, Any] | None) -> list[dict
             _row("machine", virt.get("machine")),
             _row("container", virt.get("container")),
         ]},
-        {"title": "Operating system and tuning", "rows": [
+        {"title": "Operating system", "rows": [
             _row("distribution", os_.get("distribution")),
             _row("kernel", os_.get("kernel")),
             _row("kernel build", os_.get("kernel_build")),
             _row("boot command line", os_.get("boot_cmdline")),
+        ]},
+        {"title": "Tuning (sysctls, ulimits)", "rows": [
             *(_row(name, value) for name, value in (d.get("sysctl") or {}).items()),
             *(_row(f"ulimit {name} (soft, hard)", _pair(value)) for name, value in (d.get("ulimits") or {}).items()),
         ]},
@@ -84,7 +86,7 @@ def _machine_tables(host: dict[str, Any], d: dict[str, Any] | None) -> list[dict
 def _fields(section: Any, names: dict[str, str]) -> list[dict[str, str]]:
     why = missing(section)
     if why is not None or not isinstance(section, dict):
-        return [{"field": "all", "why": why or "not recorded"}]
+        return [{"field": next(iter(names.values())), "why": why or "not recorded"}]
     rows = []
     for key, label in names.items():
         value = section.get(key)

@@ -85,7 +85,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
 
 
 def disclosure_md(section: dict[str, Any]) -> list[str]:
-    """The Disclosure section: a two-column table per stored table; the full server configuration follows."""
+    """The Disclosure section: a two-column table per stored table. The full server configuration stays in the
+    HTML and JSON reports: raw text from a server file has no safe place in Markdown."""
     out = ["", "## Disclosure", ""]
 
     def table(title: str, rows: list[dict[str, str]]) -> list[str]:
@@ -99,8 +100,6 @@ def disclosure_md(section: dict[str, Any]) -> list[str]:
             out += table(t["title"], t["rows"])
     for s in section["servers"]:
         out += table(f"Server: {s['configuration']}", s["rows"])
-        if s["config_text"]:
-            out += ["", "```", s["config_text"].rstrip("\n"), "```"]
     for c in section["clients"]:
         out += table(f"Clients: {c['configuration']}", c["rows"])
     for c in section["tls"]:
