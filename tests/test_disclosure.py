@@ -1,55 +1,134 @@
-"""The disclosure read on this machine: every field of every section is there, each a fact or a reason why not."""
+"""The disclosure read from this machine: every field present, each a plausible value or a reason."""
 
 from __future__ import annotations
 
-import os
+import shutil
+import socket
+import ssl
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from crest.disclosure import FIELDS, SYSCTLS, disclosure
-
-# It runs systemd-detect-virt, ip and ethtool where they are installed (quick, but subprocesses).
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
+from crest import disclosure
+from crest.servers.site import make_certificate
 
 
-def _is_fact_or_reason(value: Any) -> bool:
-    if isinstance(value, dict) and "not_applicable" in value:
-        return bool(str(value["not_applicable"]).strip())
-    return value not in (None, "", [], {})
+def _fields(section: Any) -> list[tuple[str, Any]]:
+    return list(section.items()) if isinstance(section, dict) and disclosure.missing(section) is None else []
 
 
-def test_every_field_is_a_fact_or_says_why_not(tmp_path: Path) -> None:
-    found = disclosure(tmp_path, "127.0.0.1")
-    assert set(found) == set(FIELDS)
-    for section, names in FIELDS.items():
-        assert set(found[section]) >= set(names), section
-        for name in names:
-            assert _is_fact_or_reason(found[section][name]), (section, name, found[section][name])
-    hw, system, docroot = found["hardware"], found["os"], found["docroot"]
-    assert hw["logical_cpus"] == os.cpu_count() and hw["cores"] >= 1 and hw["sockets"] >= 1 and hw["numa_nodes"] >= 1
-    assert hw["memory_bytes"] > 0 and isinstance(hw["virtualization"]["hypervisor"], bool)
-    assert set(system["sysctls"]) == set(SYSCTLS)
-    assert all(_is_fact_or_reason(v) for v in system["sysctls"].values())
-    assert system["sysctls"]["net.core.somaxconn"] == Path("/proc/sys/net/core/somaxconn").read_text().strip()
-    assert (
-        system["ulimits"]["nofile"]["soft"] == __import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE)[0]
-    )
-    assert system["kernel"] == os.uname().release and system["boot_cmdline"]
-    assert docroot["path"] == str(tmp_path.resolve())
-    assert (
-        str(tmp_path.resolve()).startswith(docroot["mount_point"])
-        and docroot["filesystem"]
-        and docroot["free_bytes"] > 0
-    )
+def test_the_disclosure_has_every_field_on_this_machine(tmp_path: Path) -> None:
+    d = disclosure.collect(tmp_path, "http://127.0.0.1:8080/", None)
+    assert tuple(d) == disclosure.SECTIONS
+    hw = d["hardware"]
+    assert set(hw) == {"cpu_model", "sockets", "cores", "logical_cpus", "numa_nodes", "memory_bytes",
+                       "cpu_governor", "virtualization"}  # fmt: skip
+    assert isinstance(hw["cpu_model"], str) and hw["cpu_model"]
+    assert 1 <= hw["sockets"] <= hw["cores"] <= hw["logical_cpus"]
+    assert hw["memory_bytes"] > 64 * 2**20
+    assert [n["node"] for n in hw["numa_nodes"]] == sorted(n["node"] for n in hw["numa_nodes"])
+    governor = hw["cpu_governor"]
+    assert isinstance(governor, str) or disclosure.missing(governor).startswith("not applicable: no cpufreq")
+    assert set(hw["virtualization"]) == {"hypervisor", "machine", "container"}
+    assert isinstance(hw["virtualization"]["hypervisor"], bool)
+    os_ = d["os"]
+    assert Path("/proc/cmdline").read_text().strip() == os_["boot_cmdline"]
+    assert os_["kernel"] and os_["distribution"]
+    assert set(d["sysctl"]) == set(disclosure.SYSCTLS)
+    assert int(d["sysctl"]["net.core.somaxconn"]) > 0
+    low, high = (int(p) for p in d["sysctl"]["net.ipv4.ip_local_port_range"].split())
+    assert 0 < low < high <= 65535
+    assert all(len(d["sysctl"]["net.ipv4." + k].split()) == 3 for k in ("tcp_rmem", "tcp_wmem"))
+    assert set(d["ulimits"]) == set(disclosure.ULIMITS)
+    soft, hard = d["ulimits"]["nofile"]
+    assert hard == "unlimited" or 0 < soft <= hard
+    root = d["docroot"]
+    assert root["path"] == str(tmp_path.resolve()) and tmp_path.resolve().is_relative_to(root["mount_point"])
+    assert root["filesystem"] and root["mount_options"].split(",")[0] in ("rw", "ro") and root["free_bytes"] > 0
+    # A loopback target: no NIC carries its traffic; no TLS class: no certificate.
+    assert disclosure.missing(d["nic"]).startswith("not applicable: the target is on loopback")
+    assert disclosure.missing(d["tls"]) == "not applicable: the workload sends no TLS requests"
+    for section in d.values():  # every field a value or a reason
+        for name, value in _fields(section):
+            assert value not in (None, ""), name
 
 
-def test_loopback_has_no_nic_and_a_benchmark_address_routes_through_one() -> None:
-    loop = disclosure(None, "127.0.0.1")
-    assert loop["network"]["interface"] == "lo"
-    assert "loopback" in loop["network"]["speed_mbps"]["not_applicable"]
-    assert all("not_applicable" in v for v in loop["docroot"].values())
-    # A route lookup only (ip route get): no packet leaves. 198.18.0.0/15 is RFC 2544's benchmarking range.
-    routed = disclosure(None, "198.18.0.1")["network"]
-    assert all(_is_fact_or_reason(routed[name]) for name in FIELDS["network"])
+def test_a_target_crest_did_not_provision_has_no_docroot_here() -> None:
+    d = disclosure.collect(None, "http://localhost/", None)
+    assert disclosure.missing(d["docroot"]).startswith("not applicable: crest did not provision the target")
+
+
+@pytest.mark.integration  # runs `ip route get` and ethtool
+@pytest.mark.timeout(30)
+def test_a_routed_target_names_its_interface_or_says_why_not() -> None:
+    nic = disclosure.nic("192.0.2.1")  # TEST-NET-1: routed by the default route, if there is one
+    if disclosure.missing(nic) is None:
+        assert set(nic) == {"interface", "driver", "speed_mbit_s", "mtu", "offloads"} and nic["interface"] != "lo"
+    else:
+        assert disclosure.missing(nic).startswith("unavailable: ")
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl: apt-get install -y openssl")
+@pytest.mark.parametrize(("kind", "key_type", "bits"), [("rsa2048", "RSA", 2048), ("ecdsa-p256", "ECDSA", 256)])
+def test_the_certificate_key_is_read_from_one_handshake(tmp_path: Path, kind: str, key_type: str, bits: int) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    make_certificate(cert, key, kind)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+
+        def serve() -> None:
+            conn, _ = listener.accept()
+            try:
+                with context.wrap_socket(conn, server_side=True) as tls:
+                    tls.recv(1)
+            except (OSError, ssl.SSLError):
+                pass  # the client hangs up after the handshake
+
+        server = threading.Thread(target=serve)
+        server.start()
+        found = disclosure.certificate(f"https://127.0.0.1:{port}/")
+        server.join(timeout=10)
+    assert found["key_type"] == key_type and found["key_bits"] == bits
+    assert (found["curve"] == "P-256") if kind == "ecdsa-p256" else disclosure.missing(found["curve"])
+
+
+def _suite(tls: str) -> str:
+    return f"""
+name = "t"
+description = "d"
+source = "s"
+[workload]
+fileset = "webbench"
+{tls}
+[[workload.classes]]
+name = "static"
+kind = "static"
+weight = 1
+tls = true
+[ladder]
+clients = [1]
+[timing]
+length_s = 2
+"""
+
+
+def test_a_suite_chooses_the_tls_key_and_resumption() -> None:
+    from crest.suite.loader import parse_toml
+
+    assert parse_toml(_suite("")).workload.tls_settings().key == "ecdsa-p256"
+    tls = parse_toml(_suite('[workload.tls]\nkey = "rsa2048"\nresumption = false')).workload.tls_settings()
+    assert (tls.key, tls.resumption) == ("rsa2048", False)
+
+
+def test_rsa1024_is_refused_with_the_reason() -> None:
+    from crest.errors import ConfigError
+    from crest.suite.loader import parse_toml
+
+    with pytest.raises(ConfigError, match=r"workload\.tls\.key: rsa1024 cannot be measured: .*rustls.* use rsa2048"):
+        parse_toml(_suite('[workload.tls]\nkey = "rsa1024"'))

@@ -182,9 +182,9 @@ def test_restart_starts_new_processes_and_warmup_is_not_counted(tmp_path: Path, 
     assert not any(psutil.pid_exists(p) for p in before + after), "nothing is left after the run"
     assert "warm-up pass of" in run_cli("show", _run_id(db), "--db", str(db)).stdout
     with sqlite3.connect(db) as conn:
-        config = json.loads(conn.execute("SELECT config_json FROM runs").fetchone()[0])
-    assert config["disclosure"]["docroot"]["path"] == str(fileset.resolve())  # stored with every run
-    assert config["disclosure"]["network"]["interface"] == "lo"
+        host = json.loads(conn.execute("SELECT host_json FROM runs").fetchone()[0])
+    assert host["disclosure"]["docroot"]["path"] == str(fileset.resolve())  # stored with every run
+    assert "loopback" in host["disclosure"]["nic"]["not_applicable"]
 
 
 def _run_id(db: Path) -> str:

@@ -112,7 +112,7 @@ def test_opening_creates_the_directory_schema_and_version(db: Path) -> None:
             "latency_us_json", "status_json", "classes_json", "clients_json", "timeline_json", "histogram_b64",
             "monitor_json", "verdicts_json", "size_bytes", "client_cpu_s", "connections_opened",
             "access_log_requests",
-            "cluster_json", "rate_rps", "specweb99_json", "lab_json",
+            "cluster_json", "rate_rps", "specweb99_json", "lab_json", "tls_json",
         ]  # fmt: skip
         mix_pk = [row[1] for row in sorted(conn.execute("PRAGMA table_info(mixes)"), key=lambda r: r[5]) if row[5]]
         assert mix_pk == ["run_id", "idx"]

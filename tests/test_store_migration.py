@@ -83,6 +83,7 @@ def test_opening_upgrades_verdicts_and_columns_in_place(db: Path) -> None:
     )  # schema 3: every older mix ran on one machine
     assert all(m.rate_rps is None and m.specweb99 is None for d in runs.values() for m in d.mixes)  # schema 4
     assert all(m.lab is None for d in runs.values() for m in d.mixes)  # schema 5: nothing around earlier mixes
+    assert all(m.tls is None for d in runs.values() for m in d.mixes)  # schema 5
     bound = runs["hand-written"].mixes[1].verdicts[1]
     assert bound.figures == {"engine_cpu_util_pct": 97.3, "engine_cores": 1}  # from the mix's monitor
     assert runs["tiny-sweep"].mixes[0].verdicts[0].figures == {"target_cores": 2}

@@ -19,9 +19,8 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
-from urllib.parse import urlsplit
 
-from crest.disclosure import disclosure
+from crest import disclosure
 from crest.errors import ConfigError, DiskFullError, MachineError, NodeLostError, TargetError
 from crest.filesets import Manifest, build_manifest, load_manifest
 from crest.filesets.cache import cached_fileset, empty_docroot
@@ -396,6 +395,7 @@ class SuiteRunner:
             cpu_quota=self.share.quota if self.share else None,
             access_log=self.request.access_log,
             tls=any(c.tls for c in workload.classes),
+            tls_key=workload.tls_settings().key,
             kinds=frozenset(kinds),
             keepalive=workload.keepalive,
             options=dict(self.request.server_options),
@@ -687,6 +687,7 @@ class SuiteRunner:
             think_time_s=t.think_time_s,
             timeout_s=self.request.timeout_s,
             insecure=self.request.insecure,
+            tls_resumption=workload.tls_settings().resumption,
             read_buffer_bytes=workload.read_buffer_bytes,
             requests=table.requests,
             classes=() if spec else table.classes,  # SPECweb99's classes are the engine's own 20
@@ -758,11 +759,6 @@ class SuiteRunner:
         }
         if self.request.capacity is not None:
             config["capacity"] = dict(self.request.capacity)
-        target_url = self.request.target or ""
-        host = urlsplit(target_url).hostname if "://" in target_url else None
-        # On a cluster the target's machine is a node's: only this machine's facts are read here.
-        docroot = target.settings.docroot if target is not None and self.request.cluster is None else None
-        config["disclosure"] = disclosure(docroot, host)
         if self.request.cluster is not None:
             config["cluster"] = {"address": self.request.cluster, "nodes": self.request.nodes}
         if target is not None and self.request.cluster is not None:
@@ -783,8 +779,12 @@ class SuiteRunner:
             repeat_index=repeat_index,
             config=config,
             factors=dict(self.request.factors),
-            host=host_facts(),
+            host={**host_facts(), "disclosure": self._disclosure(target)},
         )
+
+    def _disclosure(self, target: Target | None) -> dict[str, Any]:
+        docroot = getattr(getattr(target, "settings", None), "docroot", None) if self.request.cluster is None else None
+        return disclosure.collect(docroot, self.request.target, self.request.tls_target)
 
 
 # Where an smb:// target's password comes from when no --password-file is given.

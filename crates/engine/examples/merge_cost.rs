@@ -66,7 +66,8 @@ fn synthetic(facts: &RunFacts, seed: u64) -> Part {
     }
     for _ in 0..1000 {
         stats.record_connect(Duration::from_micros(20 + rng.below(2000) as u64));
-        stats.record_tls_handshake(Duration::from_micros(500 + rng.below(5000) as u64), rng.below(2) == 0);
+        let negotiated = (Some(rustls::ProtocolVersion::TLSv1_3), Some(rustls::CipherSuite::TLS13_AES_128_GCM_SHA256));
+        stats.record_tls_handshake(Duration::from_micros(500 + rng.below(5000) as u64), rng.below(2) == 0, negotiated);
     }
     stats.record_error(Duration::from_secs(1), ErrorKind::Timeout, 0, 0, Some(&"no response within 10 s"));
     Part {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorKind;
 use crate::report::{RunFacts, RunReport};
-use crate::stats::{Bucket, ClientScore, SlotCounts, Stats, Timeline};
+use crate::stats::{Bucket, ClientScore, NegotiatedCount, SlotCounts, Stats, Timeline};
 
 /// The wire format's version; a part of another version is refused.
 pub const PART_FORMAT: u32 = 1;
@@ -225,6 +225,11 @@ struct StatsWire<'a> {
     largest_read_bytes: u64,
     tls_handshakes: u64,
     tls_resumed: u64,
+    /// Handshakes per negotiated (protocol, cipher suite), and those not kept as a pair.
+    #[serde(default)]
+    tls_negotiated: Vec<NegotiatedCount>,
+    #[serde(default)]
+    tls_negotiated_other: u64,
     errors: BTreeMap<Cow<'a, str>, u64>,
     addr_not_available: u64,
     first_error: BTreeMap<Cow<'a, str>, String>,
@@ -264,6 +269,8 @@ impl From<&Stats> for StatsWire<'static> {
             largest_read_bytes: s.largest_read_bytes,
             tls_handshakes: s.tls_handshakes,
             tls_resumed: s.tls_resumed,
+            tls_negotiated: s.tls_negotiated.counts().collect(),
+            tls_negotiated_other: s.tls_negotiated.other(),
             errors: kinds.clone().map(|k| (k.name().into(), s.errors[k.index()])).collect(),
             addr_not_available: s.addr_not_available,
             first_error: kinds.filter_map(|k| Some((k.name().into(), s.first_error[k.index()].clone()?))).collect(),
@@ -373,6 +380,10 @@ impl<'a> StatsWire<'a> {
         stats.largest_read_bytes = self.largest_read_bytes;
         stats.tls_handshakes = self.tls_handshakes;
         stats.tls_resumed = self.tls_resumed;
+        for c in &self.tls_negotiated {
+            stats.tls_negotiated.add(c.protocol, c.cipher, c.handshakes);
+        }
+        stats.tls_negotiated.set_other(stats.tls_negotiated.other() + self.tls_negotiated_other);
         stats.errors = errors;
         stats.addr_not_available = self.addr_not_available;
         stats.first_error = first_error;

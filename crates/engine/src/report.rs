@@ -16,7 +16,7 @@ use crate::error::ErrorKind;
 use crate::plan::Plan;
 use crate::schedule::Schedule;
 pub use crate::stats::LatencySummary;
-use crate::stats::{summarize, Stats};
+use crate::stats::{cipher_name, protocol_name, summarize, Stats};
 
 /// One second of the timeline.
 #[derive(Debug, Clone, Serialize)]
@@ -76,6 +76,33 @@ pub struct ClientReport {
     pub class_errors: Vec<u64>,
 }
 
+/// Handshakes that negotiated one protocol version and cipher suite.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsNegotiation {
+    /// Protocol version, e.g. "TLSv1.3"; "other" for handshakes not told apart.
+    pub protocol: String,
+    /// IANA cipher suite name, e.g. "TLS_AES_128_GCM_SHA256"; "other" as above.
+    pub cipher: String,
+    /// Handshakes that negotiated it.
+    pub handshakes: u64,
+}
+
+fn negotiations(stats: &Stats) -> Vec<TlsNegotiation> {
+    let n = &stats.tls_negotiated;
+    let mut out: Vec<TlsNegotiation> = n
+        .counts()
+        .map(|c| TlsNegotiation {
+            protocol: protocol_name(c.protocol),
+            cipher: cipher_name(c.cipher),
+            handshakes: c.handshakes,
+        })
+        .collect();
+    if n.other() > 0 {
+        out.push(TlsNegotiation { protocol: "other".into(), cipher: "other".into(), handshakes: n.other() });
+    }
+    out
+}
+
 /// The result of one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
@@ -119,6 +146,8 @@ pub struct RunReport {
     pub tls_handshakes: u64,
     /// Of those, resumed sessions.
     pub tls_resumed: u64,
+    /// What the handshakes negotiated, one entry per (protocol, cipher suite) in the order first seen.
+    pub tls_negotiated: Vec<TlsNegotiation>,
     /// TLS handshake time.
     pub tls_handshake_us: LatencySummary,
     /// Per-second counts.
@@ -280,6 +309,7 @@ impl RunReport {
             connect_us: summarize(&stats.connect_us),
             tls_handshakes: stats.tls_handshakes,
             tls_resumed: stats.tls_resumed,
+            tls_negotiated: negotiations(&stats),
             tls_handshake_us: summarize(&stats.tls_handshake_us),
             timeline: stats
                 .timeline

@@ -397,7 +397,7 @@ impl Slot {
         let transport = self.transport.as_mut().expect("invariant: handshaking has a transport");
         match transport.handshake() {
             Ok(()) => {
-                ctx.stats.record_tls_handshake(now - self.phase_started, transport.resumed());
+                ctx.stats.record_tls_handshake(now - self.phase_started, transport.resumed(), transport.negotiated());
                 self.start_writing(now, &ctx.plan);
                 Step::Continue
             }

@@ -43,7 +43,18 @@ fn record(rng: &mut Rng, into: &mut [(&mut Stats, usize)], client: usize, tag: u
             0 => stats.record_error(at, ErrorKind::Timeout, class, client, Some(&format!("slow {tag}"))),
             1 => stats.record_error(at, ErrorKind::Connect, class, client, Some(&format!("refused {tag}"))),
             2 => stats.record_connect(latency),
-            3 => stats.record_tls_handshake(latency, flip),
+            3 => {
+                // TLS 1.3 or 1.2 with one of two suites: parts must carry every pair.
+                let negotiated = if flip {
+                    (Some(rustls::ProtocolVersion::TLSv1_3), Some(rustls::CipherSuite::TLS13_AES_128_GCM_SHA256))
+                } else {
+                    (
+                        Some(rustls::ProtocolVersion::TLSv1_2),
+                        Some(rustls::CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256),
+                    )
+                };
+                stats.record_tls_handshake(latency, flip, negotiated)
+            }
             _ => {
                 let c = Completion { at, status, bytes, body_bytes: bytes / 2, latency, class, client };
                 stats.record_issued(class, 1);
@@ -109,6 +120,7 @@ fn assert_same_stats(a: &Stats, b: &Stats) {
         ]
     };
     assert_eq!(counts(a), counts(b));
+    assert_eq!(a.tls_negotiated, b.tls_negotiated);
     assert_eq!(a.errors, b.errors);
     assert_eq!(a.first_error, b.first_error);
     assert_eq!(a.classes.len(), b.classes.len());

@@ -33,6 +33,11 @@ fn keepalive_over_tls_handshakes_once_per_connection() {
     assert_eq!(report.requests, 200, "{:?}", report.error_notes);
     assert_eq!(report.tls_handshakes, 2);
     assert!(report.tls_handshake_us.p50 > 0);
+    // Recorded at each handshake: both negotiated TLS 1.3 with one suite of rustls' defaults.
+    assert_eq!(report.tls_negotiated.len(), 1, "{:?}", report.tls_negotiated);
+    let n = &report.tls_negotiated[0];
+    assert_eq!((n.protocol.as_str(), n.handshakes), ("TLSv1.3", 2));
+    assert!(n.cipher.starts_with("TLS_") && n.cipher.contains("_GCM_") || n.cipher.contains("CHACHA20"), "{n:?}");
     assert_eq!(report.body_bytes, 200 * 1024);
 }
 

@@ -104,6 +104,7 @@ def build_report(
         "runs": [_run(t, c.label) for c in configs for t in c.trials],
         "hosts": _hosts(measured),
         "skipped_runs": [d.id for d in details if not d.mixes],
+        "disclosure": disclosure_section(configs),
     }
     peaks = peaks_section(table, baseline)
     if peaks is not None:  # the optional keys below appear only when they say something
@@ -128,9 +129,6 @@ def build_report(
     curves = [_throughput(d, c.label) for c in configs for d in c.trials if judged_by_throughput(d)]
     if curves:  # only file-server runs and throughput-only tables carry the key
         doc["throughput"] = curves
-    disclosed = disclosure_section(configs)
-    if disclosed:  # runs stored before disclosures were kept have none
-        doc["disclosure"] = disclosed
     hosts = host_counters(configs, load_axis)
     if hosts:  # only runs whose mixes sampled host counters carry the key
         doc["host_counters"] = hosts
@@ -507,7 +505,7 @@ def _hosts(details: list[RunDetail]) -> list[dict[str, Any]]:
     """The distinct load-generator hosts, each with the runs measured on it."""
     seen: dict[str, dict[str, Any]] = {}
     for d in details:
-        host = {k: v for k, v in d.meta.host.items()}
+        host = {k: v for k, v in d.meta.host.items() if k != "disclosure"}  # the Disclosure section shows it
         key = repr(sorted((str(k), str(v)) for k, v in host.items()))
         seen.setdefault(key, {"facts": host, "runs": []})["runs"].append(d.id)
     return list(seen.values())

@@ -1,73 +1,202 @@
-"""The report's disclosure section: the system under test as the seeds disclosed it, one set of tables per
-distinct machine (hardware; operating system and its tuning; the docroot's filesystem; network; servers).
+"""The report's Disclosure section: the seeds' disclosure tables (hardware, operating system and tuning,
+server software and configuration, clients, TLS) from what each run stored.
 
-Owns turning each run's stored disclosure (crest.disclosure, under the run's
-config) into rows of text for the page; facts that do not apply stay visible
-as "n/a" with their reason. Computes nothing and reads no machine.
+Owns turning stored disclosures (RunMeta.host["disclosure"], the run config's server and suite, the
+mixes' TLS facts) into rows of text; computes no statistic and reads nothing but the records.
+A row is {"field", "value"} or, where a fact does not apply or was not recorded, {"field", "why"}.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from typing import Any
 
-from crest.analysis.group import Configuration
-from crest.units import format_bytes
+from crest.analysis import Configuration
+from crest.disclosure import missing
+from crest.store import RunDetail
 
-_TITLES = {"hardware": "Hardware", "os": "Operating system and its tuning", "docroot": "Docroot filesystem",
-           "network": "Network"}  # fmt: skip
-_BYTES = ("memory_bytes", "free_bytes")
+_GIB = 2**30
 
 
-def disclosure_section(configs: Sequence[Configuration]) -> list[dict[str, Any]] | None:
-    """Distinct disclosures with the runs and configurations measured under each; None when no run has one."""
-    seen: dict[str, dict[str, Any]] = {}
+def disclosure_section(configs: list[Configuration]) -> dict[str, Any]:
+    """The section: one set of machine tables per distinct machine, then per-configuration tables."""
+    machines: dict[str, dict[str, Any]] = {}
     for c in configs:
         for d in c.trials:
-            config = d.meta.config if isinstance(d.meta.config, dict) else {}
-            found = config.get("disclosure")
-            if not isinstance(found, dict):
-                continue
-            key = json.dumps(found, sort_keys=True, default=str)
-            entry = seen.setdefault(key, {"runs": [], "configurations": [], "sections": _sections(found)})
-            entry["runs"].append(d.id)
-            if c.label not in entry["configurations"]:
-                entry["configurations"].append(c.label)
-    return list(seen.values()) or None
+            stored = d.meta.host.get("disclosure")
+            tables = _machine_tables(d.meta.host, stored if isinstance(stored, dict) else None)
+            key = repr(tables)
+            machines.setdefault(key, {"tables": tables, "runs": []})["runs"].append(d.id)
+    return {
+        "machines": list(machines.values()),
+        "servers": [_server(c.label, c.trials[0]) for c in configs],
+        "clients": [_clients(c.label, c.trials) for c in configs],
+        "tls": [t for c in configs if (t := _tls(c.label, c.trials)) is not None],
+    }
 
 
-def _sections(found: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for name, title in _TITLES.items():
-        facts = found.get(name)
-        if not isinstance(facts, dict):
-            continue
-        rows: list[dict[str, Any]] = []
-        for key, value in facts.items():
-            if key in ("sysctls", "ulimits") and isinstance(value, dict):
-                rows += [_row(f"{k}" if key == "sysctls" else f"ulimit {k}", v) for k, v in value.items()]
-            else:
-                rows.append(_row(key.replace("_", " "), value, key in _BYTES))
-        out.append({"title": title, "rows": rows})
-    return out
+def _row(field: str, value: Any) -> dict[str, str]:
+    why = missing(value)
+    if why is not None:
+        return {"field": field, "why": why}
+    if value is None or value == "":
+        return {"field": field, "why": "not recorded"}
+    return {"field": field, "value": str(value)}
 
 
-def _row(name: str, value: Any, is_bytes: bool = False) -> dict[str, Any]:
-    if isinstance(value, dict) and "not_applicable" in value:
-        return {"name": name, "value": f"n/a: {value['not_applicable']}", "na": True}
-    return {"name": name, "value": _text(value, is_bytes), "na": False}
+def _machine_tables(host: dict[str, Any], d: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if d is None:
+        old = "not recorded: the run was made by a crest that stored no disclosure"
+        return [{"title": "Hardware", "rows": [_row("CPU", host.get("cpu_model")), _row("logical CPUs", host.get("cpus")),
+                                               {"field": "the rest", "why": old}]},
+                {"title": "Operating system", "rows": [_row("kernel", host.get("kernel"))]}]  # fmt: skip
+    hw, os_ = d.get("hardware", {}), d.get("os", {})
+    virt = hw.get("virtualization") or {}
+    return [
+        {"title": "Hardware", "rows": [
+            _row("CPU", hw.get("cpu_model")),
+            _row("sockets", hw.get("sockets")),
+            _row("cores (physical)", hw.get("cores")),
+            _row("logical CPUs", hw.get("logical_cpus")),
+            _row("NUMA nodes", _numa(hw.get("numa_nodes"))),
+            _row("memory", _gib(hw.get("memory_bytes"))),
+            _row("CPU frequency governor", hw.get("cpu_governor")),
+            _row("hypervisor present", _yes(virt.get("hypervisor"))),
+            _row("machine", virt.get("machine")),
+            _row("container", virt.get("container")),
+        ]},
+        {"title": "Operating system", "rows": [
+            _row("distribution", os_.get("distribution")),
+            _row("kernel", os_.get("kernel")),
+            _row("kernel build", os_.get("kernel_build")),
+            _row("boot command line", os_.get("boot_cmdline")),
+        ]},
+        {"title": "Tuning (sysctls, ulimits)", "rows": [
+            *(_row(name, value) for name, value in (d.get("sysctl") or {}).items()),
+            *(_row(f"ulimit {name} (soft, hard)", _pair(value)) for name, value in (d.get("ulimits") or {}).items()),
+        ]},
+        {"title": "Docroot filesystem", "rows": _fields(d.get("docroot"), {
+            "path": "docroot", "mount_point": "mount point", "filesystem": "filesystem", "source": "device",
+            "mount_options": "mount options", "super_options": "filesystem options", "free_bytes": "free"})},
+        {"title": "Network interface", "rows": _fields(d.get("nic"), {
+            "interface": "interface", "driver": "driver", "speed_mbit_s": "link speed (Mbit/s)", "mtu": "MTU",
+            "offloads": "offloads"})},
+    ]  # fmt: skip
 
 
-def _text(value: Any, is_bytes: bool) -> str:
-    if is_bytes and isinstance(value, int):
-        return f"{format_bytes(value)} ({value:,} B)"
-    if isinstance(value, dict):
-        if set(value) == {"soft", "hard"}:
-            return f"{value['soft']} (hard {value['hard']})"
-        return ", ".join(f"{k.replace('_', ' ')} {_text(v, False)}" for k, v in value.items())
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if value is None:
-        return "unknown"
-    return str(value)
+def _fields(section: Any, names: dict[str, str]) -> list[dict[str, str]]:
+    why = missing(section)
+    if why is not None or not isinstance(section, dict):
+        return [{"field": next(iter(names.values())), "why": why or "not recorded"}]
+    rows = []
+    for key, label in names.items():
+        value = section.get(key)
+        if key == "free_bytes" and isinstance(value, int):
+            value = _gib(value)
+        if isinstance(value, dict) and missing(value) is None:
+            value = ", ".join(f"{k} {v}" for k, v in value.items())
+        rows.append(_row(label, value))
+    return rows
+
+
+def _server(label: str, run: RunDetail) -> dict[str, Any]:
+    server = run.meta.config.get("server") if isinstance(run.meta.config, dict) else None
+    if not isinstance(server, dict):
+        return {"configuration": label, "rows": [{"field": "server", "why": "not applicable: an external target"
+                                                  " crest did not start (its software is not known here)"}],
+                "config_text": None}  # fmt: skip
+    options = server.get("options") or {}
+    rows = [
+        _row("server", server.get("title") or server.get("name")),
+        _row("version", server.get("version")),
+        _row("workers", server.get("workers")),
+        _row("pinned to CPUs", ", ".join(str(c) for c in server.get("cpus") or []) or "not pinned"),
+        _row("memory limit", _gib(server["memory_bytes"]) if server.get("memory_bytes") else "none"),
+        _row("options", ", ".join(f"{k}={v}" for k, v in options.items()) or "defaults"),
+        _row("access log", _yes(server.get("access_log"))),
+        _row("configuration SHA-256", server.get("config_sha256")),
+    ]
+    return {"configuration": label, "rows": rows, "config_text": server.get("config_text")}
+
+
+def _clients(label: str, trials: list[RunDetail]) -> dict[str, Any]:
+    run = trials[0]
+    config = run.meta.config if isinstance(run.meta.config, dict) else {}
+    workload = (config.get("suite") or {}).get("workload") or {}
+    options = config.get("options") or {}
+    cpus = config.get("cpus") or {}
+    connections = sorted({m.connections for d in trials for m in d.mixes})
+    clients = sorted({m.clients for d in trials for m in d.mixes})
+    rows = [
+        _row("load generator", f"crest engine {run.meta.host.get('engine_version', '?')}"
+             f" (crest {run.meta.host.get('crest_version', '?')})"),
+        _row("engine threads", options.get("engine_threads") or "one per engine core"),
+        _row("engine pinned to CPUs", ", ".join(str(c) for c in cpus.get("engine") or []) or "not pinned"),
+        _row("clients per mix", _span(clients)),
+        _row("connections per mix", _span(connections)),
+        _row("HTTP version", workload.get("http_version")),
+        _row("keep-alive", _yes(workload.get("keepalive"))),
+        _row("read buffer", f"{workload['read_buffer_bytes']:,} bytes" if workload.get("read_buffer_bytes")
+             else "64 KiB (the engine's default)"),
+    ]  # fmt: skip
+    return {"configuration": label, "rows": rows}
+
+
+def _tls(label: str, trials: list[RunDetail]) -> dict[str, Any] | None:
+    """The TLS table of a configuration whose mixes made handshakes; None when none did."""
+    handshakes = resumed = 0
+    pairs: dict[tuple[str, str], int] = {}
+    for d in trials:
+        for m in d.mixes:
+            if m.tls:
+                handshakes += int(m.tls.get("handshakes", 0))
+                resumed += int(m.tls.get("resumed", 0))
+                for n in m.tls.get("negotiated", []):
+                    key = (str(n["protocol"]), str(n["cipher"]))
+                    pairs[key] = pairs.get(key, 0) + int(n["handshakes"])
+    if not handshakes:
+        return None
+    run = trials[0]
+    config = run.meta.config if isinstance(run.meta.config, dict) else {}
+    settings = ((config.get("suite") or {}).get("workload") or {}).get("tls") or {}
+    disclosure = run.meta.host.get("disclosure")
+    cert = disclosure.get("tls") if isinstance(disclosure, dict) else None
+    rows = []
+    for (protocol, cipher), n in sorted(pairs.items(), key=lambda kv: -kv[1]):
+        rows.append(_row("negotiated", f"{protocol} {cipher} ({n / handshakes:.0%} of handshakes)"))
+    if not pairs:
+        rows.append({"field": "negotiated", "why": "not recorded: the run was made by an older crest"})
+    if isinstance(cert, dict) and missing(cert) is None:
+        rows += [_row("key type", cert.get("key_type")), _row("key size (bits)", cert.get("key_bits")),
+                 _row("curve", cert.get("curve")), _row("certificate signature", cert.get("signature"))]  # fmt: skip
+    else:
+        rows.append({"field": "certificate", "why": missing(cert) or "not recorded"})
+    rows += [
+        _row("session resumption offered", _yes(settings.get("resumption", True))),
+        _row("handshakes resumed", f"{resumed:,} of {handshakes:,} ({resumed / handshakes:.0%})"),
+    ]
+    return {"configuration": label, "rows": rows}
+
+
+def _numa(nodes: Any) -> Any:
+    if not isinstance(nodes, list):
+        return nodes
+    return "; ".join(f"node {n['node']}: CPUs {n['cpus']}" + (f", {_gib(n['memory_bytes'])}" if n.get("memory_bytes")
+                     else "") for n in nodes)  # fmt: skip
+
+
+def _gib(n: Any) -> Any:
+    return f"{n / _GIB:,.1f} GiB" if isinstance(n, (int, float)) and not isinstance(n, bool) else n
+
+
+def _yes(flag: Any) -> Any:
+    return ("yes" if flag else "no") if isinstance(flag, bool) else flag
+
+
+def _pair(value: Any) -> Any:
+    return ", ".join(str(v) for v in value) if isinstance(value, list) else value
+
+
+def _span(values: list[int]) -> str:
+    if not values:
+        return "none"
+    return f"{values[0]:,}" if len(values) == 1 else f"{values[0]:,} to {values[-1]:,}"

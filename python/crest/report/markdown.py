@@ -78,19 +78,13 @@ def render_markdown(doc: dict[str, Any]) -> str:
     for h in doc["hosts"]:
         facts = ", ".join(f"{md(k)} {md(fmt.factor_value(v))}" for k, v in h["facts"].items())
         out += ["", f"Host: {facts}"]
-    for i, d in enumerate(doc.get("disclosure") or [], start=1):
-        out += [
-            "",
-            "## Disclosure" + (f" {i}: {md('; '.join(d['configurations']))}" if len(doc["disclosure"]) > 1 else ""),
-        ]
-        for s in d["sections"]:
-            out += ["", f"{md(s['title'])}:", ""]
-            out += _table(["", ""], [[md(r["name"]), md(r["value"])] for r in s["rows"]])
     servers = [c for c in configs if c["server"]]
     if servers:
         out += ["", "Servers: " + "; ".join(
             f"{md(c['label'])}: {md(c['server'].get('name', '?'))} {md(c['server'].get('version', ''))}".rstrip()
             for c in servers) + "."]  # fmt: skip
+    if doc.get("disclosure"):
+        out += disclosure_md(doc["disclosure"])
     return "\n".join(out) + "\n"
 
 
@@ -136,6 +130,29 @@ def _pooled(pooled: dict[str, Any]) -> list[str]:
                           _paired_rows(tests, throughput), right=range(2, 6))  # fmt: skip
             out.append("")
     return out[:-1]
+
+
+def disclosure_md(section: dict[str, Any]) -> list[str]:
+    """The Disclosure section: a two-column table per stored table. The full server configuration stays in the
+    HTML and JSON reports: raw text from a server file has no safe place in Markdown."""
+    out = ["", "## Disclosure", ""]
+
+    def table(title: str, rows: list[dict[str, str]]) -> list[str]:
+        return ["", f"**{md(title)}**", "", *_table(["fact", "value"], [[md(r["field"]), md(r.get("value") or f"({r['why']})")]
+                                                            for r in rows])]  # fmt: skip
+
+    for m in section["machines"]:
+        if len(section["machines"]) > 1:
+            out += ["", f"Machine of runs {md(', '.join(m['runs']))}:"]
+        for t in m["tables"]:
+            out += table(t["title"], t["rows"])
+    for s in section["servers"]:
+        out += table(f"Server: {s['configuration']}", s["rows"])
+    for c in section["clients"]:
+        out += table(f"Clients: {c['configuration']}", c["rows"])
+    for c in section["tls"]:
+        out += table(f"TLS: {c['configuration']}", c["rows"])
+    return out
 
 
 def _weighted(w: dict[str, Any]) -> list[str]:

@@ -115,6 +115,7 @@ class ServerSettings:
     cpu_quota: CpuQuota | None = None  # a fractional --cpus: CFS quota on top of pinning to `cpus`
     access_log: bool = False
     tls: bool = False  # also listen for HTTPS on a second port
+    tls_key: str = "ecdsa-p256"  # the certificate's key (crest.suite.models.TLS_KEYS)
     kinds: frozenset[str] = frozenset()  # SERVER_KINDS the workload sends (dynamic web kinds, or loadfile)
     keepalive: bool = True
     options: Mapping[str, str] = field(default_factory=dict)  # --server-opt KEY=VALUE
@@ -526,7 +527,7 @@ class Target:
     def _start(self) -> None:
         settings = self.settings
         self.site = site = create_site(settings.docroot, tls=settings.tls, host=settings.bind_host,
-                                       cgi=not self.adapter.serves_files())  # fmt: skip
+                                       cgi=not self.adapter.serves_files(), tls_key=settings.tls_key)  # fmt: skip
         if settings.memory_bytes is not None or settings.cpu_quota is not None:
             self.cgroup = Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota)
             self.cgroup.create()
@@ -644,6 +645,7 @@ class Target:
             ),
             "options": dict(self.settings.options),
             "access_log": self.settings.access_log,
+            "tls_key": self.settings.tls_key if self.settings.tls else None,
             "config_text": self.config_text,
             "config_sha256": self.config_sha256,
         }

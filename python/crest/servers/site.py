@@ -96,10 +96,16 @@ class Site:
 
 
 def create_site(
-    docroot: Path, *, tls: bool, base: Path | None = None, host: str = "127.0.0.1", cgi: bool = True
+    docroot: Path,
+    *,
+    tls: bool,
+    base: Path | None = None,
+    host: str = "127.0.0.1",
+    cgi: bool = True,
+    tls_key: str = "ecdsa-p256",
 ) -> Site:
     """Make a private run directory with free ports, installed CGI programs (unless `cgi` is false: file
-    servers run none) and (with `tls`) a key pair.
+    servers run none) and (with `tls`) a key pair of kind `tls_key` (see make_certificate).
 
     Raises:
         ConfigError: the directory, the programs or the key cannot be made.
@@ -114,7 +120,7 @@ def create_site(
         site = Site(root=root, docroot=docroot.resolve(), port=free_port(host),
                     tls_port=free_port(host) if tls else None, user=user, group=group, host=host)  # fmt: skip
         if tls:
-            make_certificate(site.cert, site.key)
+            make_certificate(site.cert, site.key, tls_key)
         _share_with(root, group)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
@@ -133,19 +139,30 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def make_certificate(cert: Path, key: Path) -> None:
-    """A self-signed certificate for 127.0.0.1 and localhost; the key is created with mode 0600.
+# openssl req's -newkey arguments per key kind (crest.suite.models.TLS_KEYS).
+_NEWKEY = {
+    "ecdsa-p256": ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"),
+    "rsa2048": ("-newkey", "rsa:2048"),
+    "rsa1024": ("-newkey", "rsa:1024"),
+}
+
+
+def make_certificate(cert: Path, key: Path, kind: str = "ecdsa-p256") -> None:
+    """A self-signed certificate for 127.0.0.1 and localhost with a key of `kind`; the key is created
+    with mode 0600.
 
     Raises:
-        ConfigError: openssl is missing or failed.
+        ConfigError: the kind is unknown, or openssl is missing or failed.
     """
+    if kind not in _NEWKEY:
+        raise ConfigError(f"unknown TLS key {kind!r}: choose one of {', '.join(_NEWKEY)}")
     openssl = shutil.which("openssl")
     if openssl is None:
         raise ConfigError("TLS targets need openssl to make a certificate: apt-get install -y openssl")
     key.touch(mode=0o600)
     try:
         subprocess.run(
-            [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            [openssl, "req", "-x509", *_NEWKEY[kind], "-nodes",
              "-keyout", str(key), "-out", str(cert), "-days", "7", "-subj", "/CN=localhost",
              "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1",
              # A leaf, not a CA: Apache warns about CA certificates and rustls refuses them as server certs.

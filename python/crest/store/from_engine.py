@@ -73,4 +73,18 @@ def mix_from_report(
         # The rate asked for, not the engine's (it paces in whole ns, so its figure differs in the last
         # digits): a capacity search recognises its probe by this load.
         rate_rps=mix.rate_rps,
+        tls=tls_facts(report),
     )
+
+
+def tls_facts(report: dict[str, Any]) -> dict[str, Any] | None:
+    """What the mix's TLS handshakes negotiated, as the engine recorded it at each handshake; None without TLS."""
+    handshakes = int(report.get("tls_handshakes", 0))
+    if handshakes == 0:
+        return None
+    return {
+        "handshakes": handshakes,
+        "resumed": int(report.get("tls_resumed", 0)),
+        "handshake_us": dict(report.get("tls_handshake_us", {})),
+        "negotiated": [dict(n) for n in report.get("tls_negotiated", [])],
+    }

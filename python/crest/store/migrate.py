@@ -99,12 +99,14 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE mixes ADD COLUMN specweb99_json TEXT")
 
 
-# From version N to N + 1.
 def _v4_to_v5(conn: sqlite3.Connection) -> None:
-    """lab_json: a restart, a warm-up pass or per-role access-log counts around a mix (none before)."""
+    """What the lab did around a mix (restart, warm-up, per-role counts) and its TLS facts: earlier crests kept
+    neither (NULL: not recorded)."""
     conn.execute("ALTER TABLE mixes ADD COLUMN lab_json TEXT")
+    conn.execute("ALTER TABLE mixes ADD COLUMN tls_json TEXT")
 
 
+# From version N to N + 1.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5,
 }  # fmt: skip

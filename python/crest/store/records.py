@@ -72,6 +72,9 @@ class MixRecord:
     # target restarted before it: {"pids_before", "pids_after"}), "warmup" (crest.warmup's figures),
     # "access_log_requests_by_role" (per-class targets). None when nothing.
     lab: dict[str, Any] | None = None
+    # The mix's TLS handshakes, whole mix: {"handshakes", "resumed", "handshake_us": {p50, p99, ...},
+    # "negotiated": [{"protocol", "cipher", "handshakes"}]}; None when no handshake was made.
+    tls: dict[str, Any] | None = None
 
     @property
     def error_count(self) -> int:

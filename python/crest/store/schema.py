@@ -16,6 +16,7 @@ from crest.store.migrate import MIGRATIONS
 #    specweb99_json, a SPECweb99 iteration's harness figures (conformance, POST-log check, validity).
 # 5: lab_json, what the lab did and saw around a mix beside its load (a target restart before it, a
 #    warm-up pass, per-role access-log counts of per-class targets); NULL when nothing.
+#    tls_json, what a mix's TLS handshakes negotiated (count, resumed, protocol and cipher suite pairs).
 SCHEMA_VERSION = 5
 # "CRST": marks the file as crest's, so a foreign SQLite file is refused instead of written into.
 APPLICATION_ID = 0x43525354
@@ -73,6 +74,7 @@ _TABLES = (
         rate_rps            REAL,           -- an open-loop mix's total rate; NULL for a closed loop
         specweb99_json      TEXT,           -- a SPECweb99 iteration's harness figures; NULL for other mixes
         lab_json            TEXT,           -- restart, warm-up, per-role access-log counts; NULL when none
+        tls_json            TEXT,           -- TLS handshakes and what they negotiated; NULL without TLS
         PRIMARY KEY (run_id, idx)
     )
     """,

@@ -156,6 +156,36 @@ class Loadfile(BaseModel):
         return self.path or DEBIAN_LOADFILE
 
 
+# The certificate key a crest-provisioned TLS target serves (the seeds used RSA 1024 and 2048).
+TLS_KEYS = ("ecdsa-p256", "rsa2048", "rsa1024")
+
+
+class Tls(BaseModel):
+    """How TLS classes are served and resumed: the target's key (when crest makes the certificate) and whether
+    the engine offers session resumption on new connections."""
+
+    model_config = _MODEL_CONFIG
+
+    key: Literal["ecdsa-p256", "rsa2048", "rsa1024"] = "ecdsa-p256"
+    resumption: bool = True
+
+    @model_validator(mode="after")
+    def _usable_key(self) -> Tls:
+        if self.key == "rsa1024":
+            # ring (rustls' crypto) verifies RSA signatures only for keys of 2048 bits and up, and TLS 1.3's
+            # RSA-PSS has no legacy 1024-bit verifier: the engine could not complete a single handshake.
+            raise RuleError(
+                [
+                    (
+                        ("key",),
+                        "rsa1024 cannot be measured: the engine's TLS (rustls) refuses RSA keys under 2048 bits;"
+                        " use rsa2048 (the seeds' other key) or ecdsa-p256",
+                    )
+                ]
+            )
+        return self
+
+
 class Workload(BaseModel):
     """The weighted request classes plus protocol settings; the same for every mix of a suite."""
 
@@ -181,6 +211,12 @@ class Workload(BaseModel):
     specweb99: Specweb99 | None = None
     # The file-operation workload's settings: allowed only with a class of kind "loadfile" (defaults if omitted).
     loadfile: Loadfile | None = None
+    # TLS key and resumption for the TLS classes; None: an ECDSA P-256 key, resumption on.
+    tls: Tls | None = None
+
+    def tls_settings(self) -> Tls:
+        """The TLS settings (the defaults when the suite gives none)."""
+        return self.tls or Tls()
 
     @property
     def is_file(self) -> bool:

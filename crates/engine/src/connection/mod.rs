@@ -63,6 +63,14 @@ impl Transport {
         matches!(self, Self::Tls(_, tls) if tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed))
     }
 
+    /// The protocol version and cipher suite the completed TLS handshake negotiated.
+    pub fn negotiated(&self) -> (Option<rustls::ProtocolVersion>, Option<rustls::CipherSuite>) {
+        match self {
+            Self::Tls(_, tls) => (tls.protocol_version(), tls.negotiated_cipher_suite().map(|s| s.suite())),
+            Self::Plain(_) => (None, None),
+        }
+    }
+
     /// Writes as much of `buf` as the socket takes now. TLS accepts all of
     /// it into its record buffer and flushes what the socket takes.
     pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

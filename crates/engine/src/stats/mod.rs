@@ -9,12 +9,14 @@
 
 mod histogram;
 mod timeline;
+mod tls;
 
 use std::time::Duration;
 
 pub(crate) use histogram::SlotCounts;
 pub use histogram::{new_histogram, summarize, LatencySummary};
 pub use timeline::{Bucket, Timeline};
+pub use tls::{cipher_name, protocol_name, Negotiated, NegotiatedCount};
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -129,6 +131,8 @@ pub struct Stats {
     pub tls_handshakes: u64,
     /// Of those, handshakes that resumed a session.
     pub tls_resumed: u64,
+    /// What those handshakes negotiated: protocol version and cipher suite.
+    pub tls_negotiated: Negotiated,
     /// Failed requests by `ErrorKind::index()`.
     pub errors: [u64; ErrorKind::COUNT],
     /// Connects refused locally for want of a port (EADDRNOTAVAIL).
@@ -170,6 +174,7 @@ impl Stats {
             largest_read_bytes: 0,
             tls_handshakes: 0,
             tls_resumed: 0,
+            tls_negotiated: Negotiated::default(),
             errors: [0; ErrorKind::COUNT],
             addr_not_available: 0,
             first_error: Default::default(),
@@ -306,10 +311,16 @@ impl Stats {
         self.connect_us.saturating_record(micros(elapsed));
     }
 
-    /// A TLS handshake completed after `elapsed`.
-    pub fn record_tls_handshake(&mut self, elapsed: Duration, resumed: bool) {
+    /// A TLS handshake completed after `elapsed`, having negotiated `negotiated` (protocol, cipher suite).
+    pub fn record_tls_handshake(
+        &mut self,
+        elapsed: Duration,
+        resumed: bool,
+        negotiated: (Option<rustls::ProtocolVersion>, Option<rustls::CipherSuite>),
+    ) {
         self.tls_handshakes += 1;
         self.tls_resumed += u64::from(resumed);
+        self.tls_negotiated.record(negotiated.0, negotiated.1);
         self.tls_handshake_us.saturating_record(micros(elapsed));
     }
 
@@ -348,6 +359,7 @@ impl Stats {
         self.largest_read_bytes = self.largest_read_bytes.max(other.largest_read_bytes);
         self.tls_handshakes += other.tls_handshakes;
         self.tls_resumed += other.tls_resumed;
+        self.tls_negotiated.merge(&other.tls_negotiated);
         self.addr_not_available += other.addr_not_available;
         for i in 0..ErrorKind::COUNT {
             self.errors[i] += other.errors[i];
