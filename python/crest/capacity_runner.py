@@ -66,7 +66,8 @@ def probe_mix(ladder_mix: Mix, axis: str, load: float, index: int) -> Mix:
 
 
 def replace_mix(mix: Mix, **changes: Any) -> Mix:
-    return Mix.model_validate({**mix.model_dump(), **changes})
+    # A probe never restarts the target (run_capacity refuses a ladder that asks); warmup = "each" carries over.
+    return Mix.model_validate({**mix.model_dump(), "restart_target": False, **changes})
 
 
 def run_capacity(
@@ -83,6 +84,10 @@ def run_capacity(
     hooks: a harness around each probe (SPECweb99's Reset and POST-log check); ladder_mix: the mix whose
     timing each probe takes (default: the suite's first at the request's profile).
     """
+    ladder = request.suite.ladder
+    if ladder.restart_target not in (False, []) or ladder.warmup == "first":
+        raise ConfigError(f"suite {request.suite.name}: a capacity search's probes are not the ladder's mixes, so"
+                          " restart_target and warmup = \"first\" do not apply: drop them (warmup = \"each\" works)")  # fmt: skip
     search = capacity.search()
     shown = on_event or (lambda _event: None)
     first = ladder_mix or request.suite.mixes(request.profile)[0]

@@ -61,7 +61,10 @@ def sides(configs: Sequence[Configuration], factor: str = POOL_FACTOR) -> list[S
 
 def can_pool(configs: Sequence[Configuration], factor: str = POOL_FACTOR) -> bool:
     """Whether a pooled test says anything: two or more sides, each with two or more levels of `factor`."""
-    found = sides(configs, factor) if all(factor in c.factors for c in configs) else []
+    try:
+        found = sides(configs, factor) if all(factor in c.factors for c in configs) else []
+    except ConfigError:  # configurations that cannot be told apart: nothing to pool unless asked (--pool)
+        return False
     return len(found) >= 2 and all(len(s.levels) >= 2 for s in found)
 
 

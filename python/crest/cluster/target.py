@@ -4,6 +4,7 @@ per-mix monitor it uses locally (NodeMonitor), sampling on the target's node. Ne
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from crest.cluster import clock
@@ -56,6 +57,10 @@ class NodeTarget:
         except BaseException:
             self.stop()
             raise
+        # The node's adapter resolved the settings (access_log=on, a stock profile that logs): count as it logs.
+        self.settings = replace(
+            settings, access_log=bool(info.get("metadata", {}).get("access_log", settings.access_log))
+        )
         self.url: str = info["url"]
         self.tls_url: str | None = info["tls_url"]
         self._metadata: dict[str, Any] = {**info["metadata"], "node_id": node.node_id, "node_ip": node.ip}
