@@ -542,7 +542,7 @@ class SuiteRunner:
             if self.split is not None and self.split.shared:
                 found.append(cores_shared(len(self.split.target)))
             if mix.warmup:
-                lab["warmup"] = self._warm_up(mix, repeat_index, run_id)
+                lab["warmup"] = self._warm_up(mix, repeat_index)
             monitor = self._monitor(target)
             logged_before = target.access_log_lines() if target is not None else 0
             by_role_before: dict[str, int] = (
@@ -614,11 +614,11 @@ class SuiteRunner:
         target.restart()
         return {"pids_before": before, "pids_after": sorted(target.pids())}
 
-    def _warm_up(self, mix: Mix, repeat_index: int, run_id: str) -> dict[str, Any]:
+    def _warm_up(self, mix: Mix, repeat_index: int) -> dict[str, Any]:
         """Request every entry of the mix's table once before its window (never measured): the figures.
 
         Raises:
-            RunInterrupted: Ctrl-C during the pass.
+            KeyboardInterrupt: Ctrl-C during the pass (the run is then stored as interrupted between mixes).
         """
         spec = self._spec(mix, repeat_index)
         started = time.monotonic()

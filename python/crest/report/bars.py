@@ -10,7 +10,7 @@ from typing import Any
 from markupsafe import Markup
 
 from crest.report import fmt
-from crest.report.svg import PALETTE, WIDTH, el, nice_ticks, short_number
+from crest.report.svg import PALETTE, WIDTH, chart_svg, clip, coord, el, nice_ticks, short_number
 
 _LEFT = 190  # room for a configuration's name
 _RIGHT = 90  # room for the value printed after the bar
@@ -35,8 +35,8 @@ def peak_bar_chart(chart_id: str, peaks: dict[str, Any], width: int = 2 * WIDTH)
     bottom = height - _BOTTOM
     body: list[Markup] = []
     for t in ticks:
-        body.append(el("line", {"class": "gridline", "x1": _r(x(t)), "x2": _r(x(t)), "y1": _TOP, "y2": bottom}))
-        body.append(el("text", {"class": "tick", "x": _r(x(t)), "y": bottom + 16, "text-anchor": "middle"},
+        body.append(el("line", {"class": "gridline", "x1": coord(x(t)), "x2": coord(x(t)), "y1": _TOP, "y2": bottom}))
+        body.append(el("text", {"class": "tick", "x": coord(x(t)), "y": bottom + 16, "text-anchor": "middle"},
                        short_number(t)))  # fmt: skip
     body.append(el("text", {"class": "axis-label", "x": (_LEFT + right) / 2, "y": height - 6,
                             "text-anchor": "middle"}, "peak requests per second"))  # fmt: skip
@@ -52,39 +52,24 @@ def peak_bar_chart(chart_id: str, peaks: dict[str, Any], width: int = 2 * WIDTH)
         if b["ratio"] is not None:
             tip += f", index {fmt.index(b['ratio'])}"
         parts = [
-            el("text", {"class": "row-label", "x": _LEFT - 8, "y": _r(mid + 4), "text-anchor": "end"},
-               _clip(b["label"], 28)),
-            el("rect", {"class": "bar", "x": _LEFT, "y": _r(top), "width": _r(x(value) - _LEFT), "height": _BAR,
+            el("text", {"class": "row-label", "x": _LEFT - 8, "y": coord(mid + 4), "text-anchor": "end"},
+               clip(b["label"], 28)),
+            el("rect", {"class": "bar", "x": _LEFT, "y": coord(top), "width": coord(x(value) - _LEFT), "height": _BAR,
                         "fill": colour, "fill-opacity": "0.85"}, el("title", None, tip)),
         ]  # fmt: skip
         if ci:
             lo, hi = x(float(ci[0])), x(float(ci[1]))
-            parts.append(el("path", {"class": "whisker", "d": f"M{_r(lo)},{_r(mid)} H{_r(hi)} M{_r(lo)},{_r(mid - 5)}"
-                                     f" V{_r(mid + 5)} M{_r(hi)},{_r(mid - 5)} V{_r(mid + 5)}",
+            parts.append(el("path", {"class": "whisker", "d": f"M{coord(lo)},{coord(mid)} H{coord(hi)} M{coord(lo)},{coord(mid - 5)}"
+                                     f" V{coord(mid + 5)} M{coord(hi)},{coord(mid - 5)} V{coord(mid + 5)}",
                                      "stroke": "#222", "stroke-width": 1.4, "fill": "none"}))  # fmt: skip
         text = fmt.rps(value) + (f" ({fmt.index(b['ratio'])})" if b["ratio"] is not None else "")
         end = x(float(ci[1])) if ci else x(value)
-        parts.append(el("text", {"class": "tick", "x": _r(end + 6), "y": _r(mid + 4)}, text))
+        parts.append(el("text", {"class": "tick", "x": coord(end + 6), "y": coord(mid + 4)}, text))
         body.append(el("g", {"class": "series", "data-series": b["index"], "data-label": b["label"]}, *parts))
     if peaks["baseline"] is not None:
         base = next((float(b["rps"]) for b in bars if b["label"] == peaks["baseline"]), None)
         if base is not None:
-            body.append(el("line", {"class": "reference", "x1": _r(x(base)), "x2": _r(x(base)), "y1": _TOP,
+            body.append(el("line", {"class": "reference", "x1": coord(x(base)), "x2": coord(x(base)), "y1": _TOP,
                                     "y2": bottom}, el("title", None, f"baseline {peaks['baseline']} = 1.00")))  # fmt: skip
     body.append(el("line", {"class": "axis", "x1": _LEFT, "x2": right, "y1": bottom, "y2": bottom}))
-    title = "Peak requests per second by configuration"
-    return el(
-        "svg",
-        {"class": "chart bars", "id": chart_id, "viewBox": f"0 0 {width} {height}", "role": "img",
-         "aria-label": title, "preserveAspectRatio": "xMidYMid meet"},
-        el("title", None, title),
-        *body,
-    )  # fmt: skip
-
-
-def _clip(text: str, width_chars: int) -> str:
-    return text if len(text) <= width_chars else text[: width_chars - 1] + "…"
-
-
-def _r(value: float) -> str:
-    return f"{value:.1f}"
+    return chart_svg(chart_id, "Peak requests per second by configuration", body, height, "bars", width)

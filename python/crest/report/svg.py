@@ -162,7 +162,7 @@ def line_chart(chart_id: str, title: str, x: Axis, y: Axis, series: Sequence[Ser
     if note:
         body.append(el("text", {"class": "note", "x": (_MARGIN_LEFT + WIDTH - _MARGIN_RIGHT) / 2,
                                 "y": _MARGIN_TOP + 24, "text-anchor": "middle"}, note))  # fmt: skip
-    return _svg(chart_id, title, body)
+    return chart_svg(chart_id, title, body)
 
 
 def strip_chart(
@@ -191,12 +191,14 @@ def strip_chart(
     bottom = height - _MARGIN_BOTTOM
     for t in ticks:
         px = scale(t)
-        body.append(el("line", {"class": "gridline", "x1": _r(px), "x2": _r(px), "y1": _MARGIN_TOP, "y2": bottom}))
-        body.append(el("text", {"class": "tick", "x": _r(px), "y": bottom + 16, "text-anchor": "middle"}, x.fmt(t)))
+        body.append(
+            el("line", {"class": "gridline", "x1": coord(px), "x2": coord(px), "y1": _MARGIN_TOP, "y2": bottom})
+        )
+        body.append(el("text", {"class": "tick", "x": coord(px), "y": bottom + 16, "text-anchor": "middle"}, x.fmt(t)))
     body.append(el("text", {"class": "axis-label", "x": (left + width - _MARGIN_RIGHT) / 2,
                             "y": height - 8, "text-anchor": "middle"}, x.label))  # fmt: skip
     ref = scale(reference)
-    body.append(el("line", {"class": "reference", "x1": _r(ref), "x2": _r(ref), "y1": _MARGIN_TOP, "y2": bottom}))
+    body.append(el("line", {"class": "reference", "x1": coord(ref), "x2": coord(ref), "y1": _MARGIN_TOP, "y2": bottom}))
     for row, (s, tips) in enumerate(rows):
         cy = _MARGIN_TOP + 17 + 34 * row
         marks: list[Markup] = []
@@ -205,9 +207,9 @@ def strip_chart(
             jitter = ((i * 7) % 9 - 4) * 2.2 if count > 1 else 0.0
             marks.append(_marker(s.index, scale(value), cy + jitter, tip, {"data-x": s.label, "data-v": tip}))
         label = el("text", {"class": "row-label", "x": left - 10, "y": cy + 4, "text-anchor": "end"},
-                   _clip(s.label, 24))  # fmt: skip
+                   clip(s.label, 24))  # fmt: skip
         body.append(el("g", _series_attrs(s), label, *marks))
-    return _svg(chart_id, title, body, height, kind="strip", width=width)
+    return chart_svg(chart_id, title, body, height, kind="strip", width=width)
 
 
 def _x_axis(axis: Axis, xs: list[float]) -> tuple[list[float], _Scale]:
@@ -245,28 +247,30 @@ def _grid(x_ticks: list[float], y_ticks: list[float], xs: _Scale, ys: _Scale, x:
     parts: list[Markup] = []
     for t in y_ticks:
         py = ys(t)
-        parts.append(el("line", {"class": "gridline", "x1": left, "x2": right, "y1": _r(py), "y2": _r(py)}))
-        parts.append(el("text", {"class": "tick", "x": left - 6, "y": _r(py + 4), "text-anchor": "end"}, y.fmt(t)))
+        parts.append(el("line", {"class": "gridline", "x1": left, "x2": right, "y1": coord(py), "y2": coord(py)}))
+        parts.append(el("text", {"class": "tick", "x": left - 6, "y": coord(py + 4), "text-anchor": "end"}, y.fmt(t)))
     for t in x_ticks:
         px = xs(t)
         if px < left - 1 or px > right + 1:
             continue
-        parts.append(el("line", {"class": "tickmark", "x1": _r(px), "x2": _r(px), "y1": bottom, "y2": bottom + 4}))
-        parts.append(el("text", {"class": "tick", "x": _r(px), "y": bottom + 17, "text-anchor": "middle"}, x.fmt(t)))
+        parts.append(
+            el("line", {"class": "tickmark", "x1": coord(px), "x2": coord(px), "y1": bottom, "y2": bottom + 4})
+        )
+        parts.append(el("text", {"class": "tick", "x": coord(px), "y": bottom + 17, "text-anchor": "middle"}, x.fmt(t)))
     parts.append(el("line", {"class": "axis", "x1": left, "x2": right, "y1": bottom, "y2": bottom}))
     parts.append(el("text", {"class": "axis-label", "x": (left + right) / 2, "y": HEIGHT - 8,
                              "text-anchor": "middle"}, x.label))  # fmt: skip
     mid = (top + bottom) / 2
-    parts.append(el("text", {"class": "axis-label", "x": 14, "y": _r(mid), "text-anchor": "middle",
-                             "transform": f"rotate(-90 14 {_r(mid)})"}, y.label))  # fmt: skip
+    parts.append(el("text", {"class": "axis-label", "x": 14, "y": coord(mid), "text-anchor": "middle",
+                             "transform": f"rotate(-90 14 {coord(mid)})"}, y.label))  # fmt: skip
     return el("g", {"class": "frame"}, *parts)
 
 
 def _series(s: Series, xs: _Scale, ys: _Scale, x: Axis, y: Axis, band_opacity: float = 0.2) -> Markup:
     parts: list[Markup] = []
     if s.band:
-        upper = [f"{_r(xs(bx))},{_r(ys(ys.clamp(hi)))}" for bx, _, hi in s.band]
-        lower = [f"{_r(xs(bx))},{_r(ys(ys.clamp(lo)))}" for bx, lo, _ in reversed(s.band)]
+        upper = [f"{coord(xs(bx))},{coord(ys(ys.clamp(hi)))}" for bx, _, hi in s.band]
+        lower = [f"{coord(xs(bx))},{coord(ys(ys.clamp(lo)))}" for bx, lo, _ in reversed(s.band)]
         parts.append(el("path", {"class": "band", "d": "M" + " L".join(upper + lower) + " Z",
                                  "fill": PALETTE[s.index % len(PALETTE)], "fill-opacity": f"{band_opacity:.3f}"}))  # fmt: skip
     segments: list[list[str]] = [[]]
@@ -274,7 +278,7 @@ def _series(s: Series, xs: _Scale, ys: _Scale, x: Axis, y: Axis, band_opacity: f
         if py is None or not math.isfinite(py) or (ys.log and py <= 0):
             segments.append([])
             continue
-        segments[-1].append(f"{_r(xs(px))},{_r(ys(py))}")
+        segments[-1].append(f"{coord(xs(px))},{coord(ys(py))}")
     d = " ".join("M" + " L".join(seg) for seg in segments if seg)
     if d and s.line:
         parts.append(el("path", {"class": "line" + (" dashed" if s.dash else ""), "d": d,
@@ -286,7 +290,7 @@ def _series(s: Series, xs: _Scale, ys: _Scale, x: Axis, y: Axis, band_opacity: f
         parts.append(_marker(s.index, xs(px), ys(py), f"{s.label} · {at}: {value}", {"data-x": at, "data-v": value}))
     if s.peak is not None:
         cx, cy = xs(s.peak[0]), ys(s.peak[1])
-        parts.append(el("circle", {"class": "peak", "cx": _r(cx), "cy": _r(cy), "r": 8,
+        parts.append(el("circle", {"class": "peak", "cx": coord(cx), "cy": coord(cy), "r": 8,
                                    "stroke": PALETTE[s.index % len(PALETTE)]},
                         el("title", None, f"{s.label}: peak {y.read(s.peak[1])} at {x.read(s.peak[0])}")))  # fmt: skip
     return el("g", _series_attrs(s), *parts)
@@ -303,20 +307,20 @@ def _marker(index: int, cx: float, cy: float, tip: str, data: dict[str, object])
     attrs: dict[str, object] = {"class": "mark", "fill": colour, **data}
     title = el("title", None, tip)
     if shape == "circle":
-        return el("circle", {**attrs, "cx": _r(cx), "cy": _r(cy), "r": r}, title)
+        return el("circle", {**attrs, "cx": coord(cx), "cy": coord(cy), "r": r}, title)
     paths = {
-        "square": f"M{_r(cx - r)},{_r(cy - r)} h{_r(2 * r)} v{_r(2 * r)} h{_r(-2 * r)} Z",
-        "triangle": f"M{_r(cx)},{_r(cy - r * 1.25)} L{_r(cx + r * 1.15)},{_r(cy + r * 0.9)} L{_r(cx - r * 1.15)},{_r(cy + r * 0.9)} Z",
-        "down": f"M{_r(cx)},{_r(cy + r * 1.25)} L{_r(cx + r * 1.15)},{_r(cy - r * 0.9)} L{_r(cx - r * 1.15)},{_r(cy - r * 0.9)} Z",
-        "diamond": f"M{_r(cx)},{_r(cy - r * 1.35)} L{_r(cx + r * 1.2)},{_r(cy)} L{_r(cx)},{_r(cy + r * 1.35)} L{_r(cx - r * 1.2)},{_r(cy)} Z",
-        "cross": f"M{_r(cx - r)},{_r(cy - r)} L{_r(cx + r)},{_r(cy + r)} M{_r(cx - r)},{_r(cy + r)} L{_r(cx + r)},{_r(cy - r)}",
+        "square": f"M{coord(cx - r)},{coord(cy - r)} h{coord(2 * r)} v{coord(2 * r)} h{coord(-2 * r)} Z",
+        "triangle": f"M{coord(cx)},{coord(cy - r * 1.25)} L{coord(cx + r * 1.15)},{coord(cy + r * 0.9)} L{coord(cx - r * 1.15)},{coord(cy + r * 0.9)} Z",
+        "down": f"M{coord(cx)},{coord(cy + r * 1.25)} L{coord(cx + r * 1.15)},{coord(cy - r * 0.9)} L{coord(cx - r * 1.15)},{coord(cy - r * 0.9)} Z",
+        "diamond": f"M{coord(cx)},{coord(cy - r * 1.35)} L{coord(cx + r * 1.2)},{coord(cy)} L{coord(cx)},{coord(cy + r * 1.35)} L{coord(cx - r * 1.2)},{coord(cy)} Z",
+        "cross": f"M{coord(cx - r)},{coord(cy - r)} L{coord(cx + r)},{coord(cy + r)} M{coord(cx - r)},{coord(cy + r)} L{coord(cx + r)},{coord(cy - r)}",
     }
     if shape == "cross":
         attrs = {**attrs, "class": "mark cross", "stroke": colour}
     return el("path", {**attrs, "d": paths[shape]}, title)
 
 
-def _svg(
+def chart_svg(
     chart_id: str, title: str, body: list[Markup], height: int = HEIGHT, kind: str = "line", width: int = WIDTH
 ) -> Markup:
     return el(
@@ -328,11 +332,11 @@ def _svg(
     )  # fmt: skip
 
 
-def _clip(text: str, width_chars: int) -> str:
+def clip(text: str, width_chars: int) -> str:
     return text if len(text) <= width_chars else text[: width_chars - 1] + "…"
 
 
-def _r(value: float) -> str:
+def coord(value: float) -> str:
     return f"{value:.1f}"
 
 
@@ -378,13 +382,13 @@ def kind_chart(
     for i, (k, row) in enumerate(zip(kinds, tops)):
         parts: list[Markup] = []
         if stacked and row:
-            upper = [f"{_r(x_scale(px))},{_r(y_scale(top))}" for px, _, top in row]
-            lower = [f"{_r(x_scale(px))},{_r(y_scale(below.get(px, 0.0)))}" for px, _, _ in reversed(row)]
+            upper = [f"{coord(x_scale(px))},{coord(y_scale(top))}" for px, _, top in row]
+            lower = [f"{coord(x_scale(px))},{coord(y_scale(below.get(px, 0.0)))}" for px, _, _ in reversed(row)]
             parts.append(el("path", {"class": "area", "d": "M" + " L".join(upper + lower) + " Z", "fill": k.colour,
                                      "fill-opacity": "0.85"}))  # fmt: skip
             below.update({px: top for px, _, top in row})
         else:
-            path = " L".join(f"{_r(x_scale(px))},{_r(y_scale(v))}" for px, v, _ in row if v is not None)
+            path = " L".join(f"{coord(x_scale(px))},{coord(y_scale(v))}" for px, v, _ in row if v is not None)
             if path:
                 parts.append(el("path", {"class": "line" + (" dashed" if k.dash else ""), "d": "M" + path,
                                          "stroke": k.colour}))  # fmt: skip
@@ -392,7 +396,7 @@ def kind_chart(
             if v is None:
                 continue
             at, value = x.read(px), y.read(v)
-            parts.append(el("circle", {"class": "mark", "cx": _r(x_scale(px)), "cy": _r(y_scale(top)),
+            parts.append(el("circle", {"class": "mark", "cx": coord(x_scale(px)), "cy": coord(y_scale(top)),
                                        "r": 2.6 if stacked else _MARK_R, "fill": k.colour, "data-x": at,
                                        "data-v": value}, el("title", None, f"{k.label} · {at}: {value}")))  # fmt: skip
         body.append(el("g", {"class": "series", "data-series": f"kind-{i}", "data-label": k.label}, *parts))
@@ -401,7 +405,7 @@ def kind_chart(
                                 "y": _MARGIN_TOP + 24, "text-anchor": "middle"}, note))  # fmt: skip
     shift = rows * _LEGEND_ROW + 4
     plot = el("g", {"transform": f"translate(0 {shift})"}, *body)
-    return _svg(chart_id, title, [legend, plot], HEIGHT + shift, kind="kinds")
+    return chart_svg(chart_id, title, [legend, plot], HEIGHT + shift, kind="kinds")
 
 
 def _kind_legend(kinds: Sequence[Kind]) -> tuple[Markup, int]:
@@ -414,10 +418,12 @@ def _kind_legend(kinds: Sequence[Kind]) -> tuple[Markup, int]:
             px, row = float(_MARGIN_LEFT), row + 1
         cy = 10 + row * _LEGEND_ROW
         if k.dash:
-            items.append(el("line", {"class": "line dashed", "x1": _r(px), "x2": _r(px + 12), "y1": cy, "y2": cy,
+            items.append(el("line", {"class": "line dashed", "x1": coord(px), "x2": coord(px + 12), "y1": cy, "y2": cy,
                                      "stroke": k.colour}))  # fmt: skip
         else:
-            items.append(el("rect", {"x": _r(px), "y": cy - 5, "width": 11, "height": 11, "rx": 2, "fill": k.colour}))
-        items.append(el("text", {"class": "legend-label", "x": _r(px + 16), "y": cy + 4}, k.label))
+            items.append(
+                el("rect", {"x": coord(px), "y": cy - 5, "width": 11, "height": 11, "rx": 2, "fill": k.colour})
+            )
+        items.append(el("text", {"class": "legend-label", "x": coord(px + 16), "y": cy + 4}, k.label))
         px += width
     return el("g", {"class": "kind-legend"}, *items), row + 1

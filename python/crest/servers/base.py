@@ -277,7 +277,7 @@ class Adapter(ABC):
         for kind in sorted(settings.kinds - self.kinds):
             alt = self.alternatives.get(kind, "use another server (see `crest servers`)")
             raise ConfigError(f"{self.name} cannot serve {kind} requests: {alt}")
-        names = {alias: key for key, knob in self.knobs.items() for alias in (key, *knob.aliases)}
+        names = self.knob_names()
         unknown = sorted(set(settings.options) - set(names))
         if unknown:
             known = ", ".join(sorted(self.knobs)) or "none"
@@ -328,11 +328,15 @@ class Adapter(ABC):
         if settings.access_log and not self.stock_logs_access:
             raise ConfigError(f"{self.name}'s stock configuration keeps no access log: drop --access-log, or {fix}")
 
+    def knob_names(self) -> dict[str, str]:
+        """Every name a --server-opt key may be given by (the knob's own and its aliases) -> the knob's key."""
+        return {alias: key for key, knob in self.knobs.items() for alias in (key, *knob.aliases)}
+
     def effective(self, settings: ServerSettings) -> ServerSettings:
         """`settings` (already checked) as the adapter uses them: every knob under its own key (aliases
         resolved), on/off values in lower case, and access logging on when --access-log or
         access_log=on asked for it (or a stock configuration that logs runs), so the runner counts it."""
-        names = {alias: key for key, knob in self.knobs.items() for alias in (key, *knob.aliases)}
+        names = self.knob_names()
         options = {}
         for key, value in settings.options.items():
             canonical = names.get(key, key)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from crest.servers.base import ServerSettings, Target
@@ -107,17 +106,15 @@ class TargetGroup:
         return {**by_name[self.primary.adapter.name], "roles": {r: by_name[n] for r, n in self.roles.items()}}
 
     def stop(self) -> None:
+        """Stop every member, each even when stopping another one failed (then that failure is raised)."""
+        failure: BaseException | None = None
         for target in self.members.values():
-            target.stop()
-
-    def __enter__(self) -> TargetGroup:
-        self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
+            try:
+                target.stop()
+            except BaseException as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
 
 
 def settings_by_server(roles: Mapping[str, str], base: ServerSettings, kinds_by_role: Mapping[str, set[str]],
