@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
@@ -16,6 +17,7 @@ import typer
 from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options
 from crest.cli.progress import LiveProgress
 from crest.cli.render import render_header, render_nodes, render_report
+from crest.cli.render_network import render_network
 from crest.errors import ConfigError
 from crest.loadclient import LoadClient
 from crest.runspec import RunSpec, parse_header, parse_source_addrs
@@ -155,6 +157,17 @@ def bench_command(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No live progress line and no warnings.")] = False,
     cluster: cluster_options.Cluster = None,
     nodes: cluster_options.Nodes = None,
+    network: Annotated[
+        str | None,
+        typer.Option(
+            "--network",
+            metavar="SPEC",
+            help="Send from client subnets in network namespaces with line speeds, delay and loss, e.g."
+            " subnets=4,client-link=100mbit,rtt=80ms or a preset (veritest-4x100, zeus-100mbit, webcat-10mbit,"
+            " webcat-100mbit, specweb99-user). Needs root. See docs/networks.md.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> int:
     """Load-test a URL, like wrk or ab.
 
@@ -196,6 +209,8 @@ def bench_command(
     client = LoadClient(spec, origin="bench")  # validates every setting: ConfigError before any traffic
     if body is not None and spec.method in ("GET", "HEAD") and method is not None and not (quiet or json_output):
         print(f"crest: warning: sending a body with {spec.method}; many servers ignore it", file=sys.stderr)
+    if network is not None:
+        return _bench_on_network(spec, network, cluster, json_output, quiet)
     load: Any = client
     if cluster is None:
         if nodes is not None:
@@ -219,6 +234,51 @@ def bench_command(
         print(render_report(result.report, spec), flush=True)
         if "cluster" in result.report:
             print(render_nodes(result.report["cluster"]), flush=True)
+    return EXIT_INTERRUPTED if result.interrupted else EXIT_OK
+
+
+def _bench_on_network(spec: RunSpec, text: str, cluster: str | None, json_output: bool, quiet: bool) -> int:
+    """The bench from a client network's subnets to a target on this machine (it stays where it is, in
+    this namespace, reached at the network's target address)."""
+    from crest.network.counters import LinkSampler
+    from crest.network.load import SubnetLoad, check_fits, lines_needed
+    from crest.network.spec import parse_network
+    from crest.network.topology import Network, check_capability
+    from crest.network.url import on_network
+
+    net_spec = parse_network(text)
+    if cluster is not None:
+        raise ConfigError("--network builds the client network on this machine: leave out --cluster or --network")
+    if spec.source_addrs:
+        raise ConfigError("--network gives each client its own address in its subnet: leave out --source-addrs")
+    moved = replace(spec, url=on_network(spec.url))  # ConfigError: not a target on this machine
+    check_capability()
+    network = Network(net_spec, lines_needed(moved, net_spec.subnets, net_spec.link_per), target_in_root=True)
+    check_fits(moved, network)
+    with network:
+        load = SubnetLoad(moved, network, origin="bench")
+        load.preflight()
+        if not json_output:
+            print(render_header(spec), flush=True)
+            print(f"Network: {net_spec.label()}, target reached at {moved.url}", flush=True)
+        sampler = LinkSampler(network)
+        sampler.start()
+        show_progress = not (json_output or quiet) and sys.stderr.isatty()
+        try:
+            with LiveProgress(spec, enabled=show_progress) as progress:
+                result = load.run(on_progress=progress.update)
+        finally:
+            sampler.stop()
+        start = float(result.report.get("subnets", {}).get("start_at_unix_s", sampler.samples[0].at))
+        figures = sampler.figures(start, start + float(result.report.get("duration_s", 0.0)))
+        facts = network.describe()
+    if json_output:
+        document: dict[str, Any] = {**result.report, "url": moved.url, "config": result.config,
+                                    "network": {**facts, **figures}}  # fmt: skip
+        print(json.dumps(document), flush=True)
+    else:
+        print(render_report(result.report, moved), flush=True)
+        print(render_network(figures), flush=True)
     return EXIT_INTERRUPTED if result.interrupted else EXIT_OK
 
 

@@ -113,7 +113,9 @@ def parse_network(text: str) -> NetworkSpec:
     for item in items:
         if "=" not in item:
             if item not in PRESETS:
-                raise ConfigError(f"unknown network preset {item!r} in --network {text!r}: use one of {', '.join(PRESETS)}")
+                raise ConfigError(
+                    f"unknown network preset {item!r} in --network {text!r}: use one of {', '.join(PRESETS)}"
+                )
             preset = item
             settings.update(PRESETS[item])
             continue
@@ -172,7 +174,9 @@ def parse_bit_rate(text: str, *, what: str) -> float:
         raise ConfigError(f"invalid {what}={text!r} in --network: give a line speed such as 10mbit, 1gbit or 400kbit")
     bps = float(m.group(1)) * _RATE_UNITS.get(unit, 1.0)
     if bps < 8_000:
-        raise ConfigError(f"{what}={text!r} in --network is below 8 kbit/s, too slow to carry a packet in time: raise it")
+        raise ConfigError(
+            f"{what}={text!r} in --network is below 8 kbit/s, too slow to carry a packet in time: raise it"
+        )
     return bps
 
 

@@ -185,9 +185,14 @@ class Network:
             _run(["ip", "-n", router, "tuntap", "add", "dev", dev, "mode", "tun"])
             _run(["ip", "-n", sub, "tuntap", "add", "dev", "up", "mode", "tun"])
         else:
-            _run(["ip", "link", "add", "name", dev, "netns", router, "type", "veth", "peer", "name", "up", "netns", sub])
+            _run(
+                ["ip", "link", "add", "name", dev, "netns", router, "type", "veth", "peer", "name", "up", "netns", sub]
+            )
         r, s, block = addresses.router_link(k), addresses.subnet_link(k), addresses.block(k)
-        _ip_batch(router, [f"addr add {r} peer {s} dev {dev}", f"link set dev {dev} up", f"route add {block} via {s} dev {dev}"])
+        _ip_batch(
+            router,
+            [f"addr add {r} peer {s} dev {dev}", f"link set dev {dev} up", f"route add {block} via {s} dev {dev}"],
+        )
         _ip_batch(sub, [
             f"addr add {s} peer {r} dev up", "link set dev up up",
             f"route add default via {r} dev up", f"route add local {block} dev lo",
@@ -323,4 +328,3 @@ def _ip_batch(ns: str | None, lines: list[str]) -> None:
 
 def _tc_batch(ns: str | None, lines: list[str]) -> None:
     _run(["tc", *(["-n", ns] if ns else []), "-batch", "-"], stdin="\n".join(lines) + "\n")
-

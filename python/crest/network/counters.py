@@ -1,0 +1,183 @@
+"""Reading a client network's links during a mix: each link end's transmitted bytes and packets (the
+device's counters), its queue's drops, overlimits and backlog (tc), each client line's bytes (its HTB
+class), and TCP's counters inside the target's and the clients' namespaces. A LinkSampler samples in
+a thread; `figures(start, end)` turns the samples inside the window into the mix's network figures
+(the dict documented in docs/networks.md). Owns measuring; judging (link_bound) is analysis's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from crest.network import netns
+from crest.network.topology import LinkEnd, Network
+
+SAMPLE_INTERVAL_S = 0.5
+_TIMEOUT_S = 10.0
+_CLASS = re.compile(r"class htb 1:([0-9a-f]+) .*?\n\s*Sent (\d+) bytes (\d+) pkt", re.S)
+_TCP_FIELDS = {"RetransSegs": "retrans_segs", "OutSegs": "out_segs", "InSegs": "in_segs", "OutRsts": "resets_sent"}
+
+
+@dataclass
+class Sample:
+    """One reading of every link end and TCP side, at `at` (unix seconds)."""
+
+    at: float
+    ends: dict[tuple[str | None, str], dict[str, Any]] = field(default_factory=dict)
+    tcp: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def _json(argv: list[str]) -> Any:
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S, check=False)
+    try:
+        return json.loads(out.stdout) if out.returncode == 0 and out.stdout.strip() else []
+    except ValueError:
+        return []
+
+
+def _ns_args(ns: str | None) -> list[str]:
+    return ["-n", ns] if ns else []
+
+
+def _read_tcp() -> dict[str, int]:
+    """TCP's counters of the calling thread's namespace (/proc/thread-self/net is per thread)."""
+    found: dict[str, int] = {}
+    for name in ("snmp", "netstat"):
+        with open(f"/proc/thread-self/net/{name}", encoding="ascii") as f:
+            lines = f.read().splitlines()
+        for head, values in zip(lines[::2], lines[1::2]):
+            keys, nums = head.split()[1:], values.split()[1:]
+            prefix = head.split(":")[0]
+            for k, v in zip(keys, nums):
+                if prefix == "Tcp" and k in _TCP_FIELDS:
+                    found[_TCP_FIELDS[k]] = int(v)
+                elif prefix == "TcpExt" and k == "ListenOverflows":
+                    found["listen_overflows"] = int(v)
+    return found
+
+
+def sample(network: Network) -> Sample:
+    """Read every link end and both TCP sides now."""
+    s = Sample(time.time())
+    by_ns: dict[str | None, list[LinkEnd]] = {}
+    for end in network.ends:
+        by_ns.setdefault(end.ns, []).append(end)
+    for ns, ends in by_ns.items():
+        links = {d.get("ifname"): d for d in _json(["ip", *_ns_args(ns), "-s", "-j", "link", "show"])}
+        qdiscs = {q.get("dev"): q for q in _json(["tc", *_ns_args(ns), "-s", "-j", "qdisc", "show"]) if q.get("root")}
+        for end in ends:
+            tx = links.get(end.dev, {}).get("stats64", {}).get("tx", {})
+            q = qdiscs.get(end.dev, {})
+            reading: dict[str, Any] = {
+                "bytes": int(tx.get("bytes", 0)), "packets": int(tx.get("packets", 0)),
+                "drops": int(q.get("drops", 0)), "overlimits": int(q.get("overlimits", 0)),
+                "backlog": int(q.get("backlog", 0)),
+            }  # fmt: skip
+            if end.shape is not None and end.shape.client_bps is not None and end.shape.clients:
+                text = subprocess.run(["tc", *_ns_args(ns), "-s", "class", "show", "dev", end.dev],
+                                      capture_output=True, text=True, timeout=_TIMEOUT_S, check=False).stdout  # fmt: skip
+                reading["classes"] = {int(m, 16): int(b) for m, b, _ in _CLASS.findall(text)}
+            s.ends[(end.ns, end.dev)] = reading
+    s.tcp["target"] = netns.call_in(network.target_ns, _read_tcp)
+    clients: dict[str, int] = {}
+    for k in range(1, network.spec.subnets + 1):
+        for key, value in netns.call_in(network.subnet_ns(k), _read_tcp).items():
+            clients[key] = clients.get(key, 0) + value
+    s.tcp["clients"] = clients
+    return s
+
+
+class LinkSampler:
+    """Samples a network every SAMPLE_INTERVAL_S in a thread between start() and stop()."""
+
+    def __init__(self, network: Network) -> None:
+        self.network = network
+        self.samples: list[Sample] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.samples.append(sample(self.network))
+        self._thread = threading.Thread(target=self._loop, name="crest-link-sampler", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(SAMPLE_INTERVAL_S):
+            self.samples.append(sample(self.network))
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.samples.append(sample(self.network))
+
+    def figures(self, start: float, end: float) -> dict[str, Any]:
+        """The mix's network figures over the samples inside [start, end] (the first and last sample
+        when fewer than two fall inside: a window shorter than the sampling)."""
+        inside = [s for s in self.samples if start - 0.05 <= s.at <= end + 0.05]
+        if len(inside) < 2:
+            inside = [self.samples[0], self.samples[-1]]
+        first, last = inside[0], inside[-1]
+        window = max(1e-9, last.at - first.at)
+        links = []
+        for end_ in self.network.ends:
+            a, b = first.ends.get((end_.ns, end_.dev), {}), last.ends.get((end_.ns, end_.dev), {})
+            links.append(_link(end_, a, b, window, [s.ends.get((end_.ns, end_.dev), {}) for s in inside]))
+            client = _clients(end_, a, b, window)
+            if client is not None:
+                links.append(client)
+        tcp = {side: {k: last.tcp[side].get(k, 0) - first.tcp[side].get(k, 0) for k in last.tcp[side]}
+               for side in last.tcp}  # fmt: skip
+        out: dict[str, Any] = {"window_s": round(window, 3), "links": links, "tcp": tcp}
+        relay = self.network.delay_line_stats()
+        if relay is not None:
+            pairs = relay.get("pairs", [])
+            out["delay_line"] = {
+                "packets": sum(p[d].get("packets", 0) for p in pairs for d in ("a_to_b", "b_to_a")),
+                "dropped": sum(p[d].get("dropped", 0) for p in pairs for d in ("a_to_b", "b_to_a")),
+            }
+        return out
+
+
+def _delta(a: dict[str, Any], b: dict[str, Any], key: str) -> int:
+    return max(0, int(b.get(key, 0)) - int(a.get(key, 0)))
+
+
+def _link(
+    end: LinkEnd, a: dict[str, Any], b: dict[str, Any], window: float, seen: list[dict[str, Any]]
+) -> dict[str, Any]:
+    nbytes = _delta(a, b, "bytes")
+    bps = nbytes * 8 / window
+    rate = end.shape.rate_bps if end.shape is not None else None
+    return {
+        "link": end.link, "scope": end.scope, "subnet": end.subnet, "direction": end.direction,
+        "rate_bps": rate, "bytes": nbytes, "packets": _delta(a, b, "packets"),
+        "drops": _delta(a, b, "drops"), "overlimits": _delta(a, b, "overlimits"),
+        "backlog_max_bytes": max((int(s.get("backlog", 0)) for s in seen), default=0),
+        "bits_per_s": round(bps, 1), "utilisation": round(bps / rate, 4) if rate else None,
+    }  # fmt: skip
+
+
+def _clients(end: LinkEnd, a: dict[str, Any], b: dict[str, Any], window: float) -> dict[str, Any] | None:
+    shape = end.shape
+    if shape is None or shape.client_bps is None or not shape.clients or "classes" not in b:
+        return None
+    before, after = a.get("classes", {}), b["classes"]
+    sent = [max(0, after.get(shape.client_minor(i), 0) - before.get(shape.client_minor(i), 0))
+            for i in range(len(shape.clients))]  # fmt: skip
+    # Lines no client used in this mix (a ladder's lower rungs) would only dilute the mean.
+    utils = [n * 8 / window / shape.client_bps for n in sent if n > 0] or [0.0]
+    total = sum(sent)
+    return {
+        "link": f"clients of {end.link}", "scope": "client", "subnet": end.subnet, "direction": end.direction,
+        "rate_bps": shape.client_bps, "bytes": total, "packets": None, "drops": None, "overlimits": None,
+        "backlog_max_bytes": None, "bits_per_s": round(total * 8 / window, 1),
+        "utilisation": round(max(utils), 4), "utilisation_mean": round(sum(utils) / len(utils), 4),
+        "clients": len(utils),
+    }  # fmt: skip
