@@ -42,6 +42,7 @@ FACTORS = {
     "cpus": "cores the target is pinned to",
     "memory": "the target's memory limit, e.g. 256M",
     "workload": "the suite (a built-in name or a .toml file)",
+    "network": "the client network, as --network SPEC gives it (e.g. webcat-10mbit; see docs/networks.md)",
     "clients": "one load point of that many clients (the ladder is replaced by it)",
     "threads": "threads per client",
     "receive_buffer": "the engine's read buffer (bytes per read, WebBench's receive buffer; not SO_RCVBUF)",

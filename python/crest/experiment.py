@@ -31,7 +31,7 @@ from crest.units import parse_size
 
 # Levels the planner maps onto a provisioned target; any other level is a server option (when
 # named as one) or a factor its caller already applied (a suite member, a design's workload).
-TARGET_FACTORS = ("server", "cpus", "memory")
+TARGET_FACTORS = ("server", "cpus", "memory", "network")
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,7 @@ def configure(base: RunRequest, levels: Mapping[str, Any], *, options: Collectio
         cpus=cpu_split.share(levels["cpus"], what="cpus level").cpus if "cpus" in levels else base.cpus,
         memory_bytes=parse_size(str(memory), what="memory") if memory is not None else base.memory_bytes,
         server_options=server_options,
+        network=str(levels["network"]) if "network" in levels else base.network,
     )
 
 

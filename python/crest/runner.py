@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
@@ -27,6 +28,13 @@ from crest.filesets.cache import cached_fileset, empty_docroot
 from crest.host import drop_page_cache, host_facts
 from crest.loadclient import LoadClient
 from crest.monitor import Monitor, client_bound_verdict, host_verdicts, nodes_engine_summary
+from crest.network import netns
+from crest.network.addresses import TARGET_ADDRESS
+from crest.network.counters import LinkSampler
+from crest.network.load import SubnetLoad, lines_needed
+from crest.network.spec import NetworkSpec, parse_network
+from crest.network.topology import Network, check_capability
+from crest.network.url import on_network
 from crest.preflight import check_reachable, parse_file_url, parse_url
 from crest.roles import RoleUrls, is_role_map, parse_role_map, roles_by_class, url_role_map
 from crest.runspec import RunSpec
@@ -39,7 +47,7 @@ from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError, mix
 from crest.suite import Mix, Suite
 from crest.suite.specweb99 import Specweb99
 from crest.urltable import RequestTable, build_table, specweb99_urls
-from crest.verdicts import Verdict, cores_shared, page_cache_elsewhere
+from crest.verdicts import LINK_BOUND_UTILISATION, Verdict, cores_shared, link_bound, page_cache_elsewhere
 from crest.warmup import warmup_figures, warmup_spec
 
 
@@ -86,6 +94,9 @@ class RunRequest:
     # is (a 0600 file; else CREST_SMB_PASSWORD). The password itself is never part of the request.
     loadfile: str | None = None
     password_file: Path | None = None
+    # A client network (--network SPEC, crest.network): the clients send from subnets in their own
+    # network namespaces, over shaped links, to the target in its namespace (or this one, for a URL).
+    network: str | None = None
 
     def options(self) -> dict[str, Any]:
         """The options as stored with the run (resume rebuilds the request from them)."""
@@ -172,6 +183,8 @@ class SuiteRunner:
         )
         self._check_lab_options()
         _check_cluster_options(request)
+        self.net_spec = self._check_network_options()
+        self._network: Network | None = None
         if request.server is not None and any(c.kind == "url" for c in request.suite.workload.classes):
             raise ConfigError(
                 f"suite {request.suite.name} requests a URL as given, which only a --target has: give --target URL"
@@ -205,6 +218,22 @@ class SuiteRunner:
         if ladder.warmup != "none" and (workload.specweb99 is not None or workload.is_file):
             raise ConfigError(f"suite {request.suite.name}: warmup requests every entry of the request table"
                               " once, and SPECweb99 and file workloads draw their own requests: drop warmup")  # fmt: skip
+
+    def _check_network_options(self) -> NetworkSpec | None:
+        """The --network spec, checked against the rest of the request (ConfigError before anything starts)."""
+        request = self.request
+        if request.network is None:
+            return None
+        spec = parse_network(request.network)
+        if request.cluster is not None:
+            raise ConfigError("--network builds the client network on this machine: leave out --cluster or --network")
+        if self.server_roles is not None or request.role_targets:
+            raise ConfigError("--network carries one target: give one --server or --target, not a role map")
+        if request.suite.workload.is_file:
+            raise ConfigError(f"suite {request.suite.name} is a file workload; --network carries HTTP: drop --network")
+        for url in filter(None, (request.target, request.tls_target)):
+            on_network(url)  # a target on this machine
+        return spec
 
     def _role_urls(self, request: RunRequest, target: Any = None) -> RoleUrls | None:
         """Each role's URLs: the started servers' (a TargetGroup) or the --target role map's; None for one target."""
@@ -242,6 +271,8 @@ class SuiteRunner:
         In cluster mode: the cluster answers and has the nodes asked for (each load node then checks
         the target from where it stands at the ready barrier before each mix)."""
         cluster = self.request.cluster is not None
+        if self.net_spec is not None:
+            check_capability()
         if self.request.server is not None:
             if cluster:
                 self._check_on_node(self.request.server)
@@ -323,6 +354,32 @@ class SuiteRunner:
 
     @contextmanager
     def _target(self) -> Iterator[Target | None]:
+        """The target of one run inside its client network (--network), built before it and removed after."""
+        if self.net_spec is None:
+            with self._started_target() as target:
+                yield target
+            return
+        most = max(self.mixes, key=lambda m: m.connections)
+        lines = lines_needed(self._spec(most) if self.table else _stand_in(most), self.net_spec.subnets,
+                             self.net_spec.link_per)  # fmt: skip
+        network = Network(self.net_spec, lines, target_in_root=self.request.server is None)
+        unbound = self.request
+        with network:
+            self._network = network
+            try:
+                if self.request.server is None:
+                    self._bind(replace(self.request, target=on_network(self.request.target or ""),
+                                       tls_target=on_network(self.request.tls_target) if self.request.tls_target
+                                       else None))  # fmt: skip
+                with self._started_target() as target:
+                    yield target
+            finally:
+                self._network = None
+                if self.request.server is None:
+                    self._bind(unbound)
+
+    @contextmanager
+    def _started_target(self) -> Iterator[Target | None]:
         """The provisioned target for one run, started and bound; None for a URL target."""
         server = self.request.server
         if server is None:
@@ -399,6 +456,8 @@ class SuiteRunner:
             kinds=frozenset(kinds),
             keepalive=workload.keepalive,
             options=dict(self.request.server_options),
+            bind_host=str(TARGET_ADDRESS) if self._network else "127.0.0.1",
+            netns=self._network.target_ns if self._network else None,
         )
 
     @classmethod
@@ -491,6 +550,8 @@ class SuiteRunner:
     def _load(self, mix: Mix, repeat_index: int, load_nodes: Any, target: Target | None = None) -> Any:
         """The load of one mix: this machine's engine, or the cluster's nodes (the same face)."""
         spec = self._spec(mix, repeat_index)
+        if self._network is not None:
+            return SubnetLoad(spec, self._network)
         if load_nodes is None:
             return LoadClient(spec)
         side = getattr(target, "remote", None) or getattr(self._watch, "remote", None)  # NodeTarget / NodeWatch
@@ -552,6 +613,9 @@ class SuiteRunner:
             progress = lambda live, m=mix: self.on_event(Event("mix-progress", run_id, repeat_index, mix=m, live=live))  # noqa: E731
             if monitor is not None:
                 monitor.start()
+            sampler = LinkSampler(self._network) if self._network is not None else None
+            if sampler is not None:
+                sampler.start()
             try:
                 with cpu_split.pinned(self.split.engine) if self.split else nullcontext():
                     result = client.run(progress)
@@ -561,6 +625,8 @@ class SuiteRunner:
             finally:
                 if monitor is not None:
                     monitor.stop()
+                if sampler is not None:
+                    sampler.stop()
             ended = time.time()
             if result.interrupted:
                 self._finish(store, run_id, repeat_index, "interrupted", f"interrupted during mix {mix.index}")
@@ -577,6 +643,12 @@ class SuiteRunner:
                 record.started_at = started
                 record.cluster = result.report["cluster"]
                 record.monitor.update(nodes_engine_summary(record.cluster["nodes"]))
+            if "subnets" in result.report:  # the subnets' engines started together a moment after `started`
+                started = float(result.report["subnets"]["start_at_unix_s"])
+                record.started_at = started
+            if sampler is not None:
+                record.network = sampler.figures(started + t.ramp_up_s, started + t.length_s - t.ramp_down_s)
+                record.verdicts += link_verdicts(record.network)
             if monitor is not None:
                 record.monitor.update(monitor.summary(started + t.ramp_up_s, started + t.length_s - t.ramp_down_s))
             client_bound = client_bound_verdict(record.monitor)
@@ -622,7 +694,8 @@ class SuiteRunner:
         """
         spec = self._spec(mix, repeat_index)
         started = time.monotonic()
-        result = LoadClient(warmup_spec(spec)).run()
+        client = LoadClient(warmup_spec(spec))
+        result = netns.call_in(self._network.subnet_ns(1), client.run) if self._network else client.run()
         if result.interrupted:
             raise KeyboardInterrupt
         return warmup_figures(result.report, len(spec.requests), time.monotonic() - started)
@@ -660,7 +733,8 @@ class SuiteRunner:
                     check_reachable(parse_file_url(self.request.target))
             else:
                 for url in filter(None, (self.request.target, self.request.tls_target)):
-                    check_reachable(parse_url(url))
+                    where = self._network.subnet_ns(1) if self._network else None
+                    netns.call_in(where, partial(check_reachable, parse_url(url)))
         except TargetError as exc:
             return f"the target stopped answering during mix {mix.index}: {exc}"
         return None
@@ -784,7 +858,12 @@ class SuiteRunner:
 
     def _disclosure(self, target: Target | None) -> dict[str, Any]:
         docroot = getattr(getattr(target, "settings", None), "docroot", None) if self.request.cluster is None else None
-        return disclosure.collect(docroot, self.request.target, self.request.tls_target)
+        facts = disclosure.collect(docroot, self.request.target, self.request.tls_target)
+        facts["network"] = (
+            self._network.describe() if self._network is not None
+            else {"not_applicable": "no --network: the clients reached the target over loopback"}
+        )  # fmt: skip
+        return facts
 
 
 # Where an smb:// target's password comes from when no --password-file is given.
@@ -837,6 +916,20 @@ def fileset_connections(suite: Suite) -> int | None:
     if suite.workload.fileset != "specweb99":
         return None
     return suite.workload.fileset_connections or max(m.connections for m in suite.mixes("full"))
+
+
+def link_verdicts(figures: dict[str, Any]) -> list[Verdict]:
+    """link_bound for each shaped link that ran at LINK_BOUND_UTILISATION of its rate or more in the window."""
+    return [
+        link_bound(str(link["link"]), str(link["direction"]), float(link["utilisation"]), float(link["rate_bps"]))
+        for link in figures.get("links", [])
+        if link.get("utilisation") is not None and link["utilisation"] >= LINK_BOUND_UTILISATION
+    ]
+
+
+def _stand_in(mix: Mix) -> RunSpec:
+    """A spec with only the mix's clients, for sizing a network before the runner is bound."""
+    return RunSpec(url="http://127.0.0.1:1", connections=mix.connections, connections_per_client=mix.threads_per_client)
 
 
 def _check_cluster_options(request: RunRequest) -> None:

@@ -22,6 +22,7 @@ NOTE = "note"  # a warning of a results file written before verdicts were typed,
 LISTEN_OVERFLOW = "listen_overflow"  # the target host's accept queues overflowed in the window (connections dropped)
 NOISY_HOST = "noisy_host"  # steal time, or the load engine waiting for a CPU: this host's figures are unreliable
 CACHE_COLD = "cache_cold"  # a cached test whose target read its files from storage in the window
+LINK_BOUND = "link_bound"  # a shaped link of the client network ran at its rate: the network limited the mix
 # Drawn over a configuration's curve by the analysis:
 TARGET_IDLE = "target_idle"  # at the peak the target had idle CPU: something else limited it
 ERROR_RATE = "error_rate"  # points whose errors exceed a share of attempts
@@ -30,6 +31,7 @@ COLLAPSE = "collapse"  # past the peak req/s fell below half of it
 
 KINDS = (
     CLIENT_BOUND, ERRORS, CUT_SHORT, PAGE_CACHE, CPU_SPLIT, PEAK_ONLY, NOTE, LISTEN_OVERFLOW, NOISY_HOST, CACHE_COLD,
+    LINK_BOUND,
     TARGET_IDLE, ERROR_RATE, NOT_SATURATED, COLLAPSE,
 )  # fmt: skip
 # A figure's name may not shadow the two fixed keys of a verdict's JSON.
@@ -207,3 +209,24 @@ def collapse(past_peak_ratio: float) -> Verdict:
 
 def _load(load: float) -> str:
     return f"{load:g}"
+
+
+# A link this busy over a whole window was the bottleneck (Zeus: "limited by the 100 Mbit network").
+LINK_BOUND_UTILISATION = 0.90
+
+
+def _human_bps(bps: float) -> str:
+    for unit, scale in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if bps >= scale:
+            return f"{bps / scale:g} {unit}"
+    return f"{bps:g} bit/s"
+
+
+def link_bound(link: str, direction: str, utilisation: float, rate_bps: float) -> Verdict:
+    """A shaped link ran at `utilisation` (≥ LINK_BOUND_UTILISATION) of `rate_bps` in the window."""
+    return Verdict(
+        LINK_BOUND,
+        f"the {link} link ({direction}) ran at {utilisation * 100:.1f}% of its {_human_bps(rate_bps)} in the window:"
+        " the network, not the server, limited this mix",
+        {"link": link, "direction": direction, "utilisation_pct": round(utilisation * 100, 1), "rate_bps": rate_bps},
+    )

@@ -62,3 +62,11 @@ MonitorName = Annotated[
 def count(value: str | None, option: str) -> int | None:
     """A count option's value (--nodes, --monitor-pid), None when not given."""
     return None if value is None else parse_count(value, what=option)
+
+
+NETWORK_HELP = (
+    "Send from client subnets in network namespaces with line speeds, delay and loss: SPEC is a preset"
+    " (veritest-4x100, veritest-8x100, zeus-100mbit, webcat-10mbit, webcat-100mbit, specweb99-user) and/or"
+    " KEY=VALUE settings (subnets, client-link, subnet-link, target-link, rtt, jitter, loss, link-per)."
+    " Needs root. See docs/networks.md."
+)

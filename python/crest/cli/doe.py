@@ -21,6 +21,7 @@ from rich.text import Text
 from crest.analysis.csvdata import read_csv
 from crest.analysis.doe import ERROR, MEAN, DoeResult, analyze
 from crest.cli import EXIT_OK, cluster_options, terminal
+from crest.cli.cluster_options import NETWORK_HELP
 from crest.cli.terminal import safe as _safe
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
@@ -62,12 +63,14 @@ def doe_command(
     cluster: cluster_options.Cluster = None,
     nodes: cluster_options.Nodes = None,
     target_node: cluster_options.TargetNode = None,
+    network: Annotated[str | None, typer.Option("--network", metavar="SPEC", help=NETWORK_HELP)] = None,
 ) -> int:
     """Analyse a 2^k (or fractional 2^(k-p)) factorial experiment: effects, allocation of variation, CIs."""
     if design is not None:
         if analyze_path is not None:
             raise ConfigError("give either a DESIGN to run or --analyze DATA.csv, not both")
-        placement = {"cluster": cluster, "nodes": cluster_options.count(nodes, "--nodes"), "target_node": target_node}
+        placement = {"cluster": cluster, "nodes": cluster_options.count(nodes, "--nodes"), "target_node": target_node,
+                     "network": network}  # fmt: skip
         return _run_design(design, db, quiet, json_output, placement)
     if analyze_path is None:
         raise ConfigError("nothing to do: give a DESIGN.toml to run, or --analyze DATA.csv --response COLUMN")

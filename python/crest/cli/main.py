@@ -128,6 +128,12 @@ COMMANDS: dict[str, Entry] = {
         " webcat-large-filemix, webcat-cgi-html, webbench, sizes.",
         group=True,
     ),
+    "network": Entry(
+        "crest.cli.network",
+        "app",
+        "Client networks (--network): show what a SPEC builds, or remove what killed runs left behind.",
+        group=True,
+    ),
 }
 
 

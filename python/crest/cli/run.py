@@ -115,6 +115,12 @@ def run_command(
     monitor_node: cluster_options.MonitorNode = None,
     monitor_pid: cluster_options.MonitorPid = None,
     monitor_name: cluster_options.MonitorName = None,
+    network: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--network", metavar="SPEC", help=cluster_options.NETWORK_HELP + " Repeat it to compare networks."
+        ),
+    ] = None,
 ) -> int:
     """Run a suite's ladder of mixes against a target and store every mix.
 
@@ -165,7 +171,10 @@ def run_command(
                 monitor_name=monitor_name,
                 loadfile=loadfile,
                 password_file=password_file,
+                network=network[0] if network and len(network) == 1 else None,
             )
+            if network and len(network) > 1:
+                axes["network"] = list(network)  # each a configuration of its own, like --server a,b
             plan = plan_runs(base, members, {**axes, **options}, options=list(options))
             experiment = plan.experiment
             run_ids = execute(plan, store_path=db, on_event=watcher.on_event)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -107,8 +108,7 @@ class SubnetLoad:
         try:
             for share, client in zip(self.shares, self.clients):
                 config = dict(client.config, start_at_unix_s=start_at, report_part=True)
-                runs.append(netns.call_in(self.network.subnet_ns(share.subnet),
-                                          lambda c=config: _engine.start_run(json.dumps(c))))  # fmt: skip
+                runs.append(netns.call_in(self.network.subnet_ns(share.subnet), _starter(config)))
         except _engine.ConfigError as exc:
             self._cancel(runs)
             raise ConfigError(str(exc)) from None
@@ -172,6 +172,10 @@ class SubnetLoad:
             ],
         }  # fmt: skip
         return merged
+
+
+def _starter(config: dict[str, Any]) -> Callable[[], Any]:
+    return lambda: _engine.start_run(json.dumps(config))
 
 
 def _budgets(max_requests: int | None, shares: list[SubnetShare]) -> list[int | None]:

@@ -21,11 +21,13 @@ import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar
 
 from crest.errors import ConfigError, TargetError
+from crest.network.netns import call_in
 from crest.servers.cgroup import Cgroup
 from crest.servers.cpus import CpuQuota
 from crest.servers.process import LOG_TAIL_LINES, Processes, wait_until
@@ -121,6 +123,8 @@ class ServerSettings:
     options: Mapping[str, str] = field(default_factory=dict)  # --server-opt KEY=VALUE
     # Loopback unless the user put the target on a cluster node (--target-node): then the node's address.
     bind_host: str = "127.0.0.1"
+    # The network namespace the target runs in (--network: the network's target namespace); None: this one.
+    netns: str | None = None
 
 
 @dataclass(frozen=True)
@@ -530,8 +534,10 @@ class Target:
 
     def _start(self) -> None:
         settings = self.settings
-        self.site = site = create_site(settings.docroot, tls=settings.tls, host=settings.bind_host,
-                                       cgi=not self.adapter.serves_files(), tls_key=settings.tls_key)  # fmt: skip
+        # Free ports are found where the server will listen (its namespace has its own ports).
+        self.site = site = call_in(settings.netns, lambda: create_site(
+            settings.docroot, tls=settings.tls, host=settings.bind_host, cgi=not self.adapter.serves_files(),
+            tls_key=settings.tls_key))  # fmt: skip
         if settings.memory_bytes is not None or settings.cpu_quota is not None:
             self.cgroup = Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota)
             self.cgroup.create()
@@ -550,7 +556,7 @@ class Target:
         for port in ports:
             # free_port() released it a moment ago; if another program took it since, the
             # readiness check below would mistake that program for the server.
-            if answers_on(site.host, port):
+            if call_in(settings.netns, partial(answers_on, site.host, port)):
                 raise TargetError(f"port {port} was taken by another program before {self.adapter.title} "
                                   "started: start the target again")  # fmt: skip
         command, env = self.adapter.command(site, settings), self.adapter.env(site, settings)
@@ -564,7 +570,8 @@ class Target:
         helpers = self.adapter.helpers(site, settings)
         for helper in helpers:
             self.processes.start(helper.name, helper.argv, log=site.logs / f"{helper.name}.log",
-                                 cpus=settings.cpus, cgroup_procs=procs_file, user=helper.user)  # fmt: skip
+                                 cpus=settings.cpus, cgroup_procs=procs_file, user=helper.user,
+                                 netns=settings.netns)  # fmt: skip
             wait_until(helper.socket.exists, timeout_s=READY_TIMEOUT_S,
                        what=f"{helper.name} did not create {helper.socket}", processes=self.processes)  # fmt: skip
         return helpers
@@ -576,8 +583,9 @@ class Target:
         ports = [p for p in (site.port, site.tls_port) if p]
         command, env = self.adapter.command(site, settings), self.adapter.env(site, settings)
         self.processes.start(self.adapter.name, command, log=site.logs / "server.log", cwd=site.root, env=env,
-                             cpus=settings.cpus, cgroup_procs=procs_file)  # fmt: skip
-        wait_until(lambda: self.adapter.answers(site, self.login), timeout_s=READY_TIMEOUT_S,
+                             cpus=settings.cpus, cgroup_procs=procs_file, netns=settings.netns)  # fmt: skip
+        wait_until(lambda: call_in(settings.netns, lambda: self.adapter.answers(site, self.login)),
+                   timeout_s=READY_TIMEOUT_S,
                    what=f"{self.adapter.title} did not answer on port {', '.join(map(str, ports))}",
                    processes=self.processes)  # fmt: skip
         self.processes.check_alive()

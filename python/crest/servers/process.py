@@ -21,6 +21,7 @@ from pathlib import Path
 import psutil
 
 from crest.errors import TargetError
+from crest.network.netns import enter as enter_netns
 
 # How long a process may take to exit after SIGTERM before it gets SIGKILL.
 STOP_GRACE_S = 5.0
@@ -60,6 +61,7 @@ class Processes:
         cgroup_procs: Sequence[Path] = (),
         stdin_socket: int | None = None,
         user: str | None = None,
+        netns: str | None = None,
     ) -> Started:
         """Start `argv` in a new session with stdout and stderr appended to `log`.
 
@@ -78,6 +80,8 @@ class Processes:
                 signal.signal(sig, signal.SIG_DFL)
             for procs in cgroup_procs:
                 procs.write_text(f"{os.getpid()}\n")
+            if netns is not None:  # a target in a client network listens in its own namespace
+                enter_netns(netns)
             if cpus:
                 os.sched_setaffinity(0, set(cpus))
             if account is not None:  # last: joining the cgroup needs root

@@ -75,6 +75,7 @@ class MixRecord:
     # The mix's TLS handshakes, whole mix: {"handshakes", "resumed", "handshake_us": {p50, p99, ...},
     # "negotiated": [{"protocol", "cipher", "handshakes"}]}; None when no handshake was made.
     tls: dict[str, Any] | None = None
+    network: dict[str, Any] | None = None  # the client network's links and TCP in the window (--network)
 
     @property
     def error_count(self) -> int:
