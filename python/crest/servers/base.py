@@ -608,6 +608,8 @@ class Target:
 
     def _check_config(self, argv: list[str], site: Site) -> None:
         """Raises TargetError with the server's own words when it rejects its configuration."""
+        if self.settings.netns is not None:  # the test binds the server's ports, which exist only there
+            argv = ["ip", "netns", "exec", self.settings.netns, *argv]
         try:
             out = subprocess.run(argv, capture_output=True, text=True, timeout=READY_TIMEOUT_S, cwd=site.root,
                                  env=self.adapter.env(site, self.settings), check=False)  # fmt: skip

@@ -1,0 +1,94 @@
+"""--network SPEC, the address plan, the tc lines and the dealing of clients over subnets (pure parts)."""
+
+from __future__ import annotations
+
+import pytest
+
+from crest.errors import ConfigError
+from crest.network import addresses
+from crest.network.load import deal, lines_needed
+from crest.network.shaping import Shape, tc_lines
+from crest.network.spec import PRESETS, parse_network
+from crest.runspec import RunSpec
+
+
+def test_settings_and_units() -> None:
+    s = parse_network("subnets=4, client-link=100mbit,target-link=1gbit,rtt=80ms,jitter=5ms,loss=0.5%")
+    assert (s.subnets, s.client_link_bps, s.target_link_bps) == (4, 100e6, 1e9)
+    assert (s.rtt_s, s.jitter_s, s.loss, s.subnet_link_bps) == (0.08, 0.005, 0.005, None)
+    assert (
+        s.delayed and s.canonical() == "subnets=4,client-link=100mbit,target-link=1gbit,rtt=80ms,jitter=5ms,loss=0.5%"
+    )
+    assert parse_network("client-link=400kbit").client_link_bps == 400e3
+    assert parse_network("client-link=10Mbps").client_link_bps == 10e6
+    assert not parse_network("subnets=2").delayed
+
+
+def test_presets_are_the_seeds_beds_and_take_overrides() -> None:
+    v = parse_network("veritest-4x100")
+    assert (v.subnets, v.client_link_bps, v.subnet_link_bps) == (4, 100e6, 1e9) and v.label() == "veritest-4x100"
+    assert parse_network("veritest-8x100").subnets == 8
+    assert parse_network("zeus-100mbit").target_link_bps == 100e6
+    assert parse_network("webcat-10mbit").subnet_link_bps == 10e6
+    assert parse_network("webcat-100mbit,subnets=2").subnets == 2
+    assert parse_network("webcat-100mbit,subnets=2").label() == "subnets=2,subnet-link=100mbit"
+    sw = parse_network("specweb99-user")
+    assert (sw.client_link_bps, sw.link_per) == (400e3, "connection")
+    for name in PRESETS:
+        assert parse_network(name).label() == name
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("subnets=0", "from 1 to 30"),
+        ("subnets=31", "from 1 to 30"),
+        ("client-link=10MB", "in bits"),
+        ("client-link=fast", "line speed"),
+        ("client-link=1kbit", "below 8 kbit/s"),
+        ("rtt=20ms,jitter=15ms", "more than half"),
+        ("loss=0.5", "percentage"),
+        ("loss=100%", "percentage below 100"),
+        ("colour=red", "unknown --network setting"),
+        ("lan-party", "unknown network preset"),
+        ("subnets=2,,rtt=1ms", "empty setting"),
+        ("link-per=connection", "needs a client-link"),
+        ("link-per=machine,client-link=1mbit", "link-per=client"),
+    ],
+)
+def test_bad_specs_are_one_line_errors(text: str, words: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_network(text)
+    assert words in str(err.value) and "\n" not in str(err.value)
+
+
+def test_address_plan_stays_in_the_benchmarking_range_without_overlaps() -> None:
+    blocks = [addresses.block(k) for k in range(1, 31)]
+    assert all(b.subnet_of(addresses.RANGE) for b in blocks)
+    assert not any(a.overlaps(b) for i, a in enumerate(blocks) for b in blocks[i + 1 :])
+    links = {addresses.router_link(k) for k in range(1, 31)} | {addresses.subnet_link(k) for k in range(1, 31)}
+    assert len(links) == 60 and all(ip in addresses.RANGE and not any(ip in b for b in blocks) for ip in links)
+    assert not any(addresses.TARGET_SEGMENT.overlaps(b) for b in blocks)
+    assert addresses.client_address(1, 0) == addresses.block(1)[1]
+    assert addresses.client_address(1, addresses.ADDRESSES_PER_SUBNET - 1) == addresses.block(1)[-2]
+
+
+def test_tc_lines_nest_client_lines_under_the_link_and_hash_them() -> None:
+    clients = tuple(addresses.client_address(2, i) for i in range(300))
+    lines = tc_lines(Shape("s2", 1e9, 400e3, clients, addresses.block(2), "dst"))
+    assert lines[0] == "qdisc add dev s2 root handle 1: htb default 2"
+    assert "rate 1000000000bit" in lines[1]
+    client_classes = [line for line in lines if "parent 1:1 classid" in line and "rate 400000bit" in line]
+    assert len(client_classes) == 300
+    filters = [line for line in lines if "flowid" in line]
+    assert len(filters) == 300 and all("match ip dst" in f for f in filters)
+    # Each address sits in the bucket of its last byte: ≤ 16 filters walked per packet.
+    assert f"ht 100:{int(clients[5]) & 0xFF:x}: match ip dst {clients[5]}/32 flowid 1:{16 + 5:x}" in "\n".join(filters)
+    assert tc_lines(Shape("t", None)) == tc_lines(Shape("t", None))[:3]
+
+
+def test_clients_are_dealt_whole_over_subnets() -> None:
+    assert [(s.subnet, s.first_client, s.clients) for s in deal(10, 4)] == [(1, 0, 3), (2, 3, 3), (3, 6, 2), (4, 8, 2)]
+    assert [(s.subnet, s.clients) for s in deal(2, 4)] == [(1, 1), (2, 1)]
+    spec = RunSpec(url="http://127.0.0.1:1/", connections=40, connections_per_client=4)
+    assert lines_needed(spec, 4, "client") == 3 and lines_needed(spec, 4, "connection") == 12
