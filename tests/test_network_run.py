@@ -16,9 +16,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from importlib.resources import files
 from ipaddress import IPv4Address
 from pathlib import Path
 
+import jsonschema
 import pytest
 from tests.support import run_cli
 
@@ -86,6 +88,7 @@ def _link(report: dict[str, object], name: str, direction: str) -> dict[str, obj
 def test_a_10mbit_client_line_caps_a_bulk_transfer(served: str) -> None:
     before = _ours()
     report = _bench("--network", "client-link=10mbit", "-c", "1", "-d", "6s", f"{served}/bulk.bin")
+    jsonschema.validate(report, json.loads(files("crest").joinpath("schemas/bench.schema.json").read_text()))
     line = _link(report, "clients of subnet 1", "down")
     assert line["rate_bps"] == 10e6
     assert 0.95 <= float(line["utilisation"]) <= 1.05  # type: ignore[arg-type]
