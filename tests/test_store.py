@@ -100,7 +100,7 @@ def test_opening_creates_the_directory_schema_and_version(db: Path) -> None:
     assert db.is_file()
     conn = raw(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # WAL is a property of the file
         assert columns(conn, "runs") == [
             "id", "suite", "target", "profile", "repeat_index", "status", "reason", "started_at", "ended_at",
@@ -112,7 +112,7 @@ def test_opening_creates_the_directory_schema_and_version(db: Path) -> None:
             "latency_us_json", "status_json", "classes_json", "clients_json", "timeline_json", "histogram_b64",
             "monitor_json", "verdicts_json", "size_bytes", "client_cpu_s", "connections_opened",
             "access_log_requests",
-            "cluster_json", "rate_rps", "specweb99_json", "lab_json", "tls_json",
+            "cluster_json", "rate_rps", "specweb99_json", "lab_json", "tls_json", "network_json",
         ]  # fmt: skip
         mix_pk = [row[1] for row in sorted(conn.execute("PRAGMA table_info(mixes)"), key=lambda r: r[5]) if row[5]]
         assert mix_pk == ["run_id", "idx"]
@@ -141,24 +141,24 @@ def test_default_path_is_relative_to_the_cwd(tmp_path: Path, monkeypatch: pytest
 def test_a_newer_schema_is_refused(db: Path) -> None:
     Store(db).close()
     conn = raw(db)
-    conn.execute("PRAGMA user_version = 7")
+    conn.execute("PRAGMA user_version = 8")
     conn.close()
     with pytest.raises(
-        StoreError, match=r"was written by a newer crest \(store schema 7, this crest reads 5\): upgrade crest"
+        StoreError, match=r"was written by a newer crest \(store schema 8, this crest reads 6\): upgrade crest"
     ):
         Store(db)
 
 
 def test_an_older_schema_is_refused(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     Store(db).close()
-    monkeypatch.setattr(crest.store.schema, "SCHEMA_VERSION", 6)  # as if this crest were one schema ahead
+    monkeypatch.setattr(crest.store.schema, "SCHEMA_VERSION", 7)  # as if this crest were one schema ahead
     with pytest.raises(
-        StoreError, match=r"uses store schema 5, which this crest cannot upgrade to 6: move the file aside"
+        StoreError, match=r"uses store schema 6, which this crest cannot upgrade to 7: move the file aside"
     ):
         Store(db)
     conn = raw(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 5  # the failed upgrade left it as it was
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 6  # the failed upgrade left it as it was
     finally:
         conn.close()
 

@@ -106,7 +106,12 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE mixes ADD COLUMN tls_json TEXT")
 
 
+def _v5_to_v6(conn: sqlite3.Connection) -> None:
+    """A mix's client-network figures (--network): earlier crests had no client networks (NULL: loopback)."""
+    conn.execute("ALTER TABLE mixes ADD COLUMN network_json TEXT")
+
+
 # From version N to N + 1.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5,
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6,
 }  # fmt: skip

@@ -17,7 +17,9 @@ from crest.store.migrate import MIGRATIONS
 # 5: lab_json, what the lab did and saw around a mix beside its load (a target restart before it, a
 #    warm-up pass, per-role access-log counts of per-class targets); NULL when nothing.
 #    tls_json, what a mix's TLS handshakes negotiated (count, resumed, protocol and cipher suite pairs).
-SCHEMA_VERSION = 5
+# 6: network_json, a mix's client-network figures (--network: each link's bytes, utilisation, drops,
+#    TCP's counters of the target and the clients); NULL for a mix sent over loopback.
+SCHEMA_VERSION = 6
 # "CRST": marks the file as crest's, so a foreign SQLite file is refused instead of written into.
 APPLICATION_ID = 0x43525354
 
@@ -75,6 +77,7 @@ _TABLES = (
         specweb99_json      TEXT,           -- a SPECweb99 iteration's harness figures; NULL for other mixes
         lab_json            TEXT,           -- restart, warm-up, per-role access-log counts; NULL when none
         tls_json            TEXT,           -- TLS handshakes and what they negotiated; NULL without TLS
+        network_json        TEXT,           -- the client network's links and TCP in the window; NULL without --network
         PRIMARY KEY (run_id, idx)
     )
     """,

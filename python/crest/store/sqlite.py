@@ -47,7 +47,7 @@ _MIX_COLUMNS = (
     "errors_json", "latency_us_json", "status_json", "classes_json", "clients_json", "timeline_json",
     "histogram_b64", "monitor_json", "verdicts_json",
     "size_bytes", "client_cpu_s", "connections_opened", "access_log_requests", "cluster_json",
-    "rate_rps", "specweb99_json", "lab_json", "tls_json",
+    "rate_rps", "specweb99_json", "lab_json", "tls_json", "network_json",
 )  # fmt: skip
 _RUN_COLUMNS = (
     "id", "suite", "target", "profile", "repeat_index", "status", "reason", "started_at", "ended_at",
@@ -151,6 +151,7 @@ class Store:
             mix.rate_rps, None if mix.specweb99 is None else _dump(mix.specweb99),
             None if mix.lab is None else _dump(mix.lab),
             None if mix.tls is None else _dump(mix.tls),
+            None if mix.network is None else _dump(mix.network),
         )  # fmt: skip
         sql = f"INSERT INTO mixes (run_id, {', '.join(_MIX_COLUMNS)}) VALUES ({', '.join('?' * len(row))})"
         try:
@@ -357,7 +358,7 @@ def _mix(row: tuple[Any, ...]) -> MixRecord:
     (idx, clients, threads, connections, started_at, ended_at, window_s, requests, responses, nbytes,
      body_bytes, rps, throughput, *json_columns, histogram_b64, monitor_json, verdicts_json,
      size_bytes, client_cpu_s, connections_opened, access_log_requests, cluster_json, rate_rps,
-     specweb99_json, lab_json, tls_json) = row  # fmt: skip
+     specweb99_json, lab_json, tls_json, network_json) = row  # fmt: skip
     errors, latency_us, status, classes, client_scores, timeline = (json.loads(c) for c in json_columns)
     return MixRecord(
         index=idx, clients=clients, threads_per_client=threads, connections=connections,
@@ -372,6 +373,7 @@ def _mix(row: tuple[Any, ...]) -> MixRecord:
         rate_rps=rate_rps, specweb99=None if specweb99_json is None else json.loads(specweb99_json),
         lab=None if lab_json is None else json.loads(lab_json),
         tls=None if tls_json is None else json.loads(tls_json),
+        network=None if network_json is None else json.loads(network_json),
     )  # fmt: skip
 
 
