@@ -134,10 +134,10 @@ def test_loss_shows_as_retransmits(served: str) -> None:
     assert network["tcp"]["target"]["retrans_segs"] > 0  # the server's TCP resent what the line lost
 
 
-def _suite(tmp_path: Path, fileset: Path) -> Path:
+def _suite(tmp_path: Path) -> Path:
     path = tmp_path / "suite.toml"
     path.write_text("\n".join([
-        'name = "net"', 'description = "d"', 'source = "s"', "[workload]", f'fileset = "{fileset}"',
+        'name = "net"', 'description = "d"', 'source = "s"', "[workload]", 'fileset = "sizes"',
         'http_version = "1.1"', "keepalive = true", "[[workload.classes]]", 'name = "static"', 'kind = "static"',
         "weight = 1", "[ladder]", "clients = [4]", "[timing]", "length_s = 5", "ramp_up_s = 1", "ramp_down_s = 0",
     ]) + "\n")  # fmt: skip
@@ -156,8 +156,8 @@ def test_a_started_server_sees_each_subnets_addresses_and_its_link_bound(tmp_pat
         generate("sizes", files / "fs")
         db = tmp_path / "n.db"
         before = _ours()
-        out = run_cli("run", str(_suite(tmp_path, files / "fs")), "--server", "nginx", "--access-log", "--network",
-                      "subnets=2,target-link=20mbit", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+        out = run_cli("run", str(_suite(tmp_path)), "--server", "nginx", "--access-log", "--fileset", str(files / "fs"),
+                      "--network", "subnets=2,target-link=20mbit", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
         assert out.returncode == 0, out.stderr
         assert _ours() == before, "nothing is left after the run"
     finally:
