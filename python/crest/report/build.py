@@ -49,6 +49,7 @@ from crest.errors import ConfigError
 from crest.report.counters import host_counters
 from crest.report.disclosure import disclosure_section
 from crest.report.narrative import findings
+from crest.report.network import network_section
 from crest.report.peaks import best_of_section, paired_json, peaks_section, pooled_section
 from crest.store import MixRecord, RunDetail
 
@@ -132,6 +133,9 @@ def build_report(
     hosts = host_counters(configs, load_axis)
     if hosts:  # only runs whose mixes sampled host counters carry the key
         doc["host_counters"] = hosts
+    network = network_section(configs, load_axis)
+    if network:  # only runs over a client network (--network) carry the key
+        doc["network"] = network
     doc["summary"] = findings(doc)
     cleaned: dict[str, Any] = clean(doc)
     return cleaned

@@ -20,6 +20,7 @@ from markupsafe import Markup
 from crest.report import fmt
 from crest.report.bars import peak_bar_chart
 from crest.report.counters import counter_charts
+from crest.report.network import network_charts
 from crest.report.svg import MARKERS, PALETTE, WIDTH, Axis, Series, el, geometric, line_chart, short_number, strip_chart
 
 _LATENCY = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))
@@ -108,6 +109,7 @@ def build_charts(doc: dict[str, Any]) -> list[Chart]:
                             line_chart("chart-cpu", "Target CPU vs load", x,
                                        Axis("target CPU (% of its CPUs)", fmt=short_number, unit="%", value=_pct), cpu)))  # fmt: skip
     charts += [Chart("Host counters", caption, svg) for caption, svg in counter_charts(doc)]
+    charts += [Chart("Client network", caption, svg) for caption, svg in network_charts(doc)]
     fairness = _fairness_chart(configs, axis_name)
     if fairness is not None:
         charts.append(fairness)
