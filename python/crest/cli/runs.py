@@ -22,6 +22,7 @@ from crest.analysis.peak import highest, peak_rps_of
 from crest.analysis.throughput import judged_by_throughput, run_throughput
 from crest.cli import EXIT_OK
 from crest.cli.render import render_nodes
+from crest.cli.render_network import render_network
 from crest.cli.terminal import console as _console
 from crest.cli.terminal import safe as _safe
 from crest.cli.terminal import safe_str as _safe_str
@@ -104,6 +105,11 @@ def show_command(
             count = len(mix.cluster["nodes"])
             console.print(Text(f"\n  mix {mix.index} on {count} node{'s' if count != 1 else ''}"))
             for row in render_nodes(mix.cluster).splitlines()[1:]:  # its own title names no mix
+                console.print(_safe(row))
+    for mix in detail.mixes:
+        if mix.network:
+            console.print(Text(f"\n  mix {mix.index}, client network:"))
+            for row in render_network(mix.network).splitlines()[1:]:  # its title names no mix
                 console.print(_safe(row))
     for mix in detail.mixes:
         for verdict in mix.verdicts:
@@ -286,5 +292,5 @@ def _mix_json(m: MixRecord) -> dict[str, Any]:
         "classes": m.classes, "client_scores": m.client_scores, "timeline": m.timeline,
         "monitor": m.monitor, "verdicts": [v.to_json() for v in m.verdicts],
         "size_bytes": m.size_bytes, "client_cpu_s": m.client_cpu_s, "connections_opened": m.connections_opened,
-        "access_log_requests": m.access_log_requests, "cluster": m.cluster, "lab": m.lab,
+        "access_log_requests": m.access_log_requests, "cluster": m.cluster, "lab": m.lab, "network": m.network,
     }  # fmt: skip
