@@ -173,7 +173,9 @@ def test_a_started_server_sees_each_subnets_addresses_and_its_link_bound(tmp_pat
     figures = json.loads(network_json)
     down = next(x for x in figures["links"] if x["link"] == "target" and x["direction"] == "down")
     assert down["rate_bps"] == 20e6 and down["utilisation"] >= 0.9
-    assert any(v["kind"] == "link_bound" and v["link"] == "target" for v in json.loads(verdicts_json))
+    assert any(
+        v["kind"] == "link_bound" and v["subnet"] == 0 and v["downstream"] == 1 for v in json.loads(verdicts_json)
+    )
     shown = run_cli("show", run_id, "--db", str(db)).stdout
     assert "client network:" in shown and "target    down        20.00" in shown
     disclosed = json.loads(host)["disclosure"]["network"]

@@ -921,7 +921,14 @@ def fileset_connections(suite: Suite) -> int | None:
 def link_verdicts(figures: dict[str, Any]) -> list[Verdict]:
     """link_bound for each shaped link that ran at LINK_BOUND_UTILISATION of its rate or more in the window."""
     return [
-        link_bound(str(link["link"]), str(link["direction"]), float(link["utilisation"]), float(link["rate_bps"]))
+        link_bound(
+            str(link["link"]),
+            str(link["direction"]),
+            float(link["utilisation"]),
+            float(link["rate_bps"]),
+            link.get("subnet"),
+            link.get("scope") == "client",
+        )
         for link in figures.get("links", [])
         if link.get("utilisation") is not None and link["utilisation"] >= LINK_BOUND_UTILISATION
     ]

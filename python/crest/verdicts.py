@@ -222,11 +222,20 @@ def _human_bps(bps: float) -> str:
     return f"{bps:g} bit/s"
 
 
-def link_bound(link: str, direction: str, utilisation: float, rate_bps: float) -> Verdict:
-    """A shaped link ran at `utilisation` (≥ LINK_BOUND_UTILISATION) of `rate_bps` in the window."""
+def link_bound(link: str, direction: str, utilisation: float, rate_bps: float, subnet: int | None = None,
+               per_client: bool = False) -> Verdict:  # fmt: skip
+    """A shaped link ran at `utilisation` (≥ LINK_BOUND_UTILISATION) of `rate_bps` in the window. Figures
+    name the link by numbers: `subnet` (0: the target's link), `downstream` (1: toward the clients),
+    `per_client` (1: a client's own line, the busiest one)."""
     return Verdict(
         LINK_BOUND,
         f"the {link} link ({direction}) ran at {utilisation * 100:.1f}% of its {_human_bps(rate_bps)} in the window:"
         " the network, not the server, limited this mix",
-        {"link": link, "direction": direction, "utilisation_pct": round(utilisation * 100, 1), "rate_bps": rate_bps},
+        {
+            "utilisation_pct": round(utilisation * 100, 1),
+            "rate_bps": rate_bps,
+            "subnet": subnet or 0,
+            "downstream": int(direction == "down"),
+            "per_client": int(per_client),
+        },
     )
