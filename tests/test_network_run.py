@@ -178,6 +178,9 @@ def test_a_started_server_sees_each_subnets_addresses_and_its_link_bound(tmp_pat
     )
     shown = run_cli("show", run_id, "--db", str(db)).stdout
     assert "client network:" in shown and "target    down        20.00" in shown
+    page = run_cli("report", run_id, "--db", str(db)).stdout.strip().splitlines()[-1]
+    html = Path(page).read_text()
+    assert 'id="chart-net-util-0"' in html and "subnet-link" not in html and "198.18.16.0/20" in html
     disclosed = json.loads(host)["disclosure"]["network"]
     assert disclosed["target_link_bps"] == 20e6 and disclosed["target_namespace"].startswith("crest-")
 

@@ -138,7 +138,30 @@ def _clients(label: str, trials: list[RunDetail]) -> dict[str, Any]:
         _row("read buffer", f"{workload['read_buffer_bytes']:,} bytes" if workload.get("read_buffer_bytes")
              else "64 KiB (the engine's default)"),
     ]  # fmt: skip
-    return {"configuration": label, "rows": rows}
+    return {
+        "configuration": label,
+        "rows": rows + _network_rows((run.meta.host.get("disclosure") or {}).get("network")),
+    }
+
+
+def _network_rows(net: Any) -> list[dict[str, str]]:
+    """The client network the run's clients sent through (--network), as the clients' table's last rows."""
+    if not isinstance(net, dict) or "spec" not in net:
+        return [_row("client network", net if missing(net) else "loopback (no --network)")]
+
+    def rate(bps: Any) -> str:
+        return "unshaped" if not bps else (f"{bps / 1e9:g} Gbit/s" if bps >= 1e9 else f"{bps / 1e6:g} Mbit/s")
+
+    return [
+        _row("client network", net.get("preset") or net.get("spec")),
+        _row("subnets", f"{net.get('subnets')}: {', '.join(net.get('subnet_ranges') or [])}"),
+        _row(f"each {net.get('clients_per', 'client')}'s line", rate(net.get("client_link_bps"))),
+        _row("each subnet's uplink", rate(net.get("subnet_link_bps"))),
+        _row("target's link", rate(net.get("target_link_bps"))),
+        _row("round trip, jitter, loss", f"{net.get('rtt_ms', 0):g} ms, ± {net.get('jitter_ms', 0):g} ms,"
+             f" {net.get('loss_pct', 0):g}% each way ({net.get('delay_by')})"),
+        _row("target", f"{net.get('target_address')} in namespace {net.get('target_namespace')}"),
+    ]  # fmt: skip
 
 
 def _tls(label: str, trials: list[RunDetail]) -> dict[str, Any] | None:
