@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from tests.support import run_cli_in_process
 
 from crest.errors import ConfigError
 from crest.network import addresses
-from crest.network.load import deal, lines_needed
+from crest.network.load import check_fits, deal, lines_needed
 from crest.network.shaping import Shape, tc_lines
 from crest.network.spec import PRESETS, parse_network
 from crest.runspec import RunSpec
@@ -92,3 +93,29 @@ def test_clients_are_dealt_whole_over_subnets() -> None:
     assert [(s.subnet, s.clients) for s in deal(2, 4)] == [(1, 1), (2, 1)]
     spec = RunSpec(url="http://127.0.0.1:1/", connections=40, connections_per_client=4)
     assert lines_needed(spec, 4, "client") == 3 and lines_needed(spec, 4, "connection") == 12
+
+
+def test_a_subnet_holds_at_most_its_block_of_shaped_lines() -> None:
+    spec = RunSpec(url="http://127.0.0.1:1/", connections=5000)
+    with pytest.raises(ConfigError, match="use subnets=2 or more"):
+        check_fits(spec, parse_network("specweb99-user"))
+    check_fits(spec, parse_network("specweb99-user,subnets=2"))
+    check_fits(spec, parse_network("subnets=1"))  # unshaped clients may share addresses
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["bench", "--network", "lan-party", "http://127.0.0.1:1/"], "unknown network preset"),
+        (["bench", "--network", "subnets=2", "http://192.0.2.1:80/"], "not one of its addresses"),
+        (["bench", "--network", "subnets=2", "--source-addrs", "127.0.0.2", "http://127.0.0.1:1/"], "--source-addrs"),
+        (
+            ["run", "veritest-static", "--server", "nginx", "--network", "subnets=2", "--cluster", "local:2"],
+            "--cluster",
+        ),
+        (["run", "mindcraft-netbench", "--server", "samba", "--network", "subnets=2"], "file workload"),
+    ],
+)
+def test_network_options_that_do_not_fit_are_one_line_errors(args: list[str], words: str) -> None:
+    out = run_cli_in_process(*args)
+    assert out.returncode == 2 and words in out.stderr and out.stderr.count("\n") == 1, out.stderr

@@ -31,7 +31,7 @@ from crest.monitor import Monitor, client_bound_verdict, host_verdicts, nodes_en
 from crest.network import netns
 from crest.network.addresses import TARGET_ADDRESS
 from crest.network.counters import LinkSampler
-from crest.network.load import SubnetLoad, lines_needed
+from crest.network.load import SubnetLoad, check_fits, lines_needed
 from crest.network.spec import NetworkSpec, parse_network
 from crest.network.topology import Network, check_capability
 from crest.network.url import on_network
@@ -233,6 +233,8 @@ class SuiteRunner:
             raise ConfigError(f"suite {request.suite.name} is a file workload; --network carries HTTP: drop --network")
         for url in filter(None, (request.target, request.tls_target)):
             on_network(url)  # a target on this machine
+        most = max(self.mixes, key=lambda m: m.connections)
+        check_fits(_stand_in(most), spec)  # every client line its own address
         return spec
 
     def _role_urls(self, request: RunRequest, target: Any = None) -> RoleUrls | None:

@@ -252,9 +252,9 @@ def _bench_on_network(spec: RunSpec, text: str, cluster: str | None, json_output
     if spec.source_addrs:
         raise ConfigError("--network gives each client its own address in its subnet: leave out --source-addrs")
     moved = replace(spec, url=on_network(spec.url))  # ConfigError: not a target on this machine
+    check_fits(moved, net_spec)
     check_capability()
     network = Network(net_spec, lines_needed(moved, net_spec.subnets, net_spec.link_per), target_in_root=True)
-    check_fits(moved, network)
     with network:
         load = SubnetLoad(moved, network, origin="bench")
         load.preflight()

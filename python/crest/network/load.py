@@ -17,6 +17,7 @@ from crest import _engine
 from crest.errors import ConfigError, EngineError, MachineError
 from crest.loadclient import CANCEL_GRACE_S, OVERRUN_GRACE_S, POLL_INTERVAL_S, LoadClient, ProgressCallback, RunResult
 from crest.network import addresses, netns
+from crest.network.spec import NetworkSpec
 from crest.network.topology import Network
 from crest.runspec import Origin, RunSpec
 
@@ -52,13 +53,14 @@ def lines_needed(spec: RunSpec, subnets: int, link_per: str) -> int:
     return most * k if link_per == "connection" else most
 
 
-def check_fits(spec: RunSpec, network: Network) -> None:
+def check_fits(spec: RunSpec, net: NetworkSpec) -> None:
     """Raises ConfigError when a subnet would need more client lines than its address block holds."""
-    lines = lines_needed(spec, network.spec.subnets, network.spec.link_per)
-    if network.spec.client_link_bps is not None and lines > addresses.ADDRESSES_PER_SUBNET:
+    lines = lines_needed(spec, net.subnets, net.link_per)
+    if net.client_link_bps is not None and lines > addresses.ADDRESSES_PER_SUBNET:
+        enough = -(-lines * net.subnets // addresses.ADDRESSES_PER_SUBNET)
         raise ConfigError(
-            f"{lines} {network.spec.link_per}s in one subnet need their own shaped lines but a subnet has"
-            f" {addresses.ADDRESSES_PER_SUBNET} addresses: use subnets={-(-lines * network.spec.subnets // addresses.ADDRESSES_PER_SUBNET)} or more"
+            f"{lines} {net.link_per}s in one subnet need their own shaped lines but a subnet has"
+            f" {addresses.ADDRESSES_PER_SUBNET} addresses: use subnets={enough} or more"
         )
 
 
