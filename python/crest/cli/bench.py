@@ -17,7 +17,6 @@ import typer
 from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options
 from crest.cli.progress import LiveProgress
 from crest.cli.render import render_header, render_nodes, render_report
-from crest.cli.render_network import render_network
 from crest.errors import ConfigError
 from crest.loadclient import LoadClient
 from crest.runspec import RunSpec, parse_header, parse_source_addrs
@@ -240,6 +239,7 @@ def bench_command(
 def _bench_on_network(spec: RunSpec, text: str, cluster: str | None, json_output: bool, quiet: bool) -> int:
     """The bench from a client network's subnets to a target on this machine (it stays where it is, in
     this namespace, reached at the network's target address)."""
+    from crest.cli.render_network import render_network
     from crest.network.counters import LinkSampler
     from crest.network.load import SubnetLoad, check_fits, lines_needed
     from crest.network.spec import parse_network
