@@ -22,7 +22,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from tests.support import run_cli
+from tests.support import default_sigint, run_cli
 
 from crest.filesets import generate
 from crest.network import addresses, netns
@@ -189,12 +189,14 @@ def _in_block(ip: str, k: int) -> bool:
     return IPv4Address(ip) in addresses.block(k)
 
 
-def _start_bench(url: str, *spec: str) -> subprocess.Popen[str]:
+def _start_bench(url: str, *spec: str) -> subprocess.Popen[bytes]:
+    # Nothing is read from it: its output goes nowhere, so no pipe is left open for the collector.
     return subprocess.Popen([sys.executable, "-m", "crest", "bench", "-q", "-c", "2", "-d", "60s", *spec, url],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            preexec_fn=default_sigint)  # fmt: skip
 
 
-def _wait_for_namespaces(before: set[str], proc: subprocess.Popen[str]) -> set[str]:
+def _wait_for_namespaces(before: set[str], proc: subprocess.Popen[bytes]) -> set[str]:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         made = _ours() - before
