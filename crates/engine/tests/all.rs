@@ -12,6 +12,10 @@ mod h1_chunked;
 mod h1_decode;
 #[path = "h1_encode.rs"]
 mod h1_encode;
+#[path = "h2_frame.rs"]
+mod h2_frame;
+#[path = "h2_hpack.rs"]
+mod h2_hpack;
 #[path = "hostile.rs"]
 mod hostile;
 #[path = "part.rs"]
