@@ -187,6 +187,8 @@ class Adapter(ABC):
     no_http2: ClassVar[str] = "use a server that serves it, e.g. --server nginx (see `crest servers`)"
     # Its h2c (prior knowledge) cannot share the main HTTP/1 port: the site gets a port for it (Site.h2c_port).
     h2c_own_port: ClassVar[bool] = False
+    # What the access-log line it writes for each HTTP/2 connection (not a request) contains; None: it writes none.
+    h2_connection_log_line: ClassVar[bytes | None] = None
 
     # -- what a subclass provides ------------------------------------------------
 
@@ -659,8 +661,11 @@ class Target:
         """Requests the server has logged so far (0 with access logging off)."""
         if self.site is None or not self.settings.access_log:
             return 0
+        connection_line = self.adapter.h2_connection_log_line if self.settings.http2 else None
         try:
             with self.site.access_log.open("rb") as f:
+                if connection_line is not None:  # line by line, to leave the connections' lines out
+                    return sum(1 for line in f if line.endswith(b"\n") and connection_line not in line)
                 return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 16), b""))
         except FileNotFoundError:
             return 0
