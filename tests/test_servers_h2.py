@@ -185,6 +185,8 @@ def test_adapters_that_serve_http2() -> None:
     assert {name for name in serving if make_adapter(name).h2c_own_port} == {"nginx"}
 
 
+@pytest.mark.integration  # nginx's configuration asks `nginx -V` which modules it has
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize(
     ("name", "with_http2", "without"),
     [
