@@ -120,10 +120,11 @@ def still_running(recorded: set[tuple[int, float]]) -> list[str]:
     return left
 
 
-def render_config(adapter: Adapter, root: Path, *, tls: bool = True, **settings: Any) -> str:
+def render_config(adapter: Adapter, root: Path, *, tls: bool = True, h2c_port: int | None = None,
+                  **settings: Any) -> str:  # fmt: skip
     """An adapter's configuration for a made-up site under `root`, every file joined (no server started)."""
     site = servers_site.Site(root=root, docroot=root / "www", port=18080, tls_port=18443 if tls else None,
-                             user=None, group=None)  # fmt: skip
+                             user=None, group=None, h2c_port=h2c_port)  # fmt: skip
     asked = ServerSettings(docroot=site.docroot, tls=tls, **settings)
     files = adapter.config_files(site, adapter.effective(asked))  # as Target passes them: aliases resolved
     assert all(path.is_relative_to(root) for path in files)

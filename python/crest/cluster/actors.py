@@ -149,7 +149,7 @@ class TargetNode:
         self._target = target
         quota = target.settings.cpu_quota
         self._cores = quota.cpus if quota is not None else (len(target.settings.cpus) or node_cpus())
-        return {"url": target.url, "tls_url": target.tls_url, "metadata": target.metadata(),
+        return {"url": target.url, "tls_url": target.tls_url, "h2c_url": target.h2c_url, "metadata": target.metadata(),
                 "access_log_flush_s": target.access_log_flush_s}  # fmt: skip
 
     def watch(self, pid: int | None, name: str | None) -> dict[str, Any]:

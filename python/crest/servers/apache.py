@@ -3,7 +3,8 @@
 Owns Apache's configuration (templates/apache2.conf.j2: modules loaded by
 absolute path from /usr/lib/apache2/modules, nothing from /etc/apache2 or
 Debian's envvars) and command line. CGI goes through mod_cgid under every
-MPM, FastCGI through mod_proxy_fcgi to crest-fcgi, TLS through mod_ssl.
+MPM, FastCGI through mod_proxy_fcgi to crest-fcgi, TLS through mod_ssl, HTTP/2
+through mod_http2 (worker and event only: it declares itself inactive under prefork).
 With profile=stock it runs Debian's /etc/apache2 instead (event MPM only).
 """
 
@@ -42,6 +43,8 @@ MODULES_DIR = Path("/usr/lib/apache2/modules")
 MAX_REQUEST_WORKERS = 512
 THREADS_PER_CHILD = 64
 KEEPALIVE_TIMEOUT_S = 5  # Apache's default
+# Concurrent streams per HTTP/2 connection (H2MaxSessionStreams; Apache's default is 100): nginx's 128.
+HTTP2_MAX_STREAMS = 128
 STOCK = Path("/etc/apache2/apache2.conf")
 
 COMMON_KNOBS = {
@@ -77,6 +80,7 @@ class ApacheAdapter(Adapter):
         {"cgi", "webstone-cgi", "fastcgi", "inproc", "specweb99", "specweb99-get"}
     )
     mpm: ClassVar[str]
+    serves_http2 = True  # mod_http2: h2 by ALPN on TLS, h2c with prior knowledge (H2Direct) on the plain port
     stock_config = STOCK
     stock_logs_access = True  # Debian's 000-default site: CustomLog ${APACHE_LOG_DIR}/access.log combined
 
@@ -110,6 +114,8 @@ class ApacheAdapter(Adapter):
             modules += ["socache_shmcb", "ssl"]
         if switch(settings, "file_cache", False):
             modules.append("file_cache")
+        if settings.http2:
+            modules.append("http2")
         return modules
 
     def config_path(self, site: Site) -> Path:
@@ -135,6 +141,7 @@ class ApacheAdapter(Adapter):
             sendfile="On" if switch(settings, "sendfile", True) else "Off",
             mmap="On" if switch(settings, "mmap", True) else "Off",
             cached_files=docroot_files(site.docroot) if switch(settings, "file_cache", False) else [],
+            http2_max_streams=HTTP2_MAX_STREAMS,
         )
         return {self.config_path(site): text}
 
@@ -189,6 +196,10 @@ class ApachePreforkAdapter(ApacheAdapter):
     name = "apache-prefork"
     title = "Apache httpd (prefork MPM)"
     mpm = "prefork"
+    # mod_http2 under prefork says "the HTTP/2 protocol will be inactive": Apache 2.4.71 then offers no h2 by
+    # ALPN (h2c prior knowledge was still answered), and prefork runs one request per process anyway.
+    serves_http2 = False
+    no_http2 = "mod_http2 needs a threaded MPM: use --server apache-event (or apache-worker)"
     knobs = {
         **COMMON_KNOBS,
         "min_spare_servers": number("idle processes Apache keeps ready", "start_servers", "MinSpareServers",

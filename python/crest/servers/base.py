@@ -118,6 +118,9 @@ class ServerSettings:
     access_log: bool = False
     tls: bool = False  # also listen for HTTPS on a second port
     tls_key: str = "ecdsa-p256"  # the certificate's key (crest.suite.models.TLS_KEYS)
+    # Also serve HTTP/2: h2 by ALPN on the TLS listener (when tls), and h2c with prior knowledge on
+    # Target.h2c_url (the main port, or a port of its own on servers that need one: Site.h2c_port).
+    http2: bool = False
     kinds: frozenset[str] = frozenset()  # SERVER_KINDS the workload sends (dynamic web kinds, or loadfile)
     keepalive: bool = True
     options: Mapping[str, str] = field(default_factory=dict)  # --server-opt KEY=VALUE
@@ -179,6 +182,13 @@ class Adapter(ABC):
     access_log_flush_s: ClassVar[float] = 0.2
     # The server has no CGI of its own: crest starts fcgiwrap and the server passes /cgi-bin/ to it.
     cgi_through_fcgiwrap: ClassVar[bool] = False
+    # It can serve HTTP/2 (ServerSettings.http2); when not, `no_http2` says what to do instead.
+    serves_http2: ClassVar[bool] = False
+    no_http2: ClassVar[str] = "use a server that serves it, e.g. --server nginx (see `crest servers`)"
+    # Its h2c (prior knowledge) cannot share the main HTTP/1 port: the site gets a port for it (Site.h2c_port).
+    h2c_own_port: ClassVar[bool] = False
+    # What the access-log line it writes for each HTTP/2 connection (not a request) contains; None: it writes none.
+    h2_connection_log_line: ClassVar[bytes | None] = None
 
     # -- what a subclass provides ------------------------------------------------
 
@@ -245,7 +255,7 @@ class Adapter(ABC):
         Raises:
             TargetError: it answers, but wrongly (a file server refusing its own login).
         """
-        return all(answers_on(site.host, p) for p in (site.port, site.tls_port) if p)
+        return all(answers_on(site.host, p) for p in site.ports)
 
     def check_command(self, site: Site, settings: ServerSettings) -> list[str] | None:
         """The server's own configuration test (`nginx -t`), run before it starts; None: it has none.
@@ -268,7 +278,7 @@ class Adapter(ABC):
 
         Raises:
             ConfigError: not installed, a web suite asked of a file server (or the reverse), a dynamic
-                kind it cannot serve, or an unknown --server-opt.
+                kind or HTTP/2 it cannot serve, or an unknown --server-opt.
         """
         if not self.installed():
             raise ConfigError(f"{self.title} is not installed: {self.install_hint()}")
@@ -281,6 +291,8 @@ class Adapter(ABC):
         for kind in sorted(settings.kinds - self.kinds):
             alt = self.alternatives.get(kind, "use another server (see `crest servers`)")
             raise ConfigError(f"{self.name} cannot serve {kind} requests: {alt}")
+        if settings.http2 and not self.serves_http2:
+            raise ConfigError(f"{self.name} cannot serve HTTP/2: {self.no_http2}")
         names = self.knob_names()
         unknown = sorted(set(settings.options) - set(names))
         if unknown:
@@ -329,6 +341,8 @@ class Adapter(ABC):
                               f"{sorted(settings.kinds)[0]} requests: {fix}")  # fmt: skip
         if settings.tls:
             raise ConfigError(f"{self.name}'s stock configuration has no HTTPS: {fix}")
+        if settings.http2:
+            raise ConfigError(f"{self.name}'s stock configuration is not set up for HTTP/2 by crest: {fix}")
         if settings.access_log and not self.stock_logs_access:
             raise ConfigError(f"{self.name}'s stock configuration keeps no access log: drop --access-log, or {fix}")
 
@@ -373,6 +387,7 @@ class Adapter(ABC):
             "binary": str(binary) if binary else None,
             "install": None if binary is not None else self.install_hint(),
             "kinds": sorted(self.kinds),
+            "http2": self.serves_http2,
             "options": {key: knob.describe() for key, knob in self.knobs.items()},
             "missing": [
                 {"part": p.what, "needed_for": p.needed_for, "install": f"apt-get install -y {p.package}"}
@@ -516,8 +531,18 @@ class Target:
 
     @property
     def tls_url(self) -> str | None:
+        """https://HOST:PORT when TLS was asked (its listener also speaks h2 by ALPN with http2); else None."""
         assert self.site is not None
         return f"https://{self.site.host}:{self.site.tls_port}" if self.site.tls_port else None
+
+    @property
+    def h2c_url(self) -> str | None:
+        """http://HOST:PORT where the server takes h2c with prior knowledge, when http2 was asked; else None.
+        The main port, or the site's h2c port on servers whose main port cannot also take h2c (nginx)."""
+        assert self.site is not None
+        if not self.settings.http2:
+            return None
+        return f"http://{self.site.host}:{self.site.h2c_port or self.site.port}"
 
     def start(self) -> None:
         """Provision the site, start helpers and the server, and wait until it answers.
@@ -537,7 +562,7 @@ class Target:
         # Free ports are found where the server will listen (its namespace has its own ports).
         self.site = site = call_in(settings.netns, lambda: create_site(
             settings.docroot, tls=settings.tls, host=settings.bind_host, cgi=not self.adapter.serves_files(),
-            tls_key=settings.tls_key))  # fmt: skip
+            tls_key=settings.tls_key, h2c=settings.http2 and self.adapter.h2c_own_port))  # fmt: skip
         if settings.memory_bytes is not None or settings.cpu_quota is not None:
             self.cgroup = Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota)
             self.cgroup.create()
@@ -552,8 +577,7 @@ class Target:
         check = self.adapter.check_command(site, settings)
         if check is not None:
             self._check_config(check, site)
-        ports = [p for p in (site.port, site.tls_port) if p]
-        for port in ports:
+        for port in site.ports:
             # free_port() released it a moment ago; if another program took it since, the
             # readiness check below would mistake that program for the server.
             if call_in(settings.netns, partial(answers_on, site.host, port)):
@@ -580,7 +604,7 @@ class Target:
         """Start the server itself (its configuration written and checked) and wait until it answers."""
         settings = self.settings
         procs_file = self.cgroup.procs_files if self.cgroup else ()
-        ports = [p for p in (site.port, site.tls_port) if p]
+        ports = site.ports
         command, env = self.adapter.command(site, settings), self.adapter.env(site, settings)
         self.processes.start(self.adapter.name, command, log=site.logs / "server.log", cwd=site.root, env=env,
                              cpus=settings.cpus, cgroup_procs=procs_file, netns=settings.netns)  # fmt: skip
@@ -637,8 +661,11 @@ class Target:
         """Requests the server has logged so far (0 with access logging off)."""
         if self.site is None or not self.settings.access_log:
             return 0
+        connection_line = self.adapter.h2_connection_log_line if self.settings.http2 else None
         try:
             with self.site.access_log.open("rb") as f:
+                if connection_line is not None:  # line by line, to leave the connections' lines out
+                    return sum(1 for line in f if line.endswith(b"\n") and connection_line not in line)
                 return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 16), b""))
         except FileNotFoundError:
             return 0
@@ -660,6 +687,7 @@ class Target:
             "options": dict(self.settings.options),
             "access_log": self.settings.access_log,
             "tls_key": self.settings.tls_key if self.settings.tls else None,
+            "http2": self.settings.http2,
             "config_text": self.config_text,
             "config_sha256": self.config_sha256,
         }
@@ -711,7 +739,7 @@ def _settings_digest(
         # A target on a cluster node binds that node's address: the same settings on another node
         # are the same configuration (loopback is left as is, so earlier runs' digests still match).
         text = text.replace(site.host, "{host}")
-    for name, port in (("port", site.port), ("tls_port", site.tls_port)):
+    for name, port in (("port", site.port), ("tls_port", site.tls_port), ("h2c_port", site.h2c_port)):
         if port:
             text = re.sub(rf"(?<!\d){port}(?!\d)", "{" + name + "}", text)
     return hashlib.sha256(text.encode()).hexdigest()

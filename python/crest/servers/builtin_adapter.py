@@ -20,6 +20,7 @@ class BuiltinAdapter(Adapter):
     title = "crest built-in target"
     package = ""
     kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "inproc", "specweb99", "specweb99-get"})
+    serves_http2 = True  # h2 by ALPN on its TLS port, h2c with prior knowledge on its main port
     alternatives = {
         "fastcgi": "the built-in target has no FastCGI; its in-process page (kind inproc) is the equivalent"
     }

@@ -48,6 +48,10 @@ class TargetGroup:
         return self.primary.tls_url
 
     @property
+    def h2c_url(self) -> str | None:
+        return self.primary.h2c_url
+
+    @property
     def secret_file(self) -> Path | None:
         return None  # file servers serve file suites alone: never part of a group
 

@@ -46,6 +46,10 @@ class H2oAdapter(Adapter):
     kinds: ClassVar[frozenset[str]] = frozenset(
         {"cgi", "webstone-cgi", "fastcgi", "inproc", "specweb99", "specweb99-get"}
     )
+    # h2 by ALPN on TLS and h2c with prior knowledge on the plain port are H2O's defaults: nothing to configure.
+    # H2O 2.2 offers 100 streams per connection, fixed (SETTINGS_MAX_CONCURRENT_STREAMS; its
+    # http2-max-concurrent-requests-per-connection only limits how many of them it works on at once).
+    serves_http2 = True
     stock_config = STOCK
     stock_logs_access = True  # Debian's h2o.conf: access-log through rotatelogs
     # H2O 2.2 has no listen backlog, sendfile or open-file cache setting: those knobs are not offered.

@@ -1,7 +1,8 @@
 """lighttpd: one event loop per process (`server.max-worker` processes); mod_cgi, mod_fastcgi, mod_openssl.
 
 Owns lighttpd's configuration (templates/lighttpd.conf.j2) and command line;
-the lifecycle is `Target`'s.
+the lifecycle is `Target`'s. HTTP/2 is built into lighttpd (1.4.56 and later):
+h2 by ALPN on TLS, h2c with prior knowledge on the plain port.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ class LighttpdAdapter(Adapter):
     )
     # lighttpd buffers its access log and writes it every 4 s (or 8 KiB).
     access_log_flush_s = 4.5
+    # lighttpd offers 8 streams per HTTP/2 connection, fixed (SETTINGS_MAX_CONCURRENT_STREAMS, 1.4.69).
+    serves_http2 = True
+    # When an HTTP/2 connection ends, lighttpd logs the connection itself as a request with status 100
+    # (src/connections.c, "so that mod_accesslog ... hooks are called"): not a request crest sent.
+    # A `$HTTP["request-method"] == "PRI"` condition does not match it, so crest leaves it out when counting.
+    h2_connection_log_line = b'"PRI * HTTP/2.0" 100 '
     stock_config = STOCK
     knobs = {
         "profile": profile_knob(str(STOCK)),

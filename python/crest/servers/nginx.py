@@ -2,7 +2,7 @@
 
 Owns nginx's configuration (templates/nginx.conf.j2) and command line; the
 lifecycle is `Target`'s. The configuration is self-contained (nothing from
-/etc/nginx) and needs only what nginx-light has: core, http, ssl, fastcgi, log.
+/etc/nginx) and needs only what nginx-light has: core, http, ssl, http_v2, fastcgi, log.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ TEMP_PATH_MODULES = ("fastcgi", "proxy", "scgi", "uwsgi")
 # 1 KiB keep-alive ladder (docs/servers.md, "Configuring each server fairly"). crest's filesets do not
 # change while a run serves them, so a cached descriptor is never stale.
 FILE_CACHE = "max=10000 inactive=60s"
+# Concurrent streams per HTTP/2 connection: nginx's own default, written out so the configuration says it.
+HTTP2_MAX_STREAMS = 128
 STOCK = Path("/etc/nginx/nginx.conf")
 
 
@@ -56,6 +58,10 @@ class NginxAdapter(Adapter):
         {"cgi", "webstone-cgi", "fastcgi", "inproc", "specweb99", "specweb99-get"}
     )
     cgi_through_fcgiwrap = True
+    serves_http2 = True
+    # nginx before 1.25.1 turns HTTP/2 on per listen socket (`listen ... http2`), and a cleartext socket
+    # with it takes h2c with prior knowledge only, no HTTP/1: h2c gets a port of its own.
+    h2c_own_port = True
     stock_config = STOCK
     stock_logs_access = True  # Debian's nginx.conf: access_log /var/log/nginx/access.log
     knobs = {
@@ -115,6 +121,7 @@ class NginxAdapter(Adapter):
             open_file_cache=opts.get("open_file_cache", FILE_CACHE if switch(settings, "file_cache", True) else "off"),
             fcgi_keepalive=min(connections, 256),
             temp_paths=("client_body", *_temp_path_modules(str(self.binary()))),
+            http2_max_streams=HTTP2_MAX_STREAMS,
         )
         return {self.config_path(site): text}
 

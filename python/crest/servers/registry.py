@@ -46,6 +46,6 @@ def describe_all() -> list[dict[str, Any]]:
     rows = [adapter(name).describe() for name in _ADAPTERS]
     rows.append({
         "name": EXTERNAL, "title": "any URL (--target); not provisioned, pinned or monitored", "installed": True,
-        "version": None, "binary": None, "install": None, "kinds": [], "options": {},
+        "version": None, "binary": None, "install": None, "kinds": [], "http2": None, "options": {},
     })  # fmt: skip
     return rows

@@ -71,6 +71,7 @@ class SambaAdapter(Adapter):
     package = "samba"
     kinds: ClassVar[frozenset[str]] = frozenset({"loadfile"})
     knobs = {key: Knob(meaning, "in the meaning", key) for key, (meaning, _) in OPTIONS.items()}
+    no_http2 = "it is a file server (SMB); HTTP/2 is for web suites on a web server, e.g. --server nginx"
 
     def binary(self) -> Path | None:
         return which("smbd")

@@ -37,6 +37,14 @@ class Site:
     user: str | None  # the account the server's workers run as when crest is root; None: crest's own
     group: str | None
     host: str = "127.0.0.1"  # the address it listens on: loopback, or a cluster node's own address when asked
+    # h2c (HTTP/2 with prior knowledge) on a port of its own, for servers whose main HTTP/1 port cannot
+    # also take it (Adapter.h2c_own_port); None: h2c, when asked, is served on `port`.
+    h2c_port: int | None = None
+
+    @property
+    def ports(self) -> list[int]:
+        """Every port the server listens on."""
+        return [p for p in (self.port, self.tls_port, self.h2c_port) if p]
 
     @property
     def conf_dir(self) -> Path:
@@ -103,9 +111,11 @@ def create_site(
     host: str = "127.0.0.1",
     cgi: bool = True,
     tls_key: str = "ecdsa-p256",
+    h2c: bool = False,
 ) -> Site:
-    """Make a private run directory with free ports, installed CGI programs (unless `cgi` is false: file
-    servers run none) and (with `tls`) a key pair of kind `tls_key` (see make_certificate).
+    """Make a private run directory with free ports (with `h2c`, one more for h2c: Site.h2c_port),
+    installed CGI programs (unless `cgi` is false: file servers run none) and (with `tls`) a key pair
+    of kind `tls_key` (see make_certificate).
 
     Raises:
         ConfigError: the directory, the programs or the key cannot be made.
@@ -118,7 +128,8 @@ def create_site(
         if cgi:
             install_cgi(root / "cgi-bin")
         site = Site(root=root, docroot=docroot.resolve(), port=free_port(host),
-                    tls_port=free_port(host) if tls else None, user=user, group=group, host=host)  # fmt: skip
+                    tls_port=free_port(host) if tls else None, user=user, group=group, host=host,
+                    h2c_port=free_port(host) if h2c else None)  # fmt: skip
         if tls:
             make_certificate(site.cert, site.key, tls_key)
         _share_with(root, group)
