@@ -14,6 +14,10 @@ pub enum HttpVersion {
     #[serde(rename = "1.1")]
     #[default]
     Http11,
+    /// HTTP/2: h2 by ALPN over TLS, h2c with prior knowledge over TCP;
+    /// `streams` concurrent requests per connection.
+    #[serde(rename = "2")]
+    Http2,
 }
 
 /// How requests are drawn from the table.
@@ -114,6 +118,13 @@ pub struct RunConfig {
     pub keepalive: bool,
     /// Requests written back to back on a connection before reading (1.1 keep-alive only).
     pub pipeline: u32,
+    /// HTTP/2: concurrent streams per connection (h2load's -m); each stream
+    /// is one closed-loop user (or one open-loop sender). 1 with HTTP/1.x.
+    pub streams: u32,
+    /// HTTP/2: the receive window of each stream (SETTINGS_INITIAL_WINDOW_SIZE).
+    pub h2_stream_window_bytes: u32,
+    /// HTTP/2: the receive window of each connection.
+    pub h2_connection_window_bytes: u32,
     /// Concurrent connections (closed loop: virtual users).
     pub connections: u32,
     /// Worker threads, each with its own event loop; at most `connections`.
@@ -221,6 +232,10 @@ impl Default for RunConfig {
             http_version: HttpVersion::Http11,
             keepalive: true,
             pipeline: 1,
+            streams: 1,
+            // h2load's defaults (2^30 − 1): flow control never holds a response back unless asked.
+            h2_stream_window_bytes: (1 << 30) - 1,
+            h2_connection_window_bytes: (1 << 30) - 1,
             connections: 10,
             threads: 1,
             duration_s: None,

@@ -85,18 +85,31 @@ pub enum ErrorKind {
     Write,
     /// A complete response whose status is not 2xx or 3xx.
     Status,
-    /// The response broke HTTP/1.x framing or a size limit.
+    /// The response broke HTTP/1.x or HTTP/2 framing (an HTTP/2 connection
+    /// error: malformed frame, bad header block, flow control) or a size limit.
     Parse,
     /// A successful response whose body is not what the manifest says.
     Validation,
+    /// The server reset the request's HTTP/2 stream (RST_STREAM), or ended the
+    /// connection with an error code (GOAWAY) before the response.
+    Reset,
 }
 
 impl ErrorKind {
     /// Number of kinds; `index()` is below it.
-    pub const COUNT: usize = 8;
+    pub const COUNT: usize = 9;
     /// All kinds in report order.
-    pub const ALL: [ErrorKind; Self::COUNT] =
-        [Self::Connect, Self::Tls, Self::Timeout, Self::Read, Self::Write, Self::Status, Self::Parse, Self::Validation];
+    pub const ALL: [ErrorKind; Self::COUNT] = [
+        Self::Connect,
+        Self::Tls,
+        Self::Timeout,
+        Self::Read,
+        Self::Write,
+        Self::Status,
+        Self::Parse,
+        Self::Validation,
+        Self::Reset,
+    ];
 
     /// Dense index for counter arrays.
     pub fn index(self) -> usize {
@@ -114,6 +127,7 @@ impl ErrorKind {
             Self::Status => "status",
             Self::Parse => "parse",
             Self::Validation => "validation",
+            Self::Reset => "reset",
         }
     }
 }

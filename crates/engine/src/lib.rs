@@ -9,7 +9,7 @@
 //! them with the same code into the report of all their stats.
 //!
 //! Layering (dependencies point down):
-//! `run → worker → slot → {select, validate, specweb99, keepalive, schedule, connection, protocol, stats}`, with
+//! `run → worker → {slot, h2slot} → {select, validate, specweb99, keepalive, schedule, connection, protocol, stats}`, with
 //! `config` and `error` as leaves; at the end, `run → part → report → stats`.
 //! `protocol` never touches a socket, `connection` never parses HTTP,
 //! `schedule` never reads the clock.
@@ -19,6 +19,7 @@ pub mod config;
 pub mod connection;
 pub mod error;
 pub mod fileops;
+mod h2slot;
 pub mod keepalive;
 mod live;
 pub mod part;

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorKind;
 use crate::report::{RunFacts, RunReport};
+use crate::stats::h2::H2Counters;
 use crate::stats::{Bucket, ClientScore, NegotiatedCount, SlotCounts, Stats, Timeline};
 
 /// The wire format's version; a part of another version is refused.
@@ -241,6 +242,9 @@ struct StatsWire<'a> {
     issued: Vec<u64>,
     status: BTreeMap<u16, u64>,
     timeline: Vec<Bucket>,
+    /// HTTP/2's counters (absent from HTTP/1.x parts).
+    #[serde(default, skip_serializing_if = "H2Counters::is_empty")]
+    h2: H2Counters,
 }
 
 /// `ClassStats` on the wire.
@@ -288,6 +292,7 @@ impl From<&Stats> for StatsWire<'static> {
             issued: s.issued.clone(),
             status: s.status_counts().collect(),
             timeline: s.timeline.buckets().to_vec(),
+            h2: s.h2,
         }
     }
 }
@@ -380,6 +385,7 @@ impl<'a> StatsWire<'a> {
         stats.largest_read_bytes = self.largest_read_bytes;
         stats.tls_handshakes = self.tls_handshakes;
         stats.tls_resumed = self.tls_resumed;
+        stats.h2 = self.h2;
         for c in &self.tls_negotiated {
             stats.tls_negotiated.add(c.protocol, c.cipher, c.handshakes);
         }

@@ -39,11 +39,29 @@ pub struct Target {
     pub tls_name: Option<ServerName<'static>>,
 }
 
+/// Most concurrent streams per HTTP/2 connection.
+pub const MAX_STREAMS: u32 = 1024;
+
+/// HTTP/2's settings of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct H2Plan {
+    /// Concurrent streams per connection.
+    pub streams: u32,
+    /// Receive window per stream.
+    pub stream_window: u32,
+    /// Receive window per connection.
+    pub connection_window: u32,
+}
+
 /// One encoded request of the table.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// Request bytes (head and body).
+    /// Request bytes (head and body); HTTP/1.x only.
     pub bytes: Vec<u8>,
+    /// HTTP/2: the request's header block, encoded once (HPACK without indexing).
+    pub h2_block: Vec<u8>,
+    /// HTTP/2: the same fields as HTTP/1.1 text, bytes.
+    pub h2_raw_bytes: u32,
     /// Index into `Plan::targets`.
     pub target: usize,
     /// Index into `Plan::classes`.
@@ -121,6 +139,10 @@ pub struct Plan {
     pub keepalive_draw: Option<KeepaliveDraw>,
     /// SPECweb99's generator and checks (then `requests` is empty).
     pub specweb99: Option<specweb99::Plan>,
+    /// HTTP/2 (None: HTTP/1.x).
+    pub http2: Option<H2Plan>,
+    /// The request body (HTTP/2 sends it in DATA frames; HTTP/1.x has it in `Request::bytes`).
+    pub body: Vec<u8>,
 }
 
 impl Plan {
@@ -167,17 +189,37 @@ impl Plan {
         let mut requests = Vec::with_capacity(entries.len());
         for (entry, parsed) in entries.iter().zip(&checked.urls) {
             let target = target_of(parsed)?;
-            let bytes = encode_request(&RequestSpec {
-                method: &config.method,
-                path_and_query: &parsed.path,
-                host: &parsed.host_header,
-                version: config.http_version,
-                keepalive: config.keepalive,
-                headers: &config.headers,
-                body: config.body.as_deref().map(str::as_bytes),
-            });
+            let http2 = config.http_version == HttpVersion::Http2;
+            let (h2_block, h2_raw) = if http2 {
+                crate::protocol::h2::hpack::encode_request(&crate::protocol::h2::hpack::RequestHead {
+                    method: &config.method,
+                    scheme: if parsed.tls { "https" } else { "http" },
+                    authority: &parsed.host_header,
+                    path: &parsed.path,
+                    headers: &config.headers,
+                    content_length: config.body.as_ref().map(String::len),
+                    user_agent: concat!("crest/", env!("CARGO_PKG_VERSION")),
+                })
+            } else {
+                (Vec::new(), 0)
+            };
+            let bytes = if http2 {
+                Vec::new()
+            } else {
+                encode_request(&RequestSpec {
+                    method: &config.method,
+                    path_and_query: &parsed.path,
+                    host: &parsed.host_header,
+                    version: config.http_version,
+                    keepalive: config.keepalive,
+                    headers: &config.headers,
+                    body: config.body.as_deref().map(str::as_bytes),
+                })
+            };
             requests.push(Request {
                 bytes,
+                h2_block,
+                h2_raw_bytes: u32::try_from(h2_raw).unwrap_or(u32::MAX),
                 target,
                 class: entry.class as usize,
                 head: config.method.eq_ignore_ascii_case("HEAD"),
@@ -196,7 +238,8 @@ impl Plan {
             }
         }
         let schedule = match config.rate_rps {
-            Some(rate) => Schedule::open_loop(rate, config.connections),
+            // With HTTP/2 each stream sends on its own schedule.
+            Some(rate) => Schedule::open_loop(rate, config.connections * config.streams.max(1)),
             None => Schedule::closed_loop(Duration::from_secs_f64(config.think_time_s)),
         };
         let weights: Vec<f64> = entries.iter().map(|e| e.weight).collect();
@@ -236,6 +279,12 @@ impl Plan {
                 .keepalive_requests
                 .map(|range| KeepaliveDraw::new(range, config.keepalive_request_share)),
             specweb99,
+            http2: (config.http_version == HttpVersion::Http2).then_some(H2Plan {
+                streams: config.streams,
+                stream_window: config.h2_stream_window_bytes,
+                connection_window: config.h2_connection_window_bytes,
+            }),
+            body: config.body.as_deref().map_or_else(Vec::new, |b| b.as_bytes().to_vec()),
         })
     }
 
@@ -322,6 +371,18 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
     }
     if config.pipeline > 1 && entries.len() > 1 {
         return Err(ConfigError::new("pipeline", "pipelining ({pipeline}) needs a single request, not a table"));
+    }
+    if config.http_version == HttpVersion::Http2 {
+        if let Some(other) = urls.iter().find(|u| u.key != urls[0].key) {
+            let field = if table { "requests" } else { "url" };
+            return Err(ConfigError::new(
+                field,
+                format!(
+                    "HTTP/2 runs send every request on one server's connections: {} and {} differ (scheme, host or port)",
+                    urls[0].key, other.key
+                ),
+            ));
+        }
     }
     let source_addrs = source_addrs(config)?;
     Ok(Checked { entries, urls, classes, source_addrs })
@@ -565,6 +626,7 @@ fn check_fields(c: &RunConfig) -> Result<(), ConfigError> {
     if c.requests.is_empty() && c.url.is_empty() && c.specweb99.is_none() {
         return fail("url", "give {url} or {requests}".into());
     }
+    check_http2(c)?;
     // A run that sends each entry once ends by itself.
     if c.duration_s.is_none() && c.max_requests.is_none() && c.selection != Selection::Once {
         return fail("duration_s", "no stop condition: give {duration_s} or {max_requests}".into());
@@ -651,4 +713,46 @@ fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
     let mut addrs =
         (bare, port).to_socket_addrs().map_err(|e| format!("cannot resolve host '{bare}': {e}; check the URL"))?;
     addrs.next().ok_or_else(|| format!("host '{bare}' has no address; check the URL"))
+}
+
+/// The rules of HTTP/2 runs and of `streams`.
+fn check_http2(c: &RunConfig) -> Result<(), ConfigError> {
+    let fail = |field: &'static str, msg: String| Err(ConfigError::new(field, msg));
+    if c.http_version != HttpVersion::Http2 {
+        if c.streams != 1 {
+            return fail(
+                "streams",
+                format!("{{streams}} ({}) needs HTTP/2: set {{http_version}} to 2, or drop {{streams}}", c.streams),
+            );
+        }
+        return Ok(());
+    }
+    if c.streams == 0 || c.streams > MAX_STREAMS {
+        return fail("streams", format!("{{streams}} must be 1 to {MAX_STREAMS} per connection (got {})", c.streams));
+    }
+    for (field, bytes) in [
+        ("h2_stream_window_bytes", c.h2_stream_window_bytes),
+        ("h2_connection_window_bytes", c.h2_connection_window_bytes),
+    ] {
+        if !(1..=crate::protocol::h2::frame::MAX_WINDOW).contains(&bytes) {
+            return fail(field, format!("{{{field}}} must be 1 to 2^31-1 bytes (got {bytes})"));
+        }
+    }
+    let conflict = |field: &'static str, why: &str| fail(field, format!("{{{field}}} does not apply to HTTP/2: {why}"));
+    if c.pipeline > 1 {
+        return conflict("pipeline", "use {streams} for concurrent requests on a connection");
+    }
+    if !c.keepalive {
+        return conflict("keepalive", "HTTP/2 connections are persistent; drop it or use HTTP/1.1");
+    }
+    if c.keepalive_requests.is_some() {
+        return conflict("keepalive_requests", "a connection carries streams until the run or the server ends it");
+    }
+    if c.line_speed_bps.is_some() {
+        return conflict("line_speed_bps", "emulated line speeds pace HTTP/1.x connections only; use --network");
+    }
+    if c.specweb99.is_some() {
+        return conflict("specweb99", "SPECweb99's client speaks HTTP/1.x; use HTTP/1.1");
+    }
+    Ok(())
 }

@@ -150,6 +150,9 @@ pub struct RunReport {
     pub tls_negotiated: Vec<TlsNegotiation>,
     /// TLS handshake time.
     pub tls_handshake_us: LatencySummary,
+    /// HTTP/2's figures; absent for HTTP/1.x runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub h2: Option<crate::stats::h2::H2Counters>,
     /// Per-second counts.
     pub timeline: Vec<TimelineEntry>,
     /// The latency histogram, HdrHistogram V2 + deflate, base64: merge it exactly.
@@ -311,6 +314,7 @@ impl RunReport {
             tls_resumed: stats.tls_resumed,
             tls_negotiated: negotiations(&stats),
             tls_handshake_us: summarize(&stats.tls_handshake_us),
+            h2: (!stats.h2.is_empty()).then_some(stats.h2),
             timeline: stats
                 .timeline
                 .buckets()

@@ -58,7 +58,8 @@ pub fn start(config: &RunConfig) -> Result<RunHandle, StartError> {
         handle.wakers.push(Waker::new(poll.registry(), WAKE_TOKEN).map_err(os("cannot create an event loop waker"))?);
         let tls = match plan.uses_tls() {
             true => {
-                let settings = TlsSettings { insecure: plan.insecure, resumption: plan.tls_resumption };
+                let settings =
+                    TlsSettings { insecure: plan.insecure, resumption: plan.tls_resumption, h2: plan.http2.is_some() };
                 Some(
                     client_config(settings)
                         .map_err(|e| StartError::Machine(format!("cannot start the engine: TLS setup failed: {e}")))?,

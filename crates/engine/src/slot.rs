@@ -57,7 +57,7 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
-    fn offset(&self, now: Instant) -> Duration {
+    pub(crate) fn offset(&self, now: Instant) -> Duration {
         now.saturating_duration_since(self.origin)
     }
 }

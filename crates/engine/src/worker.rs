@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll, Token};
 use rustls::ClientConfig;
 
+use crate::h2slot::H2Slot;
 use crate::live::LiveCounters;
 use crate::plan::Plan;
 use crate::rng::Rng;
@@ -43,7 +44,7 @@ pub(crate) struct Worker {
     poll: Poll,
     /// The previous pass's ready list, swapped with `ctx.ready` (no allocation).
     draining: Vec<usize>,
-    slots: Vec<Slot>,
+    slots: Vec<Conn>,
     ctx: Ctx,
     end: Option<Instant>,
     /// `end` plus the drain time: in-flight exchanges may finish until then.
@@ -67,7 +68,7 @@ impl Worker {
         let registry = poll.registry().try_clone()?;
         // Each client's start delay is drawn once and shared by its connections.
         let mut client_delay = (u32::MAX, Duration::ZERO);
-        let slots: Vec<Slot> = (0..job.connections)
+        let slots: Vec<Conn> = (0..job.connections)
             .map(|i| {
                 let index = job.first_connection + i;
                 let client = plan.client_of(index);
@@ -78,14 +79,22 @@ impl Worker {
                 }
                 let source = (!plan.source_addrs.is_empty())
                     .then(|| plan.source_addrs[index as usize % plan.source_addrs.len()]);
-                let first = origin + client_delay.1 + plan.schedule.first_send(index);
-                Slot::new(i as usize, index, client as usize, &plan, source, first)
+                let delay = client_delay.1;
+                if plan.http2.is_some() {
+                    let first = |lane: u32| origin + delay + plan.schedule.first_send(lane);
+                    Conn::H2(H2Slot::new(i as usize, index, client as usize, &plan, source, first))
+                } else {
+                    let first = origin + delay + plan.schedule.first_send(index);
+                    Conn::H1(Slot::new(i as usize, index, client as usize, &plan, source, first))
+                }
             })
             .collect();
-        let mut wakeups = BinaryHeap::with_capacity(slots.len() + 1);
+        let lanes = plan.http2.map_or(1, |h2| h2.streams as usize);
+        let mut wakeups = BinaryHeap::with_capacity(slots.len() * lanes + 1);
         for (i, slot) in slots.iter().enumerate() {
-            if let Some(at) = slot.waiting_until() {
-                wakeups.push(Reverse((at, i)));
+            match slot {
+                Conn::H1(s) => wakeups.extend(s.waiting_until().map(|at| Reverse((at, i)))),
+                Conn::H2(s) => wakeups.extend(s.first_wakeups().map(|at| Reverse((at, i)))),
             }
         }
         let ctx = Ctx {
@@ -216,4 +225,19 @@ pub(crate) fn thread_cpu_time() -> Duration {
     }
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
     tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// A connection of either protocol, behind the slot's one entry point.
+enum Conn {
+    H1(Slot),
+    H2(H2Slot),
+}
+
+impl Conn {
+    fn handle(&mut self, ctx: &mut Ctx, event: Event, now: Instant) {
+        match self {
+            Self::H1(s) => s.handle(ctx, event, now),
+            Self::H2(s) => s.handle(ctx, event, now),
+        }
+    }
 }

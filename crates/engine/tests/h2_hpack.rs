@@ -211,6 +211,7 @@ fn request_blocks_decode_back_to_their_fields() {
         path: "/index.html",
         headers: &headers,
         content_length: None,
+        user_agent: "ignored",
     });
     let mut d = Decoder::new(4096, 8192);
     let got = decode_all(&mut d, &block).unwrap();

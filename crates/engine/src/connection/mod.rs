@@ -58,6 +58,11 @@ impl Transport {
         flush_tls(sock, tls).map(|_| ())
     }
 
+    /// Whether a completed TLS handshake agreed on `h2` by ALPN.
+    pub fn alpn_h2(&self) -> bool {
+        matches!(self, Self::Tls(_, tls) if tls.alpn_protocol() == Some(b"h2"))
+    }
+
     /// Whether the completed TLS handshake resumed an earlier session.
     pub fn resumed(&self) -> bool {
         matches!(self, Self::Tls(_, tls) if tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed))

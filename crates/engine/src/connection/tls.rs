@@ -1,4 +1,4 @@
-//! The rustls client configuration: ALPN http/1.1, SNI, resumption on or off,
+//! The rustls client configuration: ALPN http/1.1 or h2, SNI, resumption on or off,
 //! and an opt-in verifier that accepts any certificate for self-signed
 //! targets. One config per worker so resumption caches are never shared
 //! across threads (their lock is then uncontended).
@@ -18,6 +18,8 @@ pub struct TlsSettings {
     pub insecure: bool,
     /// Offer session resumption (tickets or IDs) on new connections.
     pub resumption: bool,
+    /// Offer only `h2` by ALPN (HTTP/2), not `http/1.1`.
+    pub h2: bool,
 }
 
 /// Builds a client config for one worker.
@@ -33,7 +35,7 @@ pub fn client_config(settings: TlsSettings) -> Result<Arc<ClientConfig>, rustls:
         let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
         builder.with_root_certificates(roots).with_no_client_auth()
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![if settings.h2 { b"h2".to_vec() } else { b"http/1.1".to_vec() }];
     config.resumption = if settings.resumption { Resumption::in_memory_sessions(1024) } else { Resumption::disabled() };
     Ok(Arc::new(config))
 }

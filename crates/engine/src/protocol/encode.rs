@@ -62,6 +62,8 @@ pub fn version_token(version: HttpVersion) -> &'static str {
     match version {
         HttpVersion::Http10 => "HTTP/1.0",
         HttpVersion::Http11 => "HTTP/1.1",
+        // Never on the wire: HTTP/2 has no request line.
+        HttpVersion::Http2 => "HTTP/2.0",
     }
 }
 

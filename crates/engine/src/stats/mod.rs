@@ -7,6 +7,7 @@
 //! With a window set, everything but the timeline counts only events inside
 //! [start, end) from the run's start, so ramps are cut exactly.
 
+pub mod h2;
 mod histogram;
 mod timeline;
 mod tls;
@@ -149,6 +150,8 @@ pub struct Stats {
     pub(crate) status: Box<[u64; STATUS_SLOTS]>,
     /// Per-second counts from the run's start (not windowed).
     pub timeline: Timeline,
+    /// HTTP/2's figures (zero for HTTP/1.x).
+    pub h2: h2::H2Counters,
     window: Option<(Duration, Duration)>,
 }
 
@@ -185,6 +188,7 @@ impl Stats {
             issued: vec![0; classes.max(1)],
             status: Box::new([0; STATUS_SLOTS]),
             timeline: Timeline::new(expected),
+            h2: h2::H2Counters::default(),
             window,
         }
     }
@@ -385,6 +389,7 @@ impl Stats {
             *a += b;
         }
         self.timeline.merge(&other.timeline);
+        self.h2.merge(&other.h2);
     }
 }
 

@@ -140,6 +140,8 @@ pub struct RequestHead<'a> {
     pub headers: &'a [(String, String)],
     /// Content length of the body, when there is one.
     pub content_length: Option<usize>,
+    /// `user-agent`, unless `headers` has one.
+    pub user_agent: &'a str,
 }
 
 /// The header block of a request, and the bytes the same fields take as
@@ -155,6 +157,9 @@ pub fn encode_request(head: &RequestHead<'_>) -> (Vec<u8>, usize) {
     field(&mut out, ":scheme", head.scheme);
     field(&mut out, ":authority", head.authority);
     field(&mut out, ":path", head.path);
+    if !head.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("user-agent")) {
+        field(&mut out, "user-agent", head.user_agent);
+    }
     for (name, value) in head.headers {
         let name = name.to_ascii_lowercase();
         // RFC 9113 §8.2.2: connection-specific fields are not allowed; Host is :authority.

@@ -1,0 +1,627 @@
+//! An HTTP/2 slot: one of the run's connections, carrying up to `streams`
+//! requests at once, one per lane. Each lane is a user of its own: in a
+//! closed loop it sends, waits for its response, thinks and sends again; in
+//! an open loop it keeps its own schedule. The lanes share the connection,
+//! whose protocol state is `protocol::h2::Session`'s; this module owns the
+//! I/O (connect, TLS with ALPN h2, reads into the worker's buffer, writes),
+//! the lanes' timing and what is recorded. When the server sends GOAWAY, the
+//! streams it still serves finish, those it refused are sent again on the
+//! next connection, and the connection is replaced once idle. Like `slot`,
+//! it never recurses, sleeps or allocates per request.
+
+use std::io;
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use mio::{Interest, Token};
+
+use crate::connection::{self, Transport};
+use crate::error::ErrorKind;
+use crate::plan::Plan;
+use crate::protocol::h2::{Event as H2Event, Response as H2Response, Session, SessionSettings};
+use crate::protocol::Response;
+use crate::slot::{Ctx, Event};
+use crate::stats::Completion;
+use crate::validate;
+
+/// Pause after a failed connect so a dead target is not hammered in a spin.
+const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conn {
+    /// No connection: one is opened when a lane has a request to send.
+    Idle,
+    Connecting,
+    Handshaking,
+    Open,
+    /// Every lane is done.
+    Done,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LanePhase {
+    /// Begins its next request at this time.
+    Waiting(Instant),
+    /// Begins once the current batch of events is handled.
+    Queued,
+    /// A request drawn, waiting for the connection or for a stream to be free.
+    Pending,
+    /// Its stream is open.
+    InFlight,
+    /// Quota used up or the run over.
+    Done,
+}
+
+#[derive(Debug)]
+struct Lane {
+    phase: LanePhase,
+    /// The table entry being sent, and its class.
+    current: usize,
+    class: usize,
+    /// When the current request was meant to go (open loop) or was begun.
+    intended: Instant,
+    /// Where latency counts from.
+    sent_at: Instant,
+    /// When the current request gives up.
+    deadline: Instant,
+    /// µs from the start to where the line time of the next completion counts from (see `slot`).
+    mark_us: u64,
+    due_us: u64,
+    begun: bool,
+    /// The first body bytes of the current response (content checks), sized once.
+    captured: Vec<u8>,
+}
+
+pub(crate) struct H2Slot {
+    token: usize,
+    client: usize,
+    target: usize,
+    source: Option<IpAddr>,
+    conn: Conn,
+    transport: Option<Transport>,
+    session: Session,
+    lanes: Vec<Lane>,
+    readable: bool,
+    writable: bool,
+    read_closed: bool,
+    /// When the connect or the TLS handshake gives up.
+    conn_deadline: Instant,
+    conn_started: Instant,
+    /// The slot's token is in `Ctx::ready`.
+    queued: bool,
+    /// Lanes not yet `Done`.
+    live_lanes: usize,
+}
+
+impl H2Slot {
+    /// The run's connection `index` (of client `client`), whose lane `k` first begins at `first(k)`.
+    pub fn new(
+        token: usize,
+        index: u32,
+        client: usize,
+        plan: &Plan,
+        source: Option<IpAddr>,
+        first: impl Fn(u32) -> Instant,
+    ) -> Self {
+        let h2 = plan.http2.expect("invariant: an HTTP/2 slot in an HTTP/2 plan");
+        let capture = plan.requests.iter().filter_map(|r| r.expect_body_prefix.as_ref().map(Vec::len)).max();
+        let lanes = (0..h2.streams)
+            .map(|k| {
+                let at = first(index * h2.streams + k);
+                Lane {
+                    phase: LanePhase::Waiting(at),
+                    current: 0,
+                    class: 0,
+                    intended: at,
+                    sent_at: at,
+                    deadline: at,
+                    mark_us: 0,
+                    due_us: 0,
+                    begun: false,
+                    captured: Vec::with_capacity(capture.unwrap_or(0)),
+                }
+            })
+            .collect::<Vec<_>>();
+        let settings = SessionSettings {
+            lanes: h2.streams,
+            stream_window: h2.stream_window,
+            connection_window: h2.connection_window,
+            max_field_bytes: plan.max_header_bytes,
+        };
+        let now = Instant::now();
+        Self {
+            token,
+            client,
+            target: plan.requests.first().map_or(0, |r| r.target),
+            source,
+            conn: Conn::Idle,
+            transport: None,
+            session: Session::new(settings, plan.max_header_bytes),
+            live_lanes: lanes.len(),
+            lanes,
+            readable: false,
+            writable: false,
+            read_closed: false,
+            conn_deadline: now,
+            conn_started: now,
+            queued: false,
+        }
+    }
+
+    /// The times the lanes first begin.
+    pub fn first_wakeups(&self) -> impl Iterator<Item = Instant> + '_ {
+        self.lanes.iter().filter_map(|l| match l.phase {
+            LanePhase::Waiting(at) => Some(at),
+            _ => None,
+        })
+    }
+
+    /// The one entry point, as `Slot::handle`.
+    pub fn handle(&mut self, ctx: &mut Ctx, event: Event, now: Instant) {
+        match event {
+            Event::Io { readable, writable, read_closed } => {
+                self.readable |= readable;
+                self.writable |= writable;
+                self.read_closed |= read_closed;
+                if self.conn == Conn::Idle {
+                    // A stale event of a closed socket.
+                    return;
+                }
+            }
+            Event::Timer(_) => {
+                for k in 0..self.lanes.len() {
+                    if matches!(self.lanes[k].phase, LanePhase::Waiting(at) if at <= now) {
+                        self.begin(ctx, k, now);
+                    }
+                }
+            }
+            Event::Dequeued => {
+                self.queued = false;
+                for k in 0..self.lanes.len() {
+                    if self.lanes[k].phase == LanePhase::Queued {
+                        self.begin(ctx, k, now);
+                    }
+                }
+            }
+            Event::Sweep => self.sweep(ctx, now),
+            Event::RunEnded => {
+                for k in 0..self.lanes.len() {
+                    if matches!(self.lanes[k].phase, LanePhase::Waiting(_) | LanePhase::Queued) {
+                        self.lane_done(ctx, k);
+                    }
+                }
+            }
+        }
+        self.drive(ctx, now);
+    }
+
+    fn lane_done(&mut self, ctx: &mut Ctx, k: usize) {
+        self.lanes[k].phase = LanePhase::Done;
+        self.live_lanes -= 1;
+        if self.live_lanes == 0 {
+            self.conn = Conn::Done;
+            self.transport = None;
+            ctx.active -= 1;
+        }
+    }
+
+    /// Lane `k` draws its next request, or is done.
+    fn begin(&mut self, ctx: &mut Ctx, k: usize, now: Instant) {
+        let over = ctx.end.is_some_and(|end| now >= end);
+        let batch = if over { None } else { ctx.selector.next(&ctx.plan) };
+        let Some(batch) = batch else {
+            self.lane_done(ctx, k);
+            return;
+        };
+        let plan = &ctx.plan;
+        let lane = &mut self.lanes[k];
+        if !lane.begun {
+            lane.begun = true;
+            lane.mark_us = micros_between(ctx.origin, now);
+        } else {
+            lane.mark_us = lane.mark_us.max(lane.due_us);
+        }
+        lane.current = batch.entry;
+        lane.class = plan.requests[batch.entry].class;
+        lane.captured.clear();
+        lane.deadline = now + plan.timeout;
+        lane.sent_at = if plan.schedule.is_open_loop() { lane.intended } else { now };
+        lane.phase = LanePhase::Pending;
+        ctx.stats.record_issued(lane.class, 1);
+    }
+
+    fn sweep(&mut self, ctx: &mut Ctx, now: Instant) {
+        if matches!(self.conn, Conn::Connecting | Conn::Handshaking) && now >= self.conn_deadline {
+            let timeout = ctx.plan.timeout;
+            self.fail_connection(ctx, now, ErrorKind::Timeout, &format_args!("no connection within {timeout:?}"));
+            return;
+        }
+        for k in 0..self.lanes.len() {
+            let lane = &self.lanes[k];
+            if matches!(lane.phase, LanePhase::Pending | LanePhase::InFlight) && now >= lane.deadline {
+                if lane.phase == LanePhase::InFlight {
+                    self.session.cancel(k as u32);
+                }
+                let timeout = ctx.plan.timeout;
+                self.fail_lane(
+                    ctx,
+                    k,
+                    now,
+                    ErrorKind::Timeout,
+                    &format_args!("no complete response within {timeout:?}"),
+                );
+            }
+        }
+    }
+
+    /// Runs the connection until it must wait for the socket or a time.
+    fn drive(&mut self, ctx: &mut Ctx, now: Instant) {
+        loop {
+            let more = match self.conn {
+                Conn::Done => return,
+                Conn::Idle => {
+                    if !self.lanes.iter().any(|l| l.phase == LanePhase::Pending) {
+                        return;
+                    }
+                    self.open(ctx, now)
+                }
+                Conn::Connecting => self.connecting(ctx, now),
+                Conn::Handshaking => self.handshaking(ctx, now),
+                Conn::Open => self.pump(ctx),
+            };
+            if !more {
+                return;
+            }
+        }
+    }
+
+    fn open(&mut self, ctx: &mut Ctx, now: Instant) -> bool {
+        self.readable = false;
+        self.writable = false;
+        self.read_closed = false;
+        self.session.reset();
+        let plan = &ctx.plan;
+        self.conn_started = now;
+        self.conn_deadline = now + plan.timeout;
+        match connection::connect(plan.targets[self.target].addr, self.source, plan.socket_rcvbuf_bytes) {
+            Ok(mut stream) => {
+                if let Err(e) =
+                    ctx.registry.register(&mut stream, Token(self.token), Interest::READABLE | Interest::WRITABLE)
+                {
+                    self.fail_connection(ctx, now, ErrorKind::Connect, &e);
+                    return false;
+                }
+                self.transport = Some(Transport::Plain(stream));
+                self.conn = Conn::Connecting;
+                true
+            }
+            Err(e) => {
+                if connection::is_addr_not_available(&e) {
+                    ctx.stats.addr_not_available += 1;
+                }
+                self.fail_connection(ctx, now, ErrorKind::Connect, &e);
+                false
+            }
+        }
+    }
+
+    fn connecting(&mut self, ctx: &mut Ctx, now: Instant) -> bool {
+        if !self.writable {
+            return false;
+        }
+        let Some(Transport::Plain(stream)) = &self.transport else { unreachable!("connecting without a socket") };
+        match connection::connect_finished(stream) {
+            Ok(true) => {}
+            Ok(false) => {
+                self.writable = false;
+                return false;
+            }
+            Err(e) => {
+                self.fail_connection(ctx, now, ErrorKind::Connect, &e);
+                return false;
+            }
+        }
+        ctx.stats.record_connect(now - self.conn_started);
+        let (Some(config), Some(name)) = (&ctx.tls, &ctx.plan.targets[self.target].tls_name) else {
+            self.conn = Conn::Open;
+            return true;
+        };
+        match rustls::ClientConnection::new(config.clone(), name.clone()) {
+            Ok(tls) => {
+                let Some(Transport::Plain(stream)) = self.transport.take() else { unreachable!() };
+                self.transport = Some(Transport::Tls(stream, Box::new(tls)));
+                self.conn = Conn::Handshaking;
+                self.conn_started = now;
+                true
+            }
+            Err(e) => {
+                self.fail_connection(ctx, now, ErrorKind::Tls, &e);
+                false
+            }
+        }
+    }
+
+    fn handshaking(&mut self, ctx: &mut Ctx, now: Instant) -> bool {
+        let transport = self.transport.as_mut().expect("invariant: handshaking has a transport");
+        match transport.handshake() {
+            Ok(()) => {
+                ctx.stats.record_tls_handshake(now - self.conn_started, transport.resumed(), transport.negotiated());
+                if !transport.alpn_h2() {
+                    self.fail_connection(ctx, now, ErrorKind::Tls, &"the server did not agree to HTTP/2 (ALPN h2)");
+                    return false;
+                }
+                self.conn = Conn::Open;
+                true
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => false,
+            Err(e) => {
+                self.fail_connection(ctx, now, ErrorKind::Tls, &e);
+                false
+            }
+        }
+    }
+
+    /// One pass over an open connection: read what arrived, open streams
+    /// for pending lanes, write what the session queued. `true` to pass again.
+    fn pump(&mut self, ctx: &mut Ctx) -> bool {
+        if self.readable && !self.read_all(ctx) {
+            // The connection ended: `drive` opens another if a lane is pending.
+            return true;
+        }
+        let now = Instant::now();
+        self.open_streams(ctx, now);
+        if self.session.bodies_waiting() {
+            let body = &ctx.plan.body[..];
+            self.session.send_bodies(&|_| Some(body));
+        }
+        if !self.write_out(ctx, now) {
+            return false;
+        }
+        // A connection the server is closing (or whose ids ran out) is replaced once its streams are done.
+        if (self.session.going_away() || self.session.exhausted()) && self.session.open_streams() == 0 {
+            self.close_quietly();
+            return self.lanes.iter().any(|l| l.phase == LanePhase::Pending);
+        }
+        self.readable
+    }
+
+    /// Reads until the socket would block; `false` when the connection ended.
+    fn read_all(&mut self, ctx: &mut Ctx) -> bool {
+        loop {
+            let transport = self.transport.as_mut().expect("invariant: an open connection has a transport");
+            let read = transport.read(&mut ctx.scratch);
+            let now = Instant::now();
+            let n = match read {
+                Ok(0) => {
+                    if self.lanes.iter().any(|l| l.phase == LanePhase::InFlight) {
+                        self.fail_connection(ctx, now, ErrorKind::Read, &"connection closed before the response");
+                    } else {
+                        // An idle connection the server closed: the next request opens another.
+                        self.close_quietly();
+                    }
+                    return false;
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.readable = false;
+                    return true;
+                }
+                Err(e) => {
+                    let kind = if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) {
+                        ErrorKind::Tls
+                    } else {
+                        ErrorKind::Read
+                    };
+                    self.fail_connection(ctx, now, kind, &e);
+                    return false;
+                }
+            };
+            let short = n < ctx.scratch.len() && !self.read_closed && matches!(transport, Transport::Plain(_));
+            ctx.stats.record_read(n);
+            ctx.stats.record_bytes(ctx.offset(now), n as u64);
+            let Self { session, lanes, client, token, .. } = self;
+            let at = Who { client: *client, token: *token };
+            let scratch = std::mem::take(&mut ctx.scratch);
+            let result = session.receive(&scratch[..n], &mut |event| on_event(ctx, lanes, at, event, now));
+            ctx.scratch = scratch;
+            if let Err(e) = result {
+                let kind = if e.by_peer { ErrorKind::Reset } else { ErrorKind::Parse };
+                // Tell the server why (best effort), then give up the connection.
+                if let Some(t) = self.transport.as_mut() {
+                    let _ = t.write(self.session.output());
+                    let _ = t.flush();
+                }
+                self.fail_connection(ctx, now, kind, &e);
+                return false;
+            }
+            self.queue_ready(ctx);
+            if short {
+                // A short plain read emptied the socket (see `slot`).
+                self.readable = false;
+                return true;
+            }
+        }
+    }
+
+    /// Opens streams for pending lanes while the session allows.
+    fn open_streams(&mut self, ctx: &mut Ctx, now: Instant) {
+        if !self.session.ready() {
+            return;
+        }
+        let plan = &ctx.plan;
+        for k in 0..self.lanes.len() {
+            if self.lanes[k].phase != LanePhase::Pending || !self.session.can_open(k as u32) {
+                continue;
+            }
+            let lane = &mut self.lanes[k];
+            let request = &plan.requests[lane.current];
+            self.session.open(k as u32, &request.h2_block, &plan.body);
+            lane.phase = LanePhase::InFlight;
+            if !plan.schedule.is_open_loop() {
+                // Closed loop counts from when the request goes out, after any connect.
+                lane.sent_at = now;
+            }
+            ctx.stats.h2.record_open(self.session.open_streams(), request.h2_block.len(), request.h2_raw_bytes);
+        }
+    }
+
+    /// Writes what the session queued; `false` when the socket would block or the connection failed.
+    fn write_out(&mut self, ctx: &mut Ctx, now: Instant) -> bool {
+        let transport = self.transport.as_mut().expect("invariant: an open connection has a transport");
+        while !self.session.output().is_empty() {
+            match transport.write(self.session.output()) {
+                Ok(0) => {
+                    self.fail_connection(ctx, now, ErrorKind::Write, &"connection closed while writing");
+                    return false;
+                }
+                Ok(n) => self.session.consumed(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.writable = false;
+                    return false;
+                }
+                Err(e) => {
+                    self.fail_connection(ctx, now, ErrorKind::Write, &e);
+                    return false;
+                }
+            }
+        }
+        match transport.flush() {
+            Ok(true) => true,
+            Ok(false) => {
+                self.writable = false;
+                false
+            }
+            Err(e) => {
+                self.fail_connection(ctx, now, ErrorKind::Write, &e);
+                false
+            }
+        }
+    }
+
+    /// Drops the connection without failing anything (lanes pending keep their requests).
+    fn close_quietly(&mut self) {
+        self.transport = None;
+        self.conn = if self.live_lanes == 0 { Conn::Done } else { Conn::Idle };
+    }
+
+    /// The connection failed: every request drawn on it (sent or waiting to be) fails with `kind`.
+    fn fail_connection(&mut self, ctx: &mut Ctx, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
+        self.transport = None;
+        self.conn = Conn::Idle;
+        for k in 0..self.lanes.len() {
+            if matches!(self.lanes[k].phase, LanePhase::Pending | LanePhase::InFlight) {
+                self.fail_lane(ctx, k, now, kind, message);
+            }
+        }
+        self.queue_ready(ctx);
+        if self.live_lanes == 0 {
+            self.conn = Conn::Done;
+        }
+    }
+
+    fn fail_lane(&mut self, ctx: &mut Ctx, k: usize, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
+        let lane = &mut self.lanes[k];
+        ctx.stats.record_error(ctx.offset(now), kind, lane.class, self.client, Some(message));
+        record_active(ctx, lane, self.client, now);
+        let earliest = if kind == ErrorKind::Connect { now + CONNECT_BACKOFF } else { now };
+        schedule_next(ctx, lane, self.token, now, earliest);
+        self.queue_ready(ctx);
+    }
+
+    /// Puts the slot on the worker's ready list if a lane is queued.
+    fn queue_ready(&mut self, ctx: &mut Ctx) {
+        if !self.queued && self.lanes.iter().any(|l| l.phase == LanePhase::Queued) {
+            self.queued = true;
+            ctx.ready.push(self.token);
+        }
+    }
+}
+
+/// Whose lanes an event is about: the slot's client and token.
+#[derive(Clone, Copy)]
+struct Who {
+    client: usize,
+    token: usize,
+}
+
+/// What the session reported about a lane.
+fn on_event(ctx: &mut Ctx, lanes: &mut [Lane], who: Who, event: H2Event<'_>, now: Instant) {
+    let client = who.client;
+    match event {
+        H2Event::Ready => {}
+        H2Event::Body { lane, bytes } => {
+            let lane = &mut lanes[lane as usize];
+            let want = ctx.plan.requests[lane.current].expect_body_prefix.as_ref().map_or(0, Vec::len);
+            if lane.captured.len() < want {
+                let take = (want - lane.captured.len()).min(bytes.len());
+                lane.captured.extend_from_slice(&bytes[..take]);
+            }
+        }
+        H2Event::Response { lane, response } => complete(ctx, &mut lanes[lane as usize], who, &response, now),
+        H2Event::Reset { lane, code } => {
+            let lane = &mut lanes[lane as usize];
+            ctx.stats.h2.resets += 1;
+            let why = format_args!("server reset the stream: {}", crate::protocol::h2::frame::code::name(code));
+            ctx.stats.record_error(ctx.offset(now), ErrorKind::Reset, lane.class, client, Some(&why));
+            record_active(ctx, lane, client, now);
+            schedule_next(ctx, lane, who.token, now, now);
+        }
+        H2Event::Refused { lane } => {
+            // Never processed: sent again on the next connection, counted once.
+            ctx.stats.h2.refused += 1;
+            lanes[lane as usize].phase = LanePhase::Pending;
+        }
+        H2Event::GoAway { .. } => ctx.stats.h2.goaways += 1,
+    }
+}
+
+fn complete(ctx: &mut Ctx, lane: &mut Lane, who: Who, r: &H2Response, now: Instant) {
+    let client = who.client;
+    let at = ctx.offset(now);
+    let response =
+        Response { status: r.status, head_bytes: r.head_block_bytes, body_bytes: r.body_bytes, keep_alive: true };
+    ctx.stats.h2.response_header_block_bytes += r.head_block_bytes;
+    ctx.stats.h2.response_header_raw_bytes += r.head_raw_bytes;
+    match validate::check(&ctx.plan.requests[lane.current], &response, &lane.captured) {
+        Err(why) => ctx.stats.record_error(at, ErrorKind::Validation, lane.class, client, Some(&why)),
+        Ok(()) => ctx.stats.record_response(&Completion {
+            at,
+            status: r.status,
+            bytes: r.head_block_bytes + r.flow_bytes,
+            body_bytes: r.body_bytes,
+            latency: now - lane.sent_at,
+            class: lane.class,
+            client,
+        }),
+    }
+    record_active(ctx, lane, client, now);
+    schedule_next(ctx, lane, who.token, now, now);
+}
+
+/// As `Slot::record_active`, per lane (no line-speed pacing with HTTP/2).
+fn record_active(ctx: &mut Ctx, lane: &mut Lane, client: usize, now: Instant) {
+    let end_us = micros_between(ctx.origin, now);
+    ctx.stats.record_active(ctx.offset(now), client, end_us.saturating_sub(lane.mark_us));
+    lane.mark_us = end_us;
+}
+
+/// Decides when the lane's next request begins: at once (`Queued`) or later.
+fn schedule_next(ctx: &mut Ctx, lane: &mut Lane, token: usize, now: Instant, earliest: Instant) {
+    let schedule = ctx.plan.schedule;
+    let intended = lane.intended.saturating_duration_since(ctx.origin);
+    let done = now.saturating_duration_since(ctx.origin);
+    lane.intended = ctx.origin + schedule.next_send(intended, done);
+    let at = lane.intended.max(earliest);
+    lane.due_us = micros_between(ctx.origin, at);
+    if at <= now {
+        lane.phase = LanePhase::Queued;
+    } else {
+        lane.phase = LanePhase::Waiting(at);
+        ctx.wakeups.push(std::cmp::Reverse((at, token)));
+    }
+}
+
+/// Whole µs from `origin` to `at`.
+fn micros_between(origin: Instant, at: Instant) -> u64 {
+    u64::try_from(at.saturating_duration_since(origin).as_micros()).unwrap_or(u64::MAX)
+}
