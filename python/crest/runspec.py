@@ -21,7 +21,7 @@ from crest.preflight import TargetUrl, parse_file_url, parse_url
 
 # A range of more source addresses than this is almost certainly a typo.
 MAX_SOURCE_ADDRS = 4096
-HTTP_VERSIONS = ("1.0", "1.1")
+HTTP_VERSIONS = ("1.0", "1.1", "2")
 
 # Where a RunSpec's values came from: `crest bench` flags or a suite run (`crest run`, `crest doe`).
 Origin = Literal["bench", "suite"]
@@ -37,6 +37,9 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "http_version": ("--http", "workload.http_version"),
     "keepalive": ("--keepalive", "workload.keepalive"),
     "pipeline": ("--pipeline", ""),
+    "streams": ("--streams", "workload.streams"),
+    "h2_stream_window_bytes": ("--h2-window", "workload.h2_window_bytes"),
+    "h2_connection_window_bytes": ("--h2-connection-window", "workload.h2_connection_window_bytes"),
     "connections": ("-c/--connections", "the ladder's connections (clients x threads_per_client)"),
     "threads": ("-t/--threads", "engine threads"),
     "duration_s": ("-d/--duration", "timing.length_s"),
@@ -91,6 +94,11 @@ class RunSpec:
     http_version: str = "1.1"
     keepalive: bool = True
     pipeline: int = 1
+    # HTTP/2: concurrent streams per connection (h2load's -m), and the receive windows; None: the engine's
+    # (2^30 - 1 bytes, as h2load's).
+    streams: int = 1
+    h2_stream_window_bytes: int | None = None
+    h2_connection_window_bytes: int | None = None
     connections: int = 10
     threads: int = 1
     duration_s: float | None = 10.0
@@ -140,7 +148,7 @@ class RunSpec:
         if self.http_version not in HTTP_VERSIONS:
             # The engine knows only its two variants; a JSON error would name neither the flag nor the choices.
             label = field_label("http_version", origin)
-            raise ConfigError(f"invalid {label} {self.http_version!r}: expected 1.0 or 1.1")
+            raise ConfigError(f"invalid {label} {self.http_version!r}: expected 1.0, 1.1 or 2")
         try:
             _engine.validate(json.dumps(self.to_config()))
         except _engine.ConfigError as exc:
@@ -182,6 +190,12 @@ class RunSpec:
         # Only when set, so a plain run's config reads as it always has.
         if self.line_speed_bps is not None:
             config["line_speed_bps"] = self.line_speed_bps
+        if self.streams != 1:
+            config["streams"] = self.streams
+        if self.h2_stream_window_bytes is not None:
+            config["h2_stream_window_bytes"] = self.h2_stream_window_bytes
+        if self.h2_connection_window_bytes is not None:
+            config["h2_connection_window_bytes"] = self.h2_connection_window_bytes
         if self.keepalive_requests is not None:
             config["keepalive_requests"] = list(self.keepalive_requests)
             config["keepalive_request_share"] = self.keepalive_request_share

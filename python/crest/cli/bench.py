@@ -68,7 +68,12 @@ def bench_command(
             show_default=False,
         ),
     ] = None,
-    http: Annotated[str, typer.Option("--http", metavar="1.0|1.1", help="HTTP version: 1.0 or 1.1.")] = "1.1",
+    http: Annotated[
+        str,
+        typer.Option(
+            "--http", metavar="1.0|1.1|2", help="HTTP version: 1.0, 1.1 or 2 (h2 by ALPN over https, h2c over http)."
+        ),
+    ] = "1.1",
     keepalive: Annotated[
         bool | None,
         typer.Option(
@@ -113,6 +118,19 @@ def bench_command(
         str,
         typer.Option("--pipeline", metavar="N", help="Requests in flight per connection (HTTP/1.1 keep-alive only)."),
     ] = "1",
+    streams: Annotated[
+        str,
+        typer.Option("--streams", metavar="N", help="HTTP/2: concurrent streams per connection (like h2load -m)."),
+    ] = "1",
+    h2_window: Annotated[
+        str | None,
+        typer.Option(
+            "--h2-window",
+            metavar="BYTES",
+            help="HTTP/2: each stream's receive window, e.g. 64K [default: 1G, as h2load].",
+            show_default=False,
+        ),
+    ] = None,
     read_buffer: Annotated[
         str | None,
         typer.Option(
@@ -188,6 +206,8 @@ def bench_command(
         http_version=http,
         keepalive=keepalive if keepalive is not None else http != "1.0",
         pipeline=parse_count(pipeline, what="--pipeline"),
+        streams=parse_count(streams, what="--streams"),
+        h2_stream_window_bytes=parse_size(h2_window, what="--h2-window") if h2_window is not None else None,
         connections=conns,
         threads=parse_count(threads, what="--threads") if threads is not None else _default_threads(conns),
         duration_s=_duration(duration, requests),
