@@ -77,7 +77,10 @@ def test_valid_spec_builds_the_run_config() -> None:
             r"^invalid -H/--header value of 'X-A': it must not contain CR, LF or NUL$",
         ),
         ({"source_addrs": ("nope",)}, r"^invalid --source-addrs 'nope': not an IP address \(e\.g\. 127\.0\.0\.2\)$"),
-        ({"http_version": "2"}, r"^invalid --http '2': expected 1\.0 or 1\.1$"),
+        ({"http_version": "3"}, r"^invalid --http '3': expected 1\.0, 1\.1 or 2$"),
+        ({"streams": 4}, r"^--streams \(4\) needs HTTP/2: set --http to 2, or drop --streams$"),
+        ({"http_version": "2", "pipeline": 2}, r"^--pipeline does not apply to HTTP/2: use --streams"),
+        ({"http_version": "2", "streams": 0}, r"^--streams must be 1 to 1024 per connection \(got 0\)$"),
         ({"url": "foo"}, r"^invalid URL 'foo': expected http://host\[:port\]/path or https://"),
     ],
 )
@@ -124,10 +127,12 @@ def test_engine_validation_needs_no_dns() -> None:
 
 def test_every_labelled_field_is_an_engine_key() -> None:
     # The table names only keys the engine knows: a key it does not know fails as malformed JSON.
-    # read_buffer_bytes, SPECweb99's settings and a file run's loadfile are sent only when set.
+    # read_buffer_bytes, SPECweb99's settings, a file run's loadfile and HTTP/2's streams and windows are
+    # sent only when set.
     spec = RunSpec(
         url=URL, read_buffer_bytes=4096, line_speed_bps=400_000.0, keepalive_requests=(5, 15),
         specweb99={"base_url": URL, "dirs": 30}, loadfile={"path": "/usr/share/dbench/client.txt"},
+        streams=4, h2_stream_window_bytes=65_535, h2_connection_window_bytes=1 << 20,
     )  # fmt: skip
     config = spec.to_config()
     for key in FIELD_LABELS:

@@ -130,7 +130,7 @@ def test_the_base_file_is_valid() -> None:
         ),
         pytest.param(
             [('http_version = "1.0"', "http_version = 1.0")],
-            "suite.toml: workload.http_version: must be '1.0' or '1.1' (got 1.0)",
+            "suite.toml: workload.http_version: must be '1.0', '1.1' or '2' (got 1.0)",
             id="http-version-float",
         ),
         pytest.param(

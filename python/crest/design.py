@@ -47,6 +47,8 @@ FACTORS = {
     "threads": "threads per client",
     "receive_buffer": "the engine's read buffer (bytes per read, WebBench's receive buffer; not SO_RCVBUF)",
     "keepalive": "keep-alive on (true) or off (false)",
+    "http": "the HTTP version: 1.0, 1.1 or 2 (HTTP/2 keeps connections alive)",
+    "streams": "HTTP/2 streams per connection",
     "tls_share": "the share of every request class sent over TLS, 0 to 1",
     f"{SERVER_OPT}.KEY": "a setting of the server, as --server-opt KEY=VALUE; the factor is named KEY",
 }
@@ -248,6 +250,10 @@ def _suite(d: DesignFile, levels: dict[str, Any]) -> Suite:
         workload = workload.model_copy(
             update={"keepalive": keepalive, "http_version": "1.1" if keepalive else workload.http_version}
         )
+    if "http" in levels or "streams" in levels:
+        http = str(levels["http"]) if "http" in levels else None
+        streams = int(levels["streams"]) if "streams" in levels else None
+        workload = suite.with_protocol(http, streams).workload
     if "receive_buffer" in levels:
         workload = workload.model_copy(update={"read_buffer_bytes": int(levels["receive_buffer"])})
     if "tls_share" in levels:

@@ -76,7 +76,8 @@ def combinations(axes: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
 def configure(base: RunRequest, levels: Mapping[str, Any], *, options: Collection[str] = ()) -> RunRequest:
     """`base` with one configuration's levels applied, every level stored as a factor.
 
-    server, cpus and memory (a size, e.g. "256M") set the provisioned target;
+    server, cpus and memory (a size, e.g. "256M") set the provisioned target; http and streams the
+    suite's protocol (Suite.with_protocol);
     levels named in `options` are server options (passed, and stored, as text);
     any other level is a factor the caller has already applied.
 
@@ -94,8 +95,14 @@ def configure(base: RunRequest, levels: Mapping[str, Any], *, options: Collectio
     if server == EXTERNAL:
         server = None
     memory = levels.get("memory")
+    suite = base.suite
+    if "http" in levels or "streams" in levels:
+        http = str(levels["http"]) if "http" in levels else None
+        streams = int(levels["streams"]) if "streams" in levels else None
+        suite = suite.with_protocol(http, streams)
     return replace(
         base,
+        suite=suite,
         factors=factors,
         server=server,
         target=base.target if server is None else None,

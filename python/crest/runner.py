@@ -404,7 +404,9 @@ class SuiteRunner:
             target = Target(server_adapter(server), self._settings())
             target.start()  # stops whatever it started when it fails
         try:
-            self._bind(replace(self.request, target=target.url, tls_target=target.tls_url, insecure=True),
+            # HTTP/2 in cleartext goes where the server takes h2c by prior knowledge (a port of its own for nginx).
+            plain = getattr(target, "h2c_url", None) or target.url
+            self._bind(replace(self.request, target=plain, tls_target=target.tls_url, insecure=True),
                        self._role_urls(self.request, target))  # fmt: skip
             # A file server crest started made its own login: the password is read here, never stored.
             secret = getattr(target, "secret_file", None)
@@ -457,6 +459,7 @@ class SuiteRunner:
             tls_key=workload.tls_settings().key,
             kinds=frozenset(kinds),
             keepalive=workload.keepalive,
+            http2=workload.http_version == "2",
             options=dict(self.request.server_options),
             bind_host=str(TARGET_ADDRESS) if self._network else "127.0.0.1",
             netns=self._network.target_ns if self._network else None,
@@ -757,6 +760,7 @@ class SuiteRunner:
             url=table.requests[0]["url"] if table.requests else (self.request.target or ""),
             http_version=workload.http_version,
             keepalive=workload.keepalive,
+            streams=workload.streams,
             connections=mix.connections,
             threads=min(self.request.engine_threads or cpus, mix.connections),
             duration_s=t.length_s,

@@ -1,6 +1,8 @@
 //! Worker threads' network side: binding listening sockets, the per-thread
 //! runtime with its accept loops, and serving one connection (plain or TLS)
-//! with hyper until it ends or the server stops.
+//! with hyper until it ends or the server stops. Each connection speaks
+//! HTTP/1.x or HTTP/2, whichever the client opens with (h2 by ALPN over TLS,
+//! h2c by prior knowledge in cleartext).
 //!
 //! Knows nothing about routes or files: requests go to `handler::Handler`.
 
@@ -9,8 +11,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
@@ -110,14 +112,19 @@ pub(crate) fn run_worker(
     rt.shutdown_timeout(Duration::from_millis(100));
 }
 
-fn http_builder() -> http1::Builder {
-    let mut b = http1::Builder::new();
-    b.timer(TokioTimer::new())
+/// Most concurrent HTTP/2 streams per connection: above h2load's and crest's usual 100.
+const MAX_H2_STREAMS: u32 = 256;
+
+fn http_builder() -> auto::Builder<TokioExecutor> {
+    let mut b = auto::Builder::new(TokioExecutor::new());
+    b.http1()
+        .timer(TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
         .keep_alive(true)
         .max_buf_size(MAX_BUF)
         // Pipelined requests are answered with one write instead of one each.
         .pipeline_flush(true);
+    b.http2().timer(TokioTimer::new()).max_concurrent_streams(MAX_H2_STREAMS);
     b
 }
 
@@ -125,7 +132,7 @@ struct Acceptor {
     addr: SocketAddr,
     tls: Option<TlsAcceptor>,
     site: Arc<Site>,
-    http: Arc<http1::Builder>,
+    http: Arc<auto::Builder<TokioExecutor>>,
     shutdown: watch::Receiver<bool>,
     drain: mpsc::Sender<()>,
 }
@@ -180,9 +187,9 @@ impl Acceptor {
     }
 }
 
-/// Serves HTTP/1.x on one connection. On shutdown, idle keep-alive
-/// connections close at once and a request in flight may finish.
-async fn serve<S>(stream: S, handler: Handler, http: &http1::Builder, mut shutdown: watch::Receiver<bool>)
+/// Serves HTTP/1.x or HTTP/2 on one connection. On shutdown, idle
+/// connections close at once and requests in flight may finish.
+async fn serve<S>(stream: S, handler: Handler, http: &auto::Builder<TokioExecutor>, mut shutdown: watch::Receiver<bool>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {

@@ -35,7 +35,7 @@ pub(crate) fn server_config(tls_dir: Option<&Path>) -> Result<Arc<ServerConfig>,
         .with_no_client_auth()
         .with_single_cert(vec![cert], key)
         .map_err(|e| ServeError::Tls(e.to_string()))?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     // Stateless tickets let clients resume across worker threads without a
     // shared lookup; the default session cache still serves TLS 1.2 ids.
     config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(|e| ServeError::Tls(e.to_string()))?;

@@ -27,7 +27,7 @@ from crest.servers.registry import EXTERNAL
 from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, load_group, load_suite
-from crest.units import format_bytes, format_latency_us, parse_duration, parse_size, parse_values
+from crest.units import format_bytes, format_latency_us, parse_count, parse_duration, parse_size, parse_values
 
 
 def run_command(
@@ -121,6 +121,18 @@ def run_command(
             "--network", metavar="SPEC", help=cluster_options.NETWORK_HELP + " Repeat it to compare networks."
         ),
     ] = None,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="VERSIONS",
+            help="Speak this HTTP version instead of the suite's: 1.0, 1.1 or 2; several (1.1,2) compare them.",
+        ),
+    ] = None,
+    streams: Annotated[
+        str | None,
+        typer.Option("--streams", metavar="N", help="HTTP/2: concurrent streams per connection (like h2load -m)."),
+    ] = None,
 ) -> int:
     """Run a suite's ladder of mixes against a target and store every mix.
 
@@ -175,6 +187,7 @@ def run_command(
             )
             if network and len(network) > 1:
                 axes["network"] = list(network)  # each a configuration of its own, like --server a,b
+            axes.update(_protocol_axes(http, streams))
             plan = plan_runs(base, members, {**axes, **options}, options=list(options))
             experiment = plan.experiment
             run_ids = execute(plan, store_path=db, on_event=watcher.on_event)
@@ -213,6 +226,23 @@ def _role_targets(target: str | None) -> tuple[str | None, dict[str, str]]:
     for url in roles.values():
         parse_url(url)
     return next(iter(roles.values())), roles
+
+
+def _protocol_axes(http: str | None, streams: str | None) -> dict[str, list[Any]]:
+    """--http (one version, or several to compare) and --streams, as the factors http and streams."""
+    axes: dict[str, list[Any]] = {}
+    if http is not None:
+        versions = parse_values(http, what="--http", example="1.1,2")
+        for v in versions:
+            if v not in ("1.0", "1.1", "2"):
+                raise ConfigError(f"invalid --http {v!r}: expected 1.0, 1.1 or 2 (several: 1.1,2)")
+        axes["http"] = versions
+    if streams is not None:
+        n = parse_count(streams, what="--streams")
+        if "2" not in axes.get("http", ["2"]):
+            raise ConfigError(f"--streams {n} needs HTTP/2: add --http 2 (or a suite with http_version 2)")
+        axes["streams"] = [n]
+    return axes
 
 
 def _axes(server: str | None, target: str | None, cpus: str | None, memory: str | None) -> dict[str, list[Any]]:

@@ -74,7 +74,10 @@ def workload_text(workload: Workload) -> str:
     if workload.fileset is not None:
         parts.append(f"fileset {workload.fileset}")
     reuse = "keep-alive" if workload.keepalive else "new connection per request"
-    parts.append(f"HTTP/{workload.http_version}, {reuse}")
+    if workload.http_version == "2":
+        parts.append(f"HTTP/2, {workload.streams} stream{'s' if workload.streams != 1 else ''} per connection")
+    else:
+        parts.append(f"HTTP/{workload.http_version}, {reuse}")
     if workload.read_buffer_bytes is not None:
         parts.append(f"{workload.read_buffer_bytes} B read buffer")
     return " · ".join(parts)

@@ -196,8 +196,10 @@ class Workload(BaseModel):
     fileset: str | None = None
     # SPECweb99 directory scaling (the kit's int(25 + 40 × connections / 61)); None → the runner derives it.
     fileset_connections: int | None = Field(default=None, ge=1)
-    http_version: Literal["1.0", "1.1"] = "1.0"  # WebBench sent HTTP/1.0
+    http_version: Literal["1.0", "1.1", "2"] = "1.0"  # WebBench sent HTTP/1.0
     keepalive: bool = False
+    # HTTP/2: concurrent streams per connection (each a user of its own, like h2load's -m); 1 otherwise.
+    streams: int = Field(default=1, ge=1)
     # Most bytes the engine takes from a socket per read: WebBench's "receive buffer" (Mindcraft: 4096),
     # the buffer its client read into, not the kernel's SO_RCVBUF. None → the engine's 64 KiB; the upper
     # bound is the run's rule (crest.runspec), checked before anything is sent.
@@ -229,6 +231,14 @@ class Workload(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _http2_keeps_alive(cls, data: object) -> object:
+        # HTTP/2 connections persist by nature: keep-alive is implied, not a choice a suite must spell out.
+        if isinstance(data, dict) and data.get("http_version") == "2" and "keepalive" not in data:
+            return {**data, "keepalive": True}
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _renamed_keys(cls, data: object) -> object:
         if isinstance(data, dict) and "receive_buffer_bytes" in data:
             raise RuleError(
@@ -245,6 +255,10 @@ class Workload(BaseModel):
     @model_validator(mode="after")
     def _rules(self) -> Workload:
         problems: list[tuple[Loc, str]] = []
+        if self.http_version == "2" and not self.keepalive:
+            problems.append((("keepalive",), "HTTP/2 connections persist: leave keepalive out or set it to true"))
+        if self.http_version != "2" and self.streams != 1:
+            problems.append((("streams",), f"needs HTTP/2 (got {self.streams} with http_version {self.http_version})"))
         seen: dict[str, int] = {}
         for i, cls in enumerate(self.classes):
             if cls.name in seen:
@@ -494,6 +508,25 @@ class Suite(BaseModel):
     @classmethod
     def _name(cls, value: str) -> str:
         return _check_name(value)
+
+    def with_protocol(self, http_version: str | None = None, streams: int | None = None) -> Suite:
+        """This suite spoken over another HTTP version or stream count (--http, --streams, a design's
+        http and streams factors): HTTP/1.1 and 2 keep connections alive, 1.0 keeps the suite's choice.
+
+        Raises:
+            RuleError: a version other than 1.0, 1.1 or 2, or streams below 1.
+        """
+        data = self.workload.model_dump()
+        if http_version is not None:
+            data["http_version"] = http_version
+            if http_version != "1.0":
+                data["keepalive"] = True
+        # Streams are HTTP/2's: a comparison of 1.1 with 2 at N streams runs 1.1 as it is.
+        if data.get("http_version") != "2":
+            data["streams"] = 1
+        elif streams is not None:
+            data["streams"] = streams
+        return Suite.model_validate({**self.model_dump(), "workload": data})
 
     @model_validator(mode="after")
     def _sweep(self) -> Suite:
