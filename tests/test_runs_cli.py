@@ -14,7 +14,7 @@ from typer.testing import CliRunner, Result
 from crest import verdicts
 from crest.cli.runs import runs_command, show_command
 from crest.store import Store, StoreError
-from test_store import make_meta, make_mix
+from test_store import H2, make_meta, make_mix
 
 # The two commands as the lead registers them in crest.cli.main.
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
@@ -168,6 +168,24 @@ def test_show_text(db: Path, lab: dict[str, str]) -> None:
     assert "  Peak      450.0 req/s at 9 clients × 2 threads (mix 2)\n" in out
     assert "  warning: mix 0: client-bound: the load engine used 97% of its 1 core(s) in the window," in out
     assert "  warning: mix 0: the mix was cut short\n" in out
+    assert "HTTP/2" not in out  # HTTP/1.x mixes have no HTTP/2 table
+
+
+def test_show_tables_the_http2_mixes(db: Path) -> None:
+    with Store(db) as store:
+        run_id = store.create_run(make_meta())
+        store.add_mix(run_id, make_mix(0))
+        store.add_mix(run_id, make_mix(1, h2=H2))
+        store.finish_run(run_id, "complete")
+    out = ok("show", run_id, "--db", str(db))
+    lines = out.splitlines()
+    title = next(i for i, line in enumerate(lines) if line.strip() == "HTTP/2")
+    assert lines[title + 1].split() == [
+        "mix", "streams", "mean", "streams", "max", "HPACK", "resp", "HPACK", "req", "GOAWAYs", "resets", "refused",
+    ]  # fmt: skip
+    assert lines[title + 3].split() == ["1", "9.4", "10", "1.93×", "2.94×", "72", "0", "594"]  # only the HTTP/2 mix
+    assert lines[title + 4].startswith("  warning:")
+    assert json.loads(ok("show", run_id, "--db", str(db), "--json"))["mixes"][1]["h2"] == H2  # as stored
 
 
 def test_show_interrupted_run_names_the_reason(db: Path, lab: dict[str, str]) -> None:

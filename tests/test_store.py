@@ -23,6 +23,7 @@ from crest.store import (
     RunMeta,
     Store,
     StoreError,
+    mix_from_report,
 )
 
 RUN_ID = re.compile(r"\d{8}-\d{4}-[0-9a-f]{4}")
@@ -100,7 +101,7 @@ def test_opening_creates_the_directory_schema_and_version(db: Path) -> None:
     assert db.is_file()
     conn = raw(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # WAL is a property of the file
         assert columns(conn, "runs") == [
             "id", "suite", "target", "profile", "repeat_index", "status", "reason", "started_at", "ended_at",
@@ -113,6 +114,7 @@ def test_opening_creates_the_directory_schema_and_version(db: Path) -> None:
             "monitor_json", "verdicts_json", "size_bytes", "client_cpu_s", "connections_opened",
             "access_log_requests",
             "cluster_json", "rate_rps", "specweb99_json", "lab_json", "tls_json", "network_json",
+            "h2_json",
         ]  # fmt: skip
         mix_pk = [row[1] for row in sorted(conn.execute("PRAGMA table_info(mixes)"), key=lambda r: r[5]) if row[5]]
         assert mix_pk == ["run_id", "idx"]
@@ -141,24 +143,24 @@ def test_default_path_is_relative_to_the_cwd(tmp_path: Path, monkeypatch: pytest
 def test_a_newer_schema_is_refused(db: Path) -> None:
     Store(db).close()
     conn = raw(db)
-    conn.execute("PRAGMA user_version = 8")
+    conn.execute("PRAGMA user_version = 9")
     conn.close()
     with pytest.raises(
-        StoreError, match=r"was written by a newer crest \(store schema 8, this crest reads 6\): upgrade crest"
+        StoreError, match=r"was written by a newer crest \(store schema 9, this crest reads 7\): upgrade crest"
     ):
         Store(db)
 
 
 def test_an_older_schema_is_refused(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     Store(db).close()
-    monkeypatch.setattr(crest.store.schema, "SCHEMA_VERSION", 7)  # as if this crest were one schema ahead
+    monkeypatch.setattr(crest.store.schema, "SCHEMA_VERSION", 8)  # as if this crest were one schema ahead
     with pytest.raises(
-        StoreError, match=r"uses store schema 6, which this crest cannot upgrade to 7: move the file aside"
+        StoreError, match=r"uses store schema 7, which this crest cannot upgrade to 8: move the file aside"
     ):
         Store(db)
     conn = raw(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 6  # the failed upgrade left it as it was
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 7  # the failed upgrade left it as it was
     finally:
         conn.close()
 
@@ -248,6 +250,61 @@ def test_values_json_cannot_hold_are_kept_as_text_or_nan(store: Store) -> None:
     detail = store.run(run_id)
     assert detail.meta.config == {"docroot": "/srv/www"}
     assert math.isnan(detail.mixes[0].rps)
+
+
+H2 = {
+    "streams_opened": 74068, "streams_in_use_sum": 696139, "streams_in_use_max": 10,
+    "response_header_block_bytes": 8004306, "response_header_raw_bytes": 15421140,
+    "request_header_block_bytes": 2518312, "request_header_raw_bytes": 7406800,
+    "goaways": 72, "resets": 0, "refused": 594,
+}  # fmt: skip
+
+
+def test_an_http2_mix_keeps_its_counters_and_http1_has_none(store: Store, db: Path) -> None:
+    run_id = store.create_run(make_meta())
+    store.add_mix(run_id, make_mix(0, h2=H2))
+    store.add_mix(run_id, make_mix(1))
+    assert [m.h2 for m in store.run(run_id).mixes] == [H2, None]
+    conn = raw(db)
+    try:
+        assert [r[0] for r in conn.execute("SELECT h2_json FROM mixes ORDER BY idx")][1] is None  # NULL, not "null"
+    finally:
+        conn.close()
+
+
+def test_a_schema_6_file_gains_h2_json_and_keeps_its_mixes(db: Path) -> None:
+    with Store(db) as store:
+        run_id = store.create_run(make_meta())
+        store.add_mix(run_id, make_mix(0))
+    conn = raw(db)  # what crest of schema 6 wrote: the same tables without h2_json
+    conn.execute("ALTER TABLE mixes DROP COLUMN h2_json")
+    conn.execute("PRAGMA user_version = 6")
+    conn.close()
+    with Store(db) as store:
+        assert store.run(run_id).mixes == [make_mix(0)]  # h2 None: every earlier mix spoke HTTP/1.x
+        store.add_mix(run_id, make_mix(1, h2=H2))
+        assert store.run(run_id).mixes[1].h2 == H2
+    conn = raw(db)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 7
+        assert columns(conn, "mixes")[-1] == "h2_json"
+    finally:
+        conn.close()
+
+
+def test_the_engine_report_s_h2_counters_are_stored_as_given() -> None:
+    class Planned:
+        index, clients, threads_per_client, connections, size_bytes, rate_rps = 0, 1, 1, 4, None, None
+
+    mix = make_mix(0)
+    report: dict[str, Any] = {
+        "window_s": mix.window_s, "requests": mix.requests, "responses": mix.responses, "bytes": mix.bytes,
+        "body_bytes": mix.body_bytes, "rps": mix.rps, "throughput_Bps": mix.throughput_Bps,
+        "errors": {"reset": 0}, "latency_us": mix.latency_us, "status": mix.status, "classes": {}, "clients": [],
+        "timeline": [], "histogram_b64": "", "client_cpu_s": 1.0, "connections_opened": 4,
+    }  # fmt: skip
+    assert mix_from_report(Planned(), report, 0.0, 1.0).h2 is None  # HTTP/1.x: the engine leaves the key out
+    assert mix_from_report(Planned(), {**report, "h2": H2}, 0.0, 1.0).h2 == H2
 
 
 @pytest.mark.parametrize("status", ["complete", "interrupted", "failed"])

@@ -58,7 +58,7 @@ def test_opening_upgrades_verdicts_and_columns_in_place(db: Path) -> None:
     before = v1_rows()
     runs = runs_by_suite(db)
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
     assert set(runs) == {"tiny-sweep", "tiny-ladder", "hand-written", "published"}
     kinds = {suite: [[v.kind for v in m.verdicts] for m in d.mixes] for suite, d in runs.items()}
     assert kinds == {
@@ -85,6 +85,7 @@ def test_opening_upgrades_verdicts_and_columns_in_place(db: Path) -> None:
     assert all(m.lab is None for d in runs.values() for m in d.mixes)  # schema 5: nothing around earlier mixes
     assert all(m.tls is None for d in runs.values() for m in d.mixes)  # schema 5
     assert all(m.network is None for d in runs.values() for m in d.mixes)  # schema 6: every older mix on loopback
+    assert all(m.h2 is None for d in runs.values() for m in d.mixes)  # schema 7: every older mix spoke HTTP/1.x
     bound = runs["hand-written"].mixes[1].verdicts[1]
     assert bound.figures == {"engine_cpu_util_pct": 97.3, "engine_cores": 1}  # from the mix's monitor
     assert runs["tiny-sweep"].mixes[0].verdicts[0].figures == {"target_cores": 2}

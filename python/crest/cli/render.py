@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crest.runspec import RunSpec
 from crest.units import format_bytes, format_count, format_latency_us, format_seconds
 
+if TYPE_CHECKING:
+    from crest.analysis.h2 import H2Figures
+
 _LABEL_WIDTH = 12
 _PERCENTILES = (("mean", "mean"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99.9", "p999"), ("max", "max"))
-_ERROR_KINDS = ("connect", "tls", "timeout", "read", "write", "status", "parse")
+_ERROR_KINDS = ("connect", "tls", "timeout", "read", "write", "status", "parse", "validation", "reset")
 
 
 def render_header(spec: RunSpec) -> str:
@@ -29,7 +32,9 @@ def render_header(spec: RunSpec) -> str:
 
 
 def describe_protocol(spec: RunSpec) -> str:
-    """E.g. "HTTP/1.1 keep-alive", "HTTP/1.0 new connection per request"."""
+    """E.g. "HTTP/1.1 keep-alive", "HTTP/1.0 new connection per request", "HTTP/2, 10 streams per connection"."""
+    if spec.http_version == "2":  # always one long connection; what matters is how many requests share it
+        return f"HTTP/2, {spec.streams} stream{'s' if spec.streams != 1 else ''} per connection"
     reuse = "keep-alive" if spec.keepalive else "new connection per request"
     text = f"HTTP/{spec.http_version} {reuse}"
     if spec.pipeline > 1:
@@ -61,6 +66,13 @@ def render_report(report: dict[str, Any], spec: RunSpec) -> str:
     ]
     if int(report.get("tls_handshakes", 0)) > 0:
         lines.append(_line("TLS", _tls(report)))
+    if report.get("h2"):
+        # Only an HTTP/2 report pays for loading the analysis, and only once the run is over.
+        from crest.analysis.h2 import h2_figures
+
+        figures = h2_figures(report["h2"])
+        if figures is not None:
+            lines.append(_line("HTTP/2", describe_h2(figures)))
     lines.append(_line("Status", _status(report.get("status", {}))))
     lines.append(_line("Errors", _errors(report.get("errors", {}))))
     lines.extend(f"  note: {note}" for note in report.get("error_notes", []))
@@ -111,6 +123,27 @@ def _tls(report: dict[str, Any]) -> str:
         text += f" ({format_count(int(report['tls_resumed']))} resumed)"
     p50 = format_latency_us(float(report.get("tls_handshake_us", {}).get("p50", 0)))
     return f"{text}, p50 {p50}"
+
+
+def describe_h2(f: H2Figures) -> str:
+    """E.g. "streams in use 9.3 mean (10 max) · HPACK 1.94× responses, 2.94× requests · 106 GOAWAYs · 0 resets"."""
+    parts = [
+        f"streams in use {format_mean(f.streams_in_use_mean)} mean ({format_count(f.streams_in_use_max)} max)",
+        f"HPACK {format_ratio(f.hpack_ratio_response)} responses, {format_ratio(f.hpack_ratio_request)} requests",
+        f"{format_count(f.goaways)} GOAWAY{'' if f.goaways == 1 else 's'}",
+        f"{format_count(f.resets)} reset{'' if f.resets == 1 else 's'}",
+    ]
+    if f.refused:  # streams the server turned away, sent again on a new connection; usually none
+        parts.append(f"{format_count(f.refused)} refused (sent again)")
+    return " · ".join(parts)
+
+
+def format_mean(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f}"
+
+
+def format_ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}×"
 
 
 def _status(status: dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ from crest.analysis.peak import highest, peak_rps_of
 from crest.analysis.throughput import judged_by_throughput, run_throughput
 from crest.cli import EXIT_OK
 from crest.cli.render import render_nodes
+from crest.cli.render_h2 import h2_table
 from crest.cli.render_network import render_network
 from crest.cli.terminal import console as _console
 from crest.cli.terminal import safe as _safe
@@ -111,6 +112,10 @@ def show_command(
             console.print(Text(f"\n  mix {mix.index}, client network:"))
             for row in render_network(mix.network).splitlines()[1:]:  # its title names no mix
                 console.print(_safe(row))
+    h2 = h2_table(detail.mixes)
+    if h2 is not None:
+        console.print()
+        console.print(h2)
     for mix in detail.mixes:
         for verdict in mix.verdicts:
             console.print(Text(f"  warning: mix {mix.index}: ") + _safe(verdict.message))
@@ -293,4 +298,5 @@ def _mix_json(m: MixRecord) -> dict[str, Any]:
         "monitor": m.monitor, "verdicts": [v.to_json() for v in m.verdicts],
         "size_bytes": m.size_bytes, "client_cpu_s": m.client_cpu_s, "connections_opened": m.connections_opened,
         "access_log_requests": m.access_log_requests, "cluster": m.cluster, "lab": m.lab, "network": m.network,
+        "h2": m.h2,
     }  # fmt: skip

@@ -48,6 +48,7 @@ from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
 from crest.errors import ConfigError
 from crest.report.counters import host_counters
 from crest.report.disclosure import disclosure_section
+from crest.report.h2 import h2_section
 from crest.report.narrative import findings
 from crest.report.network import network_section
 from crest.report.peaks import best_of_section, paired_json, peaks_section, pooled_section
@@ -136,6 +137,9 @@ def build_report(
     network = network_section(configs, load_axis)
     if network:  # only runs over a client network (--network) carry the key
         doc["network"] = network
+    h2 = h2_section(configs, load_axis)
+    if h2:  # only HTTP/2 runs carry the key
+        doc["h2"] = h2
     doc["summary"] = findings(doc)
     cleaned: dict[str, Any] = clean(doc)
     return cleaned

@@ -70,6 +70,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
                       right=range(2, 6))  # fmt: skip
     for c in configs:
         out += _points(c, axis)
+    if doc.get("h2"):
+        out += _h2(doc["h2"], axis)
     out += ["", "## Runs", ""]
     out += _table(["run", "configuration", "trial", "suite", "profile", "target", "status", "started", "mixes"],
                   [[md(r["id"]), md(r["configuration"]), str(r["trial"]), md(r["suite"]), md(r["profile"]),
@@ -226,6 +228,23 @@ def _points(c: dict[str, Any], axis: str) -> list[str]:
         out += ["", f"Fairness at the peak ({fmt.load(f['load'], axis)}): {len(f['clients'])} client scores,"
                 f" {fmt.rps(f['min_rps'])}–{fmt.rps(f['max_rps'])} req/s per client (mean {fmt.rps(f['mean_rps'])},"
                 f" slowest ÷ fastest {fmt.percent(f['min_over_max'])})."]  # fmt: skip
+    return out
+
+
+def _h2(rows: list[dict[str, Any]], axis: str) -> list[str]:
+    def ratio(value: Any) -> str:
+        return fmt.number(value) + ("" if fmt.missing(value) else "×")
+
+    out = ["", "## HTTP/2", ""]
+    out += _table(["configuration", "trial", "run", "mix", axis, "streams in use", "most", "HPACK responses",
+                   "HPACK requests", "GOAWAYs", "resets", "refused"],
+                  [[md(r["configuration"]), str(r["trial"]), md(r["run_id"]), str(r["mix"]), fmt.load_number(r["load"]),
+                    fmt.number(r["streams_in_use_mean"], 1), f"{r['streams_in_use_max']:,}",
+                    ratio(r["hpack_ratio_response"]), ratio(r["hpack_ratio_request"]), f"{r['goaways']:,}",
+                    f"{r['resets']:,}", f"{r['refused']:,}"] for r in rows],
+                  right=(1, 3, 4, 5, 6, 7, 8, 9, 10, 11))  # fmt: skip
+    out += ["", "Streams in use: the mean (and the most) open on a connection as a request went out; HPACK: header"
+            " bytes as HTTP/1.1 text ÷ compressed; resets: RST_STREAMs (also errors); refused: sent again."]  # fmt: skip
     return out
 
 

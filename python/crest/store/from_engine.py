@@ -74,6 +74,7 @@ def mix_from_report(
         # digits): a capacity search recognises its probe by this load.
         rate_rps=mix.rate_rps,
         tls=tls_facts(report),
+        h2=h2_counters(report),
     )
 
 
@@ -88,3 +89,11 @@ def tls_facts(report: dict[str, Any]) -> dict[str, Any] | None:
         "handshake_us": dict(report.get("tls_handshake_us", {})),
         "negotiated": [dict(n) for n in report.get("tls_negotiated", [])],
     }
+
+
+def h2_counters(report: dict[str, Any]) -> dict[str, int] | None:
+    """An HTTP/2 mix's counters as the engine gave them (whole mix, like the connection counts); None for HTTP/1.x."""
+    counters = report.get("h2")
+    if not isinstance(counters, dict) or not counters:
+        return None
+    return {str(k): int(v) for k, v in counters.items()}

@@ -111,7 +111,12 @@ def _v5_to_v6(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE mixes ADD COLUMN network_json TEXT")
 
 
+def _v6_to_v7(conn: sqlite3.Connection) -> None:
+    """An HTTP/2 mix's counters: earlier crests spoke only HTTP/1.x (NULL: no HTTP/2)."""
+    conn.execute("ALTER TABLE mixes ADD COLUMN h2_json TEXT")
+
+
 # From version N to N + 1.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6,
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
 }  # fmt: skip

@@ -46,7 +46,7 @@ class MixRecord:
     body_bytes: int
     rps: float
     throughput_Bps: float
-    errors: dict[str, int]  # by kind: connect, tls, timeout, read, write, status, parse, validation
+    errors: dict[str, int]  # by kind: connect, tls, timeout, read, write, status, parse, validation, reset
     latency_us: dict[str, float]  # p50, p90, p99, p999, max, mean, min, stdev
     status: dict[str, int]  # "200" -> count
     classes: dict[str, dict[str, Any]]  # per request class: requests, bytes, errors, rps, throughput_Bps, latency_us
@@ -76,6 +76,9 @@ class MixRecord:
     # "negotiated": [{"protocol", "cipher", "handshakes"}]}; None when no handshake was made.
     tls: dict[str, Any] | None = None
     network: dict[str, Any] | None = None  # the client network's links and TCP in the window (--network)
+    # An HTTP/2 mix's counters as the engine gave them (streams_opened, streams_in_use_sum/_max, header
+    # block and raw bytes, goaways, resets, refused; crest.analysis.h2 derives the figures); None for HTTP/1.x.
+    h2: dict[str, Any] | None = None
 
     @property
     def error_count(self) -> int:

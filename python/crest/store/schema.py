@@ -19,7 +19,9 @@ from crest.store.migrate import MIGRATIONS
 #    tls_json, what a mix's TLS handshakes negotiated (count, resumed, protocol and cipher suite pairs).
 # 6: network_json, a mix's client-network figures (--network: each link's bytes, utilisation, drops,
 #    TCP's counters of the target and the clients); NULL for a mix sent over loopback.
-SCHEMA_VERSION = 6
+# 7: h2_json, an HTTP/2 mix's counters (streams in use, header block and raw bytes, GOAWAYs, resets,
+#    refused streams); NULL for HTTP/1.x.
+SCHEMA_VERSION = 7
 # "CRST": marks the file as crest's, so a foreign SQLite file is refused instead of written into.
 APPLICATION_ID = 0x43525354
 
@@ -78,6 +80,7 @@ _TABLES = (
         lab_json            TEXT,           -- restart, warm-up, per-role access-log counts; NULL when none
         tls_json            TEXT,           -- TLS handshakes and what they negotiated; NULL without TLS
         network_json        TEXT,           -- the client network's links and TCP in the window; NULL without --network
+        h2_json             TEXT,           -- HTTP/2's counters (streams, HPACK bytes, GOAWAYs, resets); NULL for HTTP/1.x
         PRIMARY KEY (run_id, idx)
     )
     """,
