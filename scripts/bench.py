@@ -176,6 +176,16 @@ class Nginx:
     h2c_port: int
     h2_port: int
 
+    def worker_pid(self) -> int:
+        """The one worker process (worker_processes 1), a child of the master `taskset` became."""
+        pid = self.proc.proc.pid
+        deadline = time.monotonic() + 5
+        while not (children := Path(f"/proc/{pid}/task/{pid}/children").read_text().split()):
+            if time.monotonic() > deadline:
+                raise SystemExit("bench: nginx started no worker")
+            time.sleep(0.05)  # the master listens before it forks the worker
+        return int(children[0])
+
     def stop(self) -> None:
         self.proc.stop()
 
@@ -398,16 +408,34 @@ def spread(samples: list[Sample]) -> str:
     return f"{statistics.median(rates):,.0f} ({min(rates):,.0f}–{max(rates):,.0f})"
 
 
+def with_target_cpu(run, pid: int):
+    """`run` with the CPU the target process `pid` spent meanwhile put in the sample's extra."""
+
+    def measured() -> Sample:
+        before = process_cpu_s(pid)
+        sample = run()
+        sample.extra["target_cpu_s"] = process_cpu_s(pid) - before
+        return sample
+
+    return measured
+
+
+def target_us(samples: list[Sample]) -> float:
+    """Median CPU per successful response of the target while the tool ran."""
+    return statistics.median(s.extra["target_cpu_s"] / s.requests * 1e6 for s in samples)
+
+
 def engine_us(samples: list[Sample]) -> float:
     """Median CPU per request of crest's engine threads alone (the report's client_cpu_s)."""
     return statistics.median(s.extra["engine_cpu_s"] / s.requests * 1e6 for s in samples)
 
 
-def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, str, str]], list[str]]:
+def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, str, str]], list[str], dict]:
     """HTTP/2 rows: crest beside h2load (and oha where it is installed) on nginx's h2c and TLS h2
     listeners, then crest's peak RSS at 1,000 connections × 100 streams."""
     rows: list[tuple[str, str, str, str, str]] = []
     commands: list[str] = []
+    notes: dict[str, str] = {}
     have_h2load = shutil.which("h2load") is not None
     have_oha = os.access(OHA, os.X_OK)
     if not have_h2load:
@@ -416,11 +444,14 @@ def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
         print(f"bench: oha is missing ({OHA}), HTTP/2 rows against it skipped: cargo install oha --locked")
     shape = f"{H2_CONNS} connections × {H2_STREAMS} streams"
     nginx = start_nginx(work, docroot)
+    worker = nginx.worker_pid()
     try:
         for name, url, tls_flags in (
             ("h2c", f"http://127.0.0.1:{nginx.h2c_port}/1k.html", []),
             ("TLS h2", f"https://127.0.0.1:{nginx.h2_port}/1k.html", ["--insecure"]),
         ):
+            if not (have_h2load or have_oha):
+                break  # nothing to compare crest with
             flags = ["--http", "2", "--streams", str(H2_STREAMS), *tls_flags]
             tools = {"crest": lambda u=url, f=flags: crest(u, H2_CONNS, *f)}
             if have_h2load:
@@ -429,11 +460,15 @@ def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
                 tools["oha"] = lambda u=url: oha(u)
             # The references first in each round, as the HTTP/1 rows run wrk before crest.
             order = [t for t in ("h2load", "oha", "crest") if t in tools]
-            results = dict(zip(order, alternate(*(tools[t] for t in order))))
+            results = dict(zip(order, alternate(*(with_target_cpu(tools[t], worker) for t in order))))
             c = results["crest"]
             ciphers = {t: s[0].extra.get("cipher") for t, s in results.items() if s[0].extra.get("cipher")}
             if ciphers:
-                print(f"{name}: negotiated " + ", ".join(f"{t} {v}" for t, v in ciphers.items()))
+                notes["ciphers"] = ", ".join(f"{t} {v}" for t, v in ciphers.items())
+                print(f"{name}: negotiated {notes['ciphers']}")
+            print(
+                f"{name}: nginx CPU per response " + ", ".join(f"{t} {target_us(s):.2f} µs" for t, s in results.items())
+            )
             for ref, goal_rps, goal_cpu in (("h2load", 1.0, 0.8), ("oha", None, None)):
                 if ref not in results:
                     continue
@@ -463,6 +498,15 @@ def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
                         f"{ratio_cpu:.2f}",
                         f"≤ {goal_cpu}" if goal_cpu else "(as measured)",
                         verdict(ratio_cpu <= goal_cpu) if goal_cpu else "",
+                    )
+                )
+                rows.append(
+                    (
+                        f"same, the target's CPU per response with crest ÷ with {ref} (nginx worker)",
+                        f"{target_us(c):.2f} µs / {target_us(r):.2f} µs",
+                        f"{target_us(c) / target_us(r):.2f}",
+                        "",
+                        "",
                     )
                 )
             url_name = "H2C_URL" if name == "h2c" else "H2_URL"
@@ -502,7 +546,7 @@ def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
     commands.append(
         f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c {H2_MEMORY_CONNS} -d {SECONDS}s {' '.join(flags)} H2C_URL"
     )
-    return rows, commands
+    return rows, commands, notes
 
 
 def make_docroot(work: Path) -> tuple[Path, Path]:
@@ -716,9 +760,9 @@ def main() -> None:
             f"taskset -c {TARGET_CPU} crest serve --docroot DIR --threads 1",
             f"taskset -c {TARGET_CPU} nginx (worker_processes 1, access_log off)",
         ]
-        h2_rows, h2_commands = bench_http2(work, docroot)
+        h2 = bench_http2(work, docroot)
     write_doc(rows, commands)
-    write_h2_section(h2_rows, h2_commands)
+    write_h2_section(*h2)
 
 
 def verdict(ok: bool) -> str:
@@ -774,7 +818,7 @@ def write_doc(rows, commands) -> None:
     print(f"wrote {ROOT / 'docs' / 'benchmarks.md'}")
 
 
-def write_h2_section(rows, commands) -> None:
+def write_h2_section(rows, commands, notes) -> None:
     """Rewrites the "HTTP/2" section of docs/benchmarks.md in place (before "File servers", whose script
     appends it last), so that BENCH_ONLY=h2 refreshes it alone."""
     version = (
@@ -791,14 +835,21 @@ def write_h2_section(rows, commands) -> None:
         [
             "## HTTP/2",
             "",
-            "Measured by `make bench` (scripts/bench.py; `BENCH_ONLY=h2` runs this section alone) on",
-            f"{os.cpu_count()} cores: nginx (one worker) pinned to core {TARGET_CPU}, the load generators to core",
-            f"{CLIENT_CPU}; each round runs every tool once, in turn ({ROUNDS} rounds of {SECONDS} s; medians, the rounds'",
-            "range in brackets). Client CPU is the whole process's user+system time from `wait4` per successful",
-            "response; crest's includes its Python front end, its engine threads' own CPU is shown beside it.",
-            "nginx listens for h2c on a port of its own (prior knowledge only) and for TLS with h2 by ALPN",
-            "(self-signed ECDSA P-256 certificate, nginx 1.22's default protocols, so TLS 1.2; each client picks",
-            "its cipher), `keepalive_requests 1000000` so no GOAWAY comes mid-run.",
+            " ".join(
+                [
+                    "Measured by `make bench` (scripts/bench.py; `BENCH_ONLY=h2` runs this section alone) on",
+                    f"{os.cpu_count()} cores: nginx (one worker) pinned to core {TARGET_CPU}, the load generators to",
+                    f"core {CLIENT_CPU}; each round runs every tool once, in turn ({ROUNDS} rounds of {SECONDS} s;",
+                    "medians, the rounds' range in brackets). Client CPU is the whole process's user+system time",
+                    "from `wait4` per successful response; crest's includes its Python front end, its engine",
+                    "threads' own CPU is shown beside it. The target's CPU is its worker's, read from",
+                    "/proc/PID/task/*/schedstat around each run. nginx listens for h2c on a port of its own",
+                    "(prior knowledge only) and for TLS with h2 by ALPN (self-signed ECDSA P-256 certificate,",
+                    "nginx 1.22's default protocols, so TLS 1.2; each client picks its cipher:",
+                    f"{notes.get('ciphers', 'n/a')}), with `keepalive_requests 1000000` so that no GOAWAY",
+                    "comes mid-run.",
+                ]
+            ),
             "",
             f"Last run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Versions: {version}; oha: {oha_version}.",
             "",
