@@ -442,6 +442,7 @@ def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
         print("bench: h2load is missing, HTTP/2 rows against it skipped: apt-get install -y nghttp2-client")
     if not have_oha:
         print(f"bench: oha is missing ({OHA}), HTTP/2 rows against it skipped: cargo install oha --locked")
+    load_before = os.getloadavg()[0]
     shape = f"{H2_CONNS} connections × {H2_STREAMS} streams"
     nginx = start_nginx(work, docroot)
     worker = nginx.worker_pid()
@@ -546,6 +547,8 @@ def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
     commands.append(
         f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c {H2_MEMORY_CONNS} -d {SECONDS}s {' '.join(flags)} H2C_URL"
     )
+    notes["load"] = f"{load_before:.1f}, {os.getloadavg()[0]:.1f}"
+    print(f"load average (1 min) before, after the HTTP/2 section: {notes['load']}")
     return rows, commands, notes
 
 
@@ -769,8 +772,8 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "**not met**"
 
 
-def write_doc(rows, commands) -> None:
-    cpu = next(
+def cpu_model() -> str:
+    return next(
         (
             line.split(":", 1)[1].strip()
             for line in Path("/proc/cpuinfo").read_text().splitlines()
@@ -778,6 +781,10 @@ def write_doc(rows, commands) -> None:
         ),
         "unknown",
     )
+
+
+def write_doc(rows, commands) -> None:
+    cpu = cpu_model()
     versions = {
         "nginx": subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip(),
         "wrk": (subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.splitlines() or ["?"])[0],
@@ -851,7 +858,10 @@ def write_h2_section(rows, commands, notes) -> None:
                 ]
             ),
             "",
-            f"Last run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Versions: {version}; oha: {oha_version}.",
+            f"Last run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {cpu_model()}, {os.cpu_count()} cores,"
+            f" Linux {platform.release()}; 1-minute load average {notes.get('load', 'n/a')} before and after"
+            " (the section's own target and client add up to about 2; more means other work shared these cores)."
+            f" Versions: {version}; oha: {oha_version}.",
             "",
             "| measurement | crest / reference | ratio | goal | verdict |",
             "|---|---|---|---|---|",
