@@ -106,8 +106,44 @@ def crest(url: str, connections: int, *flags: str) -> Sample:
         report["requests"],
         cpu,
         rss,
-        {"engine_cpu_s": report["client_cpu_s"], "errors": errors or "none"},
+        {
+            "engine_cpu_s": report["client_cpu_s"],
+            "errors": errors or "none",
+            "cipher": next((t["cipher"] for t in report.get("tls_negotiated") or []), None),
+        },
     )
+
+
+H2_CONNS, H2_STREAMS = 32, 10
+H2_MEMORY_CONNS, H2_MEMORY_STREAMS = 1000, 100
+OHA = shutil.which("oha") or str(Path.home() / ".cargo" / "bin" / "oha")
+
+
+def h2load(url: str) -> Sample:
+    out, cpu, rss = timed(["h2load", "-c", str(H2_CONNS), "-m", str(H2_STREAMS), "-t", "1", "-D", str(SECONDS), url])
+    protocol = re.search(r"Application protocol: (\S+)", out)
+    if protocol is None or protocol.group(1) not in ("h2", "h2c"):
+        raise SystemExit(f"bench: h2load did not speak HTTP/2 to {url}: {out[-300:]}")
+    rps = float(re.search(r"finished in [\d.]+\w*, ([\d.]+) req/s", out).group(1))
+    counts = re.search(r"requests: .*?(\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout", out)
+    failed = {k: int(v) for k, v in zip(("failed", "errored", "timeout"), counts.groups()[1:]) if int(v)}
+    cipher = re.search(r"Cipher: (\S+)", out)
+    return Sample(
+        rps, int(counts.group(1)), cpu, rss, {"errors": failed or "none", "cipher": cipher and cipher.group(1)}
+    )
+
+
+def oha(url: str) -> Sample:
+    """oha's HTTP/2 mode (h2c by prior knowledge on http://): requests/s of successful responses over its
+    whole run, as crest counts them."""
+    cmd = [OHA, "--http2", "-c", str(H2_CONNS), "-p", str(H2_STREAMS), "-z", f"{SECONDS}s", "--no-tui",
+           "--output-format", "json", "--insecure", url]  # fmt: skip
+    out, cpu, rss = timed(cmd)
+    report = json.loads(out)
+    ok = sum(n for code, n in report["statusCodeDistribution"].items() if code.startswith(("2", "3")))
+    # Requests in flight at -z's deadline are cut off and listed as errors; crest and h2load leave them out.
+    errors = {k: v for k, v in (report.get("errorDistribution") or {}).items() if k != "aborted due to deadline"}
+    return Sample(ok / report["summary"]["total"], ok, cpu, rss, {"errors": errors or "none"})
 
 
 class Process:
@@ -132,11 +168,49 @@ class Process:
                 self.proc.wait()
 
 
-def start_nginx(work: Path, docroot: Path) -> tuple[Process, int]:
-    port = free_port()
+@dataclass
+class Nginx:
+    """The pinned nginx and its three listeners: HTTP/1.x, h2c (prior knowledge only: nginx 1.22 makes an
+    `http2` port h2-only without TLS) and TLS with h2 offered by ALPN."""
+
+    proc: Process
+    port: int
+    h2c_port: int
+    h2_port: int
+
+    def worker_pid(self) -> int:
+        """The one worker process (worker_processes 1), a child of the master `taskset` became."""
+        pid = self.proc.proc.pid
+        deadline = time.monotonic() + 5
+        while not (children := Path(f"/proc/{pid}/task/{pid}/children").read_text().split()):
+            if time.monotonic() > deadline:
+                raise SystemExit("bench: nginx started no worker")
+            time.sleep(0.05)  # the master listens before it forks the worker
+        return int(children[0])
+
+    def stop(self) -> None:
+        self.proc.stop()
+
+
+def self_signed_cert(work: Path) -> tuple[Path, Path]:
+    cert, key = work / "cert.pem", work / "key.pem"
+    if not cert.exists():
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+             "-days", "2", "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+            check=True, capture_output=True,
+        )  # fmt: skip
+    return cert, key
+
+
+def start_nginx(work: Path, docroot: Path) -> Nginx:
+    port, h2c_port, h2_port = free_port(), free_port(), free_port()
+    cert, key = self_signed_cert(work)
     conf = work / "nginx.conf"
     # As root, workers would drop to `nobody`, who cannot read the private temp dir.
     user = "user root;" if os.geteuid() == 0 else ""
+    # keepalive_requests also bounds requests per HTTP/2 connection (nginx >= 1.19.7): h2load does not
+    # reconnect after a GOAWAY, so none may come mid-run.
     conf.write_text(f"""
 {user}
 worker_processes 1;
@@ -148,10 +222,18 @@ events {{ worker_connections 20000; }}
 http {{
   access_log off;
   keepalive_requests 1000000;
-  server {{ listen 127.0.0.1:{port} backlog=4096; root {docroot}; }}
+  ssl_certificate {cert};
+  ssl_certificate_key {key};
+  ssl_session_cache shared:x:10m;
+  server {{
+    listen 127.0.0.1:{port} backlog=4096;
+    listen 127.0.0.1:{h2c_port} http2 backlog=4096;
+    listen 127.0.0.1:{h2_port} ssl http2 backlog=4096;
+    root {docroot};
+  }}
 }}
 """)
-    return Process(["nginx", "-c", str(conf), "-p", str(work)], port), port
+    return Nginx(Process(["nginx", "-c", str(conf), "-p", str(work)], port), port, h2c_port, h2_port)
 
 
 def start_builtin(docroot: Path) -> tuple[Process, int]:
@@ -308,12 +390,14 @@ def startup_bench() -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
-def alternate(a, b, rounds: int = ROUNDS) -> tuple[list[Sample], list[Sample]]:
-    xs, ys = [], []
+def alternate(*runs, rounds: int = ROUNDS) -> tuple[list[Sample], ...]:
+    """Each run once per round, in the order given: the rounds interleave the tools, so slow drifts of
+    this host's speed fall on all of them alike."""
+    samples: tuple[list[Sample], ...] = tuple([] for _ in runs)
     for _ in range(rounds):
-        xs.append(a())
-        ys.append(b())
-    return xs, ys
+        for run, out in zip(runs, samples):
+            out.append(run())
+    return samples
 
 
 def med(samples: list[Sample], attr: str) -> float:
@@ -326,14 +410,174 @@ def spread(samples: list[Sample]) -> str:
     return f"{statistics.median(rates):,.0f} ({min(rates):,.0f}–{max(rates):,.0f})"
 
 
+def with_target_cpu(run, pid: int):
+    """`run` with the CPU the target process `pid` spent meanwhile put in the sample's extra."""
+
+    def measured() -> Sample:
+        before = process_cpu_s(pid)
+        sample = run()
+        sample.extra["target_cpu_s"] = process_cpu_s(pid) - before
+        return sample
+
+    return measured
+
+
+def target_us(samples: list[Sample]) -> float:
+    """Median CPU per successful response of the target while the tool ran."""
+    return statistics.median(s.extra["target_cpu_s"] / s.requests * 1e6 for s in samples)
+
+
+def engine_us(samples: list[Sample]) -> float:
+    """Median CPU per request of crest's engine threads alone (the report's client_cpu_s)."""
+    return statistics.median(s.extra["engine_cpu_s"] / s.requests * 1e6 for s in samples)
+
+
+def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, str, str]], list[str], dict]:
+    """HTTP/2 rows: crest beside h2load (and oha where it is installed) on nginx's h2c and TLS h2
+    listeners, then crest's peak RSS at 1,000 connections × 100 streams."""
+    rows: list[tuple[str, str, str, str, str]] = []
+    commands: list[str] = []
+    notes: dict[str, str] = {}
+    have_h2load = shutil.which("h2load") is not None
+    have_oha = os.access(OHA, os.X_OK)
+    if not have_h2load:
+        print("bench: h2load is missing, HTTP/2 rows against it skipped: apt-get install -y nghttp2-client")
+    if not have_oha:
+        print(f"bench: oha is missing ({OHA}), HTTP/2 rows against it skipped: cargo install oha --locked")
+    load_before = os.getloadavg()[0]
+    shape = f"{H2_CONNS} connections × {H2_STREAMS} streams"
+    nginx = start_nginx(work, docroot)
+    worker = nginx.worker_pid()
+    try:
+        for name, url, tls_flags in (
+            ("h2c", f"http://127.0.0.1:{nginx.h2c_port}/1k.html", []),
+            ("TLS h2", f"https://127.0.0.1:{nginx.h2_port}/1k.html", ["--insecure"]),
+        ):
+            if not (have_h2load or have_oha):
+                break  # nothing to compare crest with
+            flags = ["--http", "2", "--streams", str(H2_STREAMS), *tls_flags]
+            tools = {"crest": lambda u=url, f=flags: crest(u, H2_CONNS, *f)}
+            if have_h2load:
+                tools["h2load"] = lambda u=url: h2load(u)
+            if have_oha:
+                tools["oha"] = lambda u=url: oha(u)
+            # The references first in each round, as the HTTP/1 rows run wrk before crest.
+            order = [t for t in ("h2load", "oha", "crest") if t in tools]
+            results = dict(zip(order, alternate(*(with_target_cpu(tools[t], worker) for t in order))))
+            c = results["crest"]
+            ciphers = {t: s[0].extra.get("cipher") for t, s in results.items() if s[0].extra.get("cipher")}
+            if ciphers:
+                notes["ciphers"] = ", ".join(f"{t} {v}" for t, v in ciphers.items())
+                print(f"{name}: negotiated {notes['ciphers']}")
+            print(
+                f"{name}: nginx CPU per response " + ", ".join(f"{t} {target_us(s):.2f} µs" for t, s in results.items())
+            )
+            for ref, goal_rps, goal_cpu in (("h2load", 1.0, 0.8), ("oha", None, None)):
+                if ref not in results:
+                    continue
+                r = results[ref]
+                ratio_rps = med(c, "rps") / med(r, "rps")
+                ratio_cpu = med(c, "cpu_us_per_request") / med(r, "cpu_us_per_request")
+                print(
+                    f"{name} 1 KB, {shape}: {ref} {med(r, 'rps'):,.0f} req/s, crest {med(c, 'rps'):,.0f} req/s"
+                    f" → {ratio_rps:.2f}×; CPU/request {ref} {med(r, 'cpu_us_per_request'):.2f} µs,"
+                    f" crest {med(c, 'cpu_us_per_request'):.2f} µs (engine threads {engine_us(c):.2f} µs)"
+                    f" → {ratio_cpu:.2f}×; errors {ref} {r[-1].extra['errors']}, crest {c[-1].extra['errors']}"
+                )
+                rows.append(
+                    (
+                        f"{name} GET 1 KB, {shape}: requests/s crest ÷ {ref}",
+                        f"{spread(c)} / {spread(r)}",
+                        f"{ratio_rps:.2f}",
+                        f"≥ {goal_rps}" if goal_rps else "(as measured)",
+                        verdict(ratio_rps >= goal_rps) if goal_rps else "",
+                    )
+                )
+                rows.append(
+                    (
+                        f"same, client CPU per request crest ÷ {ref} (whole process; engine threads alone"
+                        f" {engine_us(c):.2f} µs)",
+                        f"{med(c, 'cpu_us_per_request'):.2f} µs / {med(r, 'cpu_us_per_request'):.2f} µs",
+                        f"{ratio_cpu:.2f}",
+                        f"≤ {goal_cpu}" if goal_cpu else "(as measured)",
+                        verdict(ratio_cpu <= goal_cpu) if goal_cpu else "",
+                    )
+                )
+                rows.append(
+                    (
+                        f"same, the target's CPU per response with crest ÷ with {ref} (nginx worker)",
+                        f"{target_us(c):.2f} µs / {target_us(r):.2f} µs",
+                        f"{target_us(c) / target_us(r):.2f}",
+                        "",
+                        "",
+                    )
+                )
+            url_name = "H2C_URL" if name == "h2c" else "H2_URL"
+            if have_h2load:
+                commands.append(
+                    f"taskset -c {CLIENT_CPU} h2load -c {H2_CONNS} -m {H2_STREAMS} -t 1 -D {SECONDS} {url_name}"
+                )
+            if have_oha:
+                commands.append(
+                    f"taskset -c {CLIENT_CPU} oha --http2 -c {H2_CONNS} -p {H2_STREAMS} -z {SECONDS}s --no-tui"
+                    f" --output-format json --insecure {url_name}"
+                )
+            commands.append(
+                f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c {H2_CONNS} -d {SECONDS}s {' '.join(flags)}"
+                f" {url_name}"
+            )
+        flags = ["--http", "2", "--streams", str(H2_MEMORY_STREAMS)]
+        big = crest(f"http://127.0.0.1:{nginx.h2c_port}/1k.html", H2_MEMORY_CONNS, *flags)
+    finally:
+        nginx.stop()
+    base = timed([CREST, "version"])[2]
+    print(
+        f"h2c {H2_MEMORY_CONNS:,} connections × {H2_MEMORY_STREAMS} streams: crest peak RSS"
+        f" {big.max_rss_kb / 1024:.1f} MiB (Python alone {base / 1024:.1f} MiB), {big.rps:,.0f} req/s,"
+        f" errors {big.extra['errors']}"
+    )
+    rows.append(
+        (
+            f"h2c, {H2_MEMORY_CONNS:,} connections × {H2_MEMORY_STREAMS} streams: crest peak RSS (whole process;"
+            f" {big.rps:,.0f} req/s, errors {big.extra['errors']})",
+            f"{big.max_rss_kb / 1024:.1f} MiB (interpreter alone {base / 1024:.1f} MiB)",
+            "",
+            "≤ 150 MB",
+            verdict(big.max_rss_kb * 1024 <= 150e6),
+        )
+    )
+    commands.append(
+        f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c {H2_MEMORY_CONNS} -d {SECONDS}s {' '.join(flags)} H2C_URL"
+    )
+    notes["load"] = f"{load_before:.1f}, {os.getloadavg()[0]:.1f}"
+    print(f"load average (1 min) before, after the HTTP/2 section: {notes['load']}")
+    return rows, commands, notes
+
+
+def make_docroot(work: Path) -> tuple[Path, Path]:
+    docroot = work / "html"
+    docroot.mkdir()
+    (docroot / "1k.html").write_bytes(b"x" * 1023 + b"\n")
+    return work, docroot
+
+
 def main() -> None:
-    for tool in ("nginx", "wrk", "ab", "taskset"):
+    only = os.environ.get("BENCH_ONLY", "")
+    if only not in ("", "h2"):
+        raise SystemExit(f"bench: BENCH_ONLY={only!r}: only 'h2' (the HTTP/2 section alone) is known")
+    for tool in ("nginx", "taskset", "openssl") if only else ("nginx", "wrk", "ab", "taskset", "openssl"):
         if not shutil.which(tool):
-            raise SystemExit(f"bench: {tool} is missing: apt-get install -y nginx-light wrk apache2-utils util-linux")
+            raise SystemExit(
+                f"bench: {tool} is missing: apt-get install -y nginx-light wrk apache2-utils util-linux openssl"
+            )
     if os.cpu_count() < 2:
         raise SystemExit("bench: needs 2 cores (target on one, load generator on the other)")
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 30000), hard))
+    if only == "h2":
+        with tempfile.TemporaryDirectory(prefix="crest-bench-") as tmp:
+            write_h2_section(*bench_http2(*make_docroot(Path(tmp))))
+        return
     rows: list[tuple[str, str, str, str, str]] = []
     commands: list[str] = []
     for what, (wall_s, cpu_s) in (
@@ -356,11 +600,9 @@ def main() -> None:
         "  (URL: a socket that accepts and never answers)",
     ]
     with tempfile.TemporaryDirectory(prefix="crest-bench-") as tmp:
-        work = Path(tmp)
-        docroot = work / "html"
-        docroot.mkdir()
-        (docroot / "1k.html").write_bytes(b"x" * 1023 + b"\n")
-        nginx, port = start_nginx(work, docroot)
+        work, docroot = make_docroot(Path(tmp))
+        nginx = start_nginx(work, docroot)
+        port = nginx.port
         url = f"http://127.0.0.1:{port}/1k.html"
         try:
             for conns in (32, 256):
@@ -495,7 +737,8 @@ def main() -> None:
         commands.append(" ".join(MERGE_COST))
         builtin, bport = start_builtin(docroot)
         try:
-            nginx, port = start_nginx(work, docroot)
+            nginx = start_nginx(work, docroot)
+            port = nginx.port
             try:
                 b, n = alternate(
                     lambda: wrk(f"http://127.0.0.1:{bport}/1k.html", 32),
@@ -522,15 +765,17 @@ def main() -> None:
             f"taskset -c {TARGET_CPU} crest serve --docroot DIR --threads 1",
             f"taskset -c {TARGET_CPU} nginx (worker_processes 1, access_log off)",
         ]
+        h2 = bench_http2(work, docroot)
     write_doc(rows, commands)
+    write_h2_section(*h2)
 
 
 def verdict(ok: bool) -> str:
     return "met" if ok else "**not met**"
 
 
-def write_doc(rows, commands) -> None:
-    cpu = next(
+def cpu_model() -> str:
+    return next(
         (
             line.split(":", 1)[1].strip()
             for line in Path("/proc/cpuinfo").read_text().splitlines()
@@ -538,6 +783,10 @@ def write_doc(rows, commands) -> None:
         ),
         "unknown",
     )
+
+
+def write_doc(rows, commands) -> None:
+    cpu = cpu_model()
     versions = {
         "nginx": subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip(),
         "wrk": (subprocess.run(["wrk", "-v"], capture_output=True, text=True).stdout.splitlines() or ["?"])[0],
@@ -576,6 +825,64 @@ def write_doc(rows, commands) -> None:
     (ROOT / "docs").mkdir(exist_ok=True)
     (ROOT / "docs" / "benchmarks.md").write_text("\n".join(lines))
     print(f"wrote {ROOT / 'docs' / 'benchmarks.md'}")
+
+
+def write_h2_section(rows, commands, notes) -> None:
+    """Rewrites the "HTTP/2" section of docs/benchmarks.md in place (before "File servers", whose script
+    appends it last), so that BENCH_ONLY=h2 refreshes it alone."""
+    version = (
+        subprocess.run(["h2load", "--version"], capture_output=True, text=True).stdout.strip()
+        if shutil.which("h2load")
+        else "not installed"
+    )
+    oha_version = (
+        subprocess.run([OHA, "--version"], capture_output=True, text=True).stdout.strip()
+        if os.access(OHA, os.X_OK)
+        else "not installed (`cargo install oha --locked`)"
+    )
+    section = "\n".join(
+        [
+            "## HTTP/2",
+            "",
+            " ".join(
+                [
+                    "Measured by `make bench` (scripts/bench.py; `BENCH_ONLY=h2` runs this section alone) on",
+                    f"{os.cpu_count()} cores: nginx (one worker) pinned to core {TARGET_CPU}, the load generators to",
+                    f"core {CLIENT_CPU}; each round runs every tool once, in turn ({ROUNDS} rounds of {SECONDS} s;",
+                    "medians, the rounds' range in brackets). Client CPU is the whole process's user+system time",
+                    "from `wait4` per successful response; crest's includes its Python front end, its engine",
+                    "threads' own CPU is shown beside it. The target's CPU is its worker's, read from",
+                    "/proc/PID/task/*/schedstat around each run. nginx listens for h2c on a port of its own",
+                    "(prior knowledge only) and for TLS with h2 by ALPN (self-signed ECDSA P-256 certificate,",
+                    "nginx 1.22's default protocols, so TLS 1.2; each client picks its cipher:",
+                    f"{notes.get('ciphers', 'n/a')}), with `keepalive_requests 1000000` so that no GOAWAY",
+                    "comes mid-run.",
+                ]
+            ),
+            "",
+            f"Last run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {cpu_model()}, {os.cpu_count()} cores,"
+            f" Linux {platform.release()}; 1-minute load average {notes.get('load', 'n/a')} before and after"
+            " (the section's own target and client add up to about 2; more means other work shared these cores)."
+            f" Versions: {version}; oha: {oha_version}.",
+            "",
+            "| measurement | crest / reference | ratio | goal | verdict |",
+            "|---|---|---|---|---|",
+            *[f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows],
+            "",
+            "Commands (H2C_URL and H2_URL: the 1 KB file on nginx's h2c and TLS h2 ports):",
+            "",
+            "```",
+            *commands,
+            "```",
+            "",
+        ]
+    )
+    doc = ROOT / "docs" / "benchmarks.md"
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    text = re.sub(r"\n## HTTP/2\n.*?(?=\n## |\Z)", "", text, flags=re.S)
+    head, sep, tail = text.partition("\n## File servers\n")
+    doc.write_text(head.rstrip() + "\n\n" + section + (sep + tail if sep else ""))
+    print(f"wrote the HTTP/2 section of {doc}")
 
 
 if __name__ == "__main__":
