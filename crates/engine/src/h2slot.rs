@@ -91,6 +91,8 @@ pub(crate) struct H2Slot {
     queued: bool,
     /// Lanes not yet `Done`.
     live_lanes: usize,
+    /// This connection's first request block went out: the shared fields are in the server's table.
+    primed: bool,
 }
 
 impl H2Slot {
@@ -145,6 +147,7 @@ impl H2Slot {
             conn_deadline: now,
             conn_started: now,
             queued: false,
+            primed: false,
         }
     }
 
@@ -280,6 +283,7 @@ impl H2Slot {
         self.writable = false;
         self.read_closed = false;
         self.session.reset();
+        self.primed = false;
         let plan = &ctx.plan;
         self.conn_started = now;
         self.conn_deadline = now + plan.timeout;
@@ -454,14 +458,23 @@ impl H2Slot {
                 continue;
             }
             let lane = &mut self.lanes[k];
-            let request = &plan.requests[lane.current];
-            self.session.open(k as u32, &request.h2_block, &plan.body);
+            let blocks = &plan.requests[lane.current].h2;
+            // The first block on a connection puts the shared fields in the server's table; later ones name them.
+            let block = if blocks.table_bytes == 0 || self.session.peer_table_bytes() < blocks.table_bytes {
+                &blocks.plain
+            } else if self.primed {
+                &blocks.indexed
+            } else {
+                self.primed = true;
+                &blocks.priming
+            };
+            self.session.open(k as u32, block, &plan.body);
             lane.phase = LanePhase::InFlight;
             if !plan.schedule.is_open_loop() {
                 // Closed loop counts from when the request goes out, after any connect.
                 lane.sent_at = now;
             }
-            ctx.stats.h2.record_open(self.session.open_streams(), request.h2_block.len(), request.h2_raw_bytes);
+            ctx.stats.h2.record_open(self.session.open_streams(), block.len(), blocks.raw_bytes);
         }
     }
 

@@ -58,10 +58,8 @@ pub struct H2Plan {
 pub struct Request {
     /// Request bytes (head and body); HTTP/1.x only.
     pub bytes: Vec<u8>,
-    /// HTTP/2: the request's header block, encoded once (HPACK without indexing).
-    pub h2_block: Vec<u8>,
-    /// HTTP/2: the same fields as HTTP/1.1 text, bytes.
-    pub h2_raw_bytes: u32,
+    /// HTTP/2: the request's header blocks, encoded once (see `RequestBlocks`).
+    pub h2: crate::protocol::h2::hpack::RequestBlocks,
     /// Index into `Plan::targets`.
     pub target: usize,
     /// Index into `Plan::classes`.
@@ -190,7 +188,7 @@ impl Plan {
         for (entry, parsed) in entries.iter().zip(&checked.urls) {
             let target = target_of(parsed)?;
             let http2 = config.http_version == HttpVersion::Http2;
-            let (h2_block, h2_raw) = if http2 {
+            let h2 = if http2 {
                 crate::protocol::h2::hpack::encode_request(&crate::protocol::h2::hpack::RequestHead {
                     method: &config.method,
                     scheme: if parsed.tls { "https" } else { "http" },
@@ -199,9 +197,10 @@ impl Plan {
                     headers: &config.headers,
                     content_length: config.body.as_ref().map(String::len),
                     user_agent: concat!("crest/", env!("CARGO_PKG_VERSION")),
+                    index_path: entries.len() == 1,
                 })
             } else {
-                (Vec::new(), 0)
+                Default::default()
             };
             let bytes = if http2 {
                 Vec::new()
@@ -218,8 +217,7 @@ impl Plan {
             };
             requests.push(Request {
                 bytes,
-                h2_block,
-                h2_raw_bytes: u32::try_from(h2_raw).unwrap_or(u32::MAX),
+                h2,
                 target,
                 class: entry.class as usize,
                 head: config.method.eq_ignore_ascii_case("HEAD"),

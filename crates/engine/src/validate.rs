@@ -81,8 +81,7 @@ mod tests {
     fn request(bytes: Option<u64>, prefix: Option<&[u8]>) -> Request {
         Request {
             bytes: Vec::new(),
-            h2_block: Vec::new(),
-            h2_raw_bytes: 0,
+            h2: Default::default(),
             target: 0,
             class: 0,
             head: false,

@@ -204,25 +204,39 @@ fn a_size_update_evicts_and_a_too_large_entry_empties_the_table() {
 fn request_blocks_decode_back_to_their_fields() {
     let headers =
         vec![("User-Agent".to_string(), "crest".to_string()), ("Connection".to_string(), "close".to_string())];
-    let (block, raw) = hpack::encode_request(&hpack::RequestHead {
+    let head = |index_path| hpack::RequestHead {
         method: "GET",
         scheme: "https",
         authority: "127.0.0.1:8443",
-        path: "/index.html",
+        path: "/1k.html",
         headers: &headers,
         content_length: None,
         user_agent: "ignored",
-    });
-    let mut d = Decoder::new(4096, 8192);
-    let got = decode_all(&mut d, &block).unwrap();
+        index_path,
+    };
     let want = fields(&[
         (":method", "GET"),
         (":scheme", "https"),
         (":authority", "127.0.0.1:8443"),
-        (":path", "/index.html"),
+        (":path", "/1k.html"),
         ("user-agent", "crest"),
     ]);
-    assert_eq!(got, want);
-    assert_eq!(raw, want.iter().map(|(n, v)| n.len() + v.len() + 4).sum::<usize>());
-    assert!(block.len() < raw, "{} bytes compressed from {raw}", block.len());
+    for index_path in [false, true] {
+        let blocks = hpack::encode_request(&head(index_path));
+        assert_eq!(blocks.raw_bytes, want.iter().map(|(n, v)| n.len() + v.len() + 4).sum::<usize>());
+        // Without a table; then one priming block and indexed ones after it, on one connection's decoder.
+        assert_eq!(decode_all(&mut Decoder::new(4096, 8192), &blocks.plain).unwrap(), want);
+        let mut d = Decoder::new(4096, 8192);
+        assert_eq!(decode_all(&mut d, &blocks.priming).unwrap(), want);
+        for _ in 0..3 {
+            assert_eq!(decode_all(&mut d, &blocks.indexed).unwrap(), want);
+        }
+        assert!(blocks.plain.len() < blocks.raw_bytes);
+        // :method, :scheme and each shared field one byte; the path a literal unless indexed too.
+        let expected = if index_path { 5 } else { 4 + 1 + 1 + huffman::encoded_len(b"/1k.html") };
+        assert_eq!(blocks.indexed.len(), expected, "{index_path}");
+        let shared = "127.0.0.1:8443".len() + ":authority".len() + "user-agent".len() + "crest".len() + 64;
+        let path = if index_path { ":path".len() + "/1k.html".len() + 32 } else { 0 };
+        assert_eq!(blocks.table_bytes, shared + path);
+    }
 }

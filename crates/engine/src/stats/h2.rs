@@ -33,12 +33,12 @@ pub struct H2Counters {
 
 impl H2Counters {
     /// A stream opened on a connection that now has `open` streams, with a request block of `block`/`raw` bytes.
-    pub fn record_open(&mut self, open: u32, block: usize, raw: u32) {
+    pub fn record_open(&mut self, open: u32, block: usize, raw: usize) {
         self.streams_opened += 1;
         self.streams_in_use_sum += u64::from(open);
         self.streams_in_use_max = self.streams_in_use_max.max(u64::from(open));
         self.request_header_block_bytes += block as u64;
-        self.request_header_raw_bytes += u64::from(raw);
+        self.request_header_raw_bytes += raw as u64;
     }
 
     /// Adds `other`'s counts.

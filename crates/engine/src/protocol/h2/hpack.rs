@@ -142,23 +142,42 @@ pub struct RequestHead<'a> {
     pub content_length: Option<usize>,
     /// `user-agent`, unless `headers` has one.
     pub user_agent: &'a str,
+    /// Every request of the run has this path (one URL): index it too.
+    pub index_path: bool,
 }
 
-/// The header block of a request, and the bytes the same fields take as
-/// HTTP/1.1 text (`name: value\r\n` each), for the compression figure.
-pub fn encode_request(head: &RequestHead<'_>) -> (Vec<u8>, usize) {
-    let mut out = Vec::with_capacity(64);
-    let mut raw = 0;
-    let mut field = |out: &mut Vec<u8>, name: &str, value: &str| {
-        encode_field(out, name.as_bytes(), value.as_bytes());
-        raw += name.len() + value.len() + 4;
-    };
-    field(&mut out, ":method", head.method);
-    field(&mut out, ":scheme", head.scheme);
-    field(&mut out, ":authority", head.authority);
-    field(&mut out, ":path", head.path);
+/// A request's header block three ways, all encoded once per request
+/// template: `priming` adds the fields every request of the run shares
+/// (authority, user-agent, extra headers, and the path when the run has one
+/// URL) to the server's dynamic table, `indexed` then names them by index, as
+/// h2load's nghttp2 does after its first request; `plain` uses no table, for
+/// a server whose table is too small. A connection sends one `priming` block
+/// first and `indexed` ones after it.
+#[derive(Debug, Clone, Default)]
+pub struct RequestBlocks {
+    /// No dynamic table.
+    pub plain: Vec<u8>,
+    /// Inserts the shared fields (literal with incremental indexing).
+    pub priming: Vec<u8>,
+    /// Names the shared fields by their dynamic-table index.
+    pub indexed: Vec<u8>,
+    /// Bytes the fields take as HTTP/1.1 text (`name: value\r\n` each), for the compression figure.
+    pub raw_bytes: usize,
+    /// Dynamic-table bytes the shared fields take (RFC 7541 §4.1); 0 when nothing is indexed.
+    pub table_bytes: usize,
+}
+
+/// Encodes a request's header blocks (see `RequestBlocks`).
+pub fn encode_request(head: &RequestHead<'_>) -> RequestBlocks {
+    // (name, value, shared by every request of the run)
+    let mut fields: Vec<(String, String, bool)> = vec![
+        (":method".into(), head.method.into(), false),
+        (":scheme".into(), head.scheme.into(), false),
+        (":authority".into(), head.authority.into(), true),
+        (":path".into(), head.path.into(), head.index_path),
+    ];
     if !head.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("user-agent")) {
-        field(&mut out, "user-agent", head.user_agent);
+        fields.push(("user-agent".into(), head.user_agent.into(), true));
     }
     for (name, value) in head.headers {
         let name = name.to_ascii_lowercase();
@@ -169,15 +188,54 @@ pub fn encode_request(head: &RequestHead<'_>) -> (Vec<u8>, usize) {
         ) {
             continue;
         }
-        field(&mut out, &name, value);
+        fields.push((name, value.clone(), true));
     }
     if let Some(n) = head.content_length {
         if !head.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-length")) {
-            let n = n.to_string();
-            field(&mut out, "content-length", &n);
+            fields.push(("content-length".into(), n.to_string(), true));
         }
     }
-    (out, raw)
+    let mut blocks = RequestBlocks::default();
+    let static_match = |name: &str, value: &str| STATIC_TABLE.iter().any(|(n, v)| *n == name && *v == value);
+    // The fields that go into the table: shared, and not already whole in the static table.
+    let inserted: Vec<usize> =
+        (0..fields.len()).filter(|&i| fields[i].2 && !static_match(&fields[i].0, &fields[i].1)).collect();
+    let table_bytes: usize = inserted.iter().map(|&i| fields[i].0.len() + fields[i].1.len() + ENTRY_OVERHEAD).sum();
+    let index_them = !inserted.is_empty() && table_bytes <= DEFAULT_TABLE_BYTES;
+    for (i, (name, value, _)) in fields.iter().enumerate() {
+        blocks.raw_bytes += name.len() + value.len() + 4;
+        encode_field(&mut blocks.plain, name.as_bytes(), value.as_bytes());
+        match inserted.iter().position(|&j| j == i).filter(|_| index_them) {
+            None => {
+                encode_field(&mut blocks.priming, name.as_bytes(), value.as_bytes());
+                encode_field(&mut blocks.indexed, name.as_bytes(), value.as_bytes());
+            }
+            Some(k) => {
+                encode_indexing(&mut blocks.priming, name.as_bytes(), value.as_bytes());
+                // The newest entry is 62; earlier ones count up from it.
+                encode_int(&mut blocks.indexed, 0x80, 7, 62 + (inserted.len() - 1 - k));
+            }
+        }
+    }
+    if index_them {
+        blocks.table_bytes = table_bytes;
+    } else {
+        blocks.priming.clone_from(&blocks.plain);
+        blocks.indexed.clone_from(&blocks.plain);
+    }
+    blocks
+}
+
+/// Appends one field as a literal with incremental indexing (RFC 7541 §6.2.1).
+fn encode_indexing(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    match STATIC_TABLE.iter().position(|(n, _)| n.as_bytes() == name) {
+        Some(i) => encode_int(out, 0x40, 6, i + 1),
+        None => {
+            out.push(0x40);
+            encode_string(out, name);
+        }
+    }
+    encode_string(out, value);
 }
 
 /// One entry of the dynamic table: where its name and value lie in `Dynamic::bytes`.

@@ -172,6 +172,7 @@ pub struct Session {
     peer_max_streams: u32,
     peer_initial_window: u32,
     peer_max_frame: u32,
+    peer_table_bytes: u32,
     send_window: i64,
     /// Bytes received on the connection since its last WINDOW_UPDATE.
     unacked: u32,
@@ -199,6 +200,7 @@ impl Session {
             peer_max_streams: u32::MAX,
             peer_initial_window: frame::DEFAULT_WINDOW,
             peer_max_frame: frame::DEFAULT_MAX_FRAME_BYTES,
+            peer_table_bytes: hpack::DEFAULT_TABLE_BYTES as u32,
             send_window: i64::from(frame::DEFAULT_WINDOW),
             unacked: 0,
             goaway: false,
@@ -222,6 +224,7 @@ impl Session {
         self.peer_max_streams = u32::MAX;
         self.peer_initial_window = frame::DEFAULT_WINDOW;
         self.peer_max_frame = frame::DEFAULT_MAX_FRAME_BYTES;
+        self.peer_table_bytes = hpack::DEFAULT_TABLE_BYTES as u32;
         self.send_window = i64::from(frame::DEFAULT_WINDOW);
         self.unacked = 0;
         self.goaway = false;
@@ -264,6 +267,11 @@ impl Session {
     /// Whether the server's SETTINGS arrived.
     pub fn ready(&self) -> bool {
         self.peer_ready
+    }
+
+    /// The dynamic table the server's HPACK decoder keeps (its SETTINGS_HEADER_TABLE_SIZE).
+    pub fn peer_table_bytes(&self) -> usize {
+        self.peer_table_bytes as usize
     }
 
     /// Whether the server sent GOAWAY (no new streams here).
@@ -643,6 +651,7 @@ impl Session {
                     }
                     self.peer_max_frame = value;
                 }
+                setting::HEADER_TABLE_SIZE => self.peer_table_bytes = value,
                 setting::ENABLE_PUSH if value > 1 => return Err(protocol("SETTINGS_ENABLE_PUSH not 0 or 1")),
                 _ => {}
             }
