@@ -286,6 +286,8 @@ fn goaway_with_an_error_code_fails_requests_in_flight_as_resets() {
     let h2 = report.h2.expect("HTTP/2 figures");
     assert!(h2.goaways > 0, "{h2:?}");
     assert!(report.error_notes.iter().any(|n| n.contains("ENHANCE_YOUR_CALM")), "{:?}", report.error_notes);
+    // Failed, not sent again: none of them is a refused stream.
+    assert_eq!(h2.refused, 0, "{h2:?}");
     assert!(wall < HANG);
 }
 
