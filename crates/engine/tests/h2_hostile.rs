@@ -288,6 +288,9 @@ fn goaway_with_an_error_code_fails_requests_in_flight_as_resets() {
     assert!(report.error_notes.iter().any(|n| n.contains("ENHANCE_YOUR_CALM")), "{:?}", report.error_notes);
     // Failed, not sent again: none of them is a refused stream.
     assert_eq!(h2.refused, 0, "{h2:?}");
+    // The client does not send the server's complaint back.
+    let goaways: Vec<(u32, u32)> = seen(&log).iter().flat_map(Seen::goaways).collect();
+    assert!(goaways.iter().all(|&(_, c)| c == code::NO_ERROR), "client GOAWAYs {goaways:?}");
     assert!(wall < HANG);
 }
 

@@ -405,7 +405,9 @@ impl Session {
                     }
                 }
                 Err(e) => {
-                    frame::write_goaway(&mut self.out, 0, e.code);
+                    // After the server's own GOAWAY crest has nothing to complain of.
+                    let code = if e.by_peer { code::NO_ERROR } else { e.code };
+                    frame::write_goaway(&mut self.out, 0, code);
                     self.goaway = true;
                     return Err(e);
                 }
