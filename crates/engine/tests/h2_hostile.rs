@@ -3,11 +3,14 @@
 //! what the report counts and what the client put on the wire; time bounds
 //! only catch hangs, as in hostile.rs.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::h2::{new_log, serve, H2Conn, Log, Seen};
+use crate::support::h2::{new_log, ok_block, serve, H2Conn, Log, Seen};
 use crate::support::{config, run, Conn, Fixture};
 use crest_engine::protocol::h2::frame::{self, code, flag, kind, setting};
+use crest_engine::protocol::h2::hpack;
 use crest_engine::{HttpVersion, RunConfig, RunReport};
 
 /// Limit used to catch a hang: well above any run here.
@@ -70,6 +73,7 @@ fn streams_share_connections_with_odd_increasing_ids() {
     let mut total = 0;
     for s in &seen {
         assert!(s.preface, "connection {} did not begin with the preface", s.index);
+        assert!(s.of_kind(kind::SETTINGS).any(|f| f.has(flag::ACK)), "the server's SETTINGS were not acknowledged");
         let ids = s.streams();
         assert!(ids.iter().all(|id| id % 2 == 1), "even stream id: {ids:?}");
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "stream ids not increasing: {ids:?}");
@@ -131,6 +135,216 @@ fn a_small_client_window_is_reopened_by_window_updates() {
     let stream_updates = seen.iter().flat_map(|s| s.of_kind(kind::WINDOW_UPDATE)).filter(|f| f.stream != 0).count();
     // Each 5000-byte body needs at least four stream WINDOW_UPDATEs through a 1000-byte window.
     assert!(stream_updates >= 20 * 4, "{stream_updates} stream WINDOW_UPDATEs");
+    assert!(wall < HANG);
+}
+
+#[test]
+fn the_servers_stream_limit_is_kept() {
+    let log = new_log();
+    let l = log.clone();
+    let most_waiting = Arc::new(AtomicUsize::new(0));
+    let m = most_waiting.clone();
+    let fx = Fixture::start(move |conn: Conn| {
+        let Some(mut h) = H2Conn::accept_with(conn, &l, &[(setting::MAX_CONCURRENT_STREAMS, 1)]) else { return };
+        while let Some(id) = h.next_request() {
+            // A second stream opened alongside would have come in the same write.
+            m.fetch_max(h.read_buffered(), Ordering::Relaxed);
+            if !h.respond(id, 2) {
+                return;
+            }
+        }
+    });
+    let (report, wall) = run(h2_requests(&fx, 1, 4, 40));
+    drop(fx);
+    no_errors(&report);
+    assert_eq!(report.requests, 40);
+    assert_eq!(report.h2.expect("HTTP/2 figures").streams_in_use_max, 1);
+    assert_eq!(most_waiting.load(Ordering::Relaxed), 0);
+    assert!(wall < HANG);
+}
+
+#[test]
+fn refused_stream_is_sent_again() {
+    let log = new_log();
+    let l = log.clone();
+    let fx = Fixture::start(move |conn: Conn| {
+        let Some(mut h) = H2Conn::accept_with(conn, &l, &[]) else { return };
+        // The first stream is refused (REFUSED_STREAM: not processed), the rest answered.
+        let Some(first) = h.next_request() else { return };
+        if !h.write(|out| frame::write_rst_stream(out, first, code::REFUSED_STREAM)) {
+            return;
+        }
+        while let Some(id) = h.next_request() {
+            if !h.respond(id, 2) {
+                return;
+            }
+        }
+    });
+    let (report, wall) = run(h2_requests(&fx, 1, 2, 20));
+    drop(fx);
+    no_errors(&report);
+    assert_eq!(report.requests, 20);
+    let h2 = report.h2.expect("HTTP/2 figures");
+    assert_eq!((h2.refused, h2.resets, h2.streams_opened), (1, 0, 21), "{h2:?}");
+    assert_eq!(seen(&log).iter().map(|s| s.streams().len()).sum::<usize>(), 21);
+    assert!(wall < HANG);
+}
+
+#[test]
+fn a_late_response_after_the_clients_cancel_is_ignored() {
+    let log = new_log();
+    let l = log.clone();
+    let fx = Fixture::start(move |conn: Conn| {
+        let Some(mut h) = H2Conn::accept_with(conn, &l, &[]) else { return };
+        let mut n = 0;
+        while let Some(id) = h.next_request() {
+            n += 1;
+            if n % 2 == 0 {
+                // Held until the client gives up on it, then answered all the same.
+                loop {
+                    match h.read_frame() {
+                        None => return,
+                        Some(f) if f.kind == kind::RST_STREAM && f.stream == id => break,
+                        Some(_) => {}
+                    }
+                }
+                let block = ok_block(2);
+                if !h.write(|out| {
+                    frame::write_headers(out, id, &block, false, 16_384);
+                    frame::write_data(out, id, b"ok", true);
+                }) {
+                    return;
+                }
+            } else if !h.respond(id, 2) {
+                return;
+            }
+        }
+    });
+    let (report, wall) = run(RunConfig { timeout_s: 0.2, ..h2_run(&fx, 1, 1) });
+    drop(fx);
+    only_errors_of(&report, "timeout");
+    assert!(report.requests > 0);
+    // The connection outlives its cancelled streams.
+    assert_eq!(report.connections_opened, 1);
+    let seen = seen(&log);
+    let cancels: Vec<u32> = seen.iter().flat_map(|s| s.of_kind(kind::RST_STREAM)).map(|f| f.u32_at(0)).collect();
+    assert!(!cancels.is_empty() && cancels.iter().all(|&c| c == code::CANCEL), "RST_STREAM codes {cancels:?}");
+    assert!(wall < HANG);
+}
+
+#[test]
+fn informational_heads_continuations_and_trailers_make_one_response() {
+    let log = new_log();
+    let l = log.clone();
+    let fx = Fixture::start(move |conn: Conn| {
+        let Some(mut h) = H2Conn::accept_with(conn, &l, &[]) else { return };
+        // 103 Early Hints, then a head of ~3 KB in 1000-byte fragments, the body, and trailers.
+        let early: &[u8] = &[0x08, 0x03, b'1', b'0', b'3'];
+        let mut head = ok_block(2);
+        hpack::encode_field(&mut head, b"x-filler", "y".repeat(3000).as_bytes());
+        let mut trailers = Vec::new();
+        hpack::encode_field(&mut trailers, b"x-trailer", b"t");
+        while let Some(id) = h.next_request() {
+            if !h.write(|out| {
+                frame::write_headers(out, id, early, false, 16_384);
+                frame::write_headers(out, id, &head, false, 1000);
+                frame::write_data(out, id, b"ok", false);
+                frame::write_headers(out, id, &trailers, true, 16_384);
+            }) {
+                return;
+            }
+        }
+    });
+    let (report, wall) = run(h2_requests(&fx, 1, 2, 20));
+    drop(fx);
+    no_errors(&report);
+    assert_eq!(report.requests, 20);
+    assert_eq!(report.body_bytes, 40);
+    assert_eq!(report.status.get("200"), Some(&20));
+    assert!(wall < HANG);
+}
+
+#[test]
+fn a_request_head_larger_than_a_frame_goes_out_in_continuations() {
+    let big = "y".repeat(40_000);
+    let log = new_log();
+    let fx = Fixture::start(serve(&log, 2));
+    let config = RunConfig { headers: vec![("X-Big".into(), big.clone())], ..h2_requests(&fx, 1, 2, 10) };
+    let (report, wall) = run(config);
+    drop(fx);
+    no_errors(&report);
+    assert_eq!(report.requests, 10);
+    let seen = seen(&log);
+    let s = &seen[0];
+    for f in s.frames.iter().filter(|f| f.kind == kind::HEADERS || f.kind == kind::CONTINUATION) {
+        assert!(f.payload.len() <= 16_384, "a {}-byte header frame", f.payload.len());
+    }
+    assert!(s.of_kind(kind::CONTINUATION).count() >= 10);
+    for id in s.streams() {
+        let mut fields = Vec::new();
+        hpack::Decoder::new(4096, 1 << 20)
+            .decode(&s.block(id), &mut |n, v| fields.push((n.to_vec(), v.to_vec())))
+            .expect("a valid request block");
+        assert!(fields.contains(&(b"x-big".to_vec(), big.clone().into_bytes())), "stream {id}: no x-big field");
+    }
+    assert!(wall < HANG);
+}
+
+#[test]
+fn large_request_bodies_share_the_connection_window() {
+    const BODY: usize = 40_000;
+    let log = new_log();
+    let l = log.clone();
+    let fx = Fixture::start(move |conn: Conn| {
+        let Some(mut h) = H2Conn::accept_with(conn, &l, &[]) else { return };
+        h.update_windows = true;
+        while let Some(id) = h.next_request() {
+            if !h.respond(id, 2) {
+                return;
+            }
+        }
+    });
+    // Four bodies of 40,000 bytes against a connection window of 65,535.
+    let config = RunConfig { method: "POST".into(), body: Some("b".repeat(BODY)), ..h2_requests(&fx, 1, 4, 20) };
+    let (report, wall) = run(config);
+    drop(fx);
+    no_errors(&report);
+    assert_eq!(report.requests, 20);
+    let seen = seen(&log);
+    let data: Vec<usize> = seen.iter().flat_map(|s| s.of_kind(kind::DATA)).map(|f| f.payload.len()).collect();
+    assert!(data.iter().all(|&n| n <= 16_384), "DATA frames over the default SETTINGS_MAX_FRAME_SIZE: {data:?}");
+    assert_eq!(data.iter().sum::<usize>(), 20 * BODY);
+    assert!(wall < HANG);
+}
+
+#[test]
+fn a_body_longer_than_its_content_length_is_a_parse_error() {
+    let log = new_log();
+    let l = log.clone();
+    let fx = Fixture::start(move |conn: Conn| {
+        let Some(mut h) = H2Conn::accept_with(conn, &l, &[]) else { return };
+        let mut n = 0;
+        while let Some(id) = h.next_request() {
+            n += 1;
+            let ok = if n % 2 == 0 {
+                let block = ok_block(2);
+                h.write(|out| {
+                    frame::write_headers(out, id, &block, false, 16_384);
+                    frame::write_data(out, id, b"three", true);
+                })
+            } else {
+                h.respond(id, 2)
+            };
+            if !ok {
+                return;
+            }
+        }
+    });
+    let (report, wall) = run(RunConfig { timeout_s: 5.0, ..h2_run(&fx, 1, 1) });
+    drop(fx);
+    only_errors_of(&report, "parse");
+    assert!(report.requests > 0);
+    assert!(report.error_notes.iter().any(|n| n.contains("content-length")), "{:?}", report.error_notes);
     assert!(wall < HANG);
 }
 
@@ -263,6 +477,20 @@ fn bad_hpack_index_is_a_parse_error() {
 #[test]
 fn data_on_stream_zero_is_a_parse_error() {
     malformed(false, |out, _| frame::write_data(out, 0, b"xx", true), code::PROTOCOL_ERROR, "DATA on stream 0");
+}
+
+#[test]
+fn a_frame_inside_a_header_block_is_a_parse_error() {
+    malformed(
+        false,
+        |out, id| {
+            frame::write_head(out, 1, kind::HEADERS, 0, id);
+            out.push(0x88);
+            frame::write_ping(out, false, [0; 8]);
+        },
+        code::PROTOCOL_ERROR,
+        "inside a header block",
+    );
 }
 
 #[test]

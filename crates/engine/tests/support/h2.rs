@@ -62,6 +62,15 @@ impl Seen {
         self.of_kind(kind::GOAWAY).map(|f| (f.u32_at(0) & frame::MAX_WINDOW, f.u32_at(4))).collect()
     }
 
+    /// The request header block of `stream`: its HEADERS and CONTINUATION payloads joined.
+    pub fn block(&self, stream: u32) -> Vec<u8> {
+        self.frames
+            .iter()
+            .filter(|f| f.stream == stream && (f.kind == kind::HEADERS || f.kind == kind::CONTINUATION))
+            .flat_map(|f| f.payload.iter().copied())
+            .collect()
+    }
+
     /// The client's (non-ACK) SETTINGS entries.
     pub fn settings(&self) -> Vec<(u16, u32)> {
         self.of_kind(kind::SETTINGS).filter(|f| !f.has(flag::ACK)).flat_map(|f| frame::settings(&f.payload)).collect()
@@ -98,6 +107,8 @@ pub struct H2Conn {
     initial_window: i64,
     /// Give the client back what its DATA used, at once (a server that reads bodies).
     pub update_windows: bool,
+    /// A request header block continued in CONTINUATION frames: its stream, and whether it ends the stream.
+    open_block: Option<(u32, bool)>,
     out: Vec<u8>,
 }
 
@@ -117,6 +128,7 @@ impl H2Conn {
             stream_windows: HashMap::new(),
             initial_window: i64::from(frame::DEFAULT_WINDOW),
             update_windows: false,
+            open_block: None,
             out: Vec::new(),
         };
         if !c.fill(frame::PREFACE.len()) {
@@ -202,8 +214,15 @@ impl H2Conn {
             }
             kind::HEADERS => {
                 self.stream_windows.insert(f.stream, self.initial_window);
-                if f.has(flag::END_STREAM) {
+                if !f.has(flag::END_HEADERS) {
+                    self.open_block = Some((f.stream, f.has(flag::END_STREAM)));
+                } else if f.has(flag::END_STREAM) {
                     self.ready.push_back(f.stream);
+                }
+            }
+            kind::CONTINUATION if f.has(flag::END_HEADERS) => {
+                if let Some((stream, true)) = self.open_block.take() {
+                    self.ready.push_back(stream);
                 }
             }
             kind::DATA => {
@@ -225,6 +244,18 @@ impl H2Conn {
             _ => {}
         }
         Some(f)
+    }
+
+    /// Handles the frames already read whole, without waiting for more;
+    /// returns how many complete requests are then waiting.
+    pub fn read_buffered(&mut self) -> usize {
+        while self.inbuf.len() >= frame::HEAD_BYTES {
+            let len = u32::from_be_bytes([0, self.inbuf[0], self.inbuf[1], self.inbuf[2]]) as usize;
+            if self.inbuf.len() < frame::HEAD_BYTES + len || self.read_frame().is_none() {
+                break;
+            }
+        }
+        self.ready.len()
     }
 
     /// The stream id of the next complete request.
