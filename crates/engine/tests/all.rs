@@ -14,6 +14,8 @@ mod h1_decode;
 mod h1_encode;
 #[path = "h2_frame.rs"]
 mod h2_frame;
+#[path = "h2_hostile.rs"]
+mod h2_hostile;
 #[path = "h2_hpack.rs"]
 mod h2_hpack;
 #[path = "hostile.rs"]

@@ -1,6 +1,7 @@
 //! The hot path does not allocate: a run of 100× more keep-alive requests
-//! makes no more heap allocations, counted by a global allocator. The server
-//! here answers from a fixed buffer so it allocates nothing per request either.
+//! (or HTTP/2 streams) makes no more heap allocations, counted by a global
+//! allocator. The servers here answer from fixed buffers so they allocate
+//! nothing per request either.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
@@ -94,6 +95,97 @@ fn specweb99_allocations_for(requests: u64) -> u64 {
     })
 }
 
+/// One h2c response: HEADERS (`:status 200` indexed; `server: x` with
+/// incremental indexing, so the client's HPACK table fills, evicts and
+/// compacts; `content-length: 2` without indexing) and DATA "ok" with
+/// END_STREAM. The stream id is patched in at `H2_IDS`.
+#[rustfmt::skip]
+const H2_RESPONSE: [u8; 28] = [
+    0, 0, 8, 0x1, 0x4, 0, 0, 0, 0, 0x88, 0x76, 1, b'x', 0x0f, 0x0d, 1, b'2',
+    0, 0, 2, 0x0, 0x1, 0, 0, 0, 0, b'o', b'k',
+];
+const H2_IDS: [usize; 2] = [5, 22];
+const H2_SETTINGS: [u8; 9] = [0, 0, 0, 0x4, 0, 0, 0, 0, 0];
+const H2_SETTINGS_ACK: [u8; 9] = [0, 0, 0, 0x4, 0x1, 0, 0, 0, 0];
+
+/// Answers every request stream on one h2c connection; frames are parsed
+/// by hand into fixed arrays, so nothing is allocated per request.
+fn serve_h2(listener: &TcpListener) {
+    let (mut stream, _) = listener.accept().unwrap();
+    stream.set_nodelay(true).unwrap();
+    if stream.write_all(&H2_SETTINGS).is_err() {
+        return;
+    }
+    let mut buf = [0u8; 8192];
+    let mut response = H2_RESPONSE;
+    let mut preface_left = 24; // "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+    let mut head = [0u8; 9];
+    let mut have = 0;
+    let mut skip = 0; // payload bytes of the current frame still to pass over
+    loop {
+        let n = match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let mut i = 0;
+        while i < n {
+            if preface_left > 0 || skip > 0 {
+                let left = if preface_left > 0 { &mut preface_left } else { &mut skip };
+                let take = (*left).min(n - i);
+                *left -= take;
+                i += take;
+                continue;
+            }
+            head[have] = buf[i];
+            have += 1;
+            i += 1;
+            if have < 9 {
+                continue;
+            }
+            have = 0;
+            skip = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+            let (kind, flags) = (head[3], head[4]);
+            let reply: &[u8] = match kind {
+                0x4 if flags & 0x1 == 0 => &H2_SETTINGS_ACK,
+                // HEADERS with END_STREAM: a whole GET.
+                0x1 if flags & 0x1 != 0 => {
+                    for at in H2_IDS {
+                        response[at..at + 4].copy_from_slice(&head[5..9]);
+                    }
+                    &response
+                }
+                _ => continue,
+            };
+            if stream.write_all(reply).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Allocations of an h2c run of `requests` on one connection of four streams.
+fn h2_allocations_for(requests: u64) -> u64 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let config = crest_engine::RunConfig {
+        url,
+        http_version: crest_engine::HttpVersion::Http2,
+        streams: 4,
+        connections: 1,
+        max_requests: Some(requests),
+        ..Default::default()
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| serve_h2(&listener));
+        let before = ALLOCATIONS.load(Relaxed);
+        let report = crest_engine::start(&config).unwrap().join().unwrap();
+        let used = ALLOCATIONS.load(Relaxed) - before;
+        assert_eq!(report.requests, requests, "errors {:?} notes {:?}", report.errors, report.error_notes);
+        assert_eq!(report.connections_opened, 1);
+        used
+    })
+}
+
 #[test]
 fn allocations_do_not_grow_with_requests() {
     let small = allocations_for(200);
@@ -106,4 +198,8 @@ fn allocations_do_not_grow_with_requests() {
     let large = specweb99_allocations_for(20_000);
     eprintln!("SPECweb99 allocations: 200 requests {small}, 20,000 requests {large}");
     assert!(large < small + 200, "SPECweb99, 200 requests: {small} allocations; 20,000 requests: {large}");
+    let small = h2_allocations_for(200);
+    let large = h2_allocations_for(20_000);
+    eprintln!("HTTP/2 allocations: 200 requests {small}, 20,000 requests {large}");
+    assert!(large < small + 200, "HTTP/2, 200 requests: {small} allocations; 20,000 requests: {large}");
 }

@@ -27,7 +27,7 @@ pub struct H2Counters {
     pub goaways: u64,
     /// RST_STREAM frames received for crest's streams (each is also a `reset` error).
     pub resets: u64,
-    /// Streams the server refused (above a GOAWAY's last stream, or REFUSED_STREAM), sent again.
+    /// Streams the server refused (above a graceful GOAWAY's last stream, or REFUSED_STREAM), sent again.
     pub refused: u64,
 }
 

@@ -4,6 +4,8 @@
 //! play any (mis)behaviour back. Everything stops when the fixture drops.
 #![allow(dead_code)]
 
+pub mod h2;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

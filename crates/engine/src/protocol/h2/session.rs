@@ -105,8 +105,8 @@ pub enum Event<'a> {
         /// RST_STREAM's error code.
         code: u32,
     },
-    /// The server will not process the lane's stream (above a GOAWAY's last
-    /// stream id, or REFUSED_STREAM): it may be sent again elsewhere. The lane is free.
+    /// The server will not process the lane's stream (above a graceful
+    /// GOAWAY's last stream id, or REFUSED_STREAM): it may be sent again elsewhere. The lane is free.
     Refused {
         /// Lane.
         lane: u32,
@@ -413,7 +413,9 @@ impl Session {
                     }
                 }
                 Err(e) => {
-                    frame::write_goaway(&mut self.out, 0, e.code);
+                    // After the server's own GOAWAY crest has nothing to complain of.
+                    let code = if e.by_peer { code::NO_ERROR } else { e.code };
+                    frame::write_goaway(&mut self.out, 0, code);
                     self.goaway = true;
                     return Err(e);
                 }
@@ -525,7 +527,8 @@ impl Session {
                 self.goaway = true;
                 for lane in 0..self.lanes.len() as u32 {
                     let id = self.lanes[lane as usize].id;
-                    if id != 0 && id > last_stream {
+                    // With an error code the connection fails with all its streams: none is sent again.
+                    if id != 0 && id > last_stream && code == code::NO_ERROR {
                         self.free(lane);
                         on(Event::Refused { lane });
                     }
