@@ -579,6 +579,12 @@ fn on_event(ctx: &mut Ctx, lanes: &mut [Lane], who: Who, event: H2Event<'_>, now
             record_active(ctx, lane, client, now);
             schedule_next(ctx, lane, who.token, now, now);
         }
+        H2Event::Malformed { lane, reason } => {
+            let lane = &mut lanes[lane as usize];
+            ctx.stats.record_error(ctx.offset(now), ErrorKind::Parse, lane.class, client, Some(&reason));
+            record_active(ctx, lane, client, now);
+            schedule_next(ctx, lane, who.token, now, now);
+        }
         H2Event::Refused { lane } => {
             // Never processed: sent again on the next connection, counted once.
             ctx.stats.h2.refused += 1;

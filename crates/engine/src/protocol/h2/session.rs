@@ -105,6 +105,15 @@ pub enum Event<'a> {
         /// RST_STREAM's error code.
         code: u32,
     },
+    /// The lane's response was malformed (no valid `:status`, a body
+    /// longer or shorter than its content-length): crest reset the stream,
+    /// the connection goes on. The lane is free.
+    Malformed {
+        /// Lane.
+        lane: u32,
+        /// What was wrong.
+        reason: &'static str,
+    },
     /// The server will not process the lane's stream (above a graceful
     /// GOAWAY's last stream id, or REFUSED_STREAM): it may be sent again elsewhere. The lane is free.
     Refused {
@@ -598,10 +607,12 @@ impl Session {
         l.response.head_raw_bytes += raw;
         if !l.headed {
             let Some(status) = status.filter(|s| (100..600).contains(s)) else {
-                return Err(protocol("response HEADERS without a valid :status"));
+                self.stream_error(lane, "response HEADERS without a valid :status", on);
+                return Ok(());
             };
             if bad {
-                return Err(protocol("invalid content-length"));
+                self.stream_error(lane, "invalid content-length", on);
+                return Ok(());
             }
             if (100..200).contains(&status) {
                 // Informational: the final response follows.
@@ -620,14 +631,24 @@ impl Session {
     fn finish(&mut self, lane: u32, on: &mut dyn FnMut(Event<'_>)) -> Result<(), SessionError> {
         let l = self.lanes[lane as usize];
         if !l.headed {
-            return Err(protocol("stream ended without a response"));
+            self.stream_error(lane, "stream ended without a response", on);
+            return Ok(());
         }
         if l.content_length.is_some_and(|n| n != l.response.body_bytes) {
-            return Err(protocol("body length differs from content-length"));
+            self.stream_error(lane, "body length differs from content-length", on);
+            return Ok(());
         }
         self.free(lane);
         on(Event::Response { lane, response: l.response });
         Ok(())
+    }
+
+    /// A malformed response (RFC 9113 §8.1.1) ends its stream only: RST_STREAM(PROTOCOL_ERROR).
+    fn stream_error(&mut self, lane: u32, reason: &'static str, on: &mut dyn FnMut(Event<'_>)) {
+        let id = self.lanes[lane as usize].id;
+        frame::write_rst_stream(&mut self.out, id, code::PROTOCOL_ERROR);
+        self.free(lane);
+        on(Event::Malformed { lane, reason });
     }
 
     fn apply_settings(&mut self, params: &[u8]) -> Result<(), SessionError> {
