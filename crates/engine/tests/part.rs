@@ -55,6 +55,14 @@ fn record(rng: &mut Rng, into: &mut [(&mut Stats, usize)], client: usize, tag: u
                 };
                 stats.record_tls_handshake(latency, flip, negotiated)
             }
+            4 => {
+                // HTTP/2's counters travel in parts too (a cluster's nodes merge them).
+                stats.h2.record_open(1 + read as u32 % 100, bytes as usize, read);
+                stats.h2.response_header_block_bytes += bytes;
+                stats.h2.goaways += u64::from(flip);
+                stats.h2.refused += u64::from(!flip);
+                stats.record_error(at, ErrorKind::Reset, class, client, Some(&format!("reset {tag}")));
+            }
             _ => {
                 let c = Completion { at, status, bytes, body_bytes: bytes / 2, latency, class, client };
                 stats.record_issued(class, 1);
@@ -132,12 +140,13 @@ fn assert_same_stats(a: &Stats, b: &Stats) {
     assert_eq!(a.issued, b.issued);
     assert_eq!(a.status_counts().collect::<Vec<_>>(), b.status_counts().collect::<Vec<_>>());
     assert_eq!(a.timeline.buckets(), b.timeline.buckets());
+    assert_eq!(a.h2, b.h2);
 }
 
 #[test]
 fn a_part_survives_its_wire_form_whole() {
     let stats = filled(1, 5, 5000);
-    assert!(stats.first_error.iter().flatten().count() == 2 && stats.status_counts().count() >= 5);
+    assert!(stats.first_error.iter().flatten().count() == 3 && stats.status_counts().count() >= 5);
     let original = Part { cancelled: true, ..part(stats, facts(2, 9, Some(1234.5))) };
     let wire = original.to_json();
     let back = Part::from_json(&wire).expect("reads back");
