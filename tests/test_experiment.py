@@ -199,3 +199,50 @@ def test_a_design_runs_on_the_cluster_it_is_given(tmp_path: Path) -> None:
     assert {(c.request.cluster, c.request.nodes, c.request.target_node) for c in p.configurations} == {
         ("local:3", 2, "node3")
     }
+
+
+# -- HTTP/2 as a factor ------------------------------------------------------------------------------
+
+
+def test_design_http_and_streams_factors_set_the_suites_protocol(tmp_path: Path) -> None:
+    path = _design(tmp_path, "")
+    path.write_text(path.read_text().replace("keepalive = [false, true]", 'http = ["1.1", "2"]\nstreams = [1, 10]'))
+    p, rows = plan_design(load_design(path), store_path=tmp_path / "r.db")
+    assert len(p.configurations) == 4
+    for c, levels in zip(p.configurations, rows):
+        w = c.request.suite.workload
+        assert w.http_version == levels["http"] and w.keepalive
+        # Streams are HTTP/2's: the 1.1 configurations run one request at a time per connection.
+        assert w.streams == (levels["streams"] if levels["http"] == "2" else 1)
+        assert c.request.factors["http"] == levels["http"]
+
+
+def test_run_http_versions_are_configurations(tmp_path: Path) -> None:
+    from crest.cli.run import _protocol_axes
+    from crest.suite import load_suite
+
+    axes = _protocol_axes("1.1,2", "10")
+    assert axes == {"http": ["1.1", "2"], "streams": [10]}
+    base = RunRequest(suite=load_suite("zeus-cached"), target="http://127.0.0.1:1", store_path=tmp_path / "r.db")
+    p = plan_runs(base, [(base.suite, {})], axes)
+    protocols = [(c.request.suite.workload.http_version, c.request.suite.workload.streams) for c in p.configurations]
+    assert protocols == [("1.1", 1), ("2", 10)]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--http", "3"], "invalid --http '3': expected 1.0, 1.1 or 2"),
+        (["--http", "1.1", "--streams", "4"], "--streams 4 needs HTTP/2: add --http 2"),
+        (["--http", "2", "--streams", "0"], "--streams"),
+    ],
+)
+def test_bad_http_flags_are_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], fragment: str
+) -> None:
+    code = main(["run", "zeus-cached", "--server", "builtin", *args, "--db", str(tmp_path / "r.db")])
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and fragment in lines[0], err
+    assert out == "" and not (tmp_path / "r.db").exists()
