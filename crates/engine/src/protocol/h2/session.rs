@@ -399,9 +399,9 @@ impl Session {
         (self.lanes[lane as usize].id == stream && stream != 0).then_some(lane)
     }
 
-    /// Takes bytes the socket read; reports each event through `on`. Returns
-    /// the bytes used (all of them unless an error stops it). On an error a
-    /// GOAWAY is queued and the connection must be closed after writing it.
+    /// Takes all the bytes the socket read (a partial frame is kept for the
+    /// next call) and reports each event through `on`. On an error a GOAWAY
+    /// is queued and the connection must be closed after writing it.
     pub fn receive(&mut self, mut input: &[u8], on: &mut dyn FnMut(Event<'_>)) -> Result<(), SessionError> {
         loop {
             // Split borrows: the frame borrows the decoder; handling it needs the rest of the session.
