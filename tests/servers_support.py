@@ -46,6 +46,18 @@ FILES = {
 }
 
 
+def installed(name: str, *, tls: bool = False) -> Adapter:
+    """The adapter `name`; skips the test (with the install command) when its server, or with `tls` a part
+    its TLS needs, is not installed."""
+    adapter = make_adapter(name)
+    if not adapter.installed():
+        pytest.skip(adapter.install_hint())
+    for part in adapter.parts() if tls else ():
+        if not part.present and part.needed_for == "tls":
+            pytest.skip(f"{name} {part.what}, which is not installed: apt-get install -y {part.package}")
+    return adapter
+
+
 def make_docroot() -> Path:
     """A docroot outside pytest's private tmp dirs: servers read it from workers that dropped root."""
     root = Path(tempfile.mkdtemp(prefix="crest-docroot-"))

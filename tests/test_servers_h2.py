@@ -24,7 +24,7 @@ from crest.servers.builtin_adapter import BuiltinAdapter
 from crest.servers.registry import adapter as make_adapter
 from crest.servers.samba import SambaAdapter
 from crest.servers.site import Site
-from servers_support import FILES, LOG_WAIT_S, make_docroot, render_config, wait_for
+from servers_support import FILES, LOG_WAIT_S, installed, make_docroot, render_config, wait_for
 from support import run_cli
 
 CURL_TIMEOUT_S = 15
@@ -69,16 +69,6 @@ def www() -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def installed(name: str) -> Adapter:
-    adapter = make_adapter(name)
-    if not adapter.installed():
-        pytest.skip(adapter.install_hint())
-    for part in adapter.parts():
-        if not part.present and part.needed_for == "tls":
-            pytest.skip(f"{name} {part.what}, which is not installed: apt-get install -y {part.package}")
-    return adapter
-
-
 # -- on the real servers ------------------------------------------------------------------------
 
 
@@ -87,7 +77,7 @@ def installed(name: str) -> Adapter:
 @pytest.mark.parametrize("name", HTTP2_SERVERS)
 def test_http2_over_tls_and_h2c(name: str, www: Path) -> None:
     curl = curl_with_http2()
-    adapter = installed(name)
+    adapter = installed(name, tls=True)
     settings = ServerSettings(docroot=www, cpus=(0,), tls=True, http2=True, access_log=True)
     with Target(adapter, settings) as target:
         assert target.site is not None and target.h2c_url is not None and target.tls_url is not None
@@ -119,7 +109,7 @@ def test_http2_over_tls_and_h2c(name: str, www: Path) -> None:
 @pytest.mark.parametrize("name", HTTP2_SERVERS)
 def test_without_http2_nothing_changes(name: str, www: Path) -> None:
     curl = curl_with_http2()
-    adapter = installed(name)
+    adapter = installed(name, tls=True)
     with Target(adapter, ServerSettings(docroot=www, cpus=(0,), tls=True)) as target:
         assert target.site is not None and target.site.h2c_port is None
         assert target.h2c_url is None and target.metadata()["http2"] is False

@@ -23,9 +23,9 @@ import pytest
 
 from crest.errors import ConfigError
 from crest.servers.apache import MODULES_DIR
-from crest.servers.base import Adapter, ServerSettings, Target
+from crest.servers.base import ServerSettings, Target
 from crest.servers.registry import adapter as make_adapter
-from servers_support import FILES, HTTP_TIMEOUT_S, LOG_WAIT_S, make_docroot
+from servers_support import FILES, HTTP_TIMEOUT_S, LOG_WAIT_S, installed, make_docroot
 
 pytestmark = pytest.mark.integration
 
@@ -106,13 +106,6 @@ KNOBS["apache-prefork"] = {
     "min_spare_servers": ("3", r"MinSpareServers 3"),
     "max_spare_servers": ("6", r"MaxSpareServers 6"),
 }
-
-
-def installed(name: str) -> Adapter:
-    adapter = make_adapter(name)
-    if not adapter.installed():
-        pytest.skip(adapter.install_hint())
-    return adapter
 
 
 @pytest.fixture(scope="module")

@@ -405,7 +405,7 @@ class SuiteRunner:
             target.start()  # stops whatever it started when it fails
         try:
             # HTTP/2 in cleartext goes where the server takes h2c by prior knowledge (a port of its own for nginx).
-            plain = getattr(target, "h2c_url", None) or target.url
+            plain = target.h2c_url or target.url
             self._bind(replace(self.request, target=plain, tls_target=target.tls_url, insecure=True),
                        self._role_urls(self.request, target))  # fmt: skip
             # A file server crest started made its own login: the password is read here, never stored.

@@ -11,21 +11,17 @@
 
 use std::io;
 use std::net::IpAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use mio::{Interest, Token};
-
-use crate::connection::{self, Transport};
+use crate::connection::Transport;
+use crate::dial::{self, Connected};
 use crate::error::ErrorKind;
 use crate::plan::Plan;
 use crate::protocol::h2::{Event as H2Event, Response as H2Response, Session, SessionSettings};
 use crate::protocol::Response;
-use crate::slot::{Ctx, Event};
+use crate::slot::{micros_between, Ctx, Event, CONNECT_BACKOFF};
 use crate::stats::Completion;
 use crate::validate;
-
-/// Pause after a failed connect so a dead target is not hammered in a spin.
-const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Conn {
@@ -284,26 +280,16 @@ impl H2Slot {
         self.read_closed = false;
         self.session.reset();
         self.primed = false;
-        let plan = &ctx.plan;
         self.conn_started = now;
-        self.conn_deadline = now + plan.timeout;
-        match connection::connect(plan.targets[self.target].addr, self.source, plan.socket_rcvbuf_bytes) {
-            Ok(mut stream) => {
-                if let Err(e) =
-                    ctx.registry.register(&mut stream, Token(self.token), Interest::READABLE | Interest::WRITABLE)
-                {
-                    self.fail_connection(ctx, now, ErrorKind::Connect, &e);
-                    return false;
-                }
-                self.transport = Some(Transport::Plain(stream));
+        self.conn_deadline = now + ctx.plan.timeout;
+        match dial::dial(ctx, self.target, self.source, self.token) {
+            Ok(transport) => {
+                self.transport = Some(transport);
                 self.conn = Conn::Connecting;
                 true
             }
             Err(e) => {
-                if connection::is_addr_not_available(&e) {
-                    ctx.stats.addr_not_available += 1;
-                }
-                self.fail_connection(ctx, now, ErrorKind::Connect, &e);
+                self.fail_connection(ctx, now, e.kind(), &e);
                 false
             }
         }
@@ -313,33 +299,22 @@ impl H2Slot {
         if !self.writable {
             return false;
         }
-        let Some(Transport::Plain(stream)) = &self.transport else { unreachable!("connecting without a socket") };
-        match connection::connect_finished(stream) {
-            Ok(true) => {}
-            Ok(false) => {
+        match dial::connected(ctx, &mut self.transport, self.target, self.conn_started, now) {
+            Ok(Connected::Waiting) => {
                 self.writable = false;
-                return false;
+                false
             }
-            Err(e) => {
-                self.fail_connection(ctx, now, ErrorKind::Connect, &e);
-                return false;
+            Ok(Connected::Ready) => {
+                self.conn = Conn::Open;
+                true
             }
-        }
-        ctx.stats.record_connect(now - self.conn_started);
-        let (Some(config), Some(name)) = (&ctx.tls, &ctx.plan.targets[self.target].tls_name) else {
-            self.conn = Conn::Open;
-            return true;
-        };
-        match rustls::ClientConnection::new(config.clone(), name.clone()) {
-            Ok(tls) => {
-                let Some(Transport::Plain(stream)) = self.transport.take() else { unreachable!() };
-                self.transport = Some(Transport::Tls(stream, Box::new(tls)));
+            Ok(Connected::Handshaking) => {
                 self.conn = Conn::Handshaking;
                 self.conn_started = now;
                 true
             }
             Err(e) => {
-                self.fail_connection(ctx, now, ErrorKind::Tls, &e);
+                self.fail_connection(ctx, now, e.kind(), &e);
                 false
             }
         }
@@ -347,19 +322,18 @@ impl H2Slot {
 
     fn handshaking(&mut self, ctx: &mut Ctx, now: Instant) -> bool {
         let transport = self.transport.as_mut().expect("invariant: handshaking has a transport");
-        match transport.handshake() {
-            Ok(()) => {
-                ctx.stats.record_tls_handshake(now - self.conn_started, transport.resumed(), transport.negotiated());
-                if !transport.alpn_h2() {
-                    self.fail_connection(ctx, now, ErrorKind::Tls, &"the server did not agree to HTTP/2 (ALPN h2)");
-                    return false;
-                }
+        match dial::handshake(ctx, transport, self.conn_started, now) {
+            Ok(true) if !transport.alpn_h2() => {
+                self.fail_connection(ctx, now, ErrorKind::Tls, &"the server did not agree to HTTP/2 (ALPN h2)");
+                false
+            }
+            Ok(true) => {
                 self.conn = Conn::Open;
                 true
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => false,
+            Ok(false) => false,
             Err(e) => {
-                self.fail_connection(ctx, now, ErrorKind::Tls, &e);
+                self.fail_connection(ctx, now, e.kind(), &e);
                 false
             }
         }
@@ -638,9 +612,4 @@ fn schedule_next(ctx: &mut Ctx, lane: &mut Lane, token: usize, now: Instant, ear
         lane.phase = LanePhase::Waiting(at);
         ctx.wakeups.push(std::cmp::Reverse((at, token)));
     }
-}
-
-/// Whole µs from `origin` to `at`.
-fn micros_between(origin: Instant, at: Instant) -> u64 {
-    u64::try_from(at.saturating_duration_since(origin).as_micros()).unwrap_or(u64::MAX)
 }

@@ -9,7 +9,7 @@
 //! them with the same code into the report of all their stats.
 //!
 //! Layering (dependencies point down):
-//! `run → worker → {slot, h2slot} → {select, validate, specweb99, keepalive, schedule, connection, protocol, stats}`, with
+//! `run → worker → {slot, h2slot} → {dial, select, validate, specweb99, keepalive, schedule, connection, protocol, stats}`, with
 //! `config` and `error` as leaves; at the end, `run → part → report → stats`.
 //! `protocol` never touches a socket, `connection` never parses HTTP,
 //! `schedule` never reads the clock.
@@ -17,6 +17,7 @@
 
 pub mod config;
 pub mod connection;
+mod dial;
 pub mod error;
 pub mod fileops;
 mod h2slot;

@@ -14,10 +14,11 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mio::{Interest, Registry, Token};
+use mio::Registry;
 use rustls::ClientConfig;
 
-use crate::connection::{self, Transport};
+use crate::connection::Transport;
+use crate::dial::{self, Connected};
 use crate::error::ErrorKind;
 use crate::plan::Plan;
 use crate::protocol::{Response, ResponseDecoder};
@@ -27,7 +28,7 @@ use crate::stats::{Completion, Stats};
 use crate::validate;
 
 /// Pause after a failed connect so a dead target is not hammered in a spin.
-const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
+pub(crate) const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 /// How long a closing connection waits for the server's FIN, so the server,
 /// not crest, holds the TIME_WAIT state and the client's ports stay free.
 const DRAIN_GRACE: Duration = Duration::from_millis(50);
@@ -341,25 +342,14 @@ impl Slot {
         self.writable = false;
         self.read_closed = false;
         self.decoder.reset();
-        let plan = &ctx.plan;
-        match connection::connect(plan.targets[self.target].addr, self.source, plan.socket_rcvbuf_bytes) {
-            Ok(mut stream) => {
-                if let Err(e) =
-                    ctx.registry.register(&mut stream, Token(self.token), Interest::READABLE | Interest::WRITABLE)
-                {
-                    return self.fail(ctx, now, ErrorKind::Connect, &e);
-                }
-                self.transport = Some(Transport::Plain(stream));
+        match dial::dial(ctx, self.target, self.source, self.token) {
+            Ok(transport) => {
+                self.transport = Some(transport);
                 self.phase = Phase::Connecting;
                 self.phase_started = now;
                 Step::Continue
             }
-            Err(e) => {
-                if connection::is_addr_not_available(&e) {
-                    ctx.stats.addr_not_available += 1;
-                }
-                self.fail(ctx, now, ErrorKind::Connect, &e)
-            }
+            Err(e) => self.fail(ctx, now, e.kind(), &e),
         }
     }
 
@@ -367,42 +357,33 @@ impl Slot {
         if !self.writable {
             return Step::Wait;
         }
-        let Some(Transport::Plain(stream)) = &self.transport else { unreachable!("connecting without a socket") };
-        match connection::connect_finished(stream) {
-            Ok(true) => {}
-            Ok(false) => {
+        match dial::connected(ctx, &mut self.transport, self.target, self.phase_started, now) {
+            Ok(Connected::Waiting) => {
                 self.writable = false;
-                return Step::Wait;
+                Step::Wait
             }
-            Err(e) => return self.fail(ctx, now, ErrorKind::Connect, &e),
-        }
-        ctx.stats.record_connect(now - self.phase_started);
-        let (Some(config), Some(name)) = (&ctx.tls, &ctx.plan.targets[self.target].tls_name) else {
-            self.start_writing(now, &ctx.plan);
-            return Step::Continue;
-        };
-        match rustls::ClientConnection::new(config.clone(), name.clone()) {
-            Ok(tls) => {
-                let Some(Transport::Plain(stream)) = self.transport.take() else { unreachable!() };
-                self.transport = Some(Transport::Tls(stream, Box::new(tls)));
+            Ok(Connected::Ready) => {
+                self.start_writing(now, &ctx.plan);
+                Step::Continue
+            }
+            Ok(Connected::Handshaking) => {
                 self.phase = Phase::Handshaking;
                 self.phase_started = now;
                 Step::Continue
             }
-            Err(e) => self.fail(ctx, now, ErrorKind::Tls, &e),
+            Err(e) => self.fail(ctx, now, e.kind(), &e),
         }
     }
 
     fn handshaking(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
         let transport = self.transport.as_mut().expect("invariant: handshaking has a transport");
-        match transport.handshake() {
-            Ok(()) => {
-                ctx.stats.record_tls_handshake(now - self.phase_started, transport.resumed(), transport.negotiated());
+        match dial::handshake(ctx, transport, self.phase_started, now) {
+            Ok(true) => {
                 self.start_writing(now, &ctx.plan);
                 Step::Continue
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Step::Wait,
-            Err(e) => self.fail(ctx, now, ErrorKind::Tls, &e),
+            Ok(false) => Step::Wait,
+            Err(e) => self.fail(ctx, now, e.kind(), &e),
         }
     }
 
@@ -677,6 +658,6 @@ impl Slot {
 }
 
 /// Whole µs from `origin` to `at`.
-fn micros_between(origin: Instant, at: Instant) -> u64 {
+pub(crate) fn micros_between(origin: Instant, at: Instant) -> u64 {
     u64::try_from(at.saturating_duration_since(origin).as_micros()).unwrap_or(u64::MAX)
 }

@@ -402,33 +402,35 @@ impl Session {
     /// Takes all the bytes the socket read (a partial frame is kept for the
     /// next call) and reports each event through `on`. On an error a GOAWAY
     /// is queued and the connection must be closed after writing it.
-    pub fn receive(&mut self, mut input: &[u8], on: &mut dyn FnMut(Event<'_>)) -> Result<(), SessionError> {
+    pub fn receive(&mut self, input: &[u8], on: &mut dyn FnMut(Event<'_>)) -> Result<(), SessionError> {
+        // Split borrows: a frame borrows the decoder while handling it needs the rest of the session,
+        // so the decoder is taken out for the call (an empty one holds its place; nothing is allocated).
+        let mut frames = std::mem::replace(&mut self.frames, FrameDecoder::new(0));
+        let result = self.receive_with(&mut frames, input, on);
+        self.frames = frames;
+        if let Err(e) = result {
+            // After the server's own GOAWAY crest has nothing to complain of.
+            let code = if e.by_peer { code::NO_ERROR } else { e.code };
+            frame::write_goaway(&mut self.out, 0, code);
+            self.goaway = true;
+        }
+        result
+    }
+
+    fn receive_with(
+        &mut self,
+        frames: &mut FrameDecoder,
+        mut input: &[u8],
+        on: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), SessionError> {
         loop {
-            // Split borrows: the frame borrows the decoder; handling it needs the rest of the session.
-            let mut frames = std::mem::replace(&mut self.frames, FrameDecoder::new(0));
-            let result = frames.decode(input).map_err(SessionError::from).and_then(|(used, frame)| {
-                let handled = match frame {
-                    Some(frame) => self.handle(frame, on).map(|()| true),
-                    None => Ok(used > 0),
-                };
-                handled.map(|more| (used, more))
-            });
-            self.frames = frames;
-            match result {
-                Ok((used, more)) => {
-                    input = &input[used..];
-                    if !more && used == 0 {
-                        return Ok(());
-                    }
-                }
-                Err(e) => {
-                    // After the server's own GOAWAY crest has nothing to complain of.
-                    let code = if e.by_peer { code::NO_ERROR } else { e.code };
-                    frame::write_goaway(&mut self.out, 0, code);
-                    self.goaway = true;
-                    return Err(e);
-                }
+            let (used, frame) = frames.decode(input)?;
+            match frame {
+                Some(frame) => self.handle(frame, on)?,
+                None if used == 0 => return Ok(()),
+                None => {}
             }
+            input = &input[used..];
         }
     }
 
