@@ -81,6 +81,10 @@ def test_valid_spec_builds_the_run_config() -> None:
         ({"streams": 4}, r"^--streams \(4\) needs HTTP/2: set --http to 2, or drop --streams$"),
         ({"http_version": "2", "pipeline": 2}, r"^--pipeline does not apply to HTTP/2: use --streams"),
         ({"http_version": "2", "streams": 0}, r"^--streams must be 1 to 1024 per connection \(got 0\)$"),
+        (
+            {"http_version": "2", "h2_connection_window_bytes": 0},
+            r"^--h2-connection-window must be 1 to 2\^31-1 bytes \(got 0\)$",
+        ),
         ({"url": "foo"}, r"^invalid URL 'foo': expected http://host\[:port\]/path or https://"),
     ],
 )

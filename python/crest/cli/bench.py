@@ -131,6 +131,15 @@ def bench_command(
             show_default=False,
         ),
     ] = None,
+    h2_connection_window: Annotated[
+        str | None,
+        typer.Option(
+            "--h2-connection-window",
+            metavar="BYTES",
+            help="HTTP/2: each connection's receive window [default: 1G, as h2load].",
+            show_default=False,
+        ),
+    ] = None,
     read_buffer: Annotated[
         str | None,
         typer.Option(
@@ -208,6 +217,11 @@ def bench_command(
         pipeline=parse_count(pipeline, what="--pipeline"),
         streams=parse_count(streams, what="--streams"),
         h2_stream_window_bytes=parse_size(h2_window, what="--h2-window") if h2_window is not None else None,
+        h2_connection_window_bytes=(
+            parse_size(h2_connection_window, what="--h2-connection-window")
+            if h2_connection_window is not None
+            else None
+        ),
         connections=conns,
         threads=parse_count(threads, what="--threads") if threads is not None else _default_threads(conns),
         duration_s=_duration(duration, requests),
