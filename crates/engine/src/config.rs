@@ -18,6 +18,10 @@ pub enum HttpVersion {
     /// `streams` concurrent requests per connection.
     #[serde(rename = "2")]
     Http2,
+    /// HTTP/3: QUIC (TLS 1.3, ALPN h3) over UDP, https URLs only;
+    /// `streams` concurrent requests per connection.
+    #[serde(rename = "3")]
+    Http3,
 }
 
 /// How requests are drawn from the table.

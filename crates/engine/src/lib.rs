@@ -21,6 +21,7 @@ mod dial;
 pub mod error;
 pub mod fileops;
 mod h2slot;
+mod h3slot;
 pub mod keepalive;
 mod live;
 pub mod part;

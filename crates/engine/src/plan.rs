@@ -53,6 +53,17 @@ pub struct H2Plan {
     pub connection_window: u32,
 }
 
+/// HTTP/3's settings of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct H3Plan {
+    /// Concurrent streams per connection.
+    pub streams: u32,
+    /// QUIC receive window per stream.
+    pub stream_window: u32,
+    /// QUIC receive window per connection.
+    pub connection_window: u32,
+}
+
 /// One encoded request of the table.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -60,6 +71,12 @@ pub struct Request {
     pub bytes: Vec<u8>,
     /// HTTP/2: the request's header blocks, encoded once (see `RequestBlocks`).
     pub h2: crate::protocol::h2::hpack::RequestBlocks,
+    /// HTTP/3: the request's frames (HEADERS with its QPACK field section, DATA), encoded once.
+    pub h3: Vec<u8>,
+    /// HTTP/3: bytes of the field section.
+    pub h3_block_bytes: usize,
+    /// HTTP/3: bytes of the same fields as HTTP/1.1 text.
+    pub h3_raw_bytes: usize,
     /// Index into `Plan::targets`.
     pub target: usize,
     /// Index into `Plan::classes`.
@@ -137,8 +154,10 @@ pub struct Plan {
     pub keepalive_draw: Option<KeepaliveDraw>,
     /// SPECweb99's generator and checks (then `requests` is empty).
     pub specweb99: Option<specweb99::Plan>,
-    /// HTTP/2 (None: HTTP/1.x).
+    /// HTTP/2 (None: HTTP/1.x or HTTP/3).
     pub http2: Option<H2Plan>,
+    /// HTTP/3 (None: HTTP/1.x or HTTP/2).
+    pub http3: Option<H3Plan>,
     /// The request body (HTTP/2 sends it in DATA frames; HTTP/1.x has it in `Request::bytes`).
     pub body: Vec<u8>,
 }
@@ -188,21 +207,26 @@ impl Plan {
         for (entry, parsed) in entries.iter().zip(&checked.urls) {
             let target = target_of(parsed)?;
             let http2 = config.http_version == HttpVersion::Http2;
-            let h2 = if http2 {
-                crate::protocol::h2::hpack::encode_request(&crate::protocol::h2::hpack::RequestHead {
-                    method: &config.method,
-                    scheme: if parsed.tls { "https" } else { "http" },
-                    authority: &parsed.host_header,
-                    path: &parsed.path,
-                    headers: &config.headers,
-                    content_length: config.body.as_ref().map(String::len),
-                    user_agent: concat!("crest/", env!("CARGO_PKG_VERSION")),
-                    index_path: entries.len() == 1,
-                })
-            } else {
-                Default::default()
+            let http3 = config.http_version == HttpVersion::Http3;
+            let head = crate::protocol::h2::hpack::RequestHead {
+                method: &config.method,
+                scheme: if parsed.tls { "https" } else { "http" },
+                authority: &parsed.host_header,
+                path: &parsed.path,
+                headers: &config.headers,
+                content_length: config.body.as_ref().map(String::len),
+                user_agent: concat!("crest/", env!("CARGO_PKG_VERSION")),
+                index_path: entries.len() == 1,
             };
-            let bytes = if http2 {
+            let h2 = if http2 { crate::protocol::h2::hpack::encode_request(&head) } else { Default::default() };
+            let (h3, h3_block_bytes, h3_raw_bytes) = if http3 {
+                let section = crate::protocol::h3::qpack::encode_request(&head);
+                let body = config.body.as_deref().map_or(&[][..], str::as_bytes);
+                (crate::protocol::h3::frame::request(&section.block, body), section.block.len(), section.raw_bytes)
+            } else {
+                (Vec::new(), 0, 0)
+            };
+            let bytes = if http2 || http3 {
                 Vec::new()
             } else {
                 encode_request(&RequestSpec {
@@ -218,6 +242,9 @@ impl Plan {
             requests.push(Request {
                 bytes,
                 h2,
+                h3,
+                h3_block_bytes,
+                h3_raw_bytes,
                 target,
                 class: entry.class as usize,
                 head: config.method.eq_ignore_ascii_case("HEAD"),
@@ -278,6 +305,11 @@ impl Plan {
                 .map(|range| KeepaliveDraw::new(range, config.keepalive_request_share)),
             specweb99,
             http2: (config.http_version == HttpVersion::Http2).then_some(H2Plan {
+                streams: config.streams,
+                stream_window: config.h2_stream_window_bytes,
+                connection_window: config.h2_connection_window_bytes,
+            }),
+            http3: (config.http_version == HttpVersion::Http3).then_some(H3Plan {
                 streams: config.streams,
                 stream_window: config.h2_stream_window_bytes,
                 connection_window: config.h2_connection_window_bytes,
@@ -370,15 +402,26 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
     if config.pipeline > 1 && entries.len() > 1 {
         return Err(ConfigError::new("pipeline", "pipelining ({pipeline}) needs a single request, not a table"));
     }
-    if config.http_version == HttpVersion::Http2 {
+    if matches!(config.http_version, HttpVersion::Http2 | HttpVersion::Http3) {
         if let Some(other) = urls.iter().find(|u| u.key != urls[0].key) {
             let field = if table { "requests" } else { "url" };
             return Err(ConfigError::new(
                 field,
                 format!(
-                    "HTTP/2 runs send every request on one server's connections: {} and {} differ (scheme, host or port)",
-                    urls[0].key, other.key
+                    "HTTP/{} runs send every request on one server's connections: {} and {} differ (scheme, host or port)",
+                    version_name(config.http_version),
+                    urls[0].key,
+                    other.key
                 ),
+            ));
+        }
+    }
+    if config.http_version == HttpVersion::Http3 {
+        if let Some(plain) = urls.iter().find(|u| !u.tls) {
+            let field = if table { "requests" } else { "url" };
+            return Err(ConfigError::new(
+                field,
+                format!("HTTP/3 runs over QUIC, which is always encrypted: {} needs https://", plain.key),
             ));
         }
     }
@@ -713,18 +756,31 @@ fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
     addrs.next().ok_or_else(|| format!("host '{bare}' has no address; check the URL"))
 }
 
-/// The rules of HTTP/2 runs and of `streams`.
+fn version_name(v: HttpVersion) -> &'static str {
+    match v {
+        HttpVersion::Http10 => "1.0",
+        HttpVersion::Http11 => "1.1",
+        HttpVersion::Http2 => "2",
+        HttpVersion::Http3 => "3",
+    }
+}
+
+/// The rules of HTTP/2 and HTTP/3 runs and of `streams`.
 fn check_http2(c: &RunConfig) -> Result<(), ConfigError> {
     let fail = |field: &'static str, msg: String| Err(ConfigError::new(field, msg));
-    if c.http_version != HttpVersion::Http2 {
+    if !matches!(c.http_version, HttpVersion::Http2 | HttpVersion::Http3) {
         if c.streams != 1 {
             return fail(
                 "streams",
-                format!("{{streams}} ({}) needs HTTP/2: set {{http_version}} to 2, or drop {{streams}}", c.streams),
+                format!(
+                    "{{streams}} ({}) needs HTTP/2 or HTTP/3: set {{http_version}} to 2 or 3, or drop {{streams}}",
+                    c.streams
+                ),
             );
         }
         return Ok(());
     }
+    let version = version_name(c.http_version);
     if c.streams == 0 || c.streams > MAX_STREAMS {
         return fail("streams", format!("{{streams}} must be 1 to {MAX_STREAMS} per connection (got {})", c.streams));
     }
@@ -736,12 +792,13 @@ fn check_http2(c: &RunConfig) -> Result<(), ConfigError> {
             return fail(field, format!("{{{field}}} must be 1 to 2^31-1 bytes (got {bytes})"));
         }
     }
-    let conflict = |field: &'static str, why: &str| fail(field, format!("{{{field}}} does not apply to HTTP/2: {why}"));
+    let conflict =
+        |field: &'static str, why: &str| fail(field, format!("{{{field}}} does not apply to HTTP/{version}: {why}"));
     if c.pipeline > 1 {
         return conflict("pipeline", "use {streams} for concurrent requests on a connection");
     }
     if !c.keepalive {
-        return conflict("keepalive", "HTTP/2 connections are persistent; drop it or use HTTP/1.1");
+        return conflict("keepalive", "its connections are persistent; drop it or use HTTP/1.1");
     }
     if c.keepalive_requests.is_some() {
         return conflict("keepalive_requests", "a connection carries streams until the run or the server ends it");

@@ -12,13 +12,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use mio::{Poll, Waker};
 
 use crate::config::{RunConfig, Selection};
-use crate::connection::{client_config, TlsSettings};
+use crate::connection::{client_config, Alpn, TlsSettings};
 use crate::error::StartError;
 use crate::live::{LiveCounters, LiveSnapshot};
 use crate::part::Part;
 use crate::plan::Plan;
 use crate::report::{RunFacts, RunReport};
-use crate::worker::{Assignment, Outcome, Worker, WAKE_TOKEN};
+use crate::worker::{Assignment, Crypto, Outcome, Worker, WAKE_TOKEN};
 
 /// A run in progress.
 pub struct RunHandle {
@@ -58,8 +58,14 @@ pub fn start(config: &RunConfig) -> Result<RunHandle, StartError> {
         handle.wakers.push(Waker::new(poll.registry(), WAKE_TOKEN).map_err(os("cannot create an event loop waker"))?);
         let tls = match plan.uses_tls() {
             true => {
-                let settings =
-                    TlsSettings { insecure: plan.insecure, resumption: plan.tls_resumption, h2: plan.http2.is_some() };
+                let alpn = if plan.http3.is_some() {
+                    Alpn::H3
+                } else if plan.http2.is_some() {
+                    Alpn::H2
+                } else {
+                    Alpn::Http11
+                };
+                let settings = TlsSettings { insecure: plan.insecure, resumption: plan.tls_resumption, alpn };
                 Some(
                     client_config(settings)
                         .map_err(|e| StartError::Machine(format!("cannot start the engine: TLS setup failed: {e}")))?,
@@ -67,11 +73,18 @@ pub fn start(config: &RunConfig) -> Result<RunHandle, StartError> {
             }
             false => None,
         };
+        let quic = match (&tls, plan.http3) {
+            (Some(tls), Some(_)) => Some(
+                crate::protocol::h3::session::client_config(tls.clone(), &crate::h3slot::session_settings(&plan))
+                    .map_err(|e| StartError::Machine(format!("cannot start the engine: QUIC setup failed: {e}")))?,
+            ),
+            _ => None,
+        };
         let live = Arc::new(LiveCounters::default());
         handle.live.push(live.clone());
         let job = Assignment { first_connection, ..job };
         first_connection += job.connections;
-        let worker = Worker::new(poll, plan.clone(), tls, origin, &job, cancel.clone(), live)
+        let worker = Worker::new(poll, plan.clone(), Crypto { tls, quic }, origin, &job, cancel.clone(), live)
             .map_err(os("cannot set up a worker's event loop"))?;
         let tx = tx.clone();
         thread::Builder::new()

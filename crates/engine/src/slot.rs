@@ -42,6 +42,8 @@ pub(crate) struct Ctx {
     pub scratch: Box<[u8]>,
     pub registry: Registry,
     pub tls: Option<Arc<ClientConfig>>,
+    /// HTTP/3: the worker's QUIC client configuration (TLS 1.3, ALPN h3).
+    pub quic: Option<quinn_proto::ClientConfig>,
     pub origin: Instant,
     /// When the run ends (None: by quota or cancel only).
     pub end: Option<Instant>,

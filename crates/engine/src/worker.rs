@@ -13,6 +13,7 @@ use mio::{Events, Poll, Token};
 use rustls::ClientConfig;
 
 use crate::h2slot::H2Slot;
+use crate::h3slot::H3Slot;
 use crate::live::LiveCounters;
 use crate::plan::Plan;
 use crate::rng::Rng;
@@ -31,6 +32,12 @@ pub(crate) struct Assignment {
     pub first_connection: u32,
     pub connections: u32,
     pub quota: Option<u64>,
+}
+
+/// A worker's client configurations for TLS and, in HTTP/3 runs, QUIC.
+pub(crate) struct Crypto {
+    pub tls: Option<Arc<ClientConfig>>,
+    pub quic: Option<quinn_proto::ClientConfig>,
 }
 
 /// What a worker hands back.
@@ -59,7 +66,7 @@ impl Worker {
     pub fn new(
         poll: Poll,
         plan: Arc<Plan>,
-        tls: Option<Arc<ClientConfig>>,
+        crypto: Crypto,
         origin: Instant,
         job: &Assignment,
         cancel: Arc<AtomicBool>,
@@ -80,7 +87,10 @@ impl Worker {
                 let source = (!plan.source_addrs.is_empty())
                     .then(|| plan.source_addrs[index as usize % plan.source_addrs.len()]);
                 let delay = client_delay.1;
-                if plan.http2.is_some() {
+                if plan.http3.is_some() {
+                    let first = |lane: u32| origin + delay + plan.schedule.first_send(lane);
+                    Conn::H3(Box::new(H3Slot::new(i as usize, index, client as usize, &plan, source, first)))
+                } else if plan.http2.is_some() {
                     let first = |lane: u32| origin + delay + plan.schedule.first_send(lane);
                     Conn::H2(H2Slot::new(i as usize, index, client as usize, &plan, source, first))
                 } else {
@@ -89,12 +99,13 @@ impl Worker {
                 }
             })
             .collect();
-        let lanes = plan.http2.map_or(1, |h2| h2.streams as usize);
+        let lanes = plan.http2.map(|h2| h2.streams).or(plan.http3.map(|h3| h3.streams)).unwrap_or(1) as usize;
         let mut wakeups = BinaryHeap::with_capacity(slots.len() * lanes + 1);
         for (i, slot) in slots.iter().enumerate() {
             match slot {
                 Conn::H1(s) => wakeups.extend(s.waiting_until().map(|at| Reverse((at, i)))),
                 Conn::H2(s) => wakeups.extend(s.first_wakeups().map(|at| Reverse((at, i)))),
+                Conn::H3(s) => wakeups.extend(s.first_wakeups().map(|at| Reverse((at, i)))),
             }
         }
         let ctx = Ctx {
@@ -111,7 +122,8 @@ impl Worker {
             // slot goes into it and is parsed out at once.
             scratch: vec![0; plan.read_buffer_bytes].into_boxed_slice(),
             registry,
-            tls,
+            tls: crypto.tls,
+            quic: crypto.quic,
             origin,
             end: plan.duration.map(|d| origin + d),
             active: slots.len(),
@@ -231,6 +243,8 @@ pub(crate) fn thread_cpu_time() -> Duration {
 enum Conn {
     H1(Slot),
     H2(H2Slot),
+    /// Boxed: a QUIC connection's state is far larger than the others'.
+    H3(Box<H3Slot>),
 }
 
 impl Conn {
@@ -238,6 +252,7 @@ impl Conn {
         match self {
             Self::H1(s) => s.handle(ctx, event, now),
             Self::H2(s) => s.handle(ctx, event, now),
+            Self::H3(s) => s.handle(ctx, event, now),
         }
     }
 }

@@ -6,7 +6,7 @@
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 
-use mio::net::TcpStream;
+use mio::net::{TcpStream, UdpSocket};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 /// Starts connecting to `addr`; completion shows as writability.
@@ -28,6 +28,24 @@ pub fn connect(addr: SocketAddr, source: Option<IpAddr>, rcvbuf_bytes: Option<u3
         Err(e) => return Err(e),
     }
     Ok(TcpStream::from_std(socket.into()))
+}
+
+/// A UDP socket connected to `addr` (QUIC): from `source` when given, with a
+/// receive buffer of `rcvbuf_bytes` when given. A connected socket gets the
+/// ICMP errors of its destination, so a port nobody serves fails at once.
+pub fn connect_udp(addr: SocketAddr, source: Option<IpAddr>, rcvbuf_bytes: Option<u32>) -> io::Result<UdpSocket> {
+    let socket = Socket::new(Domain::for_address(addr), Type::DGRAM.nonblocking(), Some(Protocol::UDP))?;
+    if let Some(bytes) = rcvbuf_bytes {
+        socket.set_recv_buffer_size(bytes as usize)?;
+    }
+    let local = match (source, addr) {
+        (Some(ip), _) => SocketAddr::new(ip, 0),
+        (None, SocketAddr::V4(_)) => SocketAddr::from(([0, 0, 0, 0], 0)),
+        (None, SocketAddr::V6(_)) => SocketAddr::from(([0u16; 8], 0)),
+    };
+    socket.bind(&SockAddr::from(local))?;
+    socket.connect(&SockAddr::from(addr))?;
+    Ok(UdpSocket::from_std(socket.into()))
 }
 
 /// After a writable event on a connecting socket: `Ok(true)` when connected,

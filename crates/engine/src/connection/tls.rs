@@ -1,4 +1,4 @@
-//! The rustls client configuration: ALPN http/1.1 or h2, SNI, resumption on or off,
+//! The rustls client configuration: ALPN http/1.1, h2 or h3, SNI, resumption on or off,
 //! and an opt-in verifier that accepts any certificate for self-signed
 //! targets. One config per worker so resumption caches are never shared
 //! across threads (their lock is then uncontended).
@@ -18,14 +18,30 @@ pub struct TlsSettings {
     pub insecure: bool,
     /// Offer session resumption (tickets or IDs) on new connections.
     pub resumption: bool,
-    /// Offer only `h2` by ALPN (HTTP/2), not `http/1.1`.
-    pub h2: bool,
+    /// What ALPN offers (one protocol: crest never lets the server pick).
+    pub alpn: Alpn,
+}
+
+/// The protocol a run's TLS connections offer by ALPN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alpn {
+    /// HTTP/1.1.
+    Http11,
+    /// HTTP/2.
+    H2,
+    /// HTTP/3 over QUIC (which needs TLS 1.3).
+    H3,
 }
 
 /// Builds a client config for one worker.
 pub fn client_config(settings: TlsSettings) -> Result<Arc<ClientConfig>, rustls::Error> {
     let provider = Arc::new(ring::default_provider());
-    let builder = ClientConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions()?;
+    let builder = match settings.alpn {
+        Alpn::H3 => {
+            ClientConfig::builder_with_provider(provider.clone()).with_protocol_versions(&[&rustls::version::TLS13])?
+        }
+        _ => ClientConfig::builder_with_provider(provider.clone()).with_safe_default_protocol_versions()?,
+    };
     let mut config = if settings.insecure {
         builder
             .dangerous()
@@ -35,7 +51,11 @@ pub fn client_config(settings: TlsSettings) -> Result<Arc<ClientConfig>, rustls:
         let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
         builder.with_root_certificates(roots).with_no_client_auth()
     };
-    config.alpn_protocols = vec![if settings.h2 { b"h2".to_vec() } else { b"http/1.1".to_vec() }];
+    config.alpn_protocols = vec![match settings.alpn {
+        Alpn::Http11 => b"http/1.1".to_vec(),
+        Alpn::H2 => b"h2".to_vec(),
+        Alpn::H3 => b"h3".to_vec(),
+    }];
     config.resumption = if settings.resumption { Resumption::in_memory_sessions(1024) } else { Resumption::disabled() };
     Ok(Arc::new(config))
 }

@@ -62,8 +62,9 @@ pub fn version_token(version: HttpVersion) -> &'static str {
     match version {
         HttpVersion::Http10 => "HTTP/1.0",
         HttpVersion::Http11 => "HTTP/1.1",
-        // Never on the wire: HTTP/2 has no request line.
+        // Never on the wire: HTTP/2 and HTTP/3 have no request line.
         HttpVersion::Http2 => "HTTP/2.0",
+        HttpVersion::Http3 => "HTTP/3",
     }
 }
 

@@ -167,9 +167,12 @@ pub struct RequestBlocks {
     pub table_bytes: usize,
 }
 
-/// Encodes a request's header blocks (see `RequestBlocks`).
-pub fn encode_request(head: &RequestHead<'_>) -> RequestBlocks {
-    // (name, value, shared by every request of the run)
+/// A request's fields in the order they are sent, each as (name, value,
+/// shared by every request of the run): the pseudo-fields, `user-agent`
+/// unless given, the extra headers lower-cased without the connection-specific
+/// ones (RFC 9113 §8.2.2, RFC 9114 §4.2; Host is `:authority`), and
+/// `content-length` when there is a body. HTTP/3's QPACK encodes the same list.
+pub fn request_fields(head: &RequestHead<'_>) -> Vec<(String, String, bool)> {
     let mut fields: Vec<(String, String, bool)> = vec![
         (":method".into(), head.method.into(), false),
         (":scheme".into(), head.scheme.into(), false),
@@ -181,7 +184,6 @@ pub fn encode_request(head: &RequestHead<'_>) -> RequestBlocks {
     }
     for (name, value) in head.headers {
         let name = name.to_ascii_lowercase();
-        // RFC 9113 §8.2.2: connection-specific fields are not allowed; Host is :authority.
         if matches!(
             name.as_str(),
             "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "upgrade" | "host"
@@ -195,6 +197,12 @@ pub fn encode_request(head: &RequestHead<'_>) -> RequestBlocks {
             fields.push(("content-length".into(), n.to_string(), true));
         }
     }
+    fields
+}
+
+/// Encodes a request's header blocks (see `RequestBlocks`).
+pub fn encode_request(head: &RequestHead<'_>) -> RequestBlocks {
+    let fields = request_fields(head);
     let mut blocks = RequestBlocks::default();
     let static_match = |name: &str, value: &str| STATIC_TABLE.iter().any(|(n, v)| *n == name && *v == value);
     // The fields that go into the table: shared, and not already whole in the static table.

@@ -1,0 +1,580 @@
+//! An HTTP/3 slot: one of the run's QUIC connections, carrying up to
+//! `streams` requests at once, one per lane, each lane a user of its own
+//! (closed loop or its own open-loop schedule), as in `h2slot`. This module
+//! owns the I/O: a connected UDP socket, datagrams in and out, and the QUIC
+//! timers (armed on the worker's wake-up heap); `protocol::h3::Session`
+//! owns the protocol. The connect time of an HTTP/3 connection is its QUIC
+//! handshake, which is also its TLS handshake. Unlike HTTP/1 and HTTP/2,
+//! quinn-proto allocates per datagram and per stream.
+
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::time::Instant;
+
+use mio::net::UdpSocket;
+use mio::{Interest, Token};
+
+use crate::connection;
+use crate::error::ErrorKind;
+use crate::plan::Plan;
+use crate::protocol::h3::{Event as H3Event, Response as H3Response, Session, SessionSettings};
+use crate::protocol::Response;
+use crate::slot::{micros_between, Ctx, Event, CONNECT_BACKOFF};
+use crate::stats::Completion;
+use crate::validate;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conn {
+    /// No connection: one is opened when a lane has a request to send.
+    Idle,
+    /// The QUIC handshake is under way.
+    Handshaking,
+    Open,
+    /// Every lane is done.
+    Done,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LanePhase {
+    Waiting(Instant),
+    Queued,
+    /// A request drawn, waiting for the connection or for a stream.
+    Pending,
+    InFlight,
+    Done,
+}
+
+#[derive(Debug)]
+struct Lane {
+    phase: LanePhase,
+    current: usize,
+    class: usize,
+    intended: Instant,
+    sent_at: Instant,
+    deadline: Instant,
+    mark_us: u64,
+    due_us: u64,
+    begun: bool,
+    captured: Vec<u8>,
+}
+
+pub(crate) struct H3Slot {
+    token: usize,
+    client: usize,
+    target: usize,
+    source: Option<IpAddr>,
+    remote: SocketAddr,
+    conn: Conn,
+    socket: Option<UdpSocket>,
+    session: Session,
+    lanes: Vec<Lane>,
+    writable: bool,
+    conn_deadline: Instant,
+    conn_started: Instant,
+    queued: bool,
+    live_lanes: usize,
+    /// The QUIC timer on the worker's wake-up heap, if one is.
+    armed: Option<Instant>,
+}
+
+impl H3Slot {
+    /// The run's connection `index` (of client `client`), whose lane `k` first begins at `first(k)`.
+    pub fn new(
+        token: usize,
+        index: u32,
+        client: usize,
+        plan: &Plan,
+        source: Option<IpAddr>,
+        first: impl Fn(u32) -> Instant,
+    ) -> Self {
+        let h3 = plan.http3.expect("invariant: an HTTP/3 slot in an HTTP/3 plan");
+        let capture = plan.requests.iter().filter_map(|r| r.expect_body_prefix.as_ref().map(Vec::len)).max();
+        let lanes = (0..h3.streams)
+            .map(|k| {
+                let at = first(index * h3.streams + k);
+                Lane {
+                    phase: LanePhase::Waiting(at),
+                    current: 0,
+                    class: 0,
+                    intended: at,
+                    sent_at: at,
+                    deadline: at,
+                    mark_us: 0,
+                    due_us: 0,
+                    begun: false,
+                    captured: Vec::with_capacity(capture.unwrap_or(0)),
+                }
+            })
+            .collect::<Vec<_>>();
+        let target = plan.requests.first().map_or(0, |r| r.target);
+        let now = Instant::now();
+        Self {
+            token,
+            client,
+            target,
+            source,
+            remote: plan.targets[target].addr,
+            conn: Conn::Idle,
+            socket: None,
+            session: Session::new(session_settings(plan)),
+            live_lanes: lanes.len(),
+            lanes,
+            writable: true,
+            conn_deadline: now,
+            conn_started: now,
+            queued: false,
+            armed: None,
+        }
+    }
+
+    /// The times the lanes first begin.
+    pub fn first_wakeups(&self) -> impl Iterator<Item = Instant> + '_ {
+        self.lanes.iter().filter_map(|l| match l.phase {
+            LanePhase::Waiting(at) => Some(at),
+            _ => None,
+        })
+    }
+
+    /// The one entry point, as `Slot::handle`.
+    pub fn handle(&mut self, ctx: &mut Ctx, event: Event, now: Instant) {
+        let mut readable = false;
+        match event {
+            Event::Io { readable: r, writable, .. } => {
+                readable = r;
+                self.writable |= writable;
+                if self.socket.is_none() {
+                    return;
+                }
+            }
+            Event::Timer(at) => {
+                if self.armed == Some(at) {
+                    self.armed = None;
+                }
+                for k in 0..self.lanes.len() {
+                    if matches!(self.lanes[k].phase, LanePhase::Waiting(at) if at <= now) {
+                        self.begin(ctx, k, now);
+                    }
+                }
+            }
+            Event::Dequeued => {
+                self.queued = false;
+                for k in 0..self.lanes.len() {
+                    if self.lanes[k].phase == LanePhase::Queued {
+                        self.begin(ctx, k, now);
+                    }
+                }
+            }
+            Event::Sweep => self.sweep(ctx, now),
+            Event::RunEnded => {
+                for k in 0..self.lanes.len() {
+                    if matches!(self.lanes[k].phase, LanePhase::Waiting(_) | LanePhase::Queued) {
+                        self.lane_done(ctx, k, now);
+                    }
+                }
+            }
+        }
+        self.drive(ctx, readable, now);
+    }
+
+    fn lane_done(&mut self, ctx: &mut Ctx, k: usize, now: Instant) {
+        self.lanes[k].phase = LanePhase::Done;
+        self.live_lanes -= 1;
+        if self.live_lanes == 0 {
+            // Say goodbye (best effort), then let the socket go.
+            self.session.close(now);
+            self.flush(ctx, now);
+            self.drop_connection();
+            self.conn = Conn::Done;
+            ctx.active -= 1;
+        }
+    }
+
+    fn begin(&mut self, ctx: &mut Ctx, k: usize, now: Instant) {
+        let over = ctx.end.is_some_and(|end| now >= end);
+        let batch = if over { None } else { ctx.selector.next(&ctx.plan) };
+        let Some(batch) = batch else {
+            self.lane_done(ctx, k, now);
+            return;
+        };
+        let plan = &ctx.plan;
+        let lane = &mut self.lanes[k];
+        if !lane.begun {
+            lane.begun = true;
+            lane.mark_us = micros_between(ctx.origin, now);
+        } else {
+            lane.mark_us = lane.mark_us.max(lane.due_us);
+        }
+        lane.current = batch.entry;
+        lane.class = plan.requests[batch.entry].class;
+        lane.captured.clear();
+        lane.deadline = now + plan.timeout;
+        lane.sent_at = if plan.schedule.is_open_loop() { lane.intended } else { now };
+        lane.phase = LanePhase::Pending;
+        ctx.stats.record_issued(lane.class, 1);
+    }
+
+    fn sweep(&mut self, ctx: &mut Ctx, now: Instant) {
+        if self.conn == Conn::Handshaking && now >= self.conn_deadline {
+            let timeout = ctx.plan.timeout;
+            let why = format_args!("no QUIC handshake within {timeout:?}");
+            self.fail_connection(ctx, now, ErrorKind::Connect, &why);
+            return;
+        }
+        for k in 0..self.lanes.len() {
+            let lane = &self.lanes[k];
+            if matches!(lane.phase, LanePhase::Pending | LanePhase::InFlight) && now >= lane.deadline {
+                if lane.phase == LanePhase::InFlight {
+                    self.session.cancel(k as u32);
+                }
+                let timeout = ctx.plan.timeout;
+                let why = format_args!("no complete response within {timeout:?}");
+                self.fail_lane(ctx, k, now, ErrorKind::Timeout, &why);
+            }
+        }
+    }
+
+    /// Runs the connection until it must wait for the socket or a time.
+    fn drive(&mut self, ctx: &mut Ctx, readable: bool, now: Instant) {
+        if self.conn == Conn::Done {
+            return;
+        }
+        if self.conn == Conn::Idle {
+            if !self.lanes.iter().any(|l| l.phase == LanePhase::Pending) {
+                return;
+            }
+            if !self.open(ctx, now) {
+                return;
+            }
+        }
+        if readable && !self.read_all(ctx) {
+            return;
+        }
+        let now = Instant::now();
+        self.on_timeout(ctx, now);
+        if self.check_end(ctx, now) {
+            return;
+        }
+        self.open_streams(ctx, now);
+        let plan = ctx.plan.clone();
+        self.session.send_rest(&|k| &plan.requests[self.lanes[k as usize].current].h3);
+        self.flush(ctx, now);
+        if self.check_end(ctx, now) {
+            return;
+        }
+        // A connection the server is leaving is replaced once its streams are done.
+        if self.session.going_away() && self.session.open_streams() == 0 {
+            self.session.close(now);
+            self.flush(ctx, now);
+            self.drop_connection();
+            self.conn = Conn::Idle;
+            if self.lanes.iter().any(|l| l.phase == LanePhase::Pending) {
+                self.drive(ctx, false, now);
+            }
+            return;
+        }
+        self.arm(ctx);
+    }
+
+    fn open(&mut self, ctx: &mut Ctx, now: Instant) -> bool {
+        self.conn_started = now;
+        self.conn_deadline = now + ctx.plan.timeout;
+        let plan = &ctx.plan;
+        let mut socket = match connection::connect_udp(self.remote, self.source, plan.socket_rcvbuf_bytes) {
+            Ok(s) => s,
+            Err(e) => {
+                if connection::is_addr_not_available(&e) {
+                    ctx.stats.addr_not_available += 1;
+                }
+                self.fail_connection(ctx, now, ErrorKind::Connect, &e);
+                return false;
+            }
+        };
+        if let Err(e) = ctx.registry.register(&mut socket, Token(self.token), Interest::READABLE | Interest::WRITABLE) {
+            self.fail_connection(ctx, now, ErrorKind::Connect, &e);
+            return false;
+        }
+        self.socket = Some(socket);
+        self.writable = true;
+        let config = ctx.quic.as_ref().expect("invariant: an HTTP/3 worker has a QUIC config");
+        let name = plan.targets[self.target].tls_name.as_ref().expect("invariant: HTTP/3 targets are https");
+        if let Err(e) = self.session.connect(now, config, self.remote, &name.to_str()) {
+            self.drop_connection();
+            self.fail_connection(ctx, now, ErrorKind::Connect, &e);
+            return false;
+        }
+        self.conn = Conn::Handshaking;
+        true
+    }
+
+    /// Reads datagrams until the socket would block; `false` when the connection failed.
+    fn read_all(&mut self, ctx: &mut Ctx) -> bool {
+        loop {
+            let Some(socket) = self.socket.as_ref() else { return false };
+            let now = Instant::now();
+            let n = match socket.recv(&mut ctx.scratch) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) => {
+                    // ICMP unreachable on the connected socket: nobody serves QUIC there.
+                    let kind = if self.conn == Conn::Handshaking { ErrorKind::Connect } else { ErrorKind::Read };
+                    self.fail_connection(ctx, now, kind, &e);
+                    return false;
+                }
+            };
+            ctx.stats.record_read(n);
+            ctx.stats.record_bytes(ctx.offset(now), n as u64);
+            let remote = self.remote;
+            let Self { session, lanes, client, token, conn, conn_started, .. } = self;
+            let who = Who { client: *client, token: *token };
+            let scratch = std::mem::take(&mut ctx.scratch);
+            let mut connected = false;
+            session.receive(now, remote, &scratch[..n], &mut |event| {
+                if let H3Event::Connected = event {
+                    connected = true;
+                }
+                on_event(ctx, lanes, who, event, now);
+            });
+            ctx.scratch = scratch;
+            if connected && *conn == Conn::Handshaking {
+                *conn = Conn::Open;
+                record_handshake(ctx, now - *conn_started);
+            }
+            self.queue_ready(ctx);
+            if self.check_end(ctx, now) {
+                return false;
+            }
+        }
+    }
+
+    /// QUIC's timers that are due.
+    fn on_timeout(&mut self, ctx: &mut Ctx, now: Instant) {
+        if self.session.timeout().is_none_or(|at| at > now) {
+            return;
+        }
+        let Self { session, lanes, client, token, .. } = self;
+        let who = Who { client: *client, token: *token };
+        session.handle_timeout(now, &mut |event| on_event(ctx, lanes, who, event, now));
+        self.queue_ready(ctx);
+    }
+
+    /// Puts the next QUIC timeout on the worker's heap if it is earlier than the one there.
+    fn arm(&mut self, ctx: &mut Ctx) {
+        if let Some(at) = self.session.timeout() {
+            if self.armed.is_none_or(|armed| at < armed) {
+                self.armed = Some(at);
+                ctx.wakeups.push(std::cmp::Reverse((at, self.token)));
+            }
+        }
+    }
+
+    /// If the connection ended: fails what was on it (or keeps it for the next
+    /// connection when the end was clean) and lets the socket go; `true` then.
+    fn check_end(&mut self, ctx: &mut Ctx, now: Instant) -> bool {
+        let Some(end) = self.session.ended() else { return false };
+        let in_flight = self.lanes.iter().any(|l| l.phase == LanePhase::InFlight);
+        if end.clean && !in_flight {
+            self.flush(ctx, now);
+            self.drop_connection();
+            self.conn = if self.live_lanes == 0 { Conn::Done } else { Conn::Idle };
+            return true;
+        }
+        let kind = if end.tls {
+            ErrorKind::Tls
+        } else if self.conn == Conn::Handshaking {
+            ErrorKind::Connect
+        } else {
+            ErrorKind::Read
+        };
+        let why = format!("QUIC connection ended: {}", end.why);
+        self.flush(ctx, now);
+        self.fail_connection(ctx, now, kind, &why);
+        true
+    }
+
+    /// Opens streams for pending lanes while the session allows.
+    fn open_streams(&mut self, ctx: &mut Ctx, now: Instant) {
+        if !self.session.ready() {
+            return;
+        }
+        let plan = &ctx.plan;
+        for k in 0..self.lanes.len() {
+            if self.lanes[k].phase != LanePhase::Pending || !self.session.can_open(k as u32) {
+                continue;
+            }
+            let lane = &mut self.lanes[k];
+            let request = &plan.requests[lane.current];
+            if !self.session.open(k as u32, &request.h3) {
+                // The server's stream limit: the rest wait for it to grant more.
+                break;
+            }
+            lane.phase = LanePhase::InFlight;
+            if !plan.schedule.is_open_loop() {
+                lane.sent_at = now;
+            }
+            ctx.stats.h2.record_open(self.session.open_streams() as u32, request.h3_block_bytes, request.h3_raw_bytes);
+        }
+    }
+
+    /// Sends the datagrams the session has, until the socket would block.
+    fn flush(&mut self, ctx: &mut Ctx, now: Instant) {
+        if !self.writable {
+            return;
+        }
+        loop {
+            let Some(socket) = self.socket.as_ref() else { return };
+            let Some(datagram) = self.session.next_datagram(now) else { return };
+            match socket.send(datagram) {
+                Ok(_) => self.session.sent(),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.writable = false;
+                    return;
+                }
+                Err(e) => {
+                    let kind = if self.conn == Conn::Handshaking { ErrorKind::Connect } else { ErrorKind::Write };
+                    self.fail_connection(ctx, now, kind, &e);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn drop_connection(&mut self) {
+        // Closing the socket takes it out of the event loop.
+        self.socket = None;
+        self.session.reset();
+        self.armed = None;
+    }
+
+    /// The connection failed: every request drawn on it fails with `kind`.
+    fn fail_connection(&mut self, ctx: &mut Ctx, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
+        self.drop_connection();
+        self.conn = Conn::Idle;
+        for k in 0..self.lanes.len() {
+            if matches!(self.lanes[k].phase, LanePhase::Pending | LanePhase::InFlight) {
+                self.fail_lane(ctx, k, now, kind, message);
+            }
+        }
+        self.queue_ready(ctx);
+        if self.live_lanes == 0 {
+            self.conn = Conn::Done;
+        }
+    }
+
+    fn fail_lane(&mut self, ctx: &mut Ctx, k: usize, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
+        let lane = &mut self.lanes[k];
+        ctx.stats.record_error(ctx.offset(now), kind, lane.class, self.client, Some(message));
+        record_active(ctx, lane, self.client, now);
+        let earliest = if kind == ErrorKind::Connect { now + CONNECT_BACKOFF } else { now };
+        schedule_next(ctx, lane, self.token, now, earliest);
+        self.queue_ready(ctx);
+    }
+
+    fn queue_ready(&mut self, ctx: &mut Ctx) {
+        if !self.queued && self.lanes.iter().any(|l| l.phase == LanePhase::Queued) {
+            self.queued = true;
+            ctx.ready.push(self.token);
+        }
+    }
+}
+
+/// The session's settings from the plan.
+pub(crate) fn session_settings(plan: &Plan) -> SessionSettings {
+    let h3 = plan.http3.expect("invariant: an HTTP/3 plan");
+    SessionSettings {
+        lanes: h3.streams,
+        max_field_bytes: plan.max_header_bytes,
+        stream_window: u64::from(h3.stream_window),
+        connection_window: u64::from(h3.connection_window),
+    }
+}
+
+/// A QUIC handshake is a connect and a TLS 1.3 handshake in one.
+fn record_handshake(ctx: &mut Ctx, elapsed: std::time::Duration) {
+    ctx.stats.record_connect(elapsed);
+    ctx.stats.record_tls_handshake(elapsed, false, (Some(rustls::ProtocolVersion::TLSv1_3), None));
+}
+
+#[derive(Clone, Copy)]
+struct Who {
+    client: usize,
+    token: usize,
+}
+
+fn on_event(ctx: &mut Ctx, lanes: &mut [Lane], who: Who, event: H3Event<'_>, now: Instant) {
+    let client = who.client;
+    match event {
+        H3Event::Connected => {}
+        H3Event::Body { lane, bytes } => {
+            let lane = &mut lanes[lane as usize];
+            let want = ctx.plan.requests[lane.current].expect_body_prefix.as_ref().map_or(0, Vec::len);
+            if lane.captured.len() < want {
+                let take = (want - lane.captured.len()).min(bytes.len());
+                lane.captured.extend_from_slice(&bytes[..take]);
+            }
+        }
+        H3Event::Response { lane, response } => complete(ctx, &mut lanes[lane as usize], who, &response, now),
+        H3Event::Reset { lane, code } => {
+            let lane = &mut lanes[lane as usize];
+            ctx.stats.h2.resets += 1;
+            let why = format_args!("server reset the stream: {}", crate::protocol::h3::frame::code::name(code));
+            ctx.stats.record_error(ctx.offset(now), ErrorKind::Reset, lane.class, client, Some(&why));
+            record_active(ctx, lane, client, now);
+            schedule_next(ctx, lane, who.token, now, now);
+        }
+        H3Event::Malformed { lane, reason } => {
+            let lane = &mut lanes[lane as usize];
+            ctx.stats.record_error(ctx.offset(now), ErrorKind::Parse, lane.class, client, Some(&reason));
+            record_active(ctx, lane, client, now);
+            schedule_next(ctx, lane, who.token, now, now);
+        }
+        H3Event::Refused { lane } => {
+            ctx.stats.h2.refused += 1;
+            lanes[lane as usize].phase = LanePhase::Pending;
+        }
+        H3Event::GoAway => ctx.stats.h2.goaways += 1,
+    }
+}
+
+fn complete(ctx: &mut Ctx, lane: &mut Lane, who: Who, r: &H3Response, now: Instant) {
+    let client = who.client;
+    let at = ctx.offset(now);
+    let response =
+        Response { status: r.status, head_bytes: r.head_block_bytes, body_bytes: r.body_bytes, keep_alive: true };
+    ctx.stats.h2.response_header_block_bytes += r.head_block_bytes;
+    ctx.stats.h2.response_header_raw_bytes += r.head_raw_bytes;
+    match validate::check(&ctx.plan.requests[lane.current], &response, &lane.captured) {
+        Err(why) => ctx.stats.record_error(at, ErrorKind::Validation, lane.class, client, Some(&why)),
+        Ok(()) => ctx.stats.record_response(&Completion {
+            at,
+            status: r.status,
+            bytes: r.stream_bytes,
+            body_bytes: r.body_bytes,
+            latency: now - lane.sent_at,
+            class: lane.class,
+            client,
+        }),
+    }
+    record_active(ctx, lane, client, now);
+    schedule_next(ctx, lane, who.token, now, now);
+}
+
+fn record_active(ctx: &mut Ctx, lane: &mut Lane, client: usize, now: Instant) {
+    let end_us = micros_between(ctx.origin, now);
+    ctx.stats.record_active(ctx.offset(now), client, end_us.saturating_sub(lane.mark_us));
+    lane.mark_us = end_us;
+}
+
+fn schedule_next(ctx: &mut Ctx, lane: &mut Lane, token: usize, now: Instant, earliest: Instant) {
+    let schedule = ctx.plan.schedule;
+    let intended = lane.intended.saturating_duration_since(ctx.origin);
+    let done = now.saturating_duration_since(ctx.origin);
+    lane.intended = ctx.origin + schedule.next_send(intended, done);
+    let at = lane.intended.max(earliest);
+    lane.due_us = micros_between(ctx.origin, at);
+    if at <= now {
+        lane.phase = LanePhase::Queued;
+    } else {
+        lane.phase = LanePhase::Waiting(at);
+        ctx.wakeups.push(std::cmp::Reverse((at, token)));
+    }
+}
