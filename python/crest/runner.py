@@ -404,8 +404,10 @@ class SuiteRunner:
             target = Target(server_adapter(server), self._settings())
             target.start()  # stops whatever it started when it fails
         try:
-            # HTTP/2 in cleartext goes where the server takes h2c by prior knowledge (a port of its own for nginx).
-            plain = target.h2c_url or target.url
+            # HTTP/2 in cleartext goes where the server takes h2c by prior knowledge (a port of its own for nginx);
+            # HTTP/3 is always encrypted: every class goes to the TLS port (QUIC on its UDP twin).
+            http3 = self.request.suite.workload.http_version == "3"
+            plain = target.tls_url if http3 and target.tls_url else (target.h2c_url or target.url)
             self._bind(replace(self.request, target=plain, tls_target=target.tls_url, insecure=True),
                        self._role_urls(self.request, target))  # fmt: skip
             # A file server crest started made its own login: the password is read here, never stored.
@@ -455,11 +457,12 @@ class SuiteRunner:
             memory_bytes=self.request.memory_bytes,
             cpu_quota=self.share.quota if self.share else None,
             access_log=self.request.access_log,
-            tls=any(c.tls for c in workload.classes),
+            tls=any(c.tls for c in workload.classes) or workload.http_version == "3",
             tls_key=workload.tls_settings().key,
             kinds=frozenset(kinds),
             keepalive=workload.keepalive,
             http2=workload.http_version == "2",
+            http3=workload.http_version == "3",
             options=dict(self.request.server_options),
             bind_host=str(TARGET_ADDRESS) if self._network else "127.0.0.1",
             netns=self._network.target_ns if self._network else None,

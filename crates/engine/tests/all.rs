@@ -18,6 +18,8 @@ mod h2_frame;
 mod h2_hostile;
 #[path = "h2_hpack.rs"]
 mod h2_hpack;
+#[path = "h3_frame.rs"]
+mod h3_frame;
 #[path = "hostile.rs"]
 mod hostile;
 #[path = "part.rs"]

@@ -246,7 +246,7 @@ fn encoded_heads_are_well_formed() {
                 let want = match version {
                     HttpVersion::Http10 => "GET / HTTP/1.0",
                     HttpVersion::Http11 => "GET / HTTP/1.1",
-                    HttpVersion::Http2 => unreachable!("HTTP/1 encoding only"),
+                    HttpVersion::Http2 | HttpVersion::Http3 => unreachable!("HTTP/1 encoding only"),
                 };
                 assert_eq!(first, want);
                 assert_eq!(text.matches("\r\nHost: ").count(), 1);

@@ -121,6 +121,8 @@ class ServerSettings:
     # Also serve HTTP/2: h2 by ALPN on the TLS listener (when tls), and h2c with prior knowledge on
     # Target.h2c_url (the main port, or a port of its own on servers that need one: Site.h2c_port).
     http2: bool = False
+    # Also serve HTTP/3 (QUIC over UDP) on the TLS listener's port; needs tls.
+    http3: bool = False
     kinds: frozenset[str] = frozenset()  # SERVER_KINDS the workload sends (dynamic web kinds, or loadfile)
     keepalive: bool = True
     options: Mapping[str, str] = field(default_factory=dict)  # --server-opt KEY=VALUE
@@ -185,6 +187,8 @@ class Adapter(ABC):
     # It can serve HTTP/2 (ServerSettings.http2); when not, `no_http2` says what to do instead.
     serves_http2: ClassVar[bool] = False
     no_http2: ClassVar[str] = "use a server that serves it, e.g. --server nginx (see `crest servers`)"
+    # It can serve HTTP/3 (ServerSettings.http3) on its TLS port over UDP.
+    serves_http3: ClassVar[bool] = False
     # Its h2c (prior knowledge) cannot share the main HTTP/1 port: the site gets a port for it (Site.h2c_port).
     h2c_own_port: ClassVar[bool] = False
     # What the access-log line it writes for each HTTP/2 connection (not a request) contains; None: it writes none.
@@ -293,6 +297,9 @@ class Adapter(ABC):
             raise ConfigError(f"{self.name} cannot serve {kind} requests: {alt}")
         if settings.http2 and not self.serves_http2:
             raise ConfigError(f"{self.name} cannot serve HTTP/2: {self.no_http2}")
+        if settings.http3 and not self.serves_http3:
+            raise ConfigError(f"{self.name} cannot serve HTTP/3: use --server caddy or --server builtin "
+                              "(see `crest servers`)")  # fmt: skip
         names = self.knob_names()
         unknown = sorted(set(settings.options) - set(names))
         if unknown:
@@ -388,6 +395,7 @@ class Adapter(ABC):
             "install": None if binary is not None else self.install_hint(),
             "kinds": sorted(self.kinds),
             "http2": self.serves_http2,
+            "http3": self.serves_http3,
             "options": {key: knob.describe() for key, knob in self.knobs.items()},
             "missing": [
                 {"part": p.what, "needed_for": p.needed_for, "install": f"apt-get install -y {p.package}"}
@@ -688,6 +696,7 @@ class Target:
             "access_log": self.settings.access_log,
             "tls_key": self.settings.tls_key if self.settings.tls else None,
             "http2": self.settings.http2,
+            "http3": self.settings.http3,
             "config_text": self.config_text,
             "config_sha256": self.config_sha256,
         }

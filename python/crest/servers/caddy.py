@@ -44,9 +44,10 @@ class CaddyAdapter(Adapter):
     )
     cgi_through_fcgiwrap = True
     # h2 by ALPN on TLS (on in crest's configuration either way), h2c with prior knowledge on the plain
-    # port when http2 is asked; never h3 (QUIC over UDP), which crest's clients do not speak. Streams per
-    # connection: Go's default 250 (Caddy 2.6 has no setting for it).
+    # port when http2 is asked; h3 (QUIC, quic-go) on the TLS port over UDP only when http3 is asked.
+    # Streams per connection: Go's default 250 (Caddy 2.6 has no setting for it); QUIC's: quic-go's 100.
     serves_http2 = True
+    serves_http3 = True
     stock_config = STOCK
     knobs = {
         "profile": profile_knob(f"{STOCK} (its admin endpoint moved to a socket in the site)"),
