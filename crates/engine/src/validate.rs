@@ -82,6 +82,9 @@ mod tests {
         Request {
             bytes: Vec::new(),
             h2: Default::default(),
+            h3: Vec::new(),
+            h3_block_bytes: 0,
+            h3_raw_bytes: 0,
             target: 0,
             class: 0,
             head: false,

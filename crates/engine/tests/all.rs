@@ -20,6 +20,8 @@ mod h2_hostile;
 mod h2_hpack;
 #[path = "h3_frame.rs"]
 mod h3_frame;
+#[path = "h3_hostile.rs"]
+mod h3_hostile;
 #[path = "hostile.rs"]
 mod hostile;
 #[path = "part.rs"]

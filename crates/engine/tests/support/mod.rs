@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod h2;
+pub mod h3;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

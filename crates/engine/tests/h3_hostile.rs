@@ -1,0 +1,124 @@
+//! HTTP/3 runs against a scripted QUIC server (support/h3.rs): answers
+//! counted exactly, a small receive window, RESET_STREAM counted as `reset`,
+//! a malformed response as `parse`, GOAWAY with rejected requests sent again
+//! on a new connection, and nobody listening. Time bounds only catch hangs.
+
+use std::time::Duration;
+
+use crate::support::h3::{H3Server, Script};
+use crate::support::{config, run};
+use crest_engine::{HttpVersion, RunConfig, RunReport};
+
+const HANG: Duration = Duration::from_secs(15);
+
+fn h3_requests(url: String, connections: u32, streams: u32, requests: u64) -> RunConfig {
+    RunConfig {
+        http_version: HttpVersion::Http3,
+        connections,
+        streams,
+        max_requests: Some(requests),
+        duration_s: None,
+        timeout_s: 5.0,
+        insecure: true,
+        ..config(url)
+    }
+}
+
+fn errors(report: &RunReport, kind: &str) -> u64 {
+    report.errors.get(kind).copied().unwrap_or(0)
+}
+
+fn no_errors(report: &RunReport) {
+    assert!(report.errors.values().all(|&n| n == 0), "errors {:?} notes {:?}", report.errors, report.error_notes);
+}
+
+#[test]
+fn h3_requests_are_answered_and_counted() {
+    let server = H3Server::start(Script::Answer, vec![b'x'; 1000]);
+    let (report, took) = run(RunConfig { requests: Vec::new(), ..h3_requests(server.url("/1k"), 2, 4, 200) });
+    let log = server.stop();
+    no_errors(&report);
+    assert!(took < HANG);
+    assert_eq!(report.requests, 200);
+    assert_eq!(report.status.get("200"), Some(&200));
+    assert_eq!(log.answered, 200, "every request reached the server once");
+    assert_eq!(log.connections, 2);
+    assert_eq!(report.connections_opened, 2);
+    assert_eq!(report.tls_handshakes, 2);
+    let h3 = report.h2.expect("stream figures");
+    assert_eq!(h3.streams_opened, 200);
+    assert!(h3.streams_in_use_max >= 2 && h3.streams_in_use_max <= 4);
+    assert!(h3.request_header_block_bytes < h3.request_header_raw_bytes, "QPACK compresses");
+    assert_eq!(report.body_bytes, 200 * 1000);
+}
+
+#[test]
+fn a_small_receive_window_still_delivers_every_body() {
+    let server = H3Server::start(Script::Answer, vec![b'y'; 20_000]);
+    let (report, _) = run(RunConfig {
+        h2_stream_window_bytes: 1200,
+        h2_connection_window_bytes: 4000,
+        ..h3_requests(server.url("/20k"), 1, 2, 20)
+    });
+    let log = server.stop();
+    no_errors(&report);
+    assert_eq!(report.requests, 20);
+    assert_eq!(report.body_bytes, 20 * 20_000);
+    assert_eq!(log.answered, 20);
+}
+
+#[test]
+fn resets_are_counted_as_reset_errors() {
+    let server = H3Server::start(Script::Reset, Vec::new());
+    let (report, took) = run(h3_requests(server.url("/"), 1, 4, 40));
+    let log = server.stop();
+    assert!(took < HANG);
+    assert_eq!(errors(&report, "reset"), 40, "notes {:?}", report.error_notes);
+    assert_eq!(report.errors.values().sum::<u64>(), 40);
+    assert_eq!(report.h2.expect("stream figures").resets, 40);
+    assert_eq!(log.resets, 40);
+}
+
+#[test]
+fn a_malformed_response_is_a_parse_error_of_its_stream() {
+    let server = H3Server::start(Script::DataFirst, Vec::new());
+    let (report, took) = run(h3_requests(server.url("/"), 1, 2, 20));
+    let log = server.stop();
+    assert!(took < HANG);
+    assert_eq!(errors(&report, "parse"), 20, "errors {:?} notes {:?}", report.errors, report.error_notes);
+    assert_eq!(report.errors.values().sum::<u64>(), 20);
+    assert!(report.error_notes.iter().any(|n| n.contains("H3_FRAME_UNEXPECTED")), "{:?}", report.error_notes);
+    // Stream errors: the connection carried on.
+    assert_eq!(log.connections, 1);
+}
+
+#[test]
+fn goaway_sends_rejected_requests_again_on_a_new_connection() {
+    let server = H3Server::start(Script::GoAwayAfter(10), vec![b'z'; 100]);
+    let (report, took) = run(h3_requests(server.url("/"), 1, 4, 60));
+    let log = server.stop();
+    assert!(took < HANG);
+    no_errors(&report);
+    assert_eq!(report.requests, 60);
+    assert_eq!(log.answered, 60, "each request answered once");
+    assert!(log.connections >= 6, "a new connection after each GOAWAY: {log:?}");
+    let h3 = report.h2.expect("stream figures");
+    assert_eq!(u64::from(log.goaways), h3.goaways);
+    assert_eq!(u64::from(log.rejected), h3.refused, "{log:?}");
+}
+
+#[test]
+fn nobody_listening_is_a_connect_error_and_the_run_ends_on_time() {
+    // A UDP port with nothing on it: the kernel answers with ICMP port unreachable.
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (report, took) = run(RunConfig {
+        max_requests: None,
+        duration_s: Some(0.5),
+        timeout_s: 0.3,
+        ..h3_requests(format!("https://127.0.0.1:{port}/"), 2, 2, 0)
+    });
+    assert!(took < HANG);
+    assert!(errors(&report, "connect") > 0, "errors {:?} notes {:?}", report.errors, report.error_notes);
+    assert_eq!(report.requests, 0);
+    assert_eq!(report.errors.values().sum::<u64>(), errors(&report, "connect"));
+}

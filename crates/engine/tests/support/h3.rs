@@ -1,0 +1,288 @@
+//! The server side of HTTP/3 for engine tests: quinn-proto's QUIC server on
+//! a blocking UDP socket in a thread of its own, with a few lines of HTTP/3
+//! (a control stream with SETTINGS, requests read to their end, responses
+//! written with the engine's frame and QPACK encoders) and a scripted
+//! misbehaviour. It counts what it did for the test to assert on.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use quinn_proto::crypto::rustls::QuicServerConfig;
+use quinn_proto::{
+    ConnectionHandle, DatagramEvent, Dir, Endpoint, EndpointConfig, Event, ServerConfig, StreamEvent, StreamId, VarInt,
+};
+
+use crest_engine::protocol::h3::frame::{self, code, kind};
+use crest_engine::protocol::h3::qpack;
+
+/// How the server answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Script {
+    /// 200 with the body.
+    Answer,
+    /// RST_STREAM's QUIC twin, RESET_STREAM with H3_INTERNAL_ERROR, instead of a response.
+    Reset,
+    /// A DATA frame before any HEADERS: a malformed response.
+    DataFirst,
+    /// Answers this many requests per connection, then sends GOAWAY and
+    /// rejects the rest (H3_REQUEST_REJECTED).
+    GoAwayAfter(u32),
+}
+
+/// What the server did.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Log {
+    pub connections: u32,
+    pub requests: u32,
+    pub answered: u32,
+    pub resets: u32,
+    pub goaways: u32,
+    pub rejected: u32,
+}
+
+pub struct H3Server {
+    pub addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Log>>,
+}
+
+impl H3Server {
+    pub fn start(script: Script, body: Vec<u8>) -> Self {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.set_read_timeout(Some(Duration::from_millis(2))).unwrap();
+        let addr = socket.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || serve(socket, script, body, flag));
+        Self { addr, stop, thread: Some(thread) }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("https://{}{path}", self.addr)
+    }
+
+    /// Stops the server and returns what it did.
+    pub fn stop(mut self) -> Log {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for H3Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn server_config() -> ServerConfig {
+    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    let cert = certified.cert.der().clone();
+    let key = rustls::pki_types::PrivateKeyDer::from(certified.signing_key);
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert], key)
+        .unwrap();
+    tls.alpn_protocols = vec![b"h3".to_vec()];
+    tls.max_early_data_size = 0;
+    ServerConfig::with_crypto(Arc::new(QuicServerConfig::try_from(tls).unwrap()))
+}
+
+/// One connection's HTTP/3 state.
+struct Peer {
+    conn: quinn_proto::Connection,
+    control: Option<StreamId>,
+    /// Bytes still to write per stream, and whether to finish it after.
+    pending: HashMap<StreamId, Vec<u8>>,
+    answered: u32,
+    /// GOAWAY sent: streams from this id on are rejected.
+    goaway_from: Option<u64>,
+}
+
+fn serve(socket: UdpSocket, script: Script, body: Vec<u8>, stop: Arc<AtomicBool>) -> Log {
+    let mut log = Log::default();
+    let mut endpoint = Endpoint::new(Arc::new(EndpointConfig::default()), Some(Arc::new(server_config())), false, None);
+    let mut peers: HashMap<ConnectionHandle, Peer> = HashMap::new();
+    let mut buf = vec![0u8; 65_536];
+    let mut out = Vec::with_capacity(65_536);
+    let mut section = vec![0, 0];
+    qpack::encode_field(&mut section, b":status", b"200");
+    qpack::encode_field(&mut section, b"content-length", body.len().to_string().as_bytes());
+    let response = frame::request(&section, &body); // HEADERS then DATA: the same two frames
+    while !stop.load(Ordering::Relaxed) {
+        if let Ok((n, from)) = socket.recv_from(&mut buf) {
+            let now = Instant::now();
+            match endpoint.handle(now, from, None, None, BytesMut::from(&buf[..n]), &mut out) {
+                Some(DatagramEvent::NewConnection(incoming)) => {
+                    out.clear();
+                    if let Ok((handle, conn)) = endpoint.accept(incoming, now, &mut out, None) {
+                        log.connections += 1;
+                        let peer =
+                            Peer { conn, control: None, pending: HashMap::new(), answered: 0, goaway_from: None };
+                        peers.insert(handle, peer);
+                    }
+                }
+                Some(DatagramEvent::ConnectionEvent(handle, event)) => {
+                    if let Some(p) = peers.get_mut(&handle) {
+                        p.conn.handle_event(event);
+                    }
+                }
+                Some(DatagramEvent::Response(t)) => {
+                    let _ = socket.send_to(&out[..t.size], t.destination);
+                }
+                None => {}
+            }
+            out.clear();
+        }
+        let now = Instant::now();
+        for (&handle, p) in peers.iter_mut() {
+            if p.conn.poll_timeout().is_some_and(|at| at <= now) {
+                p.conn.handle_timeout(now);
+            }
+            while let Some(event) = p.conn.poll_endpoint_events() {
+                if let Some(back) = endpoint.handle_event(handle, event) {
+                    p.conn.handle_event(back);
+                }
+            }
+            while let Some(event) = p.conn.poll() {
+                match event {
+                    Event::Connected => {
+                        let id = p.conn.streams().open(Dir::Uni).unwrap();
+                        p.control = Some(id);
+                        p.pending.insert(id, frame::control_stream(65_536));
+                    }
+                    Event::Stream(StreamEvent::Opened { dir: Dir::Bi }) => {
+                        while let Some(id) = p.conn.streams().accept(Dir::Bi) {
+                            read_request(p, id, script, &response, &mut log);
+                        }
+                    }
+                    Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => {
+                        while let Some(id) = p.conn.streams().accept(Dir::Uni) {
+                            drain(p, id);
+                        }
+                    }
+                    Event::Stream(StreamEvent::Readable { id }) => {
+                        if id.dir() == Dir::Bi {
+                            read_request(p, id, script, &response, &mut log);
+                        } else {
+                            drain(p, id);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            write_pending(p);
+            out.clear();
+            while let Some(t) = p.conn.poll_transmit(now, 1, &mut out) {
+                let _ = socket.send_to(&out[..t.size], t.destination);
+                out.clear();
+            }
+        }
+        peers.retain(|_, p| !p.conn.is_drained());
+    }
+    log
+}
+
+/// Reads what a client-opened unidirectional stream carries and drops it.
+fn drain(p: &mut Peer, id: StreamId) {
+    let mut recv = p.conn.recv_stream(id);
+    let Ok(mut chunks) = recv.read(true) else { return };
+    while let Ok(Some(_)) = chunks.next(usize::MAX) {}
+    let _ = chunks.finalize();
+}
+
+/// Reads request stream `id`; once its end arrived, answers as scripted.
+fn read_request(p: &mut Peer, id: StreamId, script: Script, response: &[u8], log: &mut Log) {
+    let mut recv = p.conn.recv_stream(id);
+    let Ok(mut chunks) = recv.read(true) else { return };
+    let mut ended = false;
+    loop {
+        match chunks.next(usize::MAX) {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                ended = true;
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    let _ = chunks.finalize();
+    if !ended {
+        return;
+    }
+    log.requests += 1;
+    let h3 = |c: u64| VarInt::from_u64(c).unwrap();
+    if p.goaway_from.is_some_and(|from| u64::from(id) >= from) {
+        log.rejected += 1;
+        let _ = p.conn.send_stream(id).reset(h3(code::REQUEST_REJECTED));
+        return;
+    }
+    match script {
+        Script::Answer => {
+            log.answered += 1;
+            p.pending.insert(id, response.to_vec());
+        }
+        Script::Reset => {
+            log.resets += 1;
+            let _ = p.conn.send_stream(id).reset(h3(code::INTERNAL_ERROR));
+        }
+        Script::DataFirst => {
+            let mut bytes = Vec::new();
+            frame::encode_header(&mut bytes, kind::DATA, 2);
+            bytes.extend_from_slice(b"no");
+            p.pending.insert(id, bytes);
+        }
+        Script::GoAwayAfter(n) => {
+            log.answered += 1;
+            p.answered += 1;
+            p.pending.insert(id, response.to_vec());
+            if p.answered == n {
+                // Streams after this one are not processed.
+                let from = u64::from(id) + 4;
+                p.goaway_from = Some(from);
+                log.goaways += 1;
+                let mut goaway = Vec::new();
+                let mut payload = Vec::new();
+                crest_engine::protocol::h3::varint::encode(&mut payload, from);
+                frame::encode_header(&mut goaway, kind::GOAWAY, payload.len());
+                goaway.extend_from_slice(&payload);
+                let control = p.control.unwrap();
+                p.pending.entry(control).or_default().extend_from_slice(&goaway);
+            }
+        }
+    }
+}
+
+/// Writes what flow control lets through; request streams are finished once written whole.
+fn write_pending(p: &mut Peer) {
+    let control = p.control;
+    p.pending.retain(|&id, bytes| {
+        let mut send = p.conn.send_stream(id);
+        match send.write(bytes) {
+            Ok(n) => {
+                bytes.drain(..n);
+            }
+            // Flow control: the rest goes when the client grants more.
+            Err(quinn_proto::WriteError::Blocked) => return true,
+            Err(_) => return false,
+        }
+        if !bytes.is_empty() {
+            return true;
+        }
+        if Some(id) != control {
+            let _ = send.finish();
+        }
+        false
+    });
+}
