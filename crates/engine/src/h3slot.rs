@@ -403,7 +403,7 @@ impl H3Slot {
             }
             let lane = &mut self.lanes[k];
             let request = &plan.requests[lane.current];
-            if !self.session.open(k as u32, &request.h3) {
+            if !self.session.open(k as u32, &request.h3, request.head) {
                 // The server's stream limit: the rest wait for it to grant more.
                 break;
             }

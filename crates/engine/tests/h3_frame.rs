@@ -228,6 +228,22 @@ fn broken_responses_are_stream_errors() {
     }
 }
 
+#[test]
+fn bodiless_responses_keep_their_content_length() {
+    let announced = |status: &str| frame(kind::HEADERS, &section(&[(":status", status), ("content-length", "1024")]));
+    let mut d = Decoder::new(256);
+    for (status, head) in [("200", true), ("204", false), ("304", false)] {
+        let mut s = ResponseStream::new(256);
+        s.start(head);
+        s.feed(&announced(status), &mut d, &mut |_| {}).unwrap();
+        assert_eq!(s.finish().unwrap().body_bytes, 0, "{status} head={head}");
+    }
+    let mut s = ResponseStream::new(256);
+    s.start(false);
+    s.feed(&announced("200"), &mut d, &mut |_| {}).unwrap();
+    assert_eq!(s.finish().map_err(|e| e.code), Err(code::MESSAGE_ERROR), "a GET's body must match");
+}
+
 fn control(frames: &[Vec<u8>]) -> Vec<u8> {
     let mut out = vec![0x00];
     for f in frames {

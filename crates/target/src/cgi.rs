@@ -15,11 +15,11 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::request_body::ReqBody;
 use bytes::Bytes;
 use http::request::Parts;
 use http::{header, Request, StatusCode};
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::sync::Semaphore;
@@ -74,7 +74,7 @@ impl Cgi {
         Cgi { dir, docroot, path_env, slots: Semaphore::new(MAX_CONCURRENT) }
     }
 
-    pub(crate) async fn run(&self, conn: ConnInfo, req: Request<Incoming>, target: Target) -> Resp {
+    pub(crate) async fn run(&self, conn: ConnInfo, req: Request<ReqBody>, target: Target) -> Resp {
         let script = self.dir.join(&target.name);
         match std::fs::metadata(&script) {
             Ok(meta) if meta.is_file() && meta.permissions().mode() & 0o111 != 0 => {}

@@ -46,6 +46,9 @@ pub struct ServeConfig {
     /// (a single-server queue of known capacity: 1e6 ÷ this req/s), for
     /// testing capacity searches. 0: off, requests are answered at once.
     pub service_time_us: u64,
+    /// Also serve HTTP/3 (QUIC) on the UDP twin of the TLS listener's port:
+    /// `tls_port` when set, else the main port (which must then be TLS).
+    pub http3: bool,
 }
 
 impl Default for ServeConfig {
@@ -63,6 +66,7 @@ impl Default for ServeConfig {
             access_log: None,
             specweb99_dir: None,
             service_time_us: 0,
+            http3: false,
         }
     }
 }
@@ -103,6 +107,11 @@ impl ServeConfig {
                     "tls port {tls_port} equals the plain port: pass a different --tls-port"
                 )));
             }
+        }
+        if self.http3 && !self.tls && self.tls_port.is_none() {
+            return Err(ServeError::Config(
+                "HTTP/3 runs over QUIC, which is always TLS: add --tls or --tls-port".to_string(),
+            ));
         }
         let threads = match self.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),

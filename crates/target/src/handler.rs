@@ -21,6 +21,7 @@ use crate::cgi::{self, Cgi};
 use crate::conn_info::ConnInfo;
 use crate::dynamic;
 use crate::path;
+use crate::request_body::ReqBody;
 use crate::responses::{self, Resp};
 use crate::service_queue::ServiceQueue;
 use crate::specweb99::{self, Specweb99};
@@ -69,6 +70,13 @@ impl Service<Request<Incoming>> for Handler {
     type Future = Reply;
 
     fn call(&self, req: Request<Incoming>) -> Reply {
+        self.respond(req.map(ReqBody::Stream))
+    }
+}
+
+impl Handler {
+    /// Answers a request of any protocol (HTTP/3's come here with their body read whole).
+    pub(crate) fn respond(&self, req: Request<ReqBody>) -> Reply {
         if let Some(queue) = &self.site.queue {
             let done = queue.admit(std::time::Instant::now());
             let reply = self.logged(req);
@@ -82,10 +90,8 @@ impl Service<Request<Incoming>> for Handler {
         }
         self.logged(req)
     }
-}
 
-impl Handler {
-    fn logged(&self, req: Request<Incoming>) -> Reply {
+    fn logged(&self, req: Request<ReqBody>) -> Reply {
         if self.site.log.is_none() {
             return self.route(req);
         }
@@ -108,7 +114,7 @@ impl Handler {
         }
     }
 
-    fn route(&self, req: Request<Incoming>) -> Reply {
+    fn route(&self, req: Request<ReqBody>) -> Reply {
         let path = match path::normalize(req.uri().path()) {
             Ok(path) => path,
             Err(status) => return now(responses::error(status)),
@@ -141,7 +147,7 @@ impl Handler {
         }
     }
 
-    fn dynamic(&self, req: &Request<Incoming>) -> Resp {
+    fn dynamic(&self, req: &Request<ReqBody>) -> Resp {
         let head = match *req.method() {
             Method::GET | Method::POST => false,
             Method::HEAD => true,

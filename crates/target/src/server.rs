@@ -20,7 +20,7 @@ use crate::listener::{self, Endpoint};
 use crate::service_queue::ServiceQueue;
 use crate::specweb99::Specweb99;
 use crate::static_files::StaticFiles;
-use crate::tls;
+use crate::{h3, tls};
 
 /// A running target server. Dropping it stops it, like `stop()`.
 pub struct Server {
@@ -37,10 +37,11 @@ impl Server {
         let resolved = config.resolve()?;
         // The certificate is only generated (and `tls_dir` only written) when
         // some listener actually speaks TLS.
-        let acceptor = match config.tls || config.tls_port.is_some() {
-            true => Some(TlsAcceptor::from(tls::server_config(config.tls_dir.as_deref())?)),
+        let tls_configs = match config.tls || config.tls_port.is_some() {
+            true => Some(tls::server_configs(config.tls_dir.as_deref())?),
             false => None,
         };
+        let acceptor = tls_configs.as_ref().map(|c| TlsAcceptor::from(c.tcp.clone()));
         let mut endpoints = vec![Endpoint::bind(
             SocketAddr::new(config.host, config.port),
             if config.tls { acceptor.clone() } else { None },
@@ -48,6 +49,15 @@ impl Server {
         if let Some(port) = config.tls_port {
             endpoints.push(Endpoint::bind(SocketAddr::new(config.host, port), acceptor)?);
         }
+        // HTTP/3 on the TLS listener's UDP twin (its port once bound: 0 picks one for both).
+        let quic_socket = match config.http3 {
+            true => {
+                let tls_addr = endpoints.iter().find(|ep| ep.tls.is_some()).map(|ep| ep.addr);
+                let addr = tls_addr.ok_or_else(|| ServeError::Config("HTTP/3 needs a TLS listener".into()))?;
+                Some(h3::bind(addr)?)
+            }
+            false => None,
+        };
         let (log, log_writer) = match &config.access_log {
             Some(path) => access_log::open(path).map(|(log, writer)| (Some(log), Some(writer)))?,
             None => (None, None),
@@ -70,6 +80,11 @@ impl Server {
             workers: Vec::with_capacity(resolved.threads),
             log: log_writer,
         };
+        if let (Some(socket), Some(configs)) = (quic_socket, &tls_configs) {
+            let quic = configs.quic.clone();
+            let worker = h3::spawn(socket, quic, site.clone(), resolved.threads, shutdown_rx.clone())?;
+            server.workers.push(worker);
+        }
         let (ready_tx, ready_rx) = mpsc::channel();
         for i in 0..resolved.threads {
             let eps = endpoints.iter().map(Endpoint::try_clone).collect::<Result<Vec<_>, _>>();

@@ -12,13 +12,13 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::request_body::ReqBody;
 use bytes::Bytes;
 use crest_dynamic::specweb99_answer::{self, Request as Answerable, Response as Answer, MAX_POST_BYTES};
 use crest_dynamic::specweb99_state::State;
 use http::header::{COOKIE, SET_COOKIE};
 use http::{HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
 
 use crate::conn_info::ConnInfo;
 use crate::dynamic::SERVER_SOFTWARE;
@@ -42,17 +42,17 @@ impl Specweb99 {
     }
 
     /// Whether a request needs its body read first (a POST, with the set on).
-    pub(crate) fn wants_body(&self, req: &Request<Incoming>) -> bool {
+    pub(crate) fn wants_body(&self, req: &Request<ReqBody>) -> bool {
         self.state.is_some() && req.method() == Method::POST
     }
 
     /// The answer to a request without a body (GET, HEAD, or anything refused).
-    pub(crate) fn answer_now(&self, req: &Request<Incoming>, conn: &ConnInfo) -> Resp {
+    pub(crate) fn answer_now(&self, req: &Request<ReqBody>, conn: &ConnInfo) -> Resp {
         self.answer(req, b"", conn)
     }
 
     /// Reads a POST's body (bounded in size and time), then answers it.
-    pub(crate) async fn answer_post(&self, req: Request<Incoming>, conn: ConnInfo) -> Resp {
+    pub(crate) async fn answer_post(&self, req: Request<ReqBody>, conn: ConnInfo) -> Resp {
         let (parts, body) = req.into_parts();
         let body = match tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_POST_BYTES).collect()).await {
             Ok(Ok(collected)) => collected.to_bytes(),

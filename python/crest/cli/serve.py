@@ -38,6 +38,10 @@ def serve_command(
             "--tls-port", metavar="PORT", help="Also serve HTTPS on this port; 0 picks a free one.", show_default=False
         ),
     ] = None,
+    http3: Annotated[
+        bool,
+        typer.Option("--http3", help="Also serve HTTP/3 (QUIC over UDP) on the HTTPS listener's port."),
+    ] = False,
     threads: Annotated[int, typer.Option("--threads", metavar="N", help="Server threads; 0 = one per CPU.")] = 0,
     cgi_dir: Annotated[
         Path | None,
@@ -86,6 +90,7 @@ def serve_command(
         access_log=access_log,
         specweb99_dir=specweb99_dir,
         service_time_s=parse_duration(service_time, what="--service-time") if service_time else 0.0,
+        http3=http3,
     )
     server = BuiltinServer(spec)  # validates: ConfigError before anything is bound
     if not spec.is_loopback:

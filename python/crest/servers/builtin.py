@@ -34,6 +34,8 @@ class ServeSpec:
     # Serve every request in this long, one at a time in arrival order: a queue of known capacity
     # (1 ÷ this req/s) for trying capacity searches. 0: off.
     service_time_s: float = 0.0
+    # Also serve HTTP/3 (QUIC) on the UDP twin of the TLS listener's port (tls_port, else the main port).
+    http3: bool = False
 
     def validate(self) -> None:
         """Check the settings before anything is bound.
@@ -54,6 +56,8 @@ class ServeSpec:
             raise ConfigError(
                 f"service time {self.service_time_s:g} s is out of range: give 0 (off) to 10 s, e.g. 20ms"
             )
+        if self.http3 and not self.tls and self.tls_port is None:
+            raise ConfigError("HTTP/3 runs over QUIC, which is always TLS: add --tls or --tls-port")
         if self.threads < 0:
             raise ConfigError(f"threads ({self.threads}) must be >= 0 (0 = one per CPU)")
         try:
@@ -99,6 +103,8 @@ class ServeSpec:
             config["specweb99_dir"] = str(self.specweb99_dir.resolve())
         if self.service_time_s > 0:
             config["service_time_us"] = round(self.service_time_s * 1e6)
+        if self.http3:
+            config["http3"] = True
         return config
 
 

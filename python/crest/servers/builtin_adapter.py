@@ -21,6 +21,7 @@ class BuiltinAdapter(Adapter):
     package = ""
     kinds: ClassVar[frozenset[str]] = frozenset({"cgi", "webstone-cgi", "inproc", "specweb99", "specweb99-get"})
     serves_http2 = True  # h2 by ALPN on its TLS port, h2c with prior knowledge on its main port
+    serves_http3 = True  # h3 (quinn and hyperium's h3) on its TLS port's UDP twin, when asked
     alternatives = {
         "fastcgi": "the built-in target has no FastCGI; its in-process page (kind inproc) is the equivalent"
     }
@@ -44,6 +45,8 @@ class BuiltinAdapter(Adapter):
             argv += ["--tls-port", str(site.tls_port)]
         if settings.access_log:
             argv += ["--access-log", str(site.access_log)]
+        if settings.http3:
+            argv.append("--http3")
         return argv
 
     def helpers(self, site: Site, settings: ServerSettings) -> list[Helper]:

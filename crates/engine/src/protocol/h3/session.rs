@@ -249,15 +249,15 @@ impl Session {
         self.ready() && self.lanes[k as usize].stream.is_none()
     }
 
-    /// Opens a stream for lane `k` and sends `request` (HEADERS, DATA) on it;
-    /// `false` when the server's stream limit allows no more for now.
-    pub fn open(&mut self, k: u32, request: &[u8]) -> bool {
+    /// Opens a stream for lane `k` and sends `request` (HEADERS, DATA) on it
+    /// (`head`: a HEAD request); `false` when the server's stream limit allows no more for now.
+    pub fn open(&mut self, k: u32, request: &[u8], head: bool) -> bool {
         let Some(link) = self.link.as_mut() else { return false };
         let Some(id) = link.conn.streams().open(Dir::Bi) else { return false };
         let lane = &mut self.lanes[k as usize];
         lane.stream = Some(id);
         lane.written = 0;
-        lane.parser.reset();
+        lane.parser.start(head);
         self.open += 1;
         self.held_back |= !write_request(&mut link.conn, id, lane, request);
         true

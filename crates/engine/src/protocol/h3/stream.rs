@@ -67,6 +67,8 @@ pub struct ResponseStream {
     headed: bool,
     trailers: bool,
     content_length: Option<u64>,
+    /// The request was HEAD: content-length announces a body that is not sent.
+    head: bool,
 }
 
 impl ResponseStream {
@@ -81,7 +83,14 @@ impl ResponseStream {
             headed: false,
             trailers: false,
             content_length: None,
+            head: false,
         }
+    }
+
+    /// Ready for the response to a new request (`head`: a HEAD request).
+    pub fn start(&mut self, head: bool) {
+        self.reset();
+        self.head = head;
     }
 
     /// Ready for a new response.
@@ -93,6 +102,7 @@ impl ResponseStream {
         self.headed = false;
         self.trailers = false;
         self.content_length = None;
+        self.head = false;
     }
 
     /// Reads `input`, handing body bytes to `body` as they come.
@@ -219,7 +229,9 @@ impl ResponseStream {
         if !self.headed {
             return Err(StreamError::new(code::MESSAGE_ERROR, "the stream ended without a response"));
         }
-        if self.content_length.is_some_and(|n| n != self.response.body_bytes) {
+        // RFC 9110 §8.6: a HEAD, 204 or 304 response's content-length is that of a body not sent.
+        let bodiless = self.head || matches!(self.response.status, 204 | 304);
+        if !bodiless && self.content_length.is_some_and(|n| n != self.response.body_bytes) {
             return Err(StreamError::new(code::MESSAGE_ERROR, "the body's length differs from its content-length"));
         }
         Ok(self.response)
