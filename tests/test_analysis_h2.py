@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from crest.analysis.h2 import H2Figures, h2_figures
+from crest.analysis.h2 import H2Figures, h2_figures, header_codec, protocol_name, run_http_version
 
 COUNTERS = {
     "streams_opened": 1000, "streams_in_use_sum": 9300, "streams_in_use_max": 10,
@@ -36,3 +36,12 @@ def test_nothing_counted_leaves_the_ratios_undefined() -> None:
 def test_missing_counters_count_as_zero() -> None:
     figures = h2_figures({"streams_opened": 4, "streams_in_use_sum": 4, "streams_in_use_max": 1})
     assert figures == H2Figures(4, 1.0, 1, None, None, 0, 0, 0)
+
+
+def test_http3_runs_are_named_with_qpack_and_older_runs_read_as_http2() -> None:
+    config = {"suite": {"workload": {"http_version": "3"}}}
+    assert run_http_version(config) == "3"
+    assert (protocol_name("3"), header_codec("3")) == ("HTTP/3", "QPACK")
+    assert (protocol_name("2"), header_codec("2")) == ("HTTP/2", "HPACK")
+    assert run_http_version({}) is None and run_http_version({"suite": {"workload": {}}}) is None
+    assert (protocol_name(None), header_codec(None)) == ("HTTP/2", "HPACK")  # counters before HTTP/3 were HTTP/2's

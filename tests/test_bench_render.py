@@ -1,4 +1,4 @@
-"""crest bench's text (crest.cli.render): the HTTP/2 line and protocol, and the order of the error kinds."""
+"""crest bench's text (crest.cli.render): the HTTP/2 and HTTP/3 line and protocol, and the order of the error kinds."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from crest.runspec import RunSpec
 from test_store import H2
 
 H2_SPEC = RunSpec(url="http://127.0.0.1:18080/1k.html", http_version="2", streams=10, connections=4)
+H3_SPEC = RunSpec(url="https://127.0.0.1:18443/1k.html", http_version="3", streams=10, connections=4)
 
 
 def report(**changes: Any) -> dict[str, Any]:
@@ -38,6 +39,14 @@ def test_an_http2_report_has_its_line() -> None:
     assert lines.index("HTTP/2") == lines.index("Connections") + 1  # beside the connections, before Status
 
 
+def test_an_http3_report_has_its_line_with_qpack() -> None:
+    text = render_report(report(h2=H2), H3_SPEC)  # the engine fills the same counters for HTTP/3
+    assert (
+        "  HTTP/3      streams in use 9.4 mean (10 max) · QPACK 1.93× responses, 2.94× requests · 72 GOAWAYs"
+    ) in text
+    assert "HTTP/2" not in text and "HPACK" not in text
+
+
 def test_the_http2_line_counts_in_the_singular_and_hides_no_refusals() -> None:
     text = render_report(report(h2={**H2, "goaways": 1, "resets": 1, "refused": 0}), H2_SPEC)
     assert "· 1 GOAWAY · 1 reset\n" in text
@@ -52,6 +61,9 @@ def test_the_protocol_names_the_streams_per_connection() -> None:
     assert describe_protocol(RunSpec(url="http://x/", http_version="2")) == "HTTP/2, 1 stream per connection"
     assert describe_protocol(RunSpec(url="http://x/")) == "HTTP/1.1 keep-alive"
     assert "4 connections · HTTP/2, 10 streams per connection · closed loop" in render_header(H2_SPEC)
+    assert describe_protocol(H3_SPEC) == "HTTP/3, 10 streams per connection"
+    assert describe_protocol(RunSpec(url="https://x/", http_version="3")) == "HTTP/3, 1 stream per connection"
+    assert "4 connections · HTTP/3, 10 streams per connection · closed loop" in render_header(H3_SPEC)
 
 
 def test_error_kinds_in_order_with_validation_then_reset() -> None:

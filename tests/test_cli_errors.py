@@ -27,8 +27,11 @@ def assert_one_error_line(stderr: str, fragment: str) -> None:
         (["--pipeline", "4", "--http", "1.0"], "pipelining (--pipeline 4) needs HTTP/1.1 with keep-alive"),
         (["-H", "no colon here"], "invalid header 'no colon here': expected 'Name: value'"),
         (["--rate", "0"], "invalid --rate '0': must be greater than 0"),
-        (["--http", "3"], "invalid --http '3': expected 1.0, 1.1 or 2"),
-        (["--streams", "8"], "--streams (8) needs HTTP/2: set --http to 2, or drop --streams"),
+        (["--http", "4"], "invalid --http '4': expected 1.0, 1.1, 2 or 3"),
+        (["--streams", "8"], "--streams (8) needs HTTP/2 or HTTP/3: set --http to 2 or 3, or drop --streams"),
+        # The listener's URL is http://: HTTP/3 is QUIC, always encrypted, so the fix is https://.
+        (["--http", "3"], "HTTP/3 runs over QUIC, which is always encrypted: http://127.0.0.1:"),
+        (["--http", "3", "--streams", "8"], "needs https://"),
         (["--http", "2", "--pipeline", "4"], "--pipeline does not apply to HTTP/2: use --streams"),
         (["--source-addrs", "10.0.0.1"], "is not a loopback address"),
         (["--bogus-option"], "No such option: --bogus-option"),

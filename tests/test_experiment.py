@@ -201,7 +201,7 @@ def test_a_design_runs_on_the_cluster_it_is_given(tmp_path: Path) -> None:
     }
 
 
-# -- HTTP/2 as a factor ------------------------------------------------------------------------------
+# -- HTTP/2 and HTTP/3 as factors --------------------------------------------------------------------
 
 
 def test_design_http_and_streams_factors_set_the_suites_protocol(tmp_path: Path) -> None:
@@ -212,9 +212,18 @@ def test_design_http_and_streams_factors_set_the_suites_protocol(tmp_path: Path)
     for c, levels in zip(p.configurations, rows):
         w = c.request.suite.workload
         assert w.http_version == levels["http"] and w.keepalive
-        # Streams are HTTP/2's: the 1.1 configurations run one request at a time per connection.
-        assert w.streams == (levels["streams"] if levels["http"] == "2" else 1)
+        # Streams are HTTP/2's and HTTP/3's: the 1.1 configurations run one request at a time per connection.
+        assert w.streams == (levels["streams"] if levels["http"] in ("2", "3") else 1)
         assert c.request.factors["http"] == levels["http"]
+
+
+def test_design_http_factor_takes_http3(tmp_path: Path) -> None:
+    path = _design(tmp_path, "")
+    path.write_text(path.read_text().replace("keepalive = [false, true]", 'http = ["2", "3"]\nstreams = [1, 10]'))
+    p, _ = plan_design(load_design(path), store_path=tmp_path / "r.db")
+    got = [(c.request.suite.workload.http_version, c.request.suite.workload.streams) for c in p.configurations]
+    assert sorted(got) == [("2", 1), ("2", 10), ("3", 1), ("3", 10)]
+    assert all(c.request.suite.workload.keepalive for c in p.configurations)
 
 
 def test_run_http_versions_are_configurations(tmp_path: Path) -> None:
@@ -229,11 +238,24 @@ def test_run_http_versions_are_configurations(tmp_path: Path) -> None:
     assert protocols == [("1.1", 1), ("2", 10)]
 
 
+def test_run_compares_http3_with_streams(tmp_path: Path) -> None:
+    from crest.cli.run import _protocol_axes
+    from crest.suite import load_suite
+
+    axes = _protocol_axes("1.1,2,3", "10")
+    assert axes == {"http": ["1.1", "2", "3"], "streams": [10]}
+    assert _protocol_axes("3", "4") == {"http": ["3"], "streams": [4]}  # --streams needs 2 or 3, and 3 is one
+    base = RunRequest(suite=load_suite("zeus-cached"), target="https://127.0.0.1:1", store_path=tmp_path / "r.db")
+    p = plan_runs(base, [(base.suite, {})], axes)
+    protocols = [(c.request.suite.workload.http_version, c.request.suite.workload.streams) for c in p.configurations]
+    assert protocols == [("1.1", 1), ("2", 10), ("3", 10)]
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (["--http", "3"], "invalid --http '3': expected 1.0, 1.1 or 2"),
-        (["--http", "1.1", "--streams", "4"], "--streams 4 needs HTTP/2: add --http 2"),
+        (["--http", "4"], "invalid --http '4': expected 1.0, 1.1, 2 or 3"),
+        (["--http", "1.1", "--streams", "4"], "--streams 4 needs HTTP/2 or HTTP/3: add --http 2 or 3"),
         (["--http", "2", "--streams", "0"], "--streams"),
     ],
 )

@@ -1,4 +1,4 @@
-"""The report's HTTP/2 section: one row per HTTP/2 mix with crest.analysis.h2's figures, in every format."""
+"""The report's HTTP/2 (and HTTP/3) section: one row per such mix with crest.analysis.h2's figures, in every format."""
 
 from __future__ import annotations
 
@@ -51,3 +51,37 @@ def test_every_format_shows_the_section() -> None:
     markdown = render(doc, "md")
     assert "## HTTP/2" in markdown
     assert "| 2 | h2run2 | 2 | 3 | 9.4 | 10 | 1.93× | 2.94× | 72 | 1 | 594 |" in markdown
+
+
+def http3_run(run_id: str = "h3run", repeat_index: int = 0) -> RunDetail:
+    """http2_run's ladder spoken over HTTP/3 (the run's workload says so; the counters are the same)."""
+    detail = http2_run(run_id, repeat_index)
+    config = {"suite": {"name": "s", "workload": {"http_version": "3", "streams": 10, "keepalive": True}}}
+    return replace(detail, meta=replace(detail.meta, config=config))
+
+
+def test_an_http3_run_is_labelled_http3_with_qpack() -> None:
+    doc = build_report([http3_run()])
+    check_schema(doc)
+    assert [r["http_version"] for r in doc["h2"]] == ["3", "3"]
+    assert {r["http_version"] for r in build_report([http2_run()])["h2"]} == {"2"}  # no version recorded: HTTP/2
+    markdown = render(doc, "md")
+    assert "## HTTP/3" in markdown and "## HTTP/2" not in markdown
+    assert "| QPACK responses | QPACK requests |" in markdown and "HPACK" not in markdown
+    html = render(doc, "html")
+    assert '<a href="#h2">HTTP/3</a>' in html and '<h2 id="h2">HTTP/3</h2>' in html
+    assert "QPACK responses" in html and "HPACK" not in html
+    rows = {r["field"]: r.get("value") for r in doc["disclosure"]["clients"][0]["rows"]}
+    assert (rows["HTTP version"], rows["HTTP/3 streams per connection"]) == ("3", "10")
+
+
+def test_a_comparison_of_http2_with_http3_says_which_row_spoke_which() -> None:
+    doc = build_report([http2_run(), http3_run()])
+    check_schema(doc)
+    markdown = render(doc, "md")
+    assert "## HTTP/2 and HTTP/3" in markdown and "| HPACK/QPACK responses |" in markdown
+    assert "| configuration | trial | run | mix | HTTP | clients | streams in use |" in markdown
+    assert "| h2run | 1 | h2run | 2 | 2 | 3 | 9.4 |" in markdown  # mix 2 of each: HTTP 2, then HTTP 3
+    assert "| h3run | 1 | h3run | 2 | 3 | 3 | 9.4 |" in markdown
+    html = render(doc, "html")
+    assert '<h2 id="h2">HTTP/2 and HTTP/3</h2>' in html and "<th>HTTP</th>" in html

@@ -188,6 +188,19 @@ def test_show_tables_the_http2_mixes(db: Path) -> None:
     assert json.loads(ok("show", run_id, "--db", str(db), "--json"))["mixes"][1]["h2"] == H2  # as stored
 
 
+def test_show_titles_an_http3_runs_table_http3_with_qpack(db: Path) -> None:
+    config = {"suite": {"name": "webbench-static", "workload": {"http_version": "3", "streams": 10}}}
+    with Store(db) as store:
+        run_id = store.create_run(make_meta(config=config))
+        store.add_mix(run_id, make_mix(0, h2=H2))
+        store.finish_run(run_id, "complete")
+    out = ok("show", run_id, "--db", str(db))
+    lines = out.splitlines()
+    title = next(i for i, line in enumerate(lines) if line.strip() == "HTTP/3")
+    assert lines[title + 1].split()[5:9] == ["QPACK", "resp", "QPACK", "req"]
+    assert "HTTP/2" not in out and "HPACK" not in out
+
+
 def test_show_interrupted_run_names_the_reason(db: Path, lab: dict[str, str]) -> None:
     assert "  status    interrupted (Ctrl-C during mix 1)\n" in ok("show", lab["cut"], "--db", str(db))
 

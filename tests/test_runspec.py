@@ -12,6 +12,7 @@ from crest.errors import ConfigError
 from crest.runspec import FIELD_LABELS, RunSpec, engine_message, parse_header, parse_source_addrs
 
 URL = "http://127.0.0.1:8080/1k.html"
+H3_URL = "https://127.0.0.1:8443/1k.html"  # HTTP/3 is QUIC, always encrypted
 
 
 def test_valid_spec_builds_the_run_config() -> None:
@@ -77,9 +78,16 @@ def test_valid_spec_builds_the_run_config() -> None:
             r"^invalid -H/--header value of 'X-A': it must not contain CR, LF or NUL$",
         ),
         ({"source_addrs": ("nope",)}, r"^invalid --source-addrs 'nope': not an IP address \(e\.g\. 127\.0\.0\.2\)$"),
-        ({"http_version": "3"}, r"^invalid --http '3': expected 1\.0, 1\.1 or 2$"),
-        ({"streams": 4}, r"^--streams \(4\) needs HTTP/2: set --http to 2, or drop --streams$"),
+        ({"http_version": "4"}, r"^invalid --http '4': expected 1\.0, 1\.1, 2 or 3$"),
+        ({"streams": 4}, r"^--streams \(4\) needs HTTP/2 or HTTP/3: set --http to 2 or 3, or drop --streams$"),
         ({"http_version": "2", "pipeline": 2}, r"^--pipeline does not apply to HTTP/2: use --streams"),
+        (
+            {"http_version": "3"},
+            r"^HTTP/3 runs over QUIC, which is always encrypted: http://127\.0\.0\.1:8080 needs https://$",
+        ),
+        ({"url": H3_URL, "http_version": "3", "pipeline": 2}, r"^--pipeline does not apply to HTTP/3: use --streams"),
+        ({"url": H3_URL, "http_version": "3", "keepalive": False}, r"^--keepalive does not apply to HTTP/3"),
+        ({"url": H3_URL, "http_version": "3", "streams": 2000}, r"^--streams must be 1 to 1024 per connection"),
         ({"http_version": "2", "streams": 0}, r"^--streams must be 1 to 1024 per connection \(got 0\)$"),
         (
             {"http_version": "2", "h2_connection_window_bytes": 0},
@@ -106,12 +114,32 @@ def test_engine_rules_name_the_bench_flag(changes: dict[str, object], message: s
             r"^the workload's request table\[0\]: weight must be > 0 \(got 0\)$",
         ),
         ({"requests": ({"url": URL, "weight": 1.0, "class": 3},)}, r"class 3 is not one of the 1 classes$"),
+        ({"http_version": "4"}, r"^invalid workload\.http_version '4': expected 1\.0, 1\.1, 2 or 3$"),
+        (
+            {"streams": 4},
+            r"^workload\.streams \(4\) needs HTTP/2 or HTTP/3: set workload\.http_version to 2 or 3, or drop"
+            r" workload\.streams$",
+        ),
+        (
+            {"http_version": "3", "requests": ({"url": URL, "weight": 1.0},)},
+            r"^HTTP/3 runs over QUIC, which is always encrypted: http://127\.0\.0\.1:8080 needs https://$",
+        ),
     ],
 )
 def test_engine_rules_name_the_suite_setting(changes: dict[str, object], message: str) -> None:
     settings: dict[str, object] = {"url": URL, **changes}
     with pytest.raises(ConfigError, match=message):
         RunSpec(**settings).validate("suite")  # type: ignore[arg-type]
+
+
+def test_http3_runs_over_https_with_streams_and_quic_windows() -> None:
+    spec = RunSpec(url=H3_URL, http_version="3", streams=10, h2_stream_window_bytes=65_536,
+                   h2_connection_window_bytes=1 << 20)  # fmt: skip
+    target = spec.validate("bench")
+    assert (target.port, target.tls) == (8443, True)
+    config = spec.to_config()
+    assert (config["http_version"], config["keepalive"], config["streams"]) == ("3", True, 10)
+    assert (config["h2_stream_window_bytes"], config["h2_connection_window_bytes"]) == (65_536, 1 << 20)
 
 
 def test_engine_validation_is_structured() -> None:

@@ -319,3 +319,29 @@ def test_kornecki_detail_is_a_group_of_static_and_dynamic_runs() -> None:
         assert [m.clients for m in suite.mixes("full")] == [1, 2, 4, 8, 16, 32]
         assert suite.repeat == 3
     assert load_group("veritest-static") == []
+
+
+# ---------------------------------------------------------------- HTTP/2 and HTTP/3
+
+
+@pytest.mark.parametrize("version", ["2", "3"])
+def test_multiplexed_versions_imply_keepalive_and_take_streams(version: str) -> None:
+    from crest.suite.describe import workload_text
+
+    data = {"classes": [{"name": "dyn", "kind": "inproc", "weight": 1}], "http_version": version, "streams": 10}
+    w = Workload.model_validate(data)
+    assert (w.http_version, w.keepalive, w.streams) == (version, True, 10)
+    assert workload_text(w) == f"100% dyn (inproc) · HTTP/{version}, 10 streams per connection"
+    one = Workload.model_validate({**data, "streams": 1})
+    assert workload_text(one).endswith(f"HTTP/{version}, 1 stream per connection")
+
+
+def test_with_protocol_gives_streams_to_http2_and_http3_only() -> None:
+    suite = BY_NAME["zeus-cached"]
+    assert suite.workload.http_version != "3"
+    h3 = suite.with_protocol("3", 10).workload
+    assert (h3.http_version, h3.keepalive, h3.streams) == ("3", True, 10)
+    h2 = suite.with_protocol("2", 4).workload
+    assert (h2.http_version, h2.streams) == ("2", 4)
+    h11 = suite.with_protocol("1.1", 10).workload  # a comparison of 1.1 with 3 at 10 streams runs 1.1 as it is
+    assert (h11.http_version, h11.keepalive, h11.streams) == ("1.1", True, 1)

@@ -130,8 +130,23 @@ def test_the_base_file_is_valid() -> None:
         ),
         pytest.param(
             [('http_version = "1.0"', "http_version = 1.0")],
-            "suite.toml: workload.http_version: must be '1.0', '1.1' or '2' (got 1.0)",
+            "suite.toml: workload.http_version: must be '1.0', '1.1', '2' or '3' (got 1.0)",
             id="http-version-float",
+        ),
+        pytest.param(
+            [('http_version = "1.0"', 'http_version = "4"')],
+            "suite.toml: workload.http_version: must be '1.0', '1.1', '2' or '3' (got '4')",
+            id="http-version-unknown",
+        ),
+        pytest.param(
+            [('http_version = "1.0"', 'http_version = "3"')],
+            "suite.toml: workload.keepalive: HTTP/3 connections persist: leave keepalive out or set it to true",
+            id="http3-keepalive",
+        ),
+        pytest.param(
+            [("keepalive = false", "keepalive = true\nstreams = 8")],
+            "suite.toml: workload.streams: needs HTTP/2 or HTTP/3 (got 8 with http_version 1.0)",
+            id="streams-without-http2-or-3",
         ),
         pytest.param(
             [("keepalive = false", 'keepalive = "no"')],

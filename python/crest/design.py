@@ -47,8 +47,8 @@ FACTORS = {
     "threads": "threads per client",
     "receive_buffer": "the engine's read buffer (bytes per read, WebBench's receive buffer; not SO_RCVBUF)",
     "keepalive": "keep-alive on (true) or off (false)",
-    "http": "the HTTP version: 1.0, 1.1 or 2 (HTTP/2 keeps connections alive)",
-    "streams": "HTTP/2 streams per connection",
+    "http": "the HTTP version: 1.0, 1.1, 2 or 3 (HTTP/2 and HTTP/3 keep connections alive)",
+    "streams": "HTTP/2 or HTTP/3 streams per connection",
     "tls_share": "the share of every request class sent over TLS, 0 to 1",
     f"{SERVER_OPT}.KEY": "a setting of the server, as --server-opt KEY=VALUE; the factor is named KEY",
 }

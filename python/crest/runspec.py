@@ -21,7 +21,7 @@ from crest.preflight import TargetUrl, parse_file_url, parse_url
 
 # A range of more source addresses than this is almost certainly a typo.
 MAX_SOURCE_ADDRS = 4096
-HTTP_VERSIONS = ("1.0", "1.1", "2")
+HTTP_VERSIONS = ("1.0", "1.1", "2", "3")
 
 # Where a RunSpec's values came from: `crest bench` flags or a suite run (`crest run`, `crest doe`).
 Origin = Literal["bench", "suite"]
@@ -94,8 +94,8 @@ class RunSpec:
     http_version: str = "1.1"
     keepalive: bool = True
     pipeline: int = 1
-    # HTTP/2: concurrent streams per connection (h2load's -m), and the receive windows; None: the engine's
-    # (2^30 - 1 bytes, as h2load's).
+    # HTTP/2 and HTTP/3: concurrent streams per connection (h2load's -m), and the receive windows (HTTP/3:
+    # QUIC's stream and connection windows); None: the engine's (2^30 - 1 bytes, as h2load's).
     streams: int = 1
     h2_stream_window_bytes: int | None = None
     h2_connection_window_bytes: int | None = None
@@ -146,9 +146,9 @@ class RunSpec:
         """
         target = parse_file_url(self.url) if self.loadfile is not None else parse_url(self.url)
         if self.http_version not in HTTP_VERSIONS:
-            # The engine knows only its two variants; a JSON error would name neither the flag nor the choices.
+            # The engine knows only its variants; a JSON error would name neither the flag nor the choices.
             label = field_label("http_version", origin)
-            raise ConfigError(f"invalid {label} {self.http_version!r}: expected 1.0, 1.1 or 2")
+            raise ConfigError(f"invalid {label} {self.http_version!r}: expected 1.0, 1.1, 2 or 3")
         try:
             _engine.validate(json.dumps(self.to_config()))
         except _engine.ConfigError as exc:

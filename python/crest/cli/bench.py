@@ -71,7 +71,9 @@ def bench_command(
     http: Annotated[
         str,
         typer.Option(
-            "--http", metavar="1.0|1.1|2", help="HTTP version: 1.0, 1.1 or 2 (h2 by ALPN over https, h2c over http)."
+            "--http",
+            metavar="1.0|1.1|2|3",
+            help="HTTP version: 1.0, 1.1, 2 (h2 by ALPN over https, h2c over http) or 3 (QUIC; https URLs only).",
         ),
     ] = "1.1",
     keepalive: Annotated[
@@ -120,14 +122,16 @@ def bench_command(
     ] = "1",
     streams: Annotated[
         str,
-        typer.Option("--streams", metavar="N", help="HTTP/2: concurrent streams per connection (like h2load -m)."),
+        typer.Option(
+            "--streams", metavar="N", help="HTTP/2 or HTTP/3: concurrent streams per connection (like h2load -m)."
+        ),
     ] = "1",
     h2_window: Annotated[
         str | None,
         typer.Option(
             "--h2-window",
             metavar="BYTES",
-            help="HTTP/2: each stream's receive window, e.g. 64K [default: 1G, as h2load].",
+            help="HTTP/2 or HTTP/3: each stream's receive window, e.g. 64K [default: 1G, as h2load].",
             show_default=False,
         ),
     ] = None,
@@ -136,7 +140,7 @@ def bench_command(
         typer.Option(
             "--h2-connection-window",
             metavar="BYTES",
-            help="HTTP/2: each connection's receive window [default: 1G, as h2load].",
+            help="HTTP/2 or HTTP/3: each connection's receive window [default: 1G, as h2load].",
             show_default=False,
         ),
     ] = None,

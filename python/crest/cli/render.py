@@ -33,8 +33,8 @@ def render_header(spec: RunSpec) -> str:
 
 def describe_protocol(spec: RunSpec) -> str:
     """E.g. "HTTP/1.1 keep-alive", "HTTP/1.0 new connection per request", "HTTP/2, 10 streams per connection"."""
-    if spec.http_version == "2":  # always one long connection; what matters is how many requests share it
-        return f"HTTP/2, {spec.streams} stream{'s' if spec.streams != 1 else ''} per connection"
+    if spec.http_version in ("2", "3"):  # always one long connection; what matters is how many requests share it
+        return f"HTTP/{spec.http_version}, {spec.streams} stream{'s' if spec.streams != 1 else ''} per connection"
     reuse = "keep-alive" if spec.keepalive else "new connection per request"
     text = f"HTTP/{spec.http_version} {reuse}"
     if spec.pipeline > 1:
@@ -67,12 +67,13 @@ def render_report(report: dict[str, Any], spec: RunSpec) -> str:
     if int(report.get("tls_handshakes", 0)) > 0:
         lines.append(_line("TLS", _tls(report)))
     if report.get("h2"):
-        # Only an HTTP/2 report pays for loading the analysis, and only once the run is over.
-        from crest.analysis.h2 import h2_figures
+        # Only an HTTP/2 or HTTP/3 report pays for loading the analysis, and only once the run is over.
+        from crest.analysis.h2 import h2_figures, header_codec, protocol_name
 
         figures = h2_figures(report["h2"])
         if figures is not None:
-            lines.append(_line("HTTP/2", describe_h2(figures)))
+            codec = header_codec(spec.http_version)
+            lines.append(_line(protocol_name(spec.http_version), describe_h2(figures, codec)))
     lines.append(_line("Status", _status(report.get("status", {}))))
     lines.append(_line("Errors", _errors(report.get("errors", {}))))
     lines.extend(f"  note: {note}" for note in report.get("error_notes", []))
@@ -125,11 +126,12 @@ def _tls(report: dict[str, Any]) -> str:
     return f"{text}, p50 {p50}"
 
 
-def describe_h2(f: H2Figures) -> str:
-    """E.g. "streams in use 9.3 mean (10 max) · HPACK 1.94× responses, 2.94× requests · 106 GOAWAYs · 0 resets"."""
+def describe_h2(f: H2Figures, codec: str = "HPACK") -> str:
+    """E.g. "streams in use 9.3 mean (10 max) · HPACK 1.94× responses, 2.94× requests · 106 GOAWAYs · 0 resets";
+    `codec` names the header compression (QPACK for HTTP/3)."""
     parts = [
         f"streams in use {format_mean(f.streams_in_use_mean)} mean ({format_count(f.streams_in_use_max)} max)",
-        f"HPACK {format_ratio(f.hpack_ratio_response)} responses, {format_ratio(f.hpack_ratio_request)} requests",
+        f"{codec} {format_ratio(f.hpack_ratio_response)} responses, {format_ratio(f.hpack_ratio_request)} requests",
         f"{format_count(f.goaways)} GOAWAY{'' if f.goaways == 1 else 's'}",
         f"{format_count(f.resets)} reset{'' if f.resets == 1 else 's'}",
     ]

@@ -1,24 +1,25 @@
-"""`crest show`'s table of a run's HTTP/2 mixes: streams in use, HPACK ratios, GOAWAYs, resets and refused
-streams per mix. Formats only; the figures are crest.analysis.h2's."""
+"""`crest show`'s table of a run's HTTP/2 (or HTTP/3) mixes: streams in use, HPACK (QPACK) ratios, GOAWAYs,
+resets and refused streams per mix. Formats only; the figures are crest.analysis.h2's."""
 
 from __future__ import annotations
 
 from rich import box
 from rich.table import Table
 
-from crest.analysis.h2 import h2_figures
+from crest.analysis.h2 import h2_figures, header_codec, protocol_name
 from crest.cli.render import format_mean, format_ratio
 from crest.store import MixRecord
 from crest.units import format_count
 
 
-def h2_table(mixes: list[MixRecord]) -> Table | None:
-    """One row per HTTP/2 mix; None when no mix spoke HTTP/2."""
+def h2_table(mixes: list[MixRecord], http_version: str | None = None) -> Table | None:
+    """One row per HTTP/2 or HTTP/3 mix, titled by the run's `http_version`; None when no mix had streams."""
     rows = [(m.index, f) for m in mixes if (f := h2_figures(m.h2)) is not None]
     if not rows:
         return None
-    table = Table(title="HTTP/2", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for name in ("mix", "streams mean", "streams max", "HPACK resp", "HPACK req", "GOAWAYs", "resets", "refused"):
+    title, codec = protocol_name(http_version), header_codec(http_version)
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for name in ("mix", "streams mean", "streams max", f"{codec} resp", f"{codec} req", "GOAWAYs", "resets", "refused"):
         table.add_column(name, justify="right", no_wrap=True)
     for index, f in rows:
         table.add_row(

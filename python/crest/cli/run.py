@@ -22,11 +22,13 @@ from crest.experiment import execute, plan_runs
 from crest.preflight import parse_url
 from crest.roles import format_role_map, is_role_map, parse_role_map
 from crest.runner import Event, RunInterrupted, RunRequest, SuiteRunner
+from crest.runspec import HTTP_VERSIONS
 from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
 from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, load_group, load_suite
+from crest.suite.models import STREAM_VERSIONS
 from crest.units import format_bytes, format_latency_us, parse_count, parse_duration, parse_size, parse_values
 
 
@@ -126,12 +128,14 @@ def run_command(
         typer.Option(
             "--http",
             metavar="VERSIONS",
-            help="Speak this HTTP version instead of the suite's: 1.0, 1.1 or 2; several (1.1,2) compare them.",
+            help="Speak this HTTP version instead of the suite's: 1.0, 1.1, 2 or 3; several (1.1,2,3) compare them.",
         ),
     ] = None,
     streams: Annotated[
         str | None,
-        typer.Option("--streams", metavar="N", help="HTTP/2: concurrent streams per connection (like h2load -m)."),
+        typer.Option(
+            "--streams", metavar="N", help="HTTP/2 or HTTP/3: concurrent streams per connection (like h2load -m)."
+        ),
     ] = None,
 ) -> int:
     """Run a suite's ladder of mixes against a target and store every mix.
@@ -234,13 +238,15 @@ def _protocol_axes(http: str | None, streams: str | None) -> dict[str, list[Any]
     if http is not None:
         versions = parse_values(http, what="--http", example="1.1,2")
         for v in versions:
-            if v not in ("1.0", "1.1", "2"):
-                raise ConfigError(f"invalid --http {v!r}: expected 1.0, 1.1 or 2 (several: 1.1,2)")
+            if v not in HTTP_VERSIONS:
+                raise ConfigError(f"invalid --http {v!r}: expected 1.0, 1.1, 2 or 3 (several: 1.1,2)")
         axes["http"] = versions
     if streams is not None:
         n = parse_count(streams, what="--streams")
-        if "2" not in axes.get("http", ["2"]):
-            raise ConfigError(f"--streams {n} needs HTTP/2: add --http 2 (or a suite with http_version 2)")
+        if not set(STREAM_VERSIONS) & set(axes.get("http", STREAM_VERSIONS)):
+            raise ConfigError(
+                f"--streams {n} needs HTTP/2 or HTTP/3: add --http 2 or 3 (or a suite with http_version 2 or 3)"
+            )
         axes["streams"] = [n]
     return axes
 

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from crest.analysis.h2 import run_http_version
 from crest.analysis.peak import highest, peak_rps_of
 from crest.analysis.throughput import judged_by_throughput, run_throughput
 from crest.cli import EXIT_OK
@@ -112,7 +113,7 @@ def show_command(
             console.print(Text(f"\n  mix {mix.index}, client network:"))
             for row in render_network(mix.network).splitlines()[1:]:  # its title names no mix
                 console.print(_safe(row))
-    h2 = h2_table(detail.mixes)
+    h2 = h2_table(detail.mixes, run_http_version(detail.meta.config))
     if h2 is not None:
         console.print()
         console.print(h2)

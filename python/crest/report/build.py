@@ -138,7 +138,7 @@ def build_report(
     if network:  # only runs over a client network (--network) carry the key
         doc["network"] = network
     h2 = h2_section(configs, load_axis)
-    if h2:  # only HTTP/2 runs carry the key
+    if h2:  # only HTTP/2 and HTTP/3 runs carry the key
         doc["h2"] = h2
     doc["summary"] = findings(doc)
     cleaned: dict[str, Any] = clean(doc)

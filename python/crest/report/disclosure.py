@@ -134,8 +134,8 @@ def _clients(label: str, trials: list[RunDetail]) -> dict[str, Any]:
         _row("clients per mix", _span(clients)),
         _row("connections per mix", _span(connections)),
         _row("HTTP version", workload.get("http_version")),
-        *([_row("HTTP/2 streams per connection", workload.get("streams", 1))]
-          if workload.get("http_version") == "2" else []),
+        *([_row(f"HTTP/{workload['http_version']} streams per connection", workload.get("streams", 1))]
+          if workload.get("http_version") in ("2", "3") else []),
         _row("keep-alive", _yes(workload.get("keepalive"))),
         _row("read buffer", f"{workload['read_buffer_bytes']:,} bytes" if workload.get("read_buffer_bytes")
              else "64 KiB (the engine's default)"),

@@ -204,3 +204,13 @@ def index(value: Any) -> str:
     if missing(value):
         return DASH
     return f"{float(value):.3f}"
+
+
+def stream_section_names(rows: list[dict[str, Any]]) -> tuple[str, str]:
+    """The `h2` section's title and header compression for the HTTP versions its rows spoke: ("HTTP/2",
+    "HPACK"), ("HTTP/3", "QPACK"), or ("HTTP/2 and HTTP/3", "HPACK/QPACK") when a comparison spoke both."""
+    versions = sorted({str(r.get("http_version", "2")) for r in rows}) or ["2"]
+    return (
+        " and ".join(f"HTTP/{v}" for v in versions),
+        "/".join("QPACK" if v == "3" else "HPACK" for v in versions),
+    )

@@ -54,6 +54,7 @@ def render_html(doc: dict[str, Any]) -> str:
     guard = _asset("guard.js")
     script = _asset("report.js")
     charts = build_charts(doc)
+    h2_title, h2_codec = fmt.stream_section_names(doc.get("h2") or [])
     page = env.get_template("report.html.j2").render(
         doc=doc,
         charts=charts,
@@ -70,6 +71,9 @@ def render_html(doc: dict[str, Any]) -> str:
         signed_mbytes_fmt=fmt.signed_mbytes,
         sweep=doc.get("sweep"),
         sweep_by_index={c["index"]: c for c in (doc.get("sweep") or {}).get("configurations", [])},
+        h2_title=h2_title,
+        h2_codec=h2_codec,
+        h2_both="/" in h2_codec,  # HTTP/2 beside HTTP/3: each row says which it spoke
     )
     return page
 

@@ -235,16 +235,20 @@ def _h2(rows: list[dict[str, Any]], axis: str) -> list[str]:
     def ratio(value: Any) -> str:
         return fmt.number(value) + ("" if fmt.missing(value) else "×")
 
-    out = ["", "## HTTP/2", ""]
-    out += _table(["configuration", "trial", "run", "mix", axis, "streams in use", "most", "HPACK responses",
-                   "HPACK requests", "GOAWAYs", "resets", "refused"],
-                  [[md(r["configuration"]), str(r["trial"]), md(r["run_id"]), str(r["mix"]), fmt.load_number(r["load"]),
+    title, codec = fmt.stream_section_names(rows)
+    both = "/" in codec  # a comparison of HTTP/2 with HTTP/3: each row says which it spoke
+    out = ["", f"## {title}", ""]
+    out += _table(["configuration", "trial", "run", "mix", *(["HTTP"] if both else []), axis, "streams in use", "most",
+                   f"{codec} responses", f"{codec} requests", "GOAWAYs", "resets", "refused"],
+                  [[md(r["configuration"]), str(r["trial"]), md(r["run_id"]), str(r["mix"]),
+                    *([md(str(r.get("http_version", "2")))] if both else []), fmt.load_number(r["load"]),
                     fmt.number(r["streams_in_use_mean"], 1), f"{r['streams_in_use_max']:,}",
                     ratio(r["hpack_ratio_response"]), ratio(r["hpack_ratio_request"]), f"{r['goaways']:,}",
                     f"{r['resets']:,}", f"{r['refused']:,}"] for r in rows],
-                  right=(1, 3, 4, 5, 6, 7, 8, 9, 10, 11))  # fmt: skip
-    out += ["", "Streams in use: the mean (and the most) open on a connection as a request went out; HPACK: header"
-            " bytes as HTTP/1.1 text ÷ compressed; resets: RST_STREAMs (also errors); refused: sent again."]  # fmt: skip
+                  right=(1, *range(3, 13 if both else 12)))  # fmt: skip
+    out += ["", f"Streams in use: the mean (and the most) open on a connection as a request went out; {codec}: header"
+            " bytes as HTTP/1.1 text ÷ compressed; resets: streams the server reset (also errors); refused: sent"
+            " again."]  # fmt: skip
     return out
 
 

@@ -92,7 +92,8 @@ def tls_facts(report: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def h2_counters(report: dict[str, Any]) -> dict[str, int] | None:
-    """An HTTP/2 mix's counters as the engine gave them (whole mix, like the connection counts); None for HTTP/1.x."""
+    """An HTTP/2 or HTTP/3 mix's counters as the engine gave them (whole mix, like the connection counts); None
+    for HTTP/1.x."""
     counters = report.get("h2")
     if not isinstance(counters, dict) or not counters:
         return None

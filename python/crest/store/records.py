@@ -76,8 +76,9 @@ class MixRecord:
     # "negotiated": [{"protocol", "cipher", "handshakes"}]}; None when no handshake was made.
     tls: dict[str, Any] | None = None
     network: dict[str, Any] | None = None  # the client network's links and TCP in the window (--network)
-    # An HTTP/2 mix's counters as the engine gave them (streams_opened, streams_in_use_sum/_max, header
-    # block and raw bytes, goaways, resets, refused; crest.analysis.h2 derives the figures); None for HTTP/1.x.
+    # An HTTP/2 or HTTP/3 mix's counters as the engine gave them (streams_opened, streams_in_use_sum/_max,
+    # header block and raw bytes, goaways, resets, refused; crest.analysis.h2 derives the figures; the run's
+    # workload says which version); None for HTTP/1.x.
     h2: dict[str, Any] | None = None
 
     @property

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from crest.suite.models import Ladder, Suite, Workload
+from crest.suite.models import STREAM_VERSIONS, Ladder, Suite, Workload
 from crest.suite.timing import Timing
 
 
@@ -74,8 +74,9 @@ def workload_text(workload: Workload) -> str:
     if workload.fileset is not None:
         parts.append(f"fileset {workload.fileset}")
     reuse = "keep-alive" if workload.keepalive else "new connection per request"
-    if workload.http_version == "2":
-        parts.append(f"HTTP/2, {workload.streams} stream{'s' if workload.streams != 1 else ''} per connection")
+    if workload.http_version in STREAM_VERSIONS:  # always persistent: what matters is the requests sharing one
+        streams = f"{workload.streams} stream{'s' if workload.streams != 1 else ''}"
+        parts.append(f"HTTP/{workload.http_version}, {streams} per connection")
     else:
         parts.append(f"HTTP/{workload.http_version}, {reuse}")
     if workload.read_buffer_bytes is not None:

@@ -46,6 +46,8 @@ RequestKind = Literal[
 # static=A,dynamic=B`): VeriTest ran TUX for static files with Apache behind it for the dynamic ones.
 TARGET_ROLES = ("static", "dynamic", "tls")
 TargetRole = Literal["static", "dynamic", "tls"]
+# The HTTP versions that multiplex requests as streams on one persistent connection.
+STREAM_VERSIONS = ("2", "3")
 # Kinds that request the fileset's files (a workload with one needs a fileset; a sweep restricts them).
 FILE_KINDS = ("static", "specweb99", "specweb99-get")
 
@@ -196,9 +198,9 @@ class Workload(BaseModel):
     fileset: str | None = None
     # SPECweb99 directory scaling (the kit's int(25 + 40 × connections / 61)); None → the runner derives it.
     fileset_connections: int | None = Field(default=None, ge=1)
-    http_version: Literal["1.0", "1.1", "2"] = "1.0"  # WebBench sent HTTP/1.0
+    http_version: Literal["1.0", "1.1", "2", "3"] = "1.0"  # WebBench sent HTTP/1.0
     keepalive: bool = False
-    # HTTP/2: concurrent streams per connection (each a user of its own, like h2load's -m); 1 otherwise.
+    # HTTP/2 and HTTP/3: concurrent streams per connection (each a user of its own, like h2load's -m); 1 otherwise.
     streams: int = Field(default=1, ge=1)
     # Most bytes the engine takes from a socket per read: WebBench's "receive buffer" (Mindcraft: 4096),
     # the buffer its client read into, not the kernel's SO_RCVBUF. None → the engine's 64 KiB; the upper
@@ -231,9 +233,9 @@ class Workload(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _http2_keeps_alive(cls, data: object) -> object:
-        # HTTP/2 connections persist by nature: keep-alive is implied, not a choice a suite must spell out.
-        if isinstance(data, dict) and data.get("http_version") == "2" and "keepalive" not in data:
+    def _multiplexed_keeps_alive(cls, data: object) -> object:
+        # HTTP/2 and HTTP/3 connections persist by nature: keep-alive is implied, not a choice a suite must spell out.
+        if isinstance(data, dict) and data.get("http_version") in STREAM_VERSIONS and "keepalive" not in data:
             return {**data, "keepalive": True}
         return data
 
@@ -255,10 +257,14 @@ class Workload(BaseModel):
     @model_validator(mode="after")
     def _rules(self) -> Workload:
         problems: list[tuple[Loc, str]] = []
-        if self.http_version == "2" and not self.keepalive:
-            problems.append((("keepalive",), "HTTP/2 connections persist: leave keepalive out or set it to true"))
-        if self.http_version != "2" and self.streams != 1:
-            problems.append((("streams",), f"needs HTTP/2 (got {self.streams} with http_version {self.http_version})"))
+        if self.http_version in STREAM_VERSIONS and not self.keepalive:
+            problems.append(
+                (("keepalive",), f"HTTP/{self.http_version} connections persist: leave keepalive out or set it to true")
+            )
+        if self.http_version not in STREAM_VERSIONS and self.streams != 1:
+            problems.append(
+                (("streams",), f"needs HTTP/2 or HTTP/3 (got {self.streams} with http_version {self.http_version})")
+            )
         seen: dict[str, int] = {}
         for i, cls in enumerate(self.classes):
             if cls.name in seen:
@@ -511,18 +517,18 @@ class Suite(BaseModel):
 
     def with_protocol(self, http_version: str | None = None, streams: int | None = None) -> Suite:
         """This suite spoken over another HTTP version or stream count (--http, --streams, a design's
-        http and streams factors): HTTP/1.1 and 2 keep connections alive, 1.0 keeps the suite's choice.
+        http and streams factors): HTTP/1.1, 2 and 3 keep connections alive, 1.0 keeps the suite's choice.
 
         Raises:
-            RuleError: a version other than 1.0, 1.1 or 2, or streams below 1.
+            RuleError: a version other than 1.0, 1.1, 2 or 3, or streams below 1.
         """
         data = self.workload.model_dump()
         if http_version is not None:
             data["http_version"] = http_version
             if http_version != "1.0":
                 data["keepalive"] = True
-        # Streams are HTTP/2's: a comparison of 1.1 with 2 at N streams runs 1.1 as it is.
-        if data.get("http_version") != "2":
+        # Streams are HTTP/2's and HTTP/3's: a comparison of 1.1 with 2 at N streams runs 1.1 as it is.
+        if data.get("http_version") not in STREAM_VERSIONS:
             data["streams"] = 1
         elif streams is not None:
             data["streams"] = streams
