@@ -293,7 +293,15 @@ class SuiteRunner:
             if self.table is None:
                 # Validate one engine config against a stand-in for the target crest will start.
                 file = self.request.suite.workload.is_file
-                stand_in = "smb://crest@127.0.0.1:1/crest" if file else "http://127.0.0.1:1"
+                # HTTP/3 goes to the TLS port (see `_target`), so its stand-in is https too.
+                http3 = self.request.suite.workload.http_version == "3"
+                stand_in = (
+                    "smb://crest@127.0.0.1:1/crest"
+                    if file
+                    else "https://127.0.0.1:1"
+                    if http3
+                    else "http://127.0.0.1:1"
+                )
                 stand_ins = {r: ("http://127.0.0.1:1", "https://127.0.0.1:1") for r in self.server_roles or {}}
                 self._bind(replace(self.request, target=stand_in, tls_target="https://127.0.0.1:1"), stand_ins or None)
                 self._target_password = "stand-in" if file else None
