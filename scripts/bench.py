@@ -554,6 +554,146 @@ def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
     return rows, commands, notes
 
 
+def start_caddy_h3(work: Path, docroot: Path) -> tuple[Process, int] | None:
+    """Caddy (GOMAXPROCS=1) pinned to the target core, HTTPS with HTTP/1.1, h2 and h3 on one port
+    (TCP and its UDP twin); None when Caddy is not installed."""
+    if not shutil.which("caddy"):
+        print("bench: caddy is missing, its HTTP/3 rows skipped: apt-get install -y caddy")
+        return None
+    cert, key = self_signed_cert(work)
+    port = free_port()
+    conf = work / "Caddyfile"
+    conf.write_text(
+        f"{{\n\tadmin off\n\tauto_https off\n\tstorage file_system {work}/caddy\n"
+        f"\tservers {{\n\t\tprotocols h1 h2 h3\n\t}}\n}}\n"
+        f"https://127.0.0.1:{port} {{\n\tbind 127.0.0.1\n\ttls {cert} {key}\n\troot * {docroot}\n\tfile_server\n}}\n"
+    )
+    os.environ["GOMAXPROCS"] = "1"
+    try:
+        return Process(["caddy", "run", "--config", str(conf), "--adapter", "caddyfile"], port), port
+    finally:
+        del os.environ["GOMAXPROCS"]
+
+
+def bench_http3(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, str, str]], list[str], dict]:
+    """HTTP/3 rows: crest over TLS HTTP/1.1, TLS h2 and h3 against the same target, for each target that
+    serves HTTP/3 (the built-in target, Caddy). No reference client speaks HTTP/3 here (Debian's h2load is
+    built without QUIC, oha from crates.io without its http3 feature), so the rows compare the protocols
+    as crest measures them."""
+    rows: list[tuple[str, str, str, str, str]] = []
+    commands: list[str] = []
+    notes = {"load_before": f"{os.getloadavg()[0]:.1f}"}
+    shape = f"{H2_CONNS} connections × {H2_STREAMS} streams"
+    tls_port = free_port()
+    builtin = Process([CREST, "serve", "--docroot", str(docroot), "--port", str(free_port()), "--tls-port",
+                       str(tls_port), "--http3", "--threads", "1"], tls_port)  # fmt: skip
+    targets: list[tuple[str, Process, int]] = [("built-in target", builtin, tls_port)]
+    caddy = start_caddy_h3(work, docroot)
+    if caddy is not None:
+        targets.append(("Caddy", *caddy))
+    try:
+        for target, proc, port in targets:
+            url = f"https://127.0.0.1:{port}/1k.html"
+            flags = {
+                "HTTP/1.1 (TLS, keep-alive)": ["--insecure"],
+                "HTTP/2 (TLS)": ["--http", "2", "--streams", str(H2_STREAMS), "--insecure"],
+                "HTTP/3": ["--http", "3", "--streams", str(H2_STREAMS), "--insecure"],
+            }
+            runs = {
+                name: with_target_cpu(lambda f=f, u=url: crest(u, H2_CONNS, *f), proc.proc.pid)
+                for name, f in flags.items()
+            }
+            results = dict(zip(runs, alternate(*runs.values())))
+            h2, h3 = results["HTTP/2 (TLS)"], results["HTTP/3"]
+            for name, samples in results.items():
+                conns = f"{H2_CONNS} connections" + ("" if name.startswith("HTTP/1") else f" × {H2_STREAMS} streams")
+                print(
+                    f"{target}, {name}, {conns}: crest {med(samples, 'rps'):,.0f} req/s, client CPU/request"
+                    f" {med(samples, 'cpu_us_per_request'):.2f} µs (engine {engine_us(samples):.2f} µs),"
+                    f" target {target_us(samples):.2f} µs/response; errors {samples[-1].extra['errors']}"
+                )
+                rows.append(
+                    (
+                        f"{target}, GET 1 KB over {name}, {conns}: requests/s; client (engine) and target CPU per request",
+                        f"{spread(samples)}; {med(samples, 'cpu_us_per_request'):.2f} ({engine_us(samples):.2f}) µs;"
+                        f" {target_us(samples):.2f} µs",
+                        "",
+                        "(as measured)",
+                        "",
+                    )
+                )
+            rows.append(
+                (
+                    f"{target}, {shape}: HTTP/3 ÷ HTTP/2 requests/s; engine CPU per request",
+                    "",
+                    f"{med(h3, 'rps') / med(h2, 'rps'):.2f}; {engine_us(h3) / engine_us(h2):.2f}",
+                    "(as measured)",
+                    "",
+                )
+            )
+        for f in flags.values():
+            commands.append(
+                f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c {H2_CONNS} -d {SECONDS}s {' '.join(f)} URL"
+            )
+        commands.append(f"taskset -c {TARGET_CPU} crest serve --docroot DIR --tls-port PORT --http3 --threads 1")
+        if caddy is not None:
+            commands.append(f"GOMAXPROCS=1 taskset -c {TARGET_CPU} caddy run (protocols h1 h2 h3, file_server)")
+    finally:
+        for _, proc, _ in targets:
+            proc.stop()
+    notes["load"] = f"{notes['load_before']}, {os.getloadavg()[0]:.1f}"
+    return rows, commands, notes
+
+
+def write_h3_section(rows, commands, notes) -> None:
+    """Rewrites the "HTTP/3" section of docs/benchmarks.md in place (after HTTP/2, before "File servers"),
+    so that BENCH_ONLY=h3 refreshes it alone."""
+    caddy = (
+        subprocess.run(["caddy", "version"], capture_output=True, text=True).stdout.strip()
+        if shutil.which("caddy")
+        else "not installed"
+    )
+    section = "\n".join(
+        [
+            "## HTTP/3",
+            "",
+            " ".join(
+                [
+                    "Measured by `make bench` (scripts/bench.py; `BENCH_ONLY=h3` runs this section alone) on",
+                    f"{os.cpu_count()} cores: the target pinned to core {TARGET_CPU} (the built-in target with one",
+                    "thread for HTTP/1 and HTTP/2 and one for HTTP/3; Caddy with GOMAXPROCS=1), crest to core",
+                    f"{CLIENT_CPU}, each protocol once per round in turn ({ROUNDS} rounds of {SECONDS} s; medians, the",
+                    "rounds' range in brackets). No reference client speaks HTTP/3 on this machine (Debian's",
+                    "h2load 1.52 is built without QUIC; oha from crates.io lacks its http3 feature), so the rows",
+                    "set crest's HTTP/3 beside its HTTP/1.1 and HTTP/2 over TLS against the same target. Client",
+                    "CPU is the whole process's (engine threads alone in brackets); the target's is its process's.",
+                ]
+            ),
+            "",
+            f"Last run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {cpu_model()}, {os.cpu_count()} cores,"
+            f" Linux {platform.release()}; 1-minute load average {notes.get('load', 'n/a')} before and after."
+            f" Versions: caddy {caddy}.",
+            "",
+            "| measurement | figures | ratio | goal | verdict |",
+            "|---|---|---|---|---|",
+            *[f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows],
+            "",
+            "Commands (URL: the 1 KB file on the target's TLS port, QUIC on its UDP twin):",
+            "",
+            "```",
+            *commands,
+            "```",
+            "",
+        ]
+    )
+    doc = ROOT / "docs" / "benchmarks.md"
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    text = re.sub(r"\n## HTTP/3\n.*?(?=\n## |\Z)", "", text, flags=re.S)
+    head, sep, tail = text.partition("\n## File servers\n")
+    doc.write_text(head.rstrip() + "\n\n" + section + (sep + tail if sep else ""))
+    print(f"wrote the HTTP/3 section of {doc}")
+
+
 def make_docroot(work: Path) -> tuple[Path, Path]:
     docroot = work / "html"
     docroot.mkdir()
@@ -563,8 +703,8 @@ def make_docroot(work: Path) -> tuple[Path, Path]:
 
 def main() -> None:
     only = os.environ.get("BENCH_ONLY", "")
-    if only not in ("", "h2"):
-        raise SystemExit(f"bench: BENCH_ONLY={only!r}: only 'h2' (the HTTP/2 section alone) is known")
+    if only not in ("", "h2", "h3"):
+        raise SystemExit(f"bench: BENCH_ONLY={only!r}: 'h2' or 'h3' (the HTTP/2 or HTTP/3 section alone)")
     for tool in ("nginx", "taskset", "openssl") if only else ("nginx", "wrk", "ab", "taskset", "openssl"):
         if not shutil.which(tool):
             raise SystemExit(
@@ -577,6 +717,10 @@ def main() -> None:
     if only == "h2":
         with tempfile.TemporaryDirectory(prefix="crest-bench-") as tmp:
             write_h2_section(*bench_http2(*make_docroot(Path(tmp))))
+        return
+    if only == "h3":
+        with tempfile.TemporaryDirectory(prefix="crest-bench-") as tmp:
+            write_h3_section(*bench_http3(*make_docroot(Path(tmp))))
         return
     rows: list[tuple[str, str, str, str, str]] = []
     commands: list[str] = []
@@ -766,8 +910,10 @@ def main() -> None:
             f"taskset -c {TARGET_CPU} nginx (worker_processes 1, access_log off)",
         ]
         h2 = bench_http2(work, docroot)
+        h3 = bench_http3(work, docroot)
     write_doc(rows, commands)
     write_h2_section(*h2)
+    write_h3_section(*h3)
 
 
 def verdict(ok: bool) -> str:

@@ -64,7 +64,8 @@ class LoadClient:
         check_source_addrs(self.spec.source_addrs, self.target)
         _ensure_fd_limit(self.spec.connections)
         if self.target.scheme != "file":  # a directory was checked with the config
-            check_reachable(self.target)
+            # HTTP/3 is QUIC over UDP, which a TCP connect cannot probe: only the name is resolved.
+            check_reachable(self.target, tcp=self.spec.http_version != "3")
         if self.target.scheme == "smb":
             # The login and the share, before anything is recorded or sent.
             try:

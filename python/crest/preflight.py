@@ -96,8 +96,8 @@ def parse_file_url(text: str) -> TargetUrl:
     return TargetUrl(url=text, scheme="smb", host=parts.hostname, port=port or 445)
 
 
-def check_reachable(target: TargetUrl, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> None:
-    """Open and close one TCP connection to the target.
+def check_reachable(target: TargetUrl, timeout_s: float = PREFLIGHT_TIMEOUT_S, *, tcp: bool = True) -> None:
+    """Resolve the target and, with `tcp`, open and close one TCP connection to it.
 
     Raises:
         TargetError: the host does not resolve or no address accepts a connection.
@@ -106,6 +106,8 @@ def check_reachable(target: TargetUrl, timeout_s: float = PREFLIGHT_TIMEOUT_S) -
         infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise TargetError(f"cannot resolve host {target.host!r} ({exc.strerror}): check the URL") from None
+    if not tcp:
+        return
     reason = "no address"
     for family, kind, proto, _, sockaddr in infos:
         try:

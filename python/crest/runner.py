@@ -315,9 +315,14 @@ class SuiteRunner:
         elif self.request.suite.workload.is_file:
             LoadClient(self._spec(self.mixes[0])).preflight()  # the directory, or the SMB server and its login
         else:
+            # Validate one engine config first, so a bad option fails before anything is sent.
+            LoadClient(self._spec(self.mixes[0]))
+            # HTTP/3 is QUIC over UDP, which a TCP connect cannot probe: only the names are resolved.
+            tcp = self.request.suite.workload.http_version != "3"
             for url in dict.fromkeys(filter(None, (self.request.target, self.request.tls_target,
                                                    *self.request.role_targets.values()))):  # fmt: skip
-                check_reachable(parse_url(url))
+                check_reachable(parse_url(url), tcp=tcp)
+            return
         # Validate one engine config now so a bad option fails before the run exists.
         LoadClient(self._spec(self.mixes[0]))
 
@@ -748,9 +753,10 @@ class SuiteRunner:
                 if self.request.target and self.request.target.startswith("smb:"):
                     check_reachable(parse_file_url(self.request.target))
             else:
+                tcp = self.request.suite.workload.http_version != "3"
                 for url in filter(None, (self.request.target, self.request.tls_target)):
                     where = self._network.subnet_ns(1) if self._network else None
-                    netns.call_in(where, partial(check_reachable, parse_url(url)))
+                    netns.call_in(where, partial(check_reachable, parse_url(url), tcp=tcp))
         except TargetError as exc:
             return f"the target stopped answering during mix {mix.index}: {exc}"
         return None
