@@ -129,3 +129,13 @@ def test_builtin_target_is_asked_for_http3_on_its_command_line(tmp_path: Path) -
     assert {
         n for n in ("caddy", "builtin", "nginx", "h2o", "lighttpd", "apache-event") if make_adapter(n).serves_http3
     } == {"caddy", "builtin"}
+
+
+def test_crest_servers_lists_the_protocols_each_serves() -> None:
+    listed = run_cli("servers", "--json")
+    assert listed.returncode == 0, listed.stderr
+    http3 = {r["name"] for r in json.loads(listed.stdout) if r.get("http3")}
+    assert http3 == {"caddy", "builtin"}
+    text = run_cli("servers").stdout
+    assert "Caddy; HTTP/1.1, HTTP/2, HTTP/3; dynamic:" in text
+    assert "Apache httpd (prefork MPM); HTTP/1.1; dynamic:" in text

@@ -33,7 +33,8 @@ def servers_command(
         elif "loadfile" in r["kinds"]:  # a file server: file-operation suites, no web ones
             kinds = f"; file server: {', '.join(r['kinds'])} suites only"
         else:
-            kinds = f"; dynamic: {', '.join(r['kinds']) or 'static only'}"
+            protocols = ["HTTP/1.1"] + ["HTTP/2"] * bool(r.get("http2")) + ["HTTP/3"] * bool(r.get("http3"))
+            kinds = f"; {', '.join(protocols)}; dynamic: {', '.join(r['kinds']) or 'static only'}"
         print(f"{'':<{width}}  {r['title']}{kinds}")
         for part in r.get("missing", []):
             print(f"{'':<{width}}  for {part['needed_for'].upper()} it {part['part']}, missing: {part['install']}")
