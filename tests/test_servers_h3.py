@@ -131,6 +131,8 @@ def test_builtin_target_is_asked_for_http3_on_its_command_line(tmp_path: Path) -
     } == {"caddy", "builtin"}
 
 
+@pytest.mark.integration
+@pytest.mark.timeout(60)
 def test_crest_servers_lists_the_protocols_each_serves() -> None:
     listed = run_cli("servers", "--json")
     assert listed.returncode == 0, listed.stderr
