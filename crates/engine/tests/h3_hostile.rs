@@ -122,3 +122,53 @@ fn nobody_listening_is_a_connect_error_and_the_run_ends_on_time() {
     assert_eq!(report.requests, 0);
     assert_eq!(report.errors.values().sum::<u64>(), errors(&report, "connect"));
 }
+
+/// The built-in target with HTTP/3 on its TLS port's UDP twin, serving `1k.html`.
+fn h3_target() -> (crest_target::Server, tempfile::TempDir) {
+    let docroot = tempfile::tempdir().unwrap();
+    std::fs::write(docroot.path().join("1k.html"), vec![b'x'; 1024]).unwrap();
+    let server = crest_target::Server::start(crest_target::ServeConfig {
+        docroot: docroot.path().into(),
+        tls: true,
+        http3: true,
+        threads: 1,
+        ..crest_target::ServeConfig::default()
+    })
+    .expect("target starts");
+    (server, docroot)
+}
+
+#[test]
+fn the_built_in_target_serves_gets_heads_and_posts_over_h3() {
+    let (server, _dir) = h3_target();
+    let base = server.urls()[0].clone();
+    assert!(base.starts_with("https://"));
+    let get = RunConfig {
+        requests: vec![crest_engine::config::RequestEntry {
+            url: format!("{base}1k.html"),
+            weight: 1.0,
+            class: 0,
+            expect_body_bytes: Some(1024),
+            expect_body_prefix: Some("xxxx".into()),
+        }],
+        ..h3_requests(String::new(), 2, 4, 100)
+    };
+    let (report, _) = run(get);
+    no_errors(&report);
+    assert_eq!(report.requests, 100);
+    let n = &report.tls_negotiated;
+    assert_eq!((n.len(), n[0].protocol.as_str(), n[0].cipher.as_str()), (1, "TLSv1.3", "not reported (QUIC)"));
+    // HEAD: content-length says 1024, no body comes; not a length mismatch.
+    let (head, _) = run(RunConfig { method: "HEAD".into(), ..h3_requests(format!("{base}1k.html"), 1, 2, 20) });
+    no_errors(&head);
+    assert_eq!((head.requests, head.body_bytes), (20, 0));
+    // A POST's body reaches the handler (the dynamic page answers POST with its 1 KB page).
+    let post = RunConfig {
+        method: "POST".into(),
+        body: Some("a=1&b=2".into()),
+        ..h3_requests(format!("{base}dyn/env"), 1, 2, 20)
+    };
+    let (post, _) = run(post);
+    no_errors(&post);
+    assert_eq!((post.requests, post.body_bytes), (20, 20 * 1024));
+}

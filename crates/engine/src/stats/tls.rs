@@ -46,10 +46,13 @@ impl Negotiated {
         self.other += n;
     }
 
-    /// Counts one handshake as rustls reports it; a handshake without both facts counts as `other`.
+    /// Counts one handshake as rustls reports it; a handshake without its protocol counts as `other`.
+    /// A protocol without its suite (QUIC's: quinn-proto does not tell it) is counted under suite
+    /// `UNREPORTED`, code 0, which no handshake negotiates (TLS_NULL_WITH_NULL_NULL).
     pub fn record(&mut self, protocol: Option<ProtocolVersion>, cipher: Option<CipherSuite>) {
         match (protocol, cipher) {
             (Some(p), Some(c)) => self.add(u16::from(p), u16::from(c), 1),
+            (Some(p), None) => self.add(u16::from(p), UNREPORTED, 1),
             _ => self.other += 1,
         }
     }
@@ -88,8 +91,14 @@ pub fn protocol_name(code: u16) -> String {
     v.as_str().map_or_else(|| format!("0x{code:04x}"), |s| s.replace("TLSv1_", "TLSv1."))
 }
 
+/// The suite code of handshakes whose suite is not known.
+pub const UNREPORTED: u16 = 0;
+
 /// A cipher suite's IANA name, e.g. "TLS_AES_128_GCM_SHA256", or its code point in hex.
 pub fn cipher_name(code: u16) -> String {
+    if code == UNREPORTED {
+        return "not reported (QUIC)".to_string();
+    }
     // rustls marks TLS 1.3 suites "TLS13_"; the IANA registry (and OpenSSL's servers) say "TLS_".
     CipherSuite::from(code).as_str().map_or_else(|| format!("0x{code:04x}"), |s| s.replacen("TLS13_", "TLS_", 1))
 }
