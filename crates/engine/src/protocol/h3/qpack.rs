@@ -191,8 +191,9 @@ pub fn encode_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     hpack::encode_string(out, value);
 }
 
-/// Decodes response field sections. Its buffers are sized once, to the
-/// longest field the run takes, so decoding allocates nothing.
+/// Decodes response field sections. Its buffers grow to the longest
+/// Huffman-coded field seen and are reused, so decoding allocates only
+/// until the longest field has come once.
 #[derive(Debug, Clone)]
 pub struct Decoder {
     name: Vec<u8>,
@@ -203,9 +204,7 @@ pub struct Decoder {
 impl Decoder {
     /// A decoder that refuses names or values longer than `max_field_bytes`.
     pub fn new(max_field_bytes: usize) -> Self {
-        // A Huffman string decodes to at most 8/5 of its length.
-        let room = max_field_bytes * 8 / 5 + 8;
-        Self { name: Vec::with_capacity(room), value: Vec::with_capacity(room), max_field_bytes }
+        Self { name: Vec::new(), value: Vec::new(), max_field_bytes }
     }
 
     /// Decodes `block`, calling `field` with each (name, value).
@@ -276,6 +275,8 @@ fn read_string<'a>(
         return Err(QpackError::TooLong(max));
     }
     scratch.clear();
+    // A Huffman string decodes to at most 8/5 of its length: one allocation at most.
+    scratch.reserve(raw.len() * 8 / 5 + 1);
     huffman::decode(raw, scratch)?;
     if scratch.len() > max {
         return Err(QpackError::TooLong(max));

@@ -138,7 +138,8 @@ impl Session {
             going_away: false,
             end: None,
             open: 0,
-            out: Vec::with_capacity(64 * 1024),
+            // One datagram at a time (poll_transmit with max_datagrams 1), at most the 1452-byte MTU.
+            out: Vec::with_capacity(2048),
             pending: None,
             held_back: false,
         }

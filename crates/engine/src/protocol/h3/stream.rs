@@ -59,7 +59,8 @@ pub struct ResponseStream {
     header: Header,
     /// The frame being read and its bytes left.
     payload: Option<(Payload, u64)>,
-    /// A HEADERS payload collected whole, sized once.
+    /// A HEADERS payload collected whole; grown to the largest seen, then reused (a lane's
+    /// first response allocates it: sizing it for the limit up front would cost every lane 64 KiB).
     block: Vec<u8>,
     max_block_bytes: usize,
     response: Response,
@@ -77,7 +78,7 @@ impl ResponseStream {
         Self {
             header: Header::default(),
             payload: None,
-            block: Vec::with_capacity(max_block_bytes),
+            block: Vec::new(),
             max_block_bytes,
             response: Response::default(),
             headed: false,
