@@ -575,3 +575,34 @@ fn server_that_never_sends_settings_times_out() {
         assert!(s.streams().is_empty(), "HEADERS sent on {:?}", s.streams());
     }
 }
+
+#[test]
+fn a_server_table_made_smaller_is_announced_and_never_filled() {
+    let log = new_log();
+    let l = log.clone();
+    let fx = Fixture::start(move |conn: Conn| {
+        let Some(mut h) = H2Conn::accept_with(conn, &l, &[(setting::HEADER_TABLE_SIZE, 0)]) else { return };
+        while let Some(id) = h.next_request() {
+            if !h.respond(id, 2) {
+                return;
+            }
+        }
+    });
+    let (report, wall) = run(h2_requests(&fx, 1, 2, 20));
+    drop(fx);
+    no_errors(&report);
+    assert!(wall < HANG);
+    let seen = seen(&log);
+    let blocks: Vec<Vec<u8>> = seen[0].streams().iter().map(|&id| seen[0].block(id)).collect();
+    assert_eq!(blocks.len(), 20);
+    // The first block begins with a dynamic table size update to 0 (001 00000), the others do not.
+    assert_eq!(blocks[0][0], 0x20, "{:02x?}", blocks[0]);
+    assert!(blocks[1..].iter().all(|b| b[0] != 0x20 && *b == blocks[0][1..]), "{blocks:02x?}");
+    // Every block decodes without a dynamic table: nothing was inserted, nothing refers to an entry.
+    let mut decoder = hpack::Decoder::new(0, 4096);
+    for b in &blocks {
+        let mut fields = 0;
+        decoder.decode(b, &mut |_, _| fields += 1).expect("decodes with a table of 0");
+        assert!(fields >= 4);
+    }
+}

@@ -181,7 +181,13 @@ pub struct Session {
     peer_max_streams: u32,
     peer_initial_window: u32,
     peer_max_frame: u32,
+    /// The dynamic table size crest's encoder uses: the default, or less once the server's
+    /// SETTINGS_HEADER_TABLE_SIZE lowered it (never raised again on a connection).
     peer_table_bytes: u32,
+    /// A smaller table size the next header block must announce first (RFC 7541 §4.2, §6.3).
+    table_update: Option<u32>,
+    /// That header block with its update in front (used only then; kept for the next time).
+    updated_block: Vec<u8>,
     send_window: i64,
     /// Bytes received on the connection since its last WINDOW_UPDATE.
     unacked: u32,
@@ -210,6 +216,8 @@ impl Session {
             peer_initial_window: frame::DEFAULT_WINDOW,
             peer_max_frame: frame::DEFAULT_MAX_FRAME_BYTES,
             peer_table_bytes: hpack::DEFAULT_TABLE_BYTES as u32,
+            table_update: None,
+            updated_block: Vec::new(),
             send_window: i64::from(frame::DEFAULT_WINDOW),
             unacked: 0,
             goaway: false,
@@ -234,6 +242,7 @@ impl Session {
         self.peer_initial_window = frame::DEFAULT_WINDOW;
         self.peer_max_frame = frame::DEFAULT_MAX_FRAME_BYTES;
         self.peer_table_bytes = hpack::DEFAULT_TABLE_BYTES as u32;
+        self.table_update = None;
         self.send_window = i64::from(frame::DEFAULT_WINDOW);
         self.unacked = 0;
         self.goaway = false;
@@ -278,7 +287,8 @@ impl Session {
         self.peer_ready
     }
 
-    /// The dynamic table the server's HPACK decoder keeps (its SETTINGS_HEADER_TABLE_SIZE).
+    /// The dynamic table crest's encoder may fill in the server's HPACK decoder: the default,
+    /// or the smallest SETTINGS_HEADER_TABLE_SIZE the server has sent on this connection.
     pub fn peer_table_bytes(&self) -> usize {
         self.peer_table_bytes as usize
     }
@@ -322,7 +332,17 @@ impl Session {
         self.open += 1;
         let l = &mut self.lanes[lane as usize];
         *l = Lane { id, send_window: i64::from(self.peer_initial_window), ..Lane::default() };
-        frame::write_headers(&mut self.out, id, block, body.is_empty(), self.peer_max_frame as usize);
+        match self.table_update.take() {
+            None => frame::write_headers(&mut self.out, id, block, body.is_empty(), self.peer_max_frame as usize),
+            Some(size) => {
+                // The server lowered its table: this block first says so (a dynamic table size update).
+                self.updated_block.clear();
+                hpack::encode_int(&mut self.updated_block, 0x20, 5, size as usize);
+                self.updated_block.extend_from_slice(block);
+                let fin = body.is_empty();
+                frame::write_headers(&mut self.out, id, &self.updated_block, fin, self.peer_max_frame as usize);
+            }
+        }
         if !body.is_empty() {
             self.lanes[lane as usize].body_left = body.len();
             self.bodies_waiting += 1;
@@ -677,7 +697,10 @@ impl Session {
                     }
                     self.peer_max_frame = value;
                 }
-                setting::HEADER_TABLE_SIZE => self.peer_table_bytes = value,
+                setting::HEADER_TABLE_SIZE if value < self.peer_table_bytes => {
+                    self.peer_table_bytes = value;
+                    self.table_update = Some(value);
+                }
                 setting::ENABLE_PUSH if value > 1 => return Err(protocol("SETTINGS_ENABLE_PUSH not 0 or 1")),
                 _ => {}
             }
