@@ -606,3 +606,29 @@ fn a_server_table_made_smaller_is_announced_and_never_filled() {
         assert!(fields >= 4);
     }
 }
+
+#[test]
+fn data_beyond_crests_stream_window_is_a_flow_control_error() {
+    let log = new_log();
+    let l = log.clone();
+    let fx = Fixture::start(move |conn: Conn| {
+        let Some(mut h) = H2Conn::accept_with(conn, &l, &[]) else { return };
+        let Some(id) = h.next_request() else { return };
+        // crest's stream window is 100 bytes: 500 in one go ignores it.
+        let sent = h.write(|out| {
+            frame::write_headers(out, id, &ok_block(500), false, 16_384);
+            frame::write_data(out, id, &[b'x'; 500], true);
+        });
+        if sent {
+            h.drain();
+        }
+    });
+    let (report, wall) = run(RunConfig { h2_stream_window_bytes: 100, ..h2_run(&fx, 1, 1) });
+    drop(fx);
+    only_errors_of(&report, "parse");
+    assert_eq!(report.requests, 0);
+    assert!(report.error_notes.iter().any(|n| n.contains("stream window")), "{:?}", report.error_notes);
+    assert!(wall < HANG);
+    let goaways: Vec<(u32, u32)> = seen(&log).iter().flat_map(Seen::goaways).collect();
+    assert!(goaways.iter().any(|&(_, c)| c == code::FLOW_CONTROL_ERROR), "{goaways:?}");
+}

@@ -79,6 +79,10 @@ fn protocol(reason: &'static str) -> SessionError {
     SessionError { code: code::PROTOCOL_ERROR, reason, by_peer: false }
 }
 
+fn flow(reason: &'static str) -> SessionError {
+    SessionError { code: code::FLOW_CONTROL_ERROR, reason, by_peer: false }
+}
+
 /// What happened to a lane's stream, as `receive` reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event<'a> {
@@ -469,7 +473,13 @@ impl Session {
                 }
             }
             Frame::DataEnd { stream, end_stream, flow_bytes } => {
-                self.unacked += flow_bytes;
+                self.unacked = self.unacked.saturating_add(flow_bytes);
+                // crest gives back exactly what it received, so the server may have `window - unacked` in
+                // flight; more is a connection error (RFC 9113 §6.9.1). The connection's window never
+                // starts below the protocol's 65,535.
+                if self.unacked > self.settings.connection_window.max(frame::DEFAULT_WINDOW) {
+                    return Err(flow("DATA beyond crest's connection window"));
+                }
                 if self.unacked >= self.settings.connection_window / 2 {
                     frame::write_window_update(&mut self.out, 0, self.unacked);
                     self.unacked = 0;
@@ -483,6 +493,9 @@ impl Session {
                         return Err(protocol("DATA before the response's HEADERS"));
                     }
                     l.response.flow_bytes += u64::from(flow_bytes);
+                    if l.unacked.saturating_add(flow_bytes) > self.settings.stream_window {
+                        return Err(flow("DATA beyond crest's stream window"));
+                    }
                     if end_stream {
                         self.finish(lane, on)?;
                     } else {
