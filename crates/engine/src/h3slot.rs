@@ -233,46 +233,48 @@ impl H3Slot {
         }
     }
 
-    /// Runs the connection until it must wait for the socket or a time.
-    fn drive(&mut self, ctx: &mut Ctx, readable: bool, now: Instant) {
-        if self.conn == Conn::Done {
-            return;
-        }
-        if self.conn == Conn::Idle {
-            if !self.lanes.iter().any(|l| l.phase == LanePhase::Pending) {
+    /// Runs the connection until it must wait for the socket or a time; a
+    /// connection that ended while lanes wait with requests is replaced at once.
+    fn drive(&mut self, ctx: &mut Ctx, mut readable: bool, mut now: Instant) {
+        loop {
+            if self.conn == Conn::Done {
                 return;
             }
-            if !self.open(ctx, now) {
-                return;
+            if self.conn == Conn::Idle {
+                // A failed open fails the pending lanes, so this ends.
+                if !self.lanes.iter().any(|l| l.phase == LanePhase::Pending) || !self.open(ctx, now) {
+                    return;
+                }
+                readable = false;
             }
-        }
-        if readable && !self.read_all(ctx) {
-            return;
-        }
-        let now = Instant::now();
-        self.on_timeout(ctx, now);
-        if self.check_end(ctx, now) {
-            return;
-        }
-        self.open_streams(ctx, now);
-        let plan = ctx.plan.clone();
-        self.session.send_rest(&|k| &plan.requests[self.lanes[k as usize].current].h3);
-        self.flush(ctx, now);
-        if self.check_end(ctx, now) {
-            return;
-        }
-        // A connection the server is leaving is replaced once its streams are done.
-        if self.session.going_away() && self.session.open_streams() == 0 {
-            self.session.close(now);
+            if readable && !self.read_all(ctx) {
+                readable = false;
+                continue;
+            }
+            now = Instant::now();
+            self.on_timeout(ctx, now);
+            if self.check_end(ctx, now) {
+                readable = false;
+                continue;
+            }
+            self.open_streams(ctx, now);
+            let requests = &ctx.plan.requests;
+            self.session.send_rest(&|k| &requests[self.lanes[k as usize].current].h3);
             self.flush(ctx, now);
-            self.drop_connection();
-            self.conn = Conn::Idle;
-            if self.lanes.iter().any(|l| l.phase == LanePhase::Pending) {
-                self.drive(ctx, false, now);
+            if self.check_end(ctx, now) {
+                continue;
             }
+            // A connection the server is leaving is replaced once its streams are done.
+            if self.session.going_away() && self.session.open_streams() == 0 {
+                self.session.close(now);
+                self.flush(ctx, now);
+                self.drop_connection();
+                self.conn = Conn::Idle;
+                continue;
+            }
+            self.arm(ctx);
             return;
         }
-        self.arm(ctx);
     }
 
     fn open(&mut self, ctx: &mut Ctx, now: Instant) -> bool {
