@@ -66,6 +66,8 @@ pub(crate) struct H3Slot {
     remote: SocketAddr,
     conn: Conn,
     socket: Option<UdpSocket>,
+    /// quinn-udp's view of `socket`: reads with GRO (and the cmsgs it needs).
+    udp: Option<quinn_udp::UdpSocketState>,
     session: Session,
     lanes: Vec<Lane>,
     writable: bool,
@@ -116,6 +118,7 @@ impl H3Slot {
             remote: plan.targets[target].addr,
             conn: Conn::Idle,
             socket: None,
+            udp: None,
             session: Session::new(session_settings(plan)),
             live_lanes: lanes.len(),
             lanes,
@@ -295,6 +298,13 @@ impl H3Slot {
             self.fail_connection(ctx, now, ErrorKind::Connect, &e);
             return false;
         }
+        match quinn_udp::UdpSocketState::new((&socket).into()) {
+            Ok(state) => self.udp = Some(state),
+            Err(e) => {
+                self.fail_connection(ctx, now, ErrorKind::Connect, &e);
+                return false;
+            }
+        }
         self.socket = Some(socket);
         self.writable = true;
         let config = ctx.quic.as_ref().expect("invariant: an HTTP/3 worker has a QUIC config");
@@ -311,10 +321,13 @@ impl H3Slot {
     /// Reads datagrams until the socket would block; `false` when the connection failed.
     fn read_all(&mut self, ctx: &mut Ctx) -> bool {
         loop {
-            let Some(socket) = self.socket.as_ref() else { return false };
+            let (Some(socket), Some(udp)) = (self.socket.as_ref(), self.udp.as_ref()) else { return false };
             let now = Instant::now();
-            let n = match socket.recv(&mut ctx.scratch) {
-                Ok(n) => n,
+            // One read may bring several datagrams the server sent at once (GRO): `stride` bytes each.
+            let mut meta = [quinn_udp::RecvMeta::default()];
+            let received = udp.recv(socket.into(), &mut [io::IoSliceMut::new(&mut ctx.scratch)], &mut meta);
+            let (n, stride) = match received {
+                Ok(_) => (meta[0].len, meta[0].stride.max(1)),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
                 Err(e) => {
                     // ICMP unreachable on the connected socket: nobody serves QUIC there.
@@ -330,12 +343,14 @@ impl H3Slot {
             let who = Who { client: *client, token: *token };
             let scratch = std::mem::take(&mut ctx.scratch);
             let mut connected = false;
-            session.receive(now, remote, &scratch[..n], &mut |event| {
-                if let H3Event::Connected = event {
-                    connected = true;
-                }
-                on_event(ctx, lanes, who, event, now);
-            });
+            for datagram in scratch[..n].chunks(stride) {
+                session.receive(now, remote, datagram, &mut |event| {
+                    if let H3Event::Connected = event {
+                        connected = true;
+                    }
+                    on_event(ctx, lanes, who, event, now);
+                });
+            }
             ctx.scratch = scratch;
             if connected && *conn == Conn::Handshaking {
                 *conn = Conn::Open;
@@ -443,6 +458,7 @@ impl H3Slot {
     fn drop_connection(&mut self) {
         // Closing the socket takes it out of the event loop.
         self.socket = None;
+        self.udp = None;
         self.session.reset();
         self.armed = None;
     }
