@@ -399,6 +399,9 @@ impl H3Slot {
             ErrorKind::Tls
         } else if self.conn == Conn::Handshaking {
             ErrorKind::Connect
+        } else if !end.by_peer {
+            // crest (or quinn-proto) closed it: the server broke HTTP/3 or QUIC, as a malformed HTTP/2 frame.
+            ErrorKind::Parse
         } else {
             ErrorKind::Read
         };

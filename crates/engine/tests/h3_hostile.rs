@@ -172,3 +172,20 @@ fn the_built_in_target_serves_gets_heads_and_posts_over_h3() {
     no_errors(&post);
     assert_eq!((post.requests, post.body_bytes), (20, 20 * 1024));
 }
+
+#[test]
+fn a_control_stream_without_settings_ends_the_connection_as_a_parse_error() {
+    let server = H3Server::start(Script::NoSettings, Vec::new());
+    let (report, took) = run(RunConfig {
+        max_requests: None,
+        duration_s: Some(0.5),
+        timeout_s: 0.3,
+        ..h3_requests(server.url("/"), 1, 2, 0)
+    });
+    let log = server.stop();
+    assert!(took < HANG);
+    assert!(errors(&report, "parse") > 0, "errors {:?} notes {:?}", report.errors, report.error_notes);
+    assert!(report.error_notes.iter().any(|n| n.contains("H3_MISSING_SETTINGS")), "{:?}", report.error_notes);
+    assert_eq!(report.requests, 0);
+    assert!(log.connections >= 2, "a new connection after each failure: {log:?}");
+}

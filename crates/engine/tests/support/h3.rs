@@ -33,6 +33,8 @@ pub enum Script {
     /// Answers this many requests per connection, then sends GOAWAY and
     /// rejects the rest (H3_REQUEST_REJECTED).
     GoAwayAfter(u32),
+    /// Opens its control stream with GOAWAY instead of SETTINGS, and answers nothing.
+    NoSettings,
 }
 
 /// What the server did.
@@ -160,7 +162,15 @@ fn serve(socket: UdpSocket, script: Script, body: Vec<u8>, stop: Arc<AtomicBool>
                     Event::Connected => {
                         let id = p.conn.streams().open(Dir::Uni).unwrap();
                         p.control = Some(id);
-                        p.pending.insert(id, frame::control_stream(65_536));
+                        let control = if script == Script::NoSettings {
+                            let mut bytes = vec![0x00];
+                            frame::encode_header(&mut bytes, kind::GOAWAY, 1);
+                            bytes.push(0);
+                            bytes
+                        } else {
+                            frame::control_stream(65_536)
+                        };
+                        p.pending.insert(id, control);
                     }
                     Event::Stream(StreamEvent::Opened { dir: Dir::Bi }) => {
                         while let Some(id) = p.conn.streams().accept(Dir::Bi) {
@@ -237,6 +247,7 @@ fn read_request(p: &mut Peer, id: StreamId, script: Script, response: &[u8], log
             log.resets += 1;
             let _ = p.conn.send_stream(id).reset(h3(code::INTERNAL_ERROR));
         }
+        Script::NoSettings => {}
         Script::DataFirst => {
             let mut bytes = Vec::new();
             frame::encode_header(&mut bytes, kind::DATA, 2);

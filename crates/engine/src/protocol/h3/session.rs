@@ -77,7 +77,8 @@ pub enum Event<'a> {
 /// Why the connection ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectionEnd {
-    /// The peer closed it, or it timed out (not crest's doing).
+    /// The peer closed it, or it timed out; `false`: crest or quinn-proto closed it because the
+    /// server broke HTTP/3 or QUIC (or crest closed it cleanly).
     pub by_peer: bool,
     /// The TLS handshake failed.
     pub tls: bool,
@@ -118,6 +119,8 @@ pub struct Session {
     pending: Option<usize>,
     /// A request was not written whole (flow control): `send_rest` has work.
     held_back: bool,
+    /// The time of the input being handled (a datagram's or a timer's), for a close it causes.
+    now: Option<Instant>,
 }
 
 impl Session {
@@ -142,6 +145,7 @@ impl Session {
             out: Vec::with_capacity(2048),
             pending: None,
             held_back: false,
+            now: None,
         }
     }
 
@@ -217,6 +221,7 @@ impl Session {
                 link.conn.handle_event(event);
             }
         }
+        self.now = Some(now);
         self.process(on);
     }
 
@@ -226,6 +231,7 @@ impl Session {
         if link.conn.poll_timeout().is_some_and(|at| at <= now) {
             link.conn.handle_timeout(now);
         }
+        self.now = Some(now);
         self.process(on);
     }
 
@@ -467,7 +473,8 @@ impl Session {
     fn fail(&mut self, e: StreamError) {
         if let Some(link) = self.link.as_mut() {
             let reason = bytes::Bytes::from_static(e.why.as_bytes());
-            link.conn.close(Instant::now(), VarInt::from_u64(e.code).expect("fits"), reason);
+            let now = self.now.expect("invariant: set by the input being handled");
+            link.conn.close(now, VarInt::from_u64(e.code).expect("fits"), reason);
         }
         self.end = Some(ConnectionEnd { by_peer: false, tls: false, clean: false, why: e.to_string() });
     }
