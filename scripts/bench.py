@@ -133,17 +133,26 @@ def h2load(url: str) -> Sample:
     )
 
 
-def oha(url: str) -> Sample:
-    """oha's HTTP/2 mode (h2c by prior knowledge on http://): requests/s of successful responses over its
-    whole run, as crest counts them."""
-    cmd = [OHA, "--http2", "-c", str(H2_CONNS), "-p", str(H2_STREAMS), "-z", f"{SECONDS}s", "--no-tui",
-           "--output-format", "json", "--insecure", url]  # fmt: skip
+def oha(url: str, version: str = "2") -> Sample:
+    """oha's HTTP/2 mode (h2c by prior knowledge on http://), or its HTTP/3 mode (`version` "3"):
+    requests/s of successful responses over its whole run, as crest counts them."""
+    cmd = [OHA, "--http-version", version, "-c", str(H2_CONNS), "-p", str(H2_STREAMS), "-z", f"{SECONDS}s",
+           "--no-tui", "--output-format", "json", "--insecure", url]  # fmt: skip
     out, cpu, rss = timed(cmd)
     report = json.loads(out)
     ok = sum(n for code, n in report["statusCodeDistribution"].items() if code.startswith(("2", "3")))
     # Requests in flight at -z's deadline are cut off and listed as errors; crest and h2load leave them out.
     errors = {k: v for k, v in (report.get("errorDistribution") or {}).items() if k != "aborted due to deadline"}
     return Sample(ok / report["summary"]["total"], ok, cpu, rss, {"errors": errors or "none"})
+
+
+def oha_speaks_h3() -> bool:
+    """Whether the installed oha was built with its http3 feature (crates.io's default build is not)."""
+    if not os.access(OHA, os.X_OK):
+        return False
+    probe = subprocess.run([OHA, "--http-version", "3", "-n", "1", "--no-tui", "https://127.0.0.1:9/"],
+                           capture_output=True, text=True, timeout=30)  # fmt: skip
+    return "not been built with HTTP/3" not in probe.stdout + probe.stderr
 
 
 class Process:
@@ -577,13 +586,20 @@ def start_caddy_h3(work: Path, docroot: Path) -> tuple[Process, int] | None:
 
 def bench_http3(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, str, str]], list[str], dict]:
     """HTTP/3 rows: crest over TLS HTTP/1.1, TLS h2 and h3 against the same target, for each target that
-    serves HTTP/3 (the built-in target, Caddy). No reference client speaks HTTP/3 here (Debian's h2load is
-    built without QUIC, oha from crates.io without its http3 feature), so the rows compare the protocols
-    as crest measures them."""
+    serves HTTP/3 (the built-in target, Caddy), and crest beside oha over HTTP/3 where oha was built with
+    its http3 feature (crates.io's default build is not; Debian's h2load is built without QUIC)."""
     rows: list[tuple[str, str, str, str, str]] = []
     commands: list[str] = []
     notes = {"load_before": f"{os.getloadavg()[0]:.1f}"}
     shape = f"{H2_CONNS} connections × {H2_STREAMS} streams"
+    have_oha_h3 = oha_speaks_h3()
+    notes["oha_h3"] = (
+        subprocess.run([OHA, "--version"], capture_output=True, text=True).stdout.strip() + " with http3"
+        if have_oha_h3
+        else "not run here: this oha has no HTTP/3"
+    )
+    if not have_oha_h3:
+        print(f"bench: oha ({OHA}) has no HTTP/3, its rows skipped: cargo install oha --locked --features http3")
     tls_port = free_port()
     builtin = Process([CREST, "serve", "--docroot", str(docroot), "--port", str(free_port()), "--tls-port",
                        str(tls_port), "--http3", "--threads", "1"], tls_port)  # fmt: skip
@@ -603,8 +619,30 @@ def bench_http3(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
                 name: with_target_cpu(lambda f=f, u=url: crest(u, H2_CONNS, *f), proc.proc.pid)
                 for name, f in flags.items()
             }
+            if have_oha_h3:
+                runs["oha HTTP/3"] = with_target_cpu(lambda u=url: oha(u, "3"), proc.proc.pid)
             results = dict(zip(runs, alternate(*runs.values())))
+            by_oha = results.pop("oha HTTP/3", None)
             h2, h3 = results["HTTP/2 (TLS)"], results["HTTP/3"]
+            if by_oha is not None:
+                ratio_rps = med(h3, "rps") / med(by_oha, "rps")
+                ratio_cpu = med(h3, "cpu_us_per_request") / med(by_oha, "cpu_us_per_request")
+                print(
+                    f"{target}, HTTP/3 1 KB, {shape}: oha {med(by_oha, 'rps'):,.0f} req/s, crest {med(h3, 'rps'):,.0f}"
+                    f" → {ratio_rps:.2f}×; CPU/request oha {med(by_oha, 'cpu_us_per_request'):.2f} µs, crest"
+                    f" {med(h3, 'cpu_us_per_request'):.2f} µs → {ratio_cpu:.2f}×; target per response oha"
+                    f" {target_us(by_oha):.2f} µs, crest {target_us(h3):.2f} µs; errors oha {by_oha[-1].extra['errors']}"
+                )
+                rows.append(
+                    (
+                        f"{target}, HTTP/3 GET 1 KB, {shape}: requests/s crest ÷ oha; client CPU per request crest ÷ oha",
+                        f"{spread(h3)} / {spread(by_oha)}; {med(h3, 'cpu_us_per_request'):.2f} µs /"
+                        f" {med(by_oha, 'cpu_us_per_request'):.2f} µs",
+                        f"{ratio_rps:.2f}; {ratio_cpu:.2f}",
+                        "(as measured)",
+                        "",
+                    )
+                )
             for name, samples in results.items():
                 conns = f"{H2_CONNS} connections" + ("" if name.startswith("HTTP/1") else f" × {H2_STREAMS} streams")
                 print(
@@ -630,6 +668,11 @@ def bench_http3(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
                     "(as measured)",
                     "",
                 )
+            )
+        if have_oha_h3:
+            commands.append(
+                f"taskset -c {CLIENT_CPU} oha --http-version 3 -c {H2_CONNS} -p {H2_STREAMS} -z {SECONDS}s --no-tui"
+                " --output-format json --insecure URL"
             )
         for f in flags.values():
             commands.append(
@@ -685,10 +728,11 @@ def write_h3_section(rows, commands, notes) -> None:
                     f"{os.cpu_count()} cores: the target pinned to core {TARGET_CPU} (the built-in target with one",
                     "thread for HTTP/1 and HTTP/2 and one for HTTP/3; Caddy with GOMAXPROCS=1), crest to core",
                     f"{CLIENT_CPU}, each protocol once per round in turn ({ROUNDS} rounds of {SECONDS} s; medians, the",
-                    "rounds' range in brackets). No reference client speaks HTTP/3 on this machine (Debian's",
-                    "h2load 1.52 is built without QUIC; oha from crates.io lacks its http3 feature), so the rows",
-                    "set crest's HTTP/3 beside its HTTP/1.1 and HTTP/2 over TLS against the same target. Client",
-                    "CPU is the whole process's (engine threads alone in brackets); the target's is its process's.",
+                    "rounds' range in brackets). The rows set crest's HTTP/3 beside its HTTP/1.1 and HTTP/2 over",
+                    "TLS against the same target and, when oha was built with its http3 feature (`cargo install",
+                    "oha --locked --features http3`; crates.io's default build has none, and Debian's h2load 1.52",
+                    f"is built without QUIC), beside oha's HTTP/3 ({notes.get('oha_h3', 'not run')}). Client CPU is",
+                    "the whole process's (engine threads alone in brackets); the target's is its process's.",
                 ]
             ),
             "",
