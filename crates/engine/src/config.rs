@@ -122,12 +122,13 @@ pub struct RunConfig {
     pub keepalive: bool,
     /// Requests written back to back on a connection before reading (1.1 keep-alive only).
     pub pipeline: u32,
-    /// HTTP/2: concurrent streams per connection (h2load's -m); each stream
-    /// is one closed-loop user (or one open-loop sender). 1 with HTTP/1.x.
+    /// HTTP/2 and HTTP/3: concurrent streams per connection (h2load's -m); each
+    /// stream is one closed-loop user (or one open-loop sender). 1 with HTTP/1.x.
     pub streams: u32,
-    /// HTTP/2: the receive window of each stream (SETTINGS_INITIAL_WINDOW_SIZE).
+    /// HTTP/2: the receive window of each stream (SETTINGS_INITIAL_WINDOW_SIZE);
+    /// HTTP/3: QUIC's stream receive window.
     pub h2_stream_window_bytes: u32,
-    /// HTTP/2: the receive window of each connection.
+    /// HTTP/2: the receive window of each connection; HTTP/3: QUIC's connection receive window.
     pub h2_connection_window_bytes: u32,
     /// Concurrent connections (closed loop: virtual users).
     pub connections: u32,
