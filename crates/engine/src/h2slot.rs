@@ -1,13 +1,12 @@
 //! An HTTP/2 slot: one of the run's connections, carrying up to `streams`
-//! requests at once, one per lane. Each lane is a user of its own: in a
-//! closed loop it sends, waits for its response, thinks and sends again; in
-//! an open loop it keeps its own schedule. The lanes share the connection,
-//! whose protocol state is `protocol::h2::Session`'s; this module owns the
-//! I/O (connect, TLS with ALPN h2, reads into the worker's buffer, writes),
-//! the lanes' timing and what is recorded. When the server sends GOAWAY, the
-//! streams it still serves finish, those it refused are sent again on the
-//! next connection, and the connection is replaced once idle. Like `slot`,
-//! it never recurses, sleeps or allocates per request.
+//! requests at once, one per lane (`lane`: a user of its own, its timing
+//! and what it records). The lanes share the connection, whose protocol
+//! state is `protocol::h2::Session`'s; this module owns the I/O (connect,
+//! TLS with ALPN h2, reads into the worker's buffer, writes) and when each
+//! lane's request goes out. When the server sends GOAWAY, the streams it
+//! still serves finish, those it refused are sent again on the next
+//! connection, and the connection is replaced once idle. Like `slot`, it
+//! never recurses, sleeps or allocates per request.
 
 use std::io;
 use std::net::IpAddr;
@@ -16,12 +15,11 @@ use std::time::Instant;
 use crate::connection::Transport;
 use crate::dial::{self, Connected};
 use crate::error::ErrorKind;
+use crate::lane::{self, Lane, LanePhase, Who};
 use crate::plan::Plan;
 use crate::protocol::h2::{Event as H2Event, Response as H2Response, Session, SessionSettings};
 use crate::protocol::Response;
-use crate::slot::{micros_between, Ctx, Event, CONNECT_BACKOFF};
-use crate::stats::Completion;
-use crate::validate;
+use crate::slot::{Ctx, Event};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Conn {
@@ -32,40 +30,6 @@ enum Conn {
     Open,
     /// Every lane is done.
     Done,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LanePhase {
-    /// Begins its next request at this time.
-    Waiting(Instant),
-    /// Begins once the current batch of events is handled.
-    Queued,
-    /// A request drawn, waiting for the connection or for a stream to be free.
-    Pending,
-    /// Its stream is open.
-    InFlight,
-    /// Quota used up or the run over.
-    Done,
-}
-
-#[derive(Debug)]
-struct Lane {
-    phase: LanePhase,
-    /// The table entry being sent, and its class.
-    current: usize,
-    class: usize,
-    /// When the current request was meant to go (open loop) or was begun.
-    intended: Instant,
-    /// Where latency counts from.
-    sent_at: Instant,
-    /// When the current request gives up.
-    deadline: Instant,
-    /// µs from the start to where the line time of the next completion counts from (see `slot`).
-    mark_us: u64,
-    due_us: u64,
-    begun: bool,
-    /// The first body bytes of the current response (content checks), sized once.
-    captured: Vec<u8>,
 }
 
 pub(crate) struct H2Slot {
@@ -102,24 +66,7 @@ impl H2Slot {
         first: impl Fn(u32) -> Instant,
     ) -> Self {
         let h2 = plan.http2.expect("invariant: an HTTP/2 slot in an HTTP/2 plan");
-        let capture = plan.requests.iter().filter_map(|r| r.expect_body_prefix.as_ref().map(Vec::len)).max();
-        let lanes = (0..h2.streams)
-            .map(|k| {
-                let at = first(index * h2.streams + k);
-                Lane {
-                    phase: LanePhase::Waiting(at),
-                    current: 0,
-                    class: 0,
-                    intended: at,
-                    sent_at: at,
-                    deadline: at,
-                    mark_us: 0,
-                    due_us: 0,
-                    begun: false,
-                    captured: Vec::with_capacity(capture.unwrap_or(0)),
-                }
-            })
-            .collect::<Vec<_>>();
+        let lanes = lane::lanes_of(plan, index, h2.streams, first);
         let settings = SessionSettings {
             lanes: h2.streams,
             stream_window: h2.stream_window,
@@ -149,10 +96,7 @@ impl H2Slot {
 
     /// The times the lanes first begin.
     pub fn first_wakeups(&self) -> impl Iterator<Item = Instant> + '_ {
-        self.lanes.iter().filter_map(|l| match l.phase {
-            LanePhase::Waiting(at) => Some(at),
-            _ => None,
-        })
+        lane::first_wakeups(&self.lanes)
     }
 
     /// The one entry point, as `Slot::handle`.
@@ -206,27 +150,9 @@ impl H2Slot {
 
     /// Lane `k` draws its next request, or is done.
     fn begin(&mut self, ctx: &mut Ctx, k: usize, now: Instant) {
-        let over = ctx.end.is_some_and(|end| now >= end);
-        let batch = if over { None } else { ctx.selector.next(&ctx.plan) };
-        let Some(batch) = batch else {
+        if !self.lanes[k].begin(ctx, now) {
             self.lane_done(ctx, k);
-            return;
-        };
-        let plan = &ctx.plan;
-        let lane = &mut self.lanes[k];
-        if !lane.begun {
-            lane.begun = true;
-            lane.mark_us = micros_between(ctx.origin, now);
-        } else {
-            lane.mark_us = lane.mark_us.max(lane.due_us);
         }
-        lane.current = batch.entry;
-        lane.class = plan.requests[batch.entry].class;
-        lane.captured.clear();
-        lane.deadline = now + plan.timeout;
-        lane.sent_at = if plan.schedule.is_open_loop() { lane.intended } else { now };
-        lane.phase = LanePhase::Pending;
-        ctx.stats.record_issued(lane.class, 1);
     }
 
     fn sweep(&mut self, ctx: &mut Ctx, now: Instant) {
@@ -443,11 +369,7 @@ impl H2Slot {
                 &blocks.priming
             };
             self.session.open(k as u32, block, &plan.body);
-            lane.phase = LanePhase::InFlight;
-            if !plan.schedule.is_open_loop() {
-                // Closed loop counts from when the request goes out, after any connect.
-                lane.sent_at = now;
-            }
+            lane.sent(ctx, now);
             ctx.stats.h2.record_open(self.session.open_streams(), block.len(), blocks.raw_bytes);
         }
     }
@@ -507,11 +429,8 @@ impl H2Slot {
     }
 
     fn fail_lane(&mut self, ctx: &mut Ctx, k: usize, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
-        let lane = &mut self.lanes[k];
-        ctx.stats.record_error(ctx.offset(now), kind, lane.class, self.client, Some(message));
-        record_active(ctx, lane, self.client, now);
-        let earliest = if kind == ErrorKind::Connect { now + CONNECT_BACKOFF } else { now };
-        schedule_next(ctx, lane, self.token, now, earliest);
+        let who = Who { client: self.client, token: self.token };
+        self.lanes[k].fail(ctx, who, now, kind, message);
         self.queue_ready(ctx);
     }
 
@@ -524,41 +443,18 @@ impl H2Slot {
     }
 }
 
-/// Whose lanes an event is about: the slot's client and token.
-#[derive(Clone, Copy)]
-struct Who {
-    client: usize,
-    token: usize,
-}
-
 /// What the session reported about a lane.
 fn on_event(ctx: &mut Ctx, lanes: &mut [Lane], who: Who, event: H2Event<'_>, now: Instant) {
-    let client = who.client;
     match event {
         H2Event::Ready => {}
-        H2Event::Body { lane, bytes } => {
-            let lane = &mut lanes[lane as usize];
-            let want = ctx.plan.requests[lane.current].expect_body_prefix.as_ref().map_or(0, Vec::len);
-            if lane.captured.len() < want {
-                let take = (want - lane.captured.len()).min(bytes.len());
-                lane.captured.extend_from_slice(&bytes[..take]);
-            }
-        }
+        H2Event::Body { lane, bytes } => lanes[lane as usize].capture(ctx, bytes),
         H2Event::Response { lane, response } => complete(ctx, &mut lanes[lane as usize], who, &response, now),
         H2Event::Reset { lane, code } => {
-            let lane = &mut lanes[lane as usize];
             ctx.stats.h2.resets += 1;
             let why = format_args!("server reset the stream: {}", crate::protocol::h2::frame::code::name(code));
-            ctx.stats.record_error(ctx.offset(now), ErrorKind::Reset, lane.class, client, Some(&why));
-            record_active(ctx, lane, client, now);
-            schedule_next(ctx, lane, who.token, now, now);
+            lanes[lane as usize].fail(ctx, who, now, ErrorKind::Reset, &why);
         }
-        H2Event::Malformed { lane, reason } => {
-            let lane = &mut lanes[lane as usize];
-            ctx.stats.record_error(ctx.offset(now), ErrorKind::Parse, lane.class, client, Some(&reason));
-            record_active(ctx, lane, client, now);
-            schedule_next(ctx, lane, who.token, now, now);
-        }
+        H2Event::Malformed { lane, reason } => lanes[lane as usize].fail(ctx, who, now, ErrorKind::Parse, &reason),
         H2Event::Refused { lane } => {
             // Never processed: sent again on the next connection, counted once.
             ctx.stats.h2.refused += 1;
@@ -569,47 +465,9 @@ fn on_event(ctx: &mut Ctx, lanes: &mut [Lane], who: Who, event: H2Event<'_>, now
 }
 
 fn complete(ctx: &mut Ctx, lane: &mut Lane, who: Who, r: &H2Response, now: Instant) {
-    let client = who.client;
-    let at = ctx.offset(now);
     let response =
         Response { status: r.status, head_bytes: r.head_block_bytes, body_bytes: r.body_bytes, keep_alive: true };
     ctx.stats.h2.response_header_block_bytes += r.head_block_bytes;
     ctx.stats.h2.response_header_raw_bytes += r.head_raw_bytes;
-    match validate::check(&ctx.plan.requests[lane.current], &response, &lane.captured) {
-        Err(why) => ctx.stats.record_error(at, ErrorKind::Validation, lane.class, client, Some(&why)),
-        Ok(()) => ctx.stats.record_response(&Completion {
-            at,
-            status: r.status,
-            bytes: r.head_block_bytes + r.flow_bytes,
-            body_bytes: r.body_bytes,
-            latency: now - lane.sent_at,
-            class: lane.class,
-            client,
-        }),
-    }
-    record_active(ctx, lane, client, now);
-    schedule_next(ctx, lane, who.token, now, now);
-}
-
-/// As `Slot::record_active`, per lane (no line-speed pacing with HTTP/2).
-fn record_active(ctx: &mut Ctx, lane: &mut Lane, client: usize, now: Instant) {
-    let end_us = micros_between(ctx.origin, now);
-    ctx.stats.record_active(ctx.offset(now), client, end_us.saturating_sub(lane.mark_us));
-    lane.mark_us = end_us;
-}
-
-/// Decides when the lane's next request begins: at once (`Queued`) or later.
-fn schedule_next(ctx: &mut Ctx, lane: &mut Lane, token: usize, now: Instant, earliest: Instant) {
-    let schedule = ctx.plan.schedule;
-    let intended = lane.intended.saturating_duration_since(ctx.origin);
-    let done = now.saturating_duration_since(ctx.origin);
-    lane.intended = ctx.origin + schedule.next_send(intended, done);
-    let at = lane.intended.max(earliest);
-    lane.due_us = micros_between(ctx.origin, at);
-    if at <= now {
-        lane.phase = LanePhase::Queued;
-    } else {
-        lane.phase = LanePhase::Waiting(at);
-        ctx.wakeups.push(std::cmp::Reverse((at, token)));
-    }
+    lane.complete(ctx, who, &response, r.head_block_bytes + r.flow_bytes, now);
 }

@@ -1,6 +1,5 @@
 //! An HTTP/3 slot: one of the run's QUIC connections, carrying up to
-//! `streams` requests at once, one per lane, each lane a user of its own
-//! (closed loop or its own open-loop schedule), as in `h2slot`. This module
+//! `streams` requests at once, one per lane (`lane`, as in `h2slot`). This module
 //! owns the I/O: a connected UDP socket, datagrams in and out, and the QUIC
 //! timers (armed on the worker's wake-up heap); `protocol::h3::Session`
 //! owns the protocol. The connect time of an HTTP/3 connection is its QUIC
@@ -16,12 +15,11 @@ use mio::{Interest, Token};
 
 use crate::connection;
 use crate::error::ErrorKind;
+use crate::lane::{self, Lane, LanePhase, Who};
 use crate::plan::Plan;
 use crate::protocol::h3::{Event as H3Event, Response as H3Response, Session, SessionSettings};
 use crate::protocol::Response;
-use crate::slot::{micros_between, Ctx, Event, CONNECT_BACKOFF};
-use crate::stats::Completion;
-use crate::validate;
+use crate::slot::{Ctx, Event};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Conn {
@@ -32,30 +30,6 @@ enum Conn {
     Open,
     /// Every lane is done.
     Done,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LanePhase {
-    Waiting(Instant),
-    Queued,
-    /// A request drawn, waiting for the connection or for a stream.
-    Pending,
-    InFlight,
-    Done,
-}
-
-#[derive(Debug)]
-struct Lane {
-    phase: LanePhase,
-    current: usize,
-    class: usize,
-    intended: Instant,
-    sent_at: Instant,
-    deadline: Instant,
-    mark_us: u64,
-    due_us: u64,
-    begun: bool,
-    captured: Vec<u8>,
 }
 
 pub(crate) struct H3Slot {
@@ -90,24 +64,7 @@ impl H3Slot {
         first: impl Fn(u32) -> Instant,
     ) -> Self {
         let h3 = plan.http3.expect("invariant: an HTTP/3 slot in an HTTP/3 plan");
-        let capture = plan.requests.iter().filter_map(|r| r.expect_body_prefix.as_ref().map(Vec::len)).max();
-        let lanes = (0..h3.streams)
-            .map(|k| {
-                let at = first(index * h3.streams + k);
-                Lane {
-                    phase: LanePhase::Waiting(at),
-                    current: 0,
-                    class: 0,
-                    intended: at,
-                    sent_at: at,
-                    deadline: at,
-                    mark_us: 0,
-                    due_us: 0,
-                    begun: false,
-                    captured: Vec::with_capacity(capture.unwrap_or(0)),
-                }
-            })
-            .collect::<Vec<_>>();
+        let lanes = lane::lanes_of(plan, index, h3.streams, first);
         let target = plan.requests.first().map_or(0, |r| r.target);
         let now = Instant::now();
         Self {
@@ -132,10 +89,7 @@ impl H3Slot {
 
     /// The times the lanes first begin.
     pub fn first_wakeups(&self) -> impl Iterator<Item = Instant> + '_ {
-        self.lanes.iter().filter_map(|l| match l.phase {
-            LanePhase::Waiting(at) => Some(at),
-            _ => None,
-        })
+        lane::first_wakeups(&self.lanes)
     }
 
     /// The one entry point, as `Slot::handle`.
@@ -192,28 +146,11 @@ impl H3Slot {
         }
     }
 
+    /// Lane `k` draws its next request, or is done.
     fn begin(&mut self, ctx: &mut Ctx, k: usize, now: Instant) {
-        let over = ctx.end.is_some_and(|end| now >= end);
-        let batch = if over { None } else { ctx.selector.next(&ctx.plan) };
-        let Some(batch) = batch else {
+        if !self.lanes[k].begin(ctx, now) {
             self.lane_done(ctx, k, now);
-            return;
-        };
-        let plan = &ctx.plan;
-        let lane = &mut self.lanes[k];
-        if !lane.begun {
-            lane.begun = true;
-            lane.mark_us = micros_between(ctx.origin, now);
-        } else {
-            lane.mark_us = lane.mark_us.max(lane.due_us);
         }
-        lane.current = batch.entry;
-        lane.class = plan.requests[batch.entry].class;
-        lane.captured.clear();
-        lane.deadline = now + plan.timeout;
-        lane.sent_at = if plan.schedule.is_open_loop() { lane.intended } else { now };
-        lane.phase = LanePhase::Pending;
-        ctx.stats.record_issued(lane.class, 1);
     }
 
     fn sweep(&mut self, ctx: &mut Ctx, now: Instant) {
@@ -427,10 +364,7 @@ impl H3Slot {
                 // The server's stream limit: the rest wait for it to grant more.
                 break;
             }
-            lane.phase = LanePhase::InFlight;
-            if !plan.schedule.is_open_loop() {
-                lane.sent_at = now;
-            }
+            lane.sent(ctx, now);
             ctx.stats.h2.record_open(self.session.open_streams() as u32, request.h3_block_bytes, request.h3_raw_bytes);
         }
     }
@@ -482,11 +416,8 @@ impl H3Slot {
     }
 
     fn fail_lane(&mut self, ctx: &mut Ctx, k: usize, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
-        let lane = &mut self.lanes[k];
-        ctx.stats.record_error(ctx.offset(now), kind, lane.class, self.client, Some(message));
-        record_active(ctx, lane, self.client, now);
-        let earliest = if kind == ErrorKind::Connect { now + CONNECT_BACKOFF } else { now };
-        schedule_next(ctx, lane, self.token, now, earliest);
+        let who = Who { client: self.client, token: self.token };
+        self.lanes[k].fail(ctx, who, now, kind, message);
         self.queue_ready(ctx);
     }
 
@@ -515,40 +446,20 @@ fn record_handshake(ctx: &mut Ctx, elapsed: std::time::Duration) {
     ctx.stats.record_tls_handshake(elapsed, false, (Some(rustls::ProtocolVersion::TLSv1_3), None));
 }
 
-#[derive(Clone, Copy)]
-struct Who {
-    client: usize,
-    token: usize,
-}
-
+/// What the session reported about a lane.
 fn on_event(ctx: &mut Ctx, lanes: &mut [Lane], who: Who, event: H3Event<'_>, now: Instant) {
-    let client = who.client;
     match event {
         H3Event::Connected => {}
-        H3Event::Body { lane, bytes } => {
-            let lane = &mut lanes[lane as usize];
-            let want = ctx.plan.requests[lane.current].expect_body_prefix.as_ref().map_or(0, Vec::len);
-            if lane.captured.len() < want {
-                let take = (want - lane.captured.len()).min(bytes.len());
-                lane.captured.extend_from_slice(&bytes[..take]);
-            }
-        }
+        H3Event::Body { lane, bytes } => lanes[lane as usize].capture(ctx, bytes),
         H3Event::Response { lane, response } => complete(ctx, &mut lanes[lane as usize], who, &response, now),
         H3Event::Reset { lane, code } => {
-            let lane = &mut lanes[lane as usize];
             ctx.stats.h2.resets += 1;
             let why = format_args!("server reset the stream: {}", crate::protocol::h3::frame::code::name(code));
-            ctx.stats.record_error(ctx.offset(now), ErrorKind::Reset, lane.class, client, Some(&why));
-            record_active(ctx, lane, client, now);
-            schedule_next(ctx, lane, who.token, now, now);
+            lanes[lane as usize].fail(ctx, who, now, ErrorKind::Reset, &why);
         }
-        H3Event::Malformed { lane, reason } => {
-            let lane = &mut lanes[lane as usize];
-            ctx.stats.record_error(ctx.offset(now), ErrorKind::Parse, lane.class, client, Some(&reason));
-            record_active(ctx, lane, client, now);
-            schedule_next(ctx, lane, who.token, now, now);
-        }
+        H3Event::Malformed { lane, reason } => lanes[lane as usize].fail(ctx, who, now, ErrorKind::Parse, &reason),
         H3Event::Refused { lane } => {
+            // Never processed: sent again on the next connection, counted once.
             ctx.stats.h2.refused += 1;
             lanes[lane as usize].phase = LanePhase::Pending;
         }
@@ -557,45 +468,9 @@ fn on_event(ctx: &mut Ctx, lanes: &mut [Lane], who: Who, event: H3Event<'_>, now
 }
 
 fn complete(ctx: &mut Ctx, lane: &mut Lane, who: Who, r: &H3Response, now: Instant) {
-    let client = who.client;
-    let at = ctx.offset(now);
     let response =
         Response { status: r.status, head_bytes: r.head_block_bytes, body_bytes: r.body_bytes, keep_alive: true };
     ctx.stats.h2.response_header_block_bytes += r.head_block_bytes;
     ctx.stats.h2.response_header_raw_bytes += r.head_raw_bytes;
-    match validate::check(&ctx.plan.requests[lane.current], &response, &lane.captured) {
-        Err(why) => ctx.stats.record_error(at, ErrorKind::Validation, lane.class, client, Some(&why)),
-        Ok(()) => ctx.stats.record_response(&Completion {
-            at,
-            status: r.status,
-            bytes: r.stream_bytes,
-            body_bytes: r.body_bytes,
-            latency: now - lane.sent_at,
-            class: lane.class,
-            client,
-        }),
-    }
-    record_active(ctx, lane, client, now);
-    schedule_next(ctx, lane, who.token, now, now);
-}
-
-fn record_active(ctx: &mut Ctx, lane: &mut Lane, client: usize, now: Instant) {
-    let end_us = micros_between(ctx.origin, now);
-    ctx.stats.record_active(ctx.offset(now), client, end_us.saturating_sub(lane.mark_us));
-    lane.mark_us = end_us;
-}
-
-fn schedule_next(ctx: &mut Ctx, lane: &mut Lane, token: usize, now: Instant, earliest: Instant) {
-    let schedule = ctx.plan.schedule;
-    let intended = lane.intended.saturating_duration_since(ctx.origin);
-    let done = now.saturating_duration_since(ctx.origin);
-    lane.intended = ctx.origin + schedule.next_send(intended, done);
-    let at = lane.intended.max(earliest);
-    lane.due_us = micros_between(ctx.origin, at);
-    if at <= now {
-        lane.phase = LanePhase::Queued;
-    } else {
-        lane.phase = LanePhase::Waiting(at);
-        ctx.wakeups.push(std::cmp::Reverse((at, token)));
-    }
+    lane.complete(ctx, who, &response, r.stream_bytes, now);
 }

@@ -23,6 +23,7 @@ pub mod fileops;
 mod h2slot;
 mod h3slot;
 pub mod keepalive;
+mod lane;
 mod live;
 pub mod part;
 pub mod plan;
