@@ -711,8 +711,7 @@ def bench_http3(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
 
 
 def write_h3_section(rows, commands, notes) -> None:
-    """Rewrites the "HTTP/3" section of docs/benchmarks.md in place (after HTTP/2, before "File servers"),
-    so that BENCH_ONLY=h3 refreshes it alone."""
+    """The "HTTP/3" section of docs/benchmarks.md, so that BENCH_ONLY=h3 refreshes it alone."""
     caddy = (
         subprocess.run(["caddy", "version"], capture_output=True, text=True).stdout.strip()
         if shutil.which("caddy")
@@ -752,12 +751,7 @@ def write_h3_section(rows, commands, notes) -> None:
             "",
         ]
     )
-    doc = ROOT / "docs" / "benchmarks.md"
-    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
-    text = re.sub(r"\n## HTTP/3\n.*?(?=\n## |\Z)", "", text, flags=re.S)
-    head, sep, tail = text.partition("\n## File servers\n")
-    doc.write_text(head.rstrip() + "\n\n" + section + (sep + tail if sep else ""))
-    print(f"wrote the HTTP/3 section of {doc}")
+    replace_section("HTTP/3", section)
 
 
 def make_docroot(work: Path) -> tuple[Path, Path]:
@@ -1040,8 +1034,7 @@ def write_doc(rows, commands) -> None:
 
 
 def write_h2_section(rows, commands, notes) -> None:
-    """Rewrites the "HTTP/2" section of docs/benchmarks.md in place (before "File servers", whose script
-    appends it last), so that BENCH_ONLY=h2 refreshes it alone."""
+    """The "HTTP/2" section of docs/benchmarks.md, so that BENCH_ONLY=h2 refreshes it alone."""
     version = (
         subprocess.run(["h2load", "--version"], capture_output=True, text=True).stdout.strip()
         if shutil.which("h2load")
@@ -1089,12 +1082,22 @@ def write_h2_section(rows, commands, notes) -> None:
             "",
         ]
     )
+    replace_section("HTTP/2", section)
+
+
+def replace_section(title: str, section: str) -> None:
+    """Rewrites the section `title` of docs/benchmarks.md in place, or puts it before "File servers"
+    (whose script appends that section last) when it is new: each BENCH_ONLY run refreshes its own."""
     doc = ROOT / "docs" / "benchmarks.md"
     text = doc.read_text() if doc.exists() else "# Benchmarks\n"
-    text = re.sub(r"\n## HTTP/2\n.*?(?=\n## |\Z)", "", text, flags=re.S)
-    head, sep, tail = text.partition("\n## File servers\n")
-    doc.write_text(head.rstrip() + "\n\n" + section + (sep + tail if sep else ""))
-    print(f"wrote the HTTP/2 section of {doc}")
+    pattern = re.compile(rf"\n## {re.escape(title)}\n.*?(?=\n## |\Z)", re.S)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: "\n" + section, text, count=1)
+    else:
+        head, sep, tail = text.partition("\n## File servers\n")
+        text = head.rstrip() + "\n\n" + section + (sep + tail if sep else "")
+    doc.write_text(text)
+    print(f"wrote the {title} section of {doc}")
 
 
 if __name__ == "__main__":
