@@ -3,13 +3,9 @@
 //! Appendix C (C.3–C.6), decoded in sequence so the dynamic table (with
 //! its evictions at 256 bytes) must stay in step.
 
+use crate::support::hex;
 use crest_engine::protocol::h2::hpack::{self, Decoder, HpackError};
 use crest_engine::protocol::h2::huffman::{self, HuffmanError};
-
-fn hex(s: &str) -> Vec<u8> {
-    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-}
 
 fn decode_all(d: &mut Decoder, block: &[u8]) -> Result<Vec<(String, String)>, HpackError> {
     let mut out = Vec::new();

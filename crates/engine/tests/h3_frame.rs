@@ -4,16 +4,12 @@
 //! response stream and of the server's control stream, each fed its bytes
 //! split at every boundary and one byte at a time.
 
+use crate::support::hex;
 use crest_engine::protocol::h2::hpack::RequestHead;
 use crest_engine::protocol::h3::frame::{self, code, kind};
 use crest_engine::protocol::h3::qpack::{self, Decoder, QpackError, STATIC_TABLE};
 use crest_engine::protocol::h3::stream::{PeerEvent, PeerStream, Response, ResponseStream, StreamError};
 use crest_engine::protocol::h3::varint;
-
-fn hex(s: &str) -> Vec<u8> {
-    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-}
 
 fn decode_all(d: &mut Decoder, block: &[u8]) -> Result<Vec<(String, String)>, QpackError> {
     let mut out = Vec::new();

@@ -157,3 +157,9 @@ pub fn run(config: RunConfig) -> (RunReport, Duration) {
 pub fn config(url: String) -> RunConfig {
     RunConfig { url, ..RunConfig::default() }
 }
+
+/// Bytes from hex digits (whitespace ignored), as the RFCs print their examples.
+pub fn hex(s: &str) -> Vec<u8> {
+    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
