@@ -1,4 +1,4 @@
-"""Shared fixtures: a docroot, the built-in target on a free port, a silent listening socket, a closed port;
+"""Shared fixtures: a docroot (and `www`, the servers' FILES docroot for a module), the built-in target on a free port, a silent listening socket, a closed port;
 and the rule that only tests marked integration start a server or a subprocess.
 
 Everything here is real: the compiled engine, real sockets, real subprocesses.
@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from servers_support import make_docroot
 from support import SilentListener
 
 try:
@@ -75,6 +76,16 @@ def _unit_tests_start_nothing(request: pytest.FixtureRequest, monkeypatch: pytes
         pytest.fail(
             f"{', '.join(sorted(set(started)))} in a test not marked integration: mark it @pytest.mark.integration"
         )
+
+
+@pytest.fixture(scope="module")
+def www() -> Iterator[Path]:
+    """servers_support.FILES in a docroot the real servers' workers can read, for one test module."""
+    root = make_docroot()
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

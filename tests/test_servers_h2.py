@@ -12,7 +12,6 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from crest.servers.builtin_adapter import BuiltinAdapter
 from crest.servers.registry import adapter as make_adapter
 from crest.servers.samba import SambaAdapter
 from crest.servers.site import Site
-from servers_support import FILES, LOG_WAIT_S, installed, make_docroot, render_config, wait_for
+from servers_support import FILES, LOG_WAIT_S, installed, render_config, wait_for
 from support import run_cli
 
 CURL_TIMEOUT_S = 15
@@ -58,15 +57,6 @@ def trust(name: str, target: Target) -> tuple[str, ...]:
     """curl's options to trust the target's certificate: the site's, but the built-in target makes its own."""
     assert target.site is not None
     return ("-k",) if name == "builtin" else ("--cacert", str(target.site.cert))
-
-
-@pytest.fixture(scope="module")
-def www() -> Iterator[Path]:
-    root = make_docroot()
-    try:
-        yield root
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 # -- on the real servers ------------------------------------------------------------------------

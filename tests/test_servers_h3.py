@@ -8,9 +8,7 @@ configuration text.
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,20 +17,11 @@ from crest.errors import ConfigError
 from crest.servers.base import ServerSettings, Target
 from crest.servers.registry import adapter as make_adapter
 from crest.servers.site import Site
-from servers_support import FILES, LOG_WAIT_S, installed, make_docroot, wait_for
+from servers_support import FILES, LOG_WAIT_S, installed, wait_for
 from support import run_cli, static_suite
 
 HTTP3_SERVERS = ("caddy", "builtin")
 REQUESTS = 400
-
-
-@pytest.fixture(scope="module")
-def www() -> Iterator[Path]:
-    root = make_docroot()
-    try:
-        yield root
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def bench_h3(url: str, *flags: str) -> dict[str, object]:

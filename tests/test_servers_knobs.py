@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -25,7 +24,7 @@ from crest.errors import ConfigError
 from crest.servers.apache import MODULES_DIR
 from crest.servers.base import ServerSettings, Target
 from crest.servers.registry import adapter as make_adapter
-from servers_support import FILES, HTTP_TIMEOUT_S, LOG_WAIT_S, installed, make_docroot
+from servers_support import FILES, HTTP_TIMEOUT_S, LOG_WAIT_S, installed
 
 pytestmark = pytest.mark.integration
 
@@ -106,15 +105,6 @@ KNOBS["apache-prefork"] = {
     "min_spare_servers": ("3", r"MinSpareServers 3"),
     "max_spare_servers": ("6", r"MaxSpareServers 6"),
 }
-
-
-@pytest.fixture(scope="module")
-def www() -> Iterator[Path]:
-    root = make_docroot()
-    try:
-        yield root
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def dump(target: Target) -> str:
