@@ -294,7 +294,7 @@ class SuiteRunner:
                 # Validate one engine config against a stand-in for the target crest will start.
                 file = self.request.suite.workload.is_file
                 # HTTP/3 goes to the TLS port (see `_target`), so its stand-in is https too.
-                http3 = self.request.suite.workload.http_version == "3"
+                http3 = self.request.suite.workload.over_quic
                 stand_in = (
                     "smb://crest@127.0.0.1:1/crest"
                     if file
@@ -318,7 +318,7 @@ class SuiteRunner:
             # Validate one engine config first, so a bad option fails before anything is sent.
             LoadClient(self._spec(self.mixes[0]))
             # HTTP/3 is QUIC over UDP, which a TCP connect cannot probe: only the names are resolved.
-            tcp = self.request.suite.workload.http_version != "3"
+            tcp = not self.request.suite.workload.over_quic
             for url in dict.fromkeys(filter(None, (self.request.target, self.request.tls_target,
                                                    *self.request.role_targets.values()))):  # fmt: skip
                 check_reachable(parse_url(url), tcp=tcp)
@@ -419,7 +419,7 @@ class SuiteRunner:
         try:
             # HTTP/2 in cleartext goes where the server takes h2c by prior knowledge (a port of its own for nginx);
             # HTTP/3 is always encrypted: every class goes to the TLS port (QUIC on its UDP twin).
-            http3 = self.request.suite.workload.http_version == "3"
+            http3 = self.request.suite.workload.over_quic
             plain = target.tls_url if http3 and target.tls_url else (target.h2c_url or target.url)
             self._bind(replace(self.request, target=plain, tls_target=target.tls_url, insecure=True),
                        self._role_urls(self.request, target))  # fmt: skip
@@ -470,12 +470,12 @@ class SuiteRunner:
             memory_bytes=self.request.memory_bytes,
             cpu_quota=self.share.quota if self.share else None,
             access_log=self.request.access_log,
-            tls=any(c.tls for c in workload.classes) or workload.http_version == "3",
+            tls=any(c.tls for c in workload.classes) or workload.over_quic,
             tls_key=workload.tls_settings().key,
             kinds=frozenset(kinds),
             keepalive=workload.keepalive,
             http2=workload.http_version == "2",
-            http3=workload.http_version == "3",
+            http3=workload.over_quic,
             options=dict(self.request.server_options),
             bind_host=str(TARGET_ADDRESS) if self._network else "127.0.0.1",
             netns=self._network.target_ns if self._network else None,
@@ -753,7 +753,7 @@ class SuiteRunner:
                 if self.request.target and self.request.target.startswith("smb:"):
                     check_reachable(parse_file_url(self.request.target))
             else:
-                tcp = self.request.suite.workload.http_version != "3"
+                tcp = not self.request.suite.workload.over_quic
                 for url in filter(None, (self.request.target, self.request.tls_target)):
                     where = self._network.subnet_ns(1) if self._network else None
                     netns.call_in(where, partial(check_reachable, parse_url(url), tcp=tcp))

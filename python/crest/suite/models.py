@@ -223,6 +223,12 @@ class Workload(BaseModel):
         return self.tls or Tls()
 
     @property
+    def over_quic(self) -> bool:
+        """Whether it speaks HTTP/3: QUIC over UDP, always encrypted, so every class goes to the TLS port
+        and a TCP connect cannot probe the target."""
+        return self.http_version == "3"
+
+    @property
     def is_file(self) -> bool:
         """Whether this is a file-operation workload (file servers), not HTTP."""
         return any(c.kind == "loadfile" for c in self.classes)
