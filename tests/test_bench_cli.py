@@ -85,6 +85,13 @@ def test_read_buffer_and_socket_rcvbuf_reach_the_engine(builtin_target: str) -> 
     assert_no_errors(report)
 
 
+def test_no_nap_reaches_the_engine(builtin_target: str) -> None:
+    report = bench_json("--no-nap", "-n", "20", "-c", "2", builtin_target + "1k.html")
+    assert report["config"]["nap"] is False and report["naps"] == 0
+    assert report["requests"] == 20
+    assert "nap" not in bench_json("-n", "20", "-c", "2", builtin_target + "1k.html")["config"]
+
+
 def test_open_loop_rate(builtin_target: str) -> None:
     report = bench_json("--rate", "200", "-d", "1s", "-c", "4", builtin_target + "1k.html")
     assert report["open_loop"] is True

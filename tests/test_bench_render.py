@@ -52,6 +52,12 @@ def test_the_http2_line_counts_in_the_singular_and_hides_no_refusals() -> None:
     assert "· 1 GOAWAY · 1 reset\n" in text
 
 
+def test_the_client_cpu_line_counts_the_naps_when_there_were_any() -> None:
+    spec = RunSpec(url="http://127.0.0.1:8080/")
+    assert "  Client CPU  1.80s (90% of 1 thread), 31,020 naps\n" in render_report(report(naps=31020), spec) + "\n"
+    assert "  Client CPU  1.80s (90% of 1 thread)\n" in render_report(report(naps=0), spec) + "\n"
+
+
 def test_an_http1_report_has_none() -> None:
     assert "HTTP/2" not in render_report(report(), RunSpec(url="http://127.0.0.1:8080/"))
 

@@ -28,6 +28,8 @@ def test_valid_spec_builds_the_run_config() -> None:
     assert "read_buffer_bytes" not in config and config["socket_rcvbuf_bytes"] is None
     asked = RunSpec(url=URL, read_buffer_bytes=4096, socket_rcvbuf_bytes=8192).to_config()
     assert (asked["read_buffer_bytes"], asked["socket_rcvbuf_bytes"]) == (4096, 8192)
+    # Naps are the engine's default; only turning them off is sent.
+    assert "nap" not in config and RunSpec(url=URL, nap=False).to_config()["nap"] is False
 
 
 # Every rule is the engine's (plan.rs); each message names the `crest bench` flag the value came from.
@@ -164,7 +166,7 @@ def test_every_labelled_field_is_an_engine_key() -> None:
     spec = RunSpec(
         url=URL, read_buffer_bytes=4096, line_speed_bps=400_000.0, keepalive_requests=(5, 15),
         specweb99={"base_url": URL, "dirs": 30}, loadfile={"path": "/usr/share/dbench/client.txt"},
-        streams=4, h2_stream_window_bytes=65_535, h2_connection_window_bytes=1 << 20,
+        streams=4, h2_stream_window_bytes=65_535, h2_connection_window_bytes=1 << 20, nap=False,
     )  # fmt: skip
     config = spec.to_config()
     for key in FIELD_LABELS:

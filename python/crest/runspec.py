@@ -49,6 +49,7 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "timeout_s": ("--timeout", "--timeout"),
     "insecure": ("--insecure", "--insecure"),
     "tls_resumption": ("--tls-resumption", ""),
+    "nap": ("--no-nap", ""),
     "source_addrs": ("--source-addrs", ""),
     "read_buffer_bytes": ("--read-buffer", "workload.read_buffer_bytes"),
     "socket_rcvbuf_bytes": ("--socket-rcvbuf", ""),
@@ -108,6 +109,8 @@ class RunSpec:
     timeout_s: float = 10.0
     insecure: bool = False
     tls_resumption: bool = True
+    # Under load, nap between looks at the sockets instead of blocking on them (the engine's `nap`).
+    nap: bool = True
     source_addrs: tuple[str, ...] = field(default=())
     # Most bytes one read takes from a socket (WebBench's receive buffer); None: the engine's 64 KiB.
     read_buffer_bytes: int | None = None
@@ -196,6 +199,8 @@ class RunSpec:
             config["h2_stream_window_bytes"] = self.h2_stream_window_bytes
         if self.h2_connection_window_bytes is not None:
             config["h2_connection_window_bytes"] = self.h2_connection_window_bytes
+        if not self.nap:
+            config["nap"] = False
         if self.keepalive_requests is not None:
             config["keepalive_requests"] = list(self.keepalive_requests)
             config["keepalive_request_share"] = self.keepalive_request_share

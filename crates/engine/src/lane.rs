@@ -115,6 +115,8 @@ impl Lane {
     /// The response is complete: checked, recorded (`wire_bytes` as the bytes it took), and the next request scheduled.
     pub fn complete(&mut self, ctx: &mut Ctx, who: Who, response: &Response, wire_bytes: u64, now: Instant) {
         let at = ctx.offset(now);
+        let latency = now - self.sent_at;
+        ctx.nap.observe(latency, now);
         match validate::check(&ctx.plan.requests[self.current], response, &self.captured) {
             Err(why) => ctx.stats.record_error(at, ErrorKind::Validation, self.class, who.client, Some(&why)),
             Ok(()) => ctx.stats.record_response(&Completion {
@@ -122,7 +124,7 @@ impl Lane {
                 status: response.status,
                 bytes: wire_bytes,
                 body_bytes: response.body_bytes,
-                latency: now - self.sent_at,
+                latency,
                 class: self.class,
                 client: who.client,
             }),

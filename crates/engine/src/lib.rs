@@ -25,6 +25,7 @@ mod h3slot;
 pub mod keepalive;
 mod lane;
 mod live;
+mod nap;
 pub mod part;
 pub mod plan;
 pub mod protocol;

@@ -224,6 +224,8 @@ struct StatsWire<'a> {
     connections_opened: u64,
     reads: u64,
     largest_read_bytes: u64,
+    #[serde(default)]
+    naps: u64,
     tls_handshakes: u64,
     tls_resumed: u64,
     /// Handshakes per negotiated (protocol, cipher suite), and those not kept as a pair.
@@ -271,6 +273,7 @@ impl From<&Stats> for StatsWire<'static> {
             connections_opened: s.connections_opened,
             reads: s.reads,
             largest_read_bytes: s.largest_read_bytes,
+            naps: s.naps,
             tls_handshakes: s.tls_handshakes,
             tls_resumed: s.tls_resumed,
             tls_negotiated: s.tls_negotiated.counts().collect(),
@@ -383,6 +386,7 @@ impl<'a> StatsWire<'a> {
         stats.connections_opened = self.connections_opened;
         stats.reads = self.reads;
         stats.largest_read_bytes = self.largest_read_bytes;
+        stats.naps = self.naps;
         stats.tls_handshakes = self.tls_handshakes;
         stats.tls_resumed = self.tls_resumed;
         stats.h2 = self.h2;

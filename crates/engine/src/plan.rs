@@ -134,6 +134,8 @@ pub struct Plan {
     pub insecure: bool,
     /// Offer resumption.
     pub tls_resumption: bool,
+    /// Nap under load instead of blocking (`nap`).
+    pub nap: bool,
     /// Local addresses to bind, round-robin by connection.
     pub source_addrs: Vec<IpAddr>,
     /// Most bytes one read takes (the worker's read buffer).
@@ -292,6 +294,7 @@ impl Plan {
             timeout: Duration::from_secs_f64(config.timeout_s),
             insecure: config.insecure,
             tls_resumption: config.tls_resumption,
+            nap: config.nap,
             source_addrs,
             read_buffer_bytes: config.read_buffer_bytes as usize,
             socket_rcvbuf_bytes: config.socket_rcvbuf_bytes,

@@ -159,6 +159,8 @@ pub struct RunReport {
     pub histogram_b64: String,
     /// CPU time the engine's worker threads used.
     pub client_cpu_s: f64,
+    /// Naps the worker threads took instead of blocking on their sockets (`RunConfig::nap`).
+    pub naps: u64,
     /// Worker threads.
     pub threads: u32,
     /// Connections.
@@ -324,6 +326,7 @@ impl RunReport {
                 .collect(),
             histogram_b64: encode_histogram(&stats),
             client_cpu_s: cpu.as_secs_f64(),
+            naps: stats.naps,
             threads: facts.threads,
             connections: facts.connections,
             cancelled,

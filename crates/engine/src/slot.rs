@@ -20,6 +20,7 @@ use rustls::ClientConfig;
 use crate::connection::Transport;
 use crate::dial::{self, Connected};
 use crate::error::ErrorKind;
+use crate::nap::Nap;
 use crate::plan::Plan;
 use crate::protocol::{Response, ResponseDecoder};
 use crate::select::Selector;
@@ -57,6 +58,8 @@ pub(crate) struct Ctx {
     /// Slots waiting for a time: (wake time, slot index). At most one live
     /// entry per slot; a stale one is recognised by its time.
     pub wakeups: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>>,
+    /// The worker's recent responses, which say whether it may nap.
+    pub nap: Nap,
 }
 
 impl Ctx {
@@ -512,6 +515,8 @@ impl Slot {
     /// One response of the batch is complete.
     fn complete(&mut self, ctx: &mut Ctx, now: Instant, response: Response) {
         let at = ctx.offset(now);
+        let latency = now - self.sent_at;
+        ctx.nap.observe(latency, now);
         let verdict = match &mut self.specweb99 {
             Some(slot) => {
                 let (verdict, ad) =
@@ -531,7 +536,7 @@ impl Slot {
                 status: response.status,
                 bytes: response.head_bytes + response.body_bytes,
                 body_bytes: response.body_bytes,
-                latency: now - self.sent_at,
+                latency,
                 class: self.class,
                 client: self.client,
             }),

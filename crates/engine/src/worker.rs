@@ -15,6 +15,7 @@ use rustls::ClientConfig;
 use crate::h2slot::H2Slot;
 use crate::h3slot::H3Slot;
 use crate::live::LiveCounters;
+use crate::nap::{self, Nap};
 use crate::plan::Plan;
 use crate::rng::Rng;
 use crate::select::Selector;
@@ -129,6 +130,7 @@ impl Worker {
             active: slots.len(),
             ready: Vec::with_capacity(slots.len()),
             wakeups,
+            nap: Nap::new(plan.nap, origin),
             plan: plan.clone(),
         };
         let draining = Vec::with_capacity(slots.len());
@@ -143,6 +145,9 @@ impl Worker {
             std::thread::sleep(self.ctx.origin - now);
         }
         let mut events = Events::with_capacity(1024);
+        if self.ctx.plan.nap {
+            nap::tighten_timer_slack();
+        }
         let sweep_every = (self.ctx.plan.timeout / 20).clamp(Duration::from_millis(1), Duration::from_millis(50));
         let mut next_sweep = Instant::now() + sweep_every;
         loop {
@@ -175,10 +180,17 @@ impl Worker {
             if !self.ctx.ready.is_empty() {
                 wait = Duration::ZERO;
             }
-            match self.poll.poll(&mut events, Some(wait)) {
+            // Napping: look without waiting, and sleep on no socket if nothing is there.
+            let nap = if wait.is_zero() { None } else { self.ctx.nap.length(now) };
+            match self.poll.poll(&mut events, Some(if nap.is_some() { Duration::ZERO } else { wait })) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => panic!("event loop failed: {e}"),
+            }
+            if let Some(nap) = nap.filter(|_| events.is_empty()) {
+                self.ctx.stats.naps += 1;
+                std::thread::sleep(nap.min(wait));
+                continue;
             }
             // What arrives after the end (and the drain) is not part of the run.
             let now = Instant::now();

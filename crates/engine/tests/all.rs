@@ -24,6 +24,8 @@ mod h3_frame;
 mod h3_hostile;
 #[path = "hostile.rs"]
 mod hostile;
+#[path = "nap.rs"]
+mod nap;
 #[path = "part.rs"]
 mod part;
 #[path = "schedule_and_merge.rs"]

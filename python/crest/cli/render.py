@@ -81,9 +81,11 @@ def render_report(report: dict[str, Any], spec: RunSpec) -> str:
     if cpu_s is not None and duration_s > 0:
         threads = int(report.get("threads", spec.threads)) or 1
         share = 100.0 * float(cpu_s) / (duration_s * threads)
-        lines.append(
-            _line("Client CPU", f"{float(cpu_s):.2f}s ({share:.0f}% of {threads} thread{'s' if threads != 1 else ''})")
-        )
+        text = f"{float(cpu_s):.2f}s ({share:.0f}% of {threads} thread{'s' if threads != 1 else ''})"
+        naps = int(report.get("naps", 0))
+        if naps:  # under load the threads nap instead of blocking (README, `crest bench`)
+            text += f", {format_count(naps)} nap{'' if naps == 1 else 's'}"
+        lines.append(_line("Client CPU", text))
     if report.get("cancelled"):
         lines.append(f"  Interrupted after {duration_s:.2f}s: partial result")
     return "\n".join(lines)

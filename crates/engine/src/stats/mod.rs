@@ -128,6 +128,8 @@ pub struct Stats {
     pub reads: u64,
     /// The most bytes a single read returned; never above the read buffer.
     pub largest_read_bytes: u64,
+    /// Naps the worker took instead of blocking (see `nap`; whole run).
+    pub naps: u64,
     /// TLS handshakes completed.
     pub tls_handshakes: u64,
     /// Of those, handshakes that resumed a session.
@@ -174,6 +176,7 @@ impl Stats {
             body_bytes: 0,
             connections_opened: 0,
             reads: 0,
+            naps: 0,
             largest_read_bytes: 0,
             tls_handshakes: 0,
             tls_resumed: 0,
@@ -360,6 +363,7 @@ impl Stats {
         self.body_bytes += other.body_bytes;
         self.connections_opened += other.connections_opened;
         self.reads += other.reads;
+        self.naps += other.naps;
         self.largest_read_bytes = self.largest_read_bytes.max(other.largest_read_bytes);
         self.tls_handshakes += other.tls_handshakes;
         self.tls_resumed += other.tls_resumed;
