@@ -110,6 +110,7 @@ def crest(url: str, connections: int, *flags: str) -> Sample:
             "engine_cpu_s": report["client_cpu_s"],
             "errors": errors or "none",
             "cipher": next((t["cipher"] for t in report.get("tls_negotiated") or []), None),
+            "naps": report.get("naps", 0),
         },
     )
 
@@ -465,15 +466,22 @@ def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
             if not (have_h2load or have_oha):
                 break  # nothing to compare crest with
             flags = ["--http", "2", "--streams", str(H2_STREAMS), *tls_flags]
-            tools = {"crest": lambda u=url, f=flags: crest(u, H2_CONNS, *f)}
+            # crest as it runs by default (napping under load), and crest always blocking on its sockets
+            # (--no-nap), which shows what the naps are for (README, `crest bench`).
+            tools = {
+                "crest": lambda u=url, f=flags: crest(u, H2_CONNS, *f),
+                "crest --no-nap": lambda u=url, f=flags: crest(u, H2_CONNS, *f, "--no-nap"),
+            }
             if have_h2load:
                 tools["h2load"] = lambda u=url: h2load(u)
             if have_oha:
                 tools["oha"] = lambda u=url: oha(u)
             # The references first in each round, as the HTTP/1 rows run wrk before crest.
-            order = [t for t in ("h2load", "oha", "crest") if t in tools]
+            order = [t for t in ("h2load", "oha", "crest", "crest --no-nap") if t in tools]
             results = dict(zip(order, alternate(*(with_target_cpu(tools[t], worker) for t in order))))
-            c = results["crest"]
+            c, b = results["crest"], results["crest --no-nap"]
+            naps = statistics.median(s.extra["naps"] / s.requests * 1000 for s in c)
+            print(f"{name}: crest napped {naps:.0f} times per 1,000 responses; with --no-nap, never")
             ciphers = {t: s[0].extra.get("cipher") for t, s in results.items() if s[0].extra.get("cipher")}
             if ciphers:
                 notes["ciphers"] = ", ".join(f"{t} {v}" for t, v in ciphers.items())
@@ -521,6 +529,25 @@ def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
                         "",
                     )
                 )
+                if ref != "h2load":
+                    continue
+                ratio_b = med(b, "rps") / med(r, "rps")
+                print(
+                    f"{name}: crest --no-nap {med(b, 'rps'):,.0f} req/s → {ratio_b:.2f}× h2load; CPU/request"
+                    f" {med(b, 'cpu_us_per_request'):.2f} µs; nginx {target_us(b):.2f} µs per response"
+                )
+                rows.append(
+                    (
+                        f"same, crest --no-nap (always blocking on its sockets; crest napped {naps:.0f} times per"
+                        " 1,000 responses by default) ÷ h2load: requests/s; client CPU per request; the target's"
+                        " CPU per response",
+                        f"{spread(b)}; {med(b, 'cpu_us_per_request'):.2f} µs; {target_us(b):.2f} µs",
+                        f"{ratio_b:.2f}; {med(b, 'cpu_us_per_request') / med(r, 'cpu_us_per_request'):.2f};"
+                        f" {target_us(b) / target_us(r):.2f}",
+                        "(as measured)",
+                        "",
+                    )
+                )
             url_name = "H2C_URL" if name == "h2c" else "H2_URL"
             if have_h2load:
                 commands.append(
@@ -533,7 +560,7 @@ def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
                 )
             commands.append(
                 f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c {H2_CONNS} -d {SECONDS}s {' '.join(flags)}"
-                f" {url_name}"
+                f" [--no-nap] {url_name}"
             )
         flags = ["--http", "2", "--streams", str(H2_MEMORY_STREAMS)]
         big = crest(f"http://127.0.0.1:{nginx.h2c_port}/1k.html", H2_MEMORY_CONNS, *flags)
