@@ -5,8 +5,8 @@
 //! Why nap: a client blocked in `epoll_wait` is woken by each burst the server
 //! writes, and the server pays for that wake-up (on a virtual machine an
 //! inter-processor interrupt and an exit to the hypervisor on the server's
-//! core): nginx spent 13.6 µs per HTTP/2 response under a blocking crest and
-//! 8.0 µs under a napping one (docs/benchmarks.md). A napping worker waits on
+//! core): nginx spent 13.2 µs per HTTP/2 response under a blocking crest and
+//! 8.2 µs under a napping one (docs/benchmarks.md). A napping worker waits on
 //! no socket, so the server's writes wake nobody; the worker takes whatever
 //! arrived when the nap ends.
 //!
@@ -15,14 +15,15 @@
 //! percentile from p5 up reads at most 2% long (only the fastest 5% can read
 //! longer, by at most one nap). Not the fastest response: under HTTP/2 load a
 //! few percent of responses come back at once (a stream sent while the server
-//! was reading that connection), and a nap bound by them is too short to pay. It is taken only where enough responses come in per nap to pay
-//! for the wake-ups; otherwise, and whenever responses stop coming, the
-//! worker blocks as before.
+//! was reading that connection), and a nap bound by them is too short to pay.
+//! A nap is taken only where enough responses come in per nap to pay for the
+//! wake-ups; otherwise, and whenever responses stop coming, the worker blocks
+//! as before.
 
 use std::time::{Duration, Instant};
 
 /// A nap is at most this fraction of the last period's p5 latency.
-const FRACTION: u64 = 50;
+const FRACTION: u32 = 50;
 /// The percentile that bounds the nap, in 1/1000.
 const PERMILLE: u64 = 50;
 /// Shorter naps are not worth their wake-up: block instead.
@@ -95,7 +96,7 @@ impl Nap {
             return None;
         }
         self.roll(now);
-        let nap = (self.previous_p5 / FRACTION as u32).min(LONGEST);
+        let nap = (self.previous_p5 / FRACTION).min(LONGEST);
         let due = u128::from(self.previous_responses) * nap.as_nanos() / PERIOD.as_nanos();
         (nap >= SHORTEST && due >= u128::from(RESPONSES_PER_NAP)).then_some(nap)
     }
