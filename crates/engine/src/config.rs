@@ -150,7 +150,7 @@ pub struct RunConfig {
     pub tls_resumption: bool,
     /// Under load, a worker with nothing to do naps briefly instead of
     /// blocking on its sockets, so the server is not made to wake it for each
-    /// burst it writes; a latency then reads at most 2% long (see `nap`).
+    /// burst it writes; a timing then reads at most 2% long from p5 up (see `nap`).
     /// False: always block.
     pub nap: bool,
     /// Local addresses to bind outgoing connections to, round-robin.

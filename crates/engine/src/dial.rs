@@ -89,6 +89,7 @@ pub(crate) fn connected(
         Err(e) => return Err(DialError::Connect(e)),
     }
     ctx.stats.record_connect(now - started);
+    ctx.nap.observe(now - started, now);
     let (Some(config), Some(name)) = (&ctx.tls, &ctx.plan.targets[target].tls_name) else {
         return Ok(Connected::Ready);
     };
@@ -109,6 +110,7 @@ pub(crate) fn handshake(
     match transport.handshake() {
         Ok(()) => {
             ctx.stats.record_tls_handshake(now - started, transport.resumed(), transport.negotiated());
+            ctx.nap.observe(now - started, now);
             Ok(true)
         }
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),

@@ -291,7 +291,7 @@ impl H3Slot {
             ctx.scratch = scratch;
             if connected && *conn == Conn::Handshaking {
                 *conn = Conn::Open;
-                record_handshake(ctx, now - *conn_started);
+                record_handshake(ctx, now - *conn_started, now);
             }
             self.queue_ready(ctx);
             if self.check_end(ctx, now) {
@@ -441,9 +441,10 @@ pub(crate) fn session_settings(plan: &Plan) -> SessionSettings {
 }
 
 /// A QUIC handshake is a connect and a TLS 1.3 handshake in one.
-fn record_handshake(ctx: &mut Ctx, elapsed: std::time::Duration) {
+fn record_handshake(ctx: &mut Ctx, elapsed: std::time::Duration, now: Instant) {
     ctx.stats.record_connect(elapsed);
     ctx.stats.record_tls_handshake(elapsed, false, (Some(rustls::ProtocolVersion::TLSv1_3), None));
+    ctx.nap.observe(elapsed, now);
 }
 
 /// What the session reported about a lane.

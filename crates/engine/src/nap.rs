@@ -10,10 +10,11 @@
 //! no socket, so the server's writes wake nobody; the worker takes whatever
 //! arrived when the nap ends.
 //!
-//! The price is that a response can be read up to one nap late, so a nap is
-//! at most 1/`FRACTION` of the last period's 5th-percentile latency: every
-//! percentile from p5 up reads at most 2% long (only the fastest 5% can read
-//! longer, by at most one nap). Not the fastest response: under HTTP/2 load a
+//! The price is that a response (or a connect, or a TLS handshake) can be
+//! seen up to one nap late, so a nap is at most 1/`FRACTION` of the last
+//! period's 5th percentile of all those timings: every percentile from p5 up
+//! reads at most 2% long (only the fastest 5% can read longer, by at most one
+//! nap). A run that connects as often as it requests thus never naps. Not the fastest response: under HTTP/2 load a
 //! few percent of responses come back at once (a stream sent while the server
 //! was reading that connection), and a nap bound by them is too short to pay.
 //! A nap is taken only where enough responses come in per nap to pay for the
@@ -82,7 +83,8 @@ impl Nap {
         }
     }
 
-    /// A response (of any verdict) took `latency`, read at `now`.
+    /// Something crest times (a response of any verdict, a connect, a TLS
+    /// handshake) took `latency`, seen at `now`.
     pub fn observe(&mut self, latency: Duration, now: Instant) {
         self.roll(now);
         let us = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);

@@ -54,3 +54,20 @@ fn at_light_load_the_worker_blocks() {
     assert!(report.requests > 0);
     assert_eq!(report.naps, 0);
 }
+
+#[test]
+fn connects_count_as_timings_so_a_run_that_reconnects_blocks() {
+    // The same load with a new connection per request (the server closes after each response): as
+    // many connects (tens of µs) as responses bound the nap below what pays, so the worker blocks.
+    let fx = Fixture::start(|mut conn: Conn| {
+        if conn.read_request().is_some() {
+            std::thread::sleep(Duration::from_millis(50));
+            conn.send(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        }
+    });
+    let (report, _) = run(RunConfig { duration_s: Some(1.0), keepalive: false, ..loaded(&fx, true) });
+    assert_eq!(report.errors.values().sum::<u64>(), 0, "{:?}", report.errors);
+    assert!(report.requests >= 256, "{} requests", report.requests);
+    assert!(report.connections_opened >= report.requests);
+    assert_eq!(report.naps, 0);
+}
