@@ -92,11 +92,7 @@ fn request_bodies_wait_for_a_tiny_server_window() {
         let Some(mut h) = H2Conn::accept_with(conn, &l, &[(setting::INITIAL_WINDOW_SIZE, 10)]) else { return };
         // Windows given back as each DATA frame is read.
         h.update_windows = true;
-        while let Some(id) = h.next_request() {
-            if !h.respond(id, 2) {
-                return;
-            }
-        }
+        h.respond_to_all(2);
     });
     let config = RunConfig { method: "POST".into(), body: Some("b".repeat(BODY)), ..h2_requests(&fx, 1, 2, 40) };
     let (report, wall) = run(config);
@@ -174,11 +170,7 @@ fn refused_stream_is_sent_again() {
         if !h.write(|out| frame::write_rst_stream(out, first, code::REFUSED_STREAM)) {
             return;
         }
-        while let Some(id) = h.next_request() {
-            if !h.respond(id, 2) {
-                return;
-            }
-        }
+        h.respond_to_all(2);
     });
     let (report, wall) = run(h2_requests(&fx, 1, 2, 20));
     drop(fx);
@@ -298,11 +290,7 @@ fn large_request_bodies_share_the_connection_window() {
     let fx = Fixture::start(move |conn: Conn| {
         let Some(mut h) = H2Conn::accept_with(conn, &l, &[]) else { return };
         h.update_windows = true;
-        while let Some(id) = h.next_request() {
-            if !h.respond(id, 2) {
-                return;
-            }
-        }
+        h.respond_to_all(2);
     });
     // Four bodies of 40,000 bytes against a connection window of 65,535.
     let config = RunConfig { method: "POST".into(), body: Some("b".repeat(BODY)), ..h2_requests(&fx, 1, 4, 20) };
@@ -582,11 +570,7 @@ fn a_server_table_made_smaller_is_announced_and_never_filled() {
     let l = log.clone();
     let fx = Fixture::start(move |conn: Conn| {
         let Some(mut h) = H2Conn::accept_with(conn, &l, &[(setting::HEADER_TABLE_SIZE, 0)]) else { return };
-        while let Some(id) = h.next_request() {
-            if !h.respond(id, 2) {
-                return;
-            }
-        }
+        h.respond_to_all(2);
     });
     let (report, wall) = run(h2_requests(&fx, 1, 2, 20));
     drop(fx);

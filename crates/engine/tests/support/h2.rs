@@ -300,6 +300,15 @@ impl H2Conn {
         true
     }
 
+    /// Answers every request with `body_bytes` until the client closes, a write fails or the fixture stops.
+    pub fn respond_to_all(&mut self, body_bytes: usize) {
+        while let Some(id) = self.next_request() {
+            if !self.respond(id, body_bytes) {
+                return;
+            }
+        }
+    }
+
     /// Reads (and logs) whatever the client still sends until it closes or the fixture stops.
     pub fn drain(&mut self) {
         while self.read_frame().is_some() {}
@@ -316,11 +325,8 @@ impl Drop for H2Conn {
 pub fn serve(log: &Log, body_bytes: usize) -> impl Fn(Conn) + Send + Sync + 'static {
     let log = log.clone();
     move |conn: Conn| {
-        let Some(mut h) = H2Conn::accept_with(conn, &log, &[]) else { return };
-        while let Some(id) = h.next_request() {
-            if !h.respond(id, body_bytes) {
-                return;
-            }
+        if let Some(mut h) = H2Conn::accept_with(conn, &log, &[]) {
+            h.respond_to_all(body_bytes);
         }
     }
 }
