@@ -59,9 +59,12 @@ fn at_light_load_the_worker_blocks() {
 fn connects_count_as_timings_so_a_run_that_reconnects_blocks() {
     // The same load with a new connection per request (the server closes after each response): as
     // many connects (tens of µs) as responses bound the nap below what pays, so the worker blocks.
+    // Each connection waits its own 30–69 ms (50 on average), so that reconnects come spread out:
+    // in lockstep, 256 connects begun in one burst read as long as the worker takes to begin them
+    // all, which on a slow machine (a debug build, a busy CI host) is a good part of the margin.
     let fx = Fixture::start(|mut conn: Conn| {
         if conn.read_request().is_some() {
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(30 + (conn.index as u64 * 37) % 40));
             conn.send(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
         }
     });

@@ -88,8 +88,7 @@ pub struct Fixture {
 impl Fixture {
     /// Starts listening; `handler` runs once per accepted connection.
     pub fn start(handler: impl Fn(Conn) + Send + Sync + 'static) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        listener.set_nonblocking(true).unwrap();
+        let listener = listen_loopback();
         let addr = listener.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let accepted = Arc::new(AtomicUsize::new(0));
@@ -122,6 +121,20 @@ impl Fixture {
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
     }
+}
+
+/// A non-blocking loopback listener with room for 1,024 pending connections:
+/// std's 128 overflows when a test's hundreds of connections (re)connect at
+/// once, and the overflowing SYNs wait a second to be sent again, stalling
+/// those connections for most of a short run.
+fn listen_loopback() -> TcpListener {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).expect("a TCP socket");
+    socket.set_reuse_address(true).unwrap();
+    socket.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into()).expect("bind loopback");
+    socket.listen(1024).expect("listen");
+    socket.set_nonblocking(true).unwrap();
+    socket.into()
 }
 
 impl Drop for Fixture {
