@@ -131,3 +131,15 @@ def test_equal_factors_but_different_stored_settings_are_not_trials() -> None:
     # The seed is how a trial drew its requests, not a setting: a and c are trials of one configuration.
     assert [[t.id for t in c.trials] for c in configs] == [["a", "c"], ["b"]]
     assert [c.label for c in configs] == ["access_log=false", "access_log=true"]
+
+
+def test_an_engine_that_never_napped_is_another_configuration_and_older_runs_are_not() -> None:
+    factors = {"server": "apache-event"}
+    details = [
+        _stored(run([1.0], factors=factors, run_id="a"), "d", nap=True),
+        _stored(run([1.0], factors=factors, run_id="b"), "d", nap=False),
+        _stored(run([1.0], factors=factors, repeat_index=1, run_id="c"), "d"),  # stored before the option existed
+    ]
+    configs = configurations(details)
+    assert [[t.id for t in c.trials] for c in configs] == [["a", "c"], ["b"]]
+    assert [c.label for c in configs] == ["nap=true", "nap=false"]

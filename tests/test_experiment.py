@@ -123,6 +123,14 @@ def test_ambiguous_server_opt_is_one_line_exit_2(
     assert out == "" and not (tmp_path / "r.db").exists()
 
 
+def test_resume_with_no_nap_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code = main(["run", "--resume", "20261126-2100-abcd", "--no-nap", "--db", str(tmp_path / "r.db")])
+    out, err = capsys.readouterr()
+    assert code == 2, err
+    assert err == "crest: error: --resume continues a stored run with its own engine settings: drop --no-nap\n"
+    assert out == "" and not (tmp_path / "r.db").exists()
+
+
 # -- design files ---------------------------------------------------------------------------------
 
 DESIGN = """

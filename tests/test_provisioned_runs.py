@@ -119,11 +119,12 @@ def test_builtin_combinations_are_separate_runs_with_factors_and_monitoring(
         assert cfg["server"]["name"] == "builtin" and cfg["server"]["version"].startswith("crest-target/")
         assert cfg["cpus"]["target"] == [0]
     assert len(experiments) == 1 and None not in experiments
-    (monitor_json, requests), *_ = _rows(
-        db, "SELECT monitor_json, requests FROM mixes WHERE run_id = ? ORDER BY idx", runs[0][0]
+    (monitor_json, requests, naps), *_ = _rows(
+        db, "SELECT monitor_json, requests, naps FROM mixes WHERE run_id = ? ORDER BY idx", runs[0][0]
     )
     monitor = json.loads(monitor_json)
     assert requests > 0
+    assert naps is not None and json.loads(runs[0][2])["options"]["nap"] is True  # counted, whether or not it napped
     target = monitor["target"]
     assert target["cpu_user_s"] + target["cpu_system_s"] > 0
     assert target["rss_bytes_max"] > 0 and target["threads_max"] >= 1 and target["open_files_max"] > 0

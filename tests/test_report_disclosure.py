@@ -28,7 +28,7 @@ def test_the_disclosure_section_shows_every_table(tmp_path: Path) -> None:
         run_id = store.create_run(RunMeta(suite="s", target="nginx", profile="quick", repeat_index=0, config=config,
                                           factors=dict(curve.factors), host={**HOST, "disclosure": facts}))  # fmt: skip
         for i, load in enumerate((1, 2)):
-            store.add_mix(run_id, replace(make_mix(curve, i, load, 2, random.Random(i)), tls=TLS))
+            store.add_mix(run_id, replace(make_mix(curve, i, load, 2, random.Random(i)), tls=TLS, naps=1_200 * i))
         store.finish_run(run_id, "complete")
     doc = build_report(select(db, run_id))
     check_schema(doc)
@@ -47,6 +47,8 @@ def test_the_disclosure_section_shows_every_table(tmp_path: Path) -> None:
     assert tls_rows["key size (bits)"]["value"] == "2048" and tls_rows["key type"]["value"] == "RSA"
     assert tls_rows["handshakes resumed"]["value"] == "60 of 80 (75%)"
     assert section["servers"][0]["config_text"] == "worker_processes 2;\n"
+    waiting = {r["field"]: r for r in section["clients"][0]["rows"]}["engine waiting"]
+    assert waiting["value"].startswith("napped under load instead of blocking: 1,200 naps in 2 mixes")
     page = render(doc, "html")
     assert page.count('id="disclosure"') == 1 and "<summary>full configuration</summary>" in page
     assert "not applicable: the target is on loopback" in render(doc, "md")
@@ -61,3 +63,20 @@ def test_an_older_run_says_what_was_not_recorded(tmp_path: Path) -> None:
     assert {"field": "CPU", "value": HOST["cpu_model"]} in rows
     assert any(r.get("why", "").startswith("not recorded") for r in rows)
     assert doc["disclosure"]["tls"] == []
+    clients = {r["field"]: r for r in doc["disclosure"]["clients"][0]["rows"]}
+    assert clients["engine waiting"]["why"].startswith("not recorded: stored by a crest that did not count naps")
+
+
+def test_a_run_with_no_nap_says_its_engine_always_blocked(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    curve = THREE[0]
+    config = {"suite": {"name": "s", "workload": {"http_version": "1.1"}}, "options": {"nap": False}}
+    with Store(db) as store:
+        run_id = store.create_run(RunMeta(suite="s", target="nginx", profile="quick", repeat_index=0, config=config,
+                                          factors=dict(curve.factors), host=HOST))  # fmt: skip
+        store.add_mix(run_id, replace(make_mix(curve, 0, 1, 1, random.Random(0)), naps=0))
+        store.finish_run(run_id, "complete")
+    doc = build_report(select(db, run_id))
+    check_schema(doc)
+    clients = {r["field"]: r for r in doc["disclosure"]["clients"][0]["rows"]}
+    assert clients["engine waiting"]["value"] == "always blocked on its sockets (--no-nap)"

@@ -124,9 +124,11 @@ def test_show_json_shape(db: Path, lab: dict[str, str]) -> None:
         assert (mix["latency_us"]["p50"], mix["latency_us"]["p99"]) == (want.latency_us["p50"], want.latency_us["p99"])
         assert "histogram_b64" not in mix
         assert mix["verdicts"] == [v.to_json() for v in want.verdicts]  # kind, message and figures
-        assert {k: mix[k] for k in ("size_bytes", "client_cpu_s", "connections_opened", "access_log_requests")} == {
+        moved = ("size_bytes", "client_cpu_s", "connections_opened", "access_log_requests", "naps")
+        assert {k: mix[k] for k in moved} == {
             "size_bytes": want.size_bytes, "client_cpu_s": want.client_cpu_s,
             "connections_opened": want.connections_opened, "access_log_requests": want.access_log_requests,
+            "naps": want.naps,
         }  # fmt: skip
     assert shown["mixes"][0]["verdicts"][0]["kind"] == "client_bound"
 

@@ -67,7 +67,7 @@ def make_mix(index: int, **changes: Any) -> MixRecord:
         "monitor": {},
         "verdicts": [] if index else [verdicts.client_bound(97.0, 1), verdicts.cut_short()],
         "size_bytes": None if index else 5000, "client_cpu_s": 2.5 + index, "connections_opened": 10 * clients,
-        "access_log_requests": None if index else 1000,
+        "access_log_requests": None if index else 1000, "naps": 0 if index else 31_020,
     }  # fmt: skip
     return MixRecord(**{**fields, **changes})
 
@@ -101,7 +101,7 @@ def test_opening_creates_the_directory_schema_and_version(db: Path) -> None:
     assert db.is_file()
     conn = raw(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # WAL is a property of the file
         assert columns(conn, "runs") == [
             "id", "suite", "target", "profile", "repeat_index", "status", "reason", "started_at", "ended_at",
@@ -114,7 +114,7 @@ def test_opening_creates_the_directory_schema_and_version(db: Path) -> None:
             "monitor_json", "verdicts_json", "size_bytes", "client_cpu_s", "connections_opened",
             "access_log_requests",
             "cluster_json", "rate_rps", "specweb99_json", "lab_json", "tls_json", "network_json",
-            "h2_json",
+            "h2_json", "naps",
         ]  # fmt: skip
         mix_pk = [row[1] for row in sorted(conn.execute("PRAGMA table_info(mixes)"), key=lambda r: r[5]) if row[5]]
         assert mix_pk == ["run_id", "idx"]
@@ -146,21 +146,21 @@ def test_a_newer_schema_is_refused(db: Path) -> None:
     conn.execute("PRAGMA user_version = 9")
     conn.close()
     with pytest.raises(
-        StoreError, match=r"was written by a newer crest \(store schema 9, this crest reads 7\): upgrade crest"
+        StoreError, match=r"was written by a newer crest \(store schema 9, this crest reads 8\): upgrade crest"
     ):
         Store(db)
 
 
 def test_an_older_schema_is_refused(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     Store(db).close()
-    monkeypatch.setattr(crest.store.schema, "SCHEMA_VERSION", 8)  # as if this crest were one schema ahead
+    monkeypatch.setattr(crest.store.schema, "SCHEMA_VERSION", 9)  # as if this crest were one schema ahead
     with pytest.raises(
-        StoreError, match=r"uses store schema 7, which this crest cannot upgrade to 8: move the file aside"
+        StoreError, match=r"uses store schema 8, which this crest cannot upgrade to 9: move the file aside"
     ):
         Store(db)
     conn = raw(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 7  # the failed upgrade left it as it was
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 8  # the failed upgrade left it as it was
     finally:
         conn.close()
 
@@ -272,22 +272,44 @@ def test_an_http2_mix_keeps_its_counters_and_http1_has_none(store: Store, db: Pa
         conn.close()
 
 
-def test_a_schema_6_file_gains_h2_json_and_keeps_its_mixes(db: Path) -> None:
+def test_a_schema_6_file_gains_h2_json_and_naps_and_keeps_its_mixes(db: Path) -> None:
     with Store(db) as store:
         run_id = store.create_run(make_meta())
-        store.add_mix(run_id, make_mix(0))
-    conn = raw(db)  # what crest of schema 6 wrote: the same tables without h2_json
+        store.add_mix(run_id, make_mix(0, naps=None))
+    conn = raw(db)  # what crest of schema 6 wrote: the same tables without h2_json and naps
+    conn.execute("ALTER TABLE mixes DROP COLUMN naps")
     conn.execute("ALTER TABLE mixes DROP COLUMN h2_json")
     conn.execute("PRAGMA user_version = 6")
     conn.close()
     with Store(db) as store:
-        assert store.run(run_id).mixes == [make_mix(0)]  # h2 None: every earlier mix spoke HTTP/1.x
+        # h2 None: every earlier mix spoke HTTP/1.x; naps None: its engine counted none.
+        assert store.run(run_id).mixes == [make_mix(0, naps=None)]
         store.add_mix(run_id, make_mix(1, h2=H2))
         assert store.run(run_id).mixes[1].h2 == H2
     conn = raw(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 7
-        assert columns(conn, "mixes")[-1] == "h2_json"
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert columns(conn, "mixes")[-2:] == ["h2_json", "naps"]
+    finally:
+        conn.close()
+
+
+def test_a_schema_7_file_gains_naps_not_recorded_for_its_mixes(db: Path) -> None:
+    with Store(db) as store:
+        run_id = store.create_run(make_meta())
+        store.add_mix(run_id, make_mix(0, naps=None))
+    conn = raw(db)  # what crest of schema 7 wrote: the same tables without naps
+    conn.execute("ALTER TABLE mixes DROP COLUMN naps")
+    conn.execute("PRAGMA user_version = 7")
+    conn.close()
+    with Store(db) as store:
+        assert store.run(run_id).mixes == [make_mix(0, naps=None)]
+        store.add_mix(run_id, make_mix(1))
+        assert [m.naps for m in store.run(run_id).mixes] == [None, 0]  # not recorded, then none taken
+    conn = raw(db)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 8
+        assert [r[0] for r in conn.execute("SELECT naps FROM mixes ORDER BY idx")] == [None, 0]
     finally:
         conn.close()
 
@@ -305,6 +327,8 @@ def test_the_engine_report_s_h2_counters_are_stored_as_given() -> None:
     }  # fmt: skip
     assert mix_from_report(Planned(), report, 0.0, 1.0).h2 is None  # HTTP/1.x: the engine leaves the key out
     assert mix_from_report(Planned(), {**report, "h2": H2}, 0.0, 1.0).h2 == H2
+    assert mix_from_report(Planned(), report, 0.0, 1.0).naps == 0  # no key: none taken
+    assert mix_from_report(Planned(), {**report, "naps": 31_020}, 0.0, 1.0).naps == 31_020
 
 
 @pytest.mark.parametrize("status", ["complete", "interrupted", "failed"])

@@ -56,16 +56,19 @@ def test_sweep_run_and_weighted_throughput(tmp_path: Path, fileset: Path) -> Non
     suite = tmp_path / "sweep.toml"
     suite.write_text(SUITE)
     db = tmp_path / "r.db"
+    # --no-nap (the engine always blocks) rides along: it changes how crest waits, never what it counts.
     out = run_cli("run", str(suite), "--server", "builtin", "--fileset", str(fileset), "-q", "--db", str(db),
-                  timeout_s=WAIT_S)  # fmt: skip
+                  "--no-nap", timeout_s=WAIT_S)  # fmt: skip
     assert out.returncode == 0, out.stderr
     with sqlite3.connect(db) as conn:
-        ((run_id, status),) = conn.execute("SELECT id, status FROM runs").fetchall()
+        ((run_id, status, config_json),) = conn.execute("SELECT id, status, config_json FROM runs").fetchall()
         rows = conn.execute(
             "SELECT idx, responses, body_bytes, throughput_Bps, errors_json, size_bytes, verdicts_json FROM mixes WHERE run_id = ? ORDER BY idx",
             (run_id,),
         ).fetchall()
+        naps = [n for (n,) in conn.execute("SELECT naps FROM mixes WHERE run_id = ?", (run_id,))]
     assert status == "complete"
+    assert json.loads(config_json)["options"]["nap"] is False and naps == [0] * len(SIZES)
     assert len(rows) == len(SIZES)
     throughput: dict[int, float] = {}
     for (_, responses, body_bytes, tput, errors_json, stored_size, verdicts_json), size in zip(rows, SIZES):

@@ -70,6 +70,8 @@ class RunRequest:
     seed: int = 0
     validate_content: bool = False  # check each static body's first line, not only its size
     engine_threads: int | None = None  # None: one per available CPU, at most one per connection
+    # Under load the engine naps instead of blocking on its sockets (crest.runspec); False: it always blocks.
+    nap: bool = True
     factors: dict[str, Any] = field(default_factory=dict)  # stored with each run, for grouping in analysis
     experiment: str | None = None  # the id shared by every run of one `crest run` invocation
     # A target crest provisions, starts and stops for each run (an adapter name), and its factors.
@@ -780,6 +782,7 @@ class SuiteRunner:
             streams=workload.streams,
             connections=mix.connections,
             threads=min(self.request.engine_threads or cpus, mix.connections),
+            nap=self.request.nap,
             duration_s=t.length_s,
             think_time_s=t.think_time_s,
             timeout_s=self.request.timeout_s,
@@ -820,6 +823,7 @@ class SuiteRunner:
             url=url,
             connections=mix.connections,
             threads=min(self.request.engine_threads or cpus, mix.connections),
+            nap=self.request.nap,
             duration_s=t.length_s,
             think_time_s=t.think_time_s,
             timeout_s=self.request.timeout_s,

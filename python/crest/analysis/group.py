@@ -84,6 +84,8 @@ def settings(detail: RunDetail) -> dict[str, Any]:
     if not isinstance(options, dict):
         return {}
     out = {name: options[name] for name in _SETTINGS if name in options}
+    # Runs stored before the option existed count as its default, not as another setting.
+    out["nap"] = options.get("nap", True) is not False
     if options.get("server") is None:
         out["target"] = detail.meta.target
     server = config.get("server")

@@ -137,6 +137,14 @@ def run_command(
             "--streams", metavar="N", help="HTTP/2 or HTTP/3: concurrent streams per connection (like h2load -m)."
         ),
     ] = None,
+    nap: Annotated[
+        bool,
+        typer.Option(
+            "--nap/--no-nap",
+            help="Under load, the engine naps briefly instead of blocking on its sockets, so the target need not"
+            " wake it (README, `crest bench`); --no-nap: always block. Each mix stores its count of naps.",
+        ),
+    ] = True,
 ) -> int:
     """Run a suite's ladder of mixes against a target and store every mix.
 
@@ -151,6 +159,8 @@ def run_command(
                     "--resume continues a stored run with its own suite, target and cluster:"
                     " drop SUITE, --target, --cluster, --nodes and --target-node"
                 )
+            if not nap:
+                raise ConfigError("--resume continues a stored run with its own engine settings: drop --no-nap")
             run_ids = [SuiteRunner.resume(resume, db, watcher.on_event)]
             experiment = run_ids[0]
         else:
@@ -188,6 +198,7 @@ def run_command(
                 loadfile=loadfile,
                 password_file=password_file,
                 network=network[0] if network and len(network) == 1 else None,
+                nap=nap,
             )
             if network and len(network) > 1:
                 axes["network"] = list(network)  # each a configuration of its own, like --server a,b

@@ -299,5 +299,5 @@ def _mix_json(m: MixRecord) -> dict[str, Any]:
         "monitor": m.monitor, "verdicts": [v.to_json() for v in m.verdicts],
         "size_bytes": m.size_bytes, "client_cpu_s": m.client_cpu_s, "connections_opened": m.connections_opened,
         "access_log_requests": m.access_log_requests, "cluster": m.cluster, "lab": m.lab, "network": m.network,
-        "h2": m.h2,
+        "h2": m.h2, "naps": m.naps,
     }  # fmt: skip

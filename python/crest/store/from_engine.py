@@ -75,6 +75,7 @@ def mix_from_report(
         rate_rps=mix.rate_rps,
         tls=tls_facts(report),
         h2=h2_counters(report),
+        naps=int(report.get("naps", 0)),
     )
 
 

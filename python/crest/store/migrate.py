@@ -116,7 +116,12 @@ def _v6_to_v7(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE mixes ADD COLUMN h2_json TEXT")
 
 
+def _v7_to_v8(conn: sqlite3.Connection) -> None:
+    """The engine's naps: earlier crests' engines always blocked, and counted nothing (NULL: not recorded)."""
+    conn.execute("ALTER TABLE mixes ADD COLUMN naps INTEGER")
+
+
 # From version N to N + 1.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8,
 }  # fmt: skip

@@ -80,6 +80,9 @@ class MixRecord:
     # header block and raw bytes, goaways, resets, refused; crest.analysis.h2 derives the figures; the run's
     # workload says which version); None for HTTP/1.x.
     h2: dict[str, Any] | None = None
+    # How often the engine's threads napped instead of blocking on their sockets, whole mix (0: it always
+    # blocked, as with --no-nap or at light load); None for a mix stored before crest napped.
+    naps: int | None = None
 
     @property
     def error_count(self) -> int:

@@ -21,7 +21,9 @@ from crest.store.migrate import MIGRATIONS
 #    TCP's counters of the target and the clients); NULL for a mix sent over loopback.
 # 7: h2_json, an HTTP/2 mix's counters (streams in use, header block and raw bytes, GOAWAYs, resets,
 #    refused streams); NULL for HTTP/1.x.
-SCHEMA_VERSION = 7
+# 8: naps, how often the engine's threads napped instead of blocking on their sockets (crest run --no-nap:
+#    none); NULL for a mix stored before crest napped, whose engine always blocked.
+SCHEMA_VERSION = 8
 # "CRST": marks the file as crest's, so a foreign SQLite file is refused instead of written into.
 APPLICATION_ID = 0x43525354
 
@@ -81,6 +83,7 @@ _TABLES = (
         tls_json            TEXT,           -- TLS handshakes and what they negotiated; NULL without TLS
         network_json        TEXT,           -- the client network's links and TCP in the window; NULL without --network
         h2_json             TEXT,           -- HTTP/2's counters (streams, HPACK bytes, GOAWAYs, resets); NULL for HTTP/1.x
+        naps                INTEGER,        -- the engine's naps instead of blocking; NULL: stored before crest napped
         PRIMARY KEY (run_id, idx)
     )
     """,

@@ -47,7 +47,7 @@ _MIX_COLUMNS = (
     "errors_json", "latency_us_json", "status_json", "classes_json", "clients_json", "timeline_json",
     "histogram_b64", "monitor_json", "verdicts_json",
     "size_bytes", "client_cpu_s", "connections_opened", "access_log_requests", "cluster_json",
-    "rate_rps", "specweb99_json", "lab_json", "tls_json", "network_json", "h2_json",
+    "rate_rps", "specweb99_json", "lab_json", "tls_json", "network_json", "h2_json", "naps",
 )  # fmt: skip
 _RUN_COLUMNS = (
     "id", "suite", "target", "profile", "repeat_index", "status", "reason", "started_at", "ended_at",
@@ -153,6 +153,7 @@ class Store:
             None if mix.tls is None else _dump(mix.tls),
             None if mix.network is None else _dump(mix.network),
             None if mix.h2 is None else _dump(mix.h2),
+            mix.naps,
         )  # fmt: skip
         sql = f"INSERT INTO mixes (run_id, {', '.join(_MIX_COLUMNS)}) VALUES ({', '.join('?' * len(row))})"
         try:
@@ -359,7 +360,7 @@ def _mix(row: tuple[Any, ...]) -> MixRecord:
     (idx, clients, threads, connections, started_at, ended_at, window_s, requests, responses, nbytes,
      body_bytes, rps, throughput, *json_columns, histogram_b64, monitor_json, verdicts_json,
      size_bytes, client_cpu_s, connections_opened, access_log_requests, cluster_json, rate_rps,
-     specweb99_json, lab_json, tls_json, network_json, h2_json) = row  # fmt: skip
+     specweb99_json, lab_json, tls_json, network_json, h2_json, naps) = row  # fmt: skip
     errors, latency_us, status, classes, client_scores, timeline = (json.loads(c) for c in json_columns)
     return MixRecord(
         index=idx, clients=clients, threads_per_client=threads, connections=connections,
@@ -376,6 +377,7 @@ def _mix(row: tuple[Any, ...]) -> MixRecord:
         tls=None if tls_json is None else json.loads(tls_json),
         network=None if network_json is None else json.loads(network_json),
         h2=None if h2_json is None else json.loads(h2_json),
+        naps=naps,
     )  # fmt: skip
 
 
