@@ -207,6 +207,45 @@ def test_merged_histogram_is_the_sum_of_the_nodes_histograms(cluster: Any, built
     _no_leftovers()
 
 
+@pytest.fixture(scope="module")
+def builtin_h3_url() -> Iterator[str]:
+    """The built-in target serving HTTP/3 (QUIC on its HTTPS port), as a target crest did not start: its https URL."""
+    docroot = cached_fileset("webcat-large-filemix")
+    server = subprocess.Popen([sys.executable, "-m", "crest", "serve", "--docroot", str(docroot), "--threads", "1",
+                               "--tls-port", "0", "--http3"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    try:
+        assert server.stdout is not None
+        server.stdout.readline()  # the plain listener's URL
+        yield server.stdout.readline().strip().rstrip("/")
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=10)
+
+
+def test_http3_load_from_two_nodes_merges_exactly(cluster: Any, builtin_h3_url: str) -> None:
+    """HTTP/3 from two nodes, each with its own QUIC connections: the merge adds up their requests, their
+    histograms bucket by bucket, their handshakes and the HTTP/3 counters, as for HTTP/1."""
+    out = run_cli("bench", builtin_h3_url + "/webcat/6K.html", "--http", "3", "--streams", "4", "-c", "4", "-d", "2s",
+                  "--insecure", "--cluster", cluster.address, "--nodes", "2", "--json", timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    jsonschema.validate(report, json.loads(files("crest").joinpath("schemas/bench.schema.json").read_text()))
+    assert report["config"]["http_version"] == "3" and sum(report["errors"].values()) == 0
+    nodes = report["cluster"]["nodes"]
+    assert [n["clients"] for n in nodes] == [2, 2] and all(n["requests"] > 0 for n in nodes)
+    total: dict[int, int] = {}
+    for n in nodes:
+        for index, count in _histogram_counts(n["histogram_b64"]).items():
+            total[index] = total.get(index, 0) + count
+    assert _histogram_counts(report["histogram_b64"]) == total
+    assert sum(total.values()) == report["requests"] == sum(n["requests"] for n in nodes)
+    # One QUIC connection per client, each its own TLS 1.3 handshake; every request a stream of its own.
+    assert report["connections_opened"] == report["tls_handshakes"] == 4
+    assert report["h2"]["streams_opened"] >= report["requests"]
+    _no_leftovers()
+
+
 def test_a_lost_node_fails_the_mix_and_resume_completes_the_run(cluster: Any, nginx: None, tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     args = ["run", str(_suite(tmp_path, [2, 3, 4], length_s=6)), "--cluster", cluster.address, "--server", "nginx",
