@@ -272,15 +272,22 @@ def test_an_http2_mix_keeps_its_counters_and_http1_has_none(store: Store, db: Pa
         conn.close()
 
 
-def test_a_schema_6_file_gains_h2_json_and_naps_and_keeps_its_mixes(db: Path) -> None:
+def as_written_by_schema(db: Path, version: int, *later_columns: str) -> str:
+    """A file with one run of one mix (nothing in `later_columns`), as crest of store schema `version` wrote
+    it: the same tables without the mix columns later schemas added. Returns the run's id."""
     with Store(db) as store:
         run_id = store.create_run(make_meta())
         store.add_mix(run_id, make_mix(0, naps=None))
-    conn = raw(db)  # what crest of schema 6 wrote: the same tables without h2_json and naps
-    conn.execute("ALTER TABLE mixes DROP COLUMN naps")
-    conn.execute("ALTER TABLE mixes DROP COLUMN h2_json")
-    conn.execute("PRAGMA user_version = 6")
+    conn = raw(db)
+    for column in later_columns:
+        conn.execute(f"ALTER TABLE mixes DROP COLUMN {column}")
+    conn.execute(f"PRAGMA user_version = {version}")
     conn.close()
+    return run_id
+
+
+def test_a_schema_6_file_gains_h2_json_and_naps_and_keeps_its_mixes(db: Path) -> None:
+    run_id = as_written_by_schema(db, 6, "naps", "h2_json")
     with Store(db) as store:
         # h2 None: every earlier mix spoke HTTP/1.x; naps None: its engine counted none.
         assert store.run(run_id).mixes == [make_mix(0, naps=None)]
@@ -295,13 +302,7 @@ def test_a_schema_6_file_gains_h2_json_and_naps_and_keeps_its_mixes(db: Path) ->
 
 
 def test_a_schema_7_file_gains_naps_not_recorded_for_its_mixes(db: Path) -> None:
-    with Store(db) as store:
-        run_id = store.create_run(make_meta())
-        store.add_mix(run_id, make_mix(0, naps=None))
-    conn = raw(db)  # what crest of schema 7 wrote: the same tables without naps
-    conn.execute("ALTER TABLE mixes DROP COLUMN naps")
-    conn.execute("PRAGMA user_version = 7")
-    conn.close()
+    run_id = as_written_by_schema(db, 7, "naps")
     with Store(db) as store:
         assert store.run(run_id).mixes == [make_mix(0, naps=None)]
         store.add_mix(run_id, make_mix(1))
