@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from importlib.resources import files
 from pathlib import Path
 
 from crest import disclosure
+from crest.analysis.published import load_published_runs, store_published
 from crest.report import build_report, render
 from crest.store import RunMeta, Store
 from report_lab import HOST, THREE, make_mix, store_lab
@@ -80,3 +82,22 @@ def test_a_run_with_no_nap_says_its_engine_always_blocked(tmp_path: Path) -> Non
     check_schema(doc)
     clients = {r["field"]: r for r in doc["disclosure"]["clients"][0]["rows"]}
     assert clients["engine waiting"]["value"] == "always blocked on its sockets (--no-nap)"
+
+
+def test_published_figures_disclose_their_source_not_crests_machine_or_engine(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    table = files("crest").joinpath("analysis/published_data/mindcraft-webbench.csv")
+    with Store(db) as store:
+        ids = store_published(store, load_published_runs(Path(str(table)), "mindcraft-1999"))
+    doc = build_report(select(db, *ids))
+    check_schema(doc)
+    section = doc["disclosure"]
+    (machine,) = section["machines"]
+    rows = {r["field"]: r for t in machine["tables"] for r in t["rows"]}
+    assert rows["source"]["value"] == "mindcraft-webbench.csv (dataset mindcraft-1999, stored by crest import)"
+    assert rows["the machine"]["why"].startswith("not applicable: published figures")
+    for table_of in (section["servers"], section["clients"]):
+        assert all(t["rows"][0]["why"].startswith("not applicable: published figures") for t in table_of)
+    clients = {r["field"]: r for r in section["clients"][0]["rows"]}
+    assert set(clients) == {"load generator", "clients per mix", "connections per mix"}  # nothing of crest's engine
+    assert "crest engine" not in render(doc, "md")

@@ -23,7 +23,12 @@ def disclosure_section(configs: list[Configuration]) -> dict[str, Any]:
     for c in configs:
         for d in c.trials:
             stored = d.meta.host.get("disclosure")
-            tables = _machine_tables(d.meta.host, stored if isinstance(stored, dict) else None)
+            published = _published(d)
+            tables = (
+                _published_tables(published)
+                if published is not None
+                else _machine_tables(d.meta.host, stored if isinstance(stored, dict) else None)
+            )
             key = repr(tables)
             machines.setdefault(key, {"tables": tables, "runs": []})["runs"].append(d.id)
     return {
@@ -32,6 +37,25 @@ def disclosure_section(configs: list[Configuration]) -> dict[str, Any]:
         "clients": [_clients(c.label, c.trials) for c in configs],
         "tls": [t for c in configs if (t := _tls(c.label, c.trials)) is not None],
     }
+
+
+# Published figures (crest import) were measured by their publication's lab, not by crest: what crest
+# would disclose of its own machine, server and engine does not apply to them.
+_PUBLISHED = "not applicable: published figures, measured by the publication's own lab; its disclosure applies"
+
+
+def _published(run: RunDetail) -> dict[str, Any] | None:
+    """The stored import facts of a published run (crest.analysis.published); None for a run crest measured."""
+    config = run.meta.config if isinstance(run.meta.config, dict) else {}
+    published = config.get("published")
+    return published if isinstance(published, dict) else None
+
+
+def _published_tables(published: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"title": "Published figures", "rows": [
+        _row("source", f"{published.get('source', '?')} (dataset {published.get('name', '?')}, stored by crest import)"),
+        {"field": "the machine", "why": _PUBLISHED},
+    ]}]  # fmt: skip
 
 
 def _row(field: str, value: Any) -> dict[str, str]:
@@ -99,6 +123,8 @@ def _fields(section: Any, names: dict[str, str]) -> list[dict[str, str]]:
 
 
 def _server(label: str, run: RunDetail) -> dict[str, Any]:
+    if _published(run) is not None:
+        return {"configuration": label, "rows": [{"field": "server", "why": _PUBLISHED}], "config_text": None}
     server = run.meta.config.get("server") if isinstance(run.meta.config, dict) else None
     if not isinstance(server, dict):
         return {"configuration": label, "rows": [{"field": "server", "why": "not applicable: an external target"
@@ -126,6 +152,10 @@ def _clients(label: str, trials: list[RunDetail]) -> dict[str, Any]:
     cpus = config.get("cpus") or {}
     connections = sorted({m.connections for d in trials for m in d.mixes})
     clients = sorted({m.clients for d in trials for m in d.mixes})
+    if _published(run) is not None:
+        rows = [{"field": "load generator", "why": _PUBLISHED}, _row("clients per mix", _span(clients)),
+                _row("connections per mix", _span(connections))]  # fmt: skip
+        return {"configuration": label, "rows": rows}
     rows = [
         _row("load generator", f"crest engine {run.meta.host.get('engine_version', '?')}"
              f" (crest {run.meta.host.get('crest_version', '?')})"),
