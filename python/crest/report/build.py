@@ -510,10 +510,12 @@ def _run(detail: RunDetail, label: str) -> dict[str, Any]:
 
 
 def _hosts(details: list[RunDetail]) -> list[dict[str, Any]]:
-    """The distinct load-generator hosts, each with the runs measured on it."""
+    """The distinct load-generator hosts, each with the runs measured on it (none for published figures)."""
     seen: dict[str, dict[str, Any]] = {}
     for d in details:
         host = {k: v for k, v in d.meta.host.items() if k != "disclosure"}  # the Disclosure section shows it
+        if not host:  # published figures (crest import): no host of crest's measured them
+            continue
         key = repr(sorted((str(k), str(v)) for k, v in host.items()))
         seen.setdefault(key, {"facts": host, "runs": []})["runs"].append(d.id)
     return list(seen.values())
