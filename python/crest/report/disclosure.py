@@ -1,8 +1,8 @@
 """The report's Disclosure section: the seeds' disclosure tables (hardware, operating system and tuning,
 server software and configuration, clients, TLS) from what each run stored.
 
-Owns turning stored disclosures (RunMeta.host["disclosure"], the run config's server and suite, the
-mixes' TLS facts) into rows of text; computes no statistic and reads nothing but the records.
+Owns turning stored disclosures (RunMeta.host["disclosure"], the run config's server, suite and options,
+a published run's import facts, the mixes' TLS facts and naps) into rows of text; computes no statistic and reads nothing but the records.
 A row is {"field", "value"} or, where a fact does not apply or was not recorded, {"field", "why"}.
 """
 
