@@ -102,7 +102,7 @@ def test_every_probe_is_a_stored_mix_and_the_report_marks_the_answer(builtin_tar
     db = tmp_path / "lab.db"
     result = run_cli(
         "capacity", f"{builtin_target}/1k.html", "--rule", "errors<1%", "--max", "4", "--confirm", "1",
-        "--length", "2s", "--db", str(db), timeout_s=100,
+        "--length", "2s", "--db", str(db), "--no-nap", timeout_s=100,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "capacity: 4 connections met errors<1% in 2 of 2 trials and no higher load was tried" in result.stdout
@@ -110,6 +110,7 @@ def test_every_probe_is_a_stored_mix_and_the_report_marks_the_answer(builtin_tar
         (summary,) = store.runs()
         detail = store.run(summary.id)
     assert [m.connections for m in detail.mixes] == [1, 2, 4, 4]
+    assert detail.meta.config["options"]["nap"] is False and all(m.naps == 0 for m in detail.mixes)  # --no-nap
     doc = build_report([detail])
     (search,) = doc["capacity"]
     assert search["answer"] == 4 and [p["phase"] for p in search["probes"]] == ["grow", "grow", "grow", "confirm"]

@@ -67,6 +67,7 @@ def test_bench_imports_only_the_engine_path() -> None:
     assert sorted(loaded) == [
         "crest.cli.bench",
         "crest.cli.cluster_options",
+        "crest.cli.engine_options",
         "crest.cli.main",
         "crest.cli.progress",
         "crest.cli.render",

@@ -66,12 +66,16 @@ def test_a_quick_run_against_nginx_through_fastcgi_is_valid(tmp_path: Path) -> N
     if shutil.which("fcgiwrap") is None:
         pytest.skip("fcgiwrap is not installed: apt-get install -y fcgiwrap")
     db = tmp_path / "lab.db"
+    # --no-nap rides along (the engine always blocks): it changes how crest waits, never what it checks.
     result = run_cli(
         "specweb99", "--connections", str(CONNECTIONS), "--server", "nginx", "--profile", "quick", "--iterations", "1",
-        "--db", str(db), timeout_s=RUN_TIMEOUT_S - 20,
+        "--db", str(db), "--no-nap", timeout_s=RUN_TIMEOUT_S - 20,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert_valid(db, iterations=1)
+    with Store(db) as store:
+        (detail,) = (store.run(s.id) for s in store.runs())
+    assert detail.meta.config["options"]["nap"] is False and all(m.naps == 0 for m in detail.mixes)
 
 
 class _Faulty(BaseHTTPRequestHandler):

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options
 from crest.cli.progress import LiveProgress
 from crest.cli.render import render_header, render_nodes, render_report
 from crest.errors import ConfigError
@@ -169,14 +169,7 @@ def bench_command(
     tls_resumption: Annotated[
         bool, typer.Option("--tls-resumption/--no-tls-resumption", help="Resume TLS sessions on new connections.")
     ] = True,
-    nap: Annotated[
-        bool,
-        typer.Option(
-            "--nap/--no-nap",
-            help="Under load, nap briefly instead of blocking on the sockets, so the target need not wake crest"
-            " for each burst it writes; percentiles from p5 up read at most 2% long (README, `crest bench`).",
-        ),
-    ] = True,
+    nap: engine_options.Nap = True,
     source_addrs: Annotated[
         str | None,
         typer.Option(

@@ -17,7 +17,7 @@ import typer
 
 from crest.analysis.capacity import CapacityResult, capacity_result
 from crest.analysis.rule import parse_rule
-from crest.cli import EXIT_INTERRUPTED, EXIT_OK
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK, engine_options
 from crest.errors import ConfigError
 from crest.runner import Event, RunInterrupted, RunRequest
 from crest.store import DEFAULT_PATH, Store
@@ -84,6 +84,7 @@ def capacity_command(
     timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout, e.g. 10s.")] = "10s",
     db: Annotated[Path, typer.Option("--db", help="Results store (SQLite).")] = DEFAULT_PATH,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No line per probe.")] = False,
+    nap: engine_options.Nap = True,
 ) -> int:
     """Find the highest load (clients, connections or an open-loop rate) that meets a rule: grow, bisect, confirm.
 
@@ -143,6 +144,7 @@ def capacity_command(
         store_path=db,
         insecure=insecure,
         timeout_s=parse_duration(timeout, what="--timeout"),
+        nap=nap,
     )
     printer = _Probes(search.axis, parsed.text, enabled=not quiet)
     with Store(db) as store:

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, cluster_options
+from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options
 from crest.cli.runs import show_command
 from crest.errors import ConfigError, TargetError
 from crest.experiment import execute, plan_runs
@@ -137,14 +137,7 @@ def run_command(
             "--streams", metavar="N", help="HTTP/2 or HTTP/3: concurrent streams per connection (like h2load -m)."
         ),
     ] = None,
-    nap: Annotated[
-        bool,
-        typer.Option(
-            "--nap/--no-nap",
-            help="Under load, the engine naps briefly instead of blocking on its sockets, so the target need not"
-            " wake it (README, `crest bench`); --no-nap: always block. Each mix stores its count of naps.",
-        ),
-    ] = True,
+    nap: engine_options.Nap = True,
 ) -> int:
     """Run a suite's ladder of mixes against a target and store every mix.
 

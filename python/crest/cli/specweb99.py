@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from crest.cli import EXIT_INTERRUPTED, EXIT_OK
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK, engine_options
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
 from crest.units import parse_count, parse_share
@@ -50,6 +50,7 @@ def specweb99_command(
     cpus: Annotated[float | None, typer.Option("--cpus", help="CPUs of a target crest starts.")] = None,
     db: Annotated[Path, typer.Option("--db", help="Results store (SQLite).")] = DEFAULT_PATH,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No line per iteration.")] = False,
+    nap: engine_options.Nap = True,
 ) -> int:
     """Run SPECweb99 against a target: validation, iterations, the POST-log check, VALID or INVALID.
 
@@ -91,7 +92,7 @@ def specweb99_command(
     suite = Suite.model_validate(data)
     spec = suite.workload.specweb99
     assert spec is not None
-    request = RunRequest(suite=suite, target=target, server=server, cpus=cpus, profile=profile, store_path=db)
+    request = RunRequest(suite=suite, target=target, server=server, cpus=cpus, profile=profile, store_path=db, nap=nap)
     harness = Harness(
         spec, maxload=count, dirs=specweb99_directories(count), conforming_length=spec.conforming_length()
     )
