@@ -203,3 +203,22 @@ def test_config_turns_http2_on_only_when_asked(name: str, with_http2: list[str],
     for pattern in with_http2:
         assert re.search(pattern, text), pattern
     assert not re.search(without, render_config(adapter, tmp_path, tls=True), re.MULTILINE)
+
+
+@pytest.mark.integration  # rendering asks `nginx -V` which temp paths it has
+@pytest.mark.timeout(30)
+def test_nginx_serves_h2c_without_sendfile_and_the_rest_as_asked(tmp_path: Path) -> None:
+    """nginx leaves Nagle on for cleartext HTTP/2 (TCP_NODELAY only on TLS and keep-alive HTTP/1), so a
+    sendfile response waits for the client's delayed ACK: its h2c listener gets a server without sendfile,
+    with the same site, while the HTTP/1 and TLS listeners keep the setting asked for."""
+    nginx = make_adapter("nginx")
+    if not nginx.installed():
+        pytest.skip(f"nginx is not installed: {nginx.install_hint()}")
+    text = render_config(nginx, tmp_path, h2c_port=18082, http2=True,
+                         kinds=frozenset({"cgi", "fastcgi"}))  # fmt: skip
+    main, h2c = text.split("    server {")[1:]
+    assert "listen 127.0.0.1:18082 http2" in h2c and "18082" not in main
+    assert "sendfile off;" in h2c and "sendfile on;" in text.split("    server {")[0]
+    for line in ("root ", "location /cgi-bin/", "location /fcgi/", "location = /dyn/env"):
+        assert line in main and line in h2c
+    assert "18082" not in render_config(nginx, tmp_path, http2=True)
