@@ -98,7 +98,7 @@ def test_fairness_takes_every_trials_clients_at_the_load() -> None:
 
 
 def test_crest_doe_response_is_the_runs_peak() -> None:
-    from crest.design import response_of  # the doe planner reads its peak responses from peak.py
+    from crest.experiment.design import response_of  # the doe planner reads its peak responses from peak.py
 
     detail = run([10.0, 30.0, 25.0])
     assert response_of(detail, "peak_rps") == run_peak(detail).rps == 30.0

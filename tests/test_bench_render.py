@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from crest.cli.render import describe_protocol, render_header, render_report
-from crest.runspec import RunSpec
+from crest.load.runspec import RunSpec
 from test_store import H2
 
 H2_SPEC = RunSpec(url="http://127.0.0.1:18080/1k.html", http_version="2", streams=10, connections=4)

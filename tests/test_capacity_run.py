@@ -10,7 +10,7 @@ import pytest
 from analysis_records import mix
 from crest.analysis.capacity import capacity_result, is_capacity_run
 from crest.analysis.rule import parse_rule
-from crest.capacity_runner import CapacityRequest
+from crest.capacity.runner import CapacityRequest
 from crest.report.build import build_report
 from crest.store import RunDetail, RunMeta, Store
 from support import run_cli, run_cli_in_process

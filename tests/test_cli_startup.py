@@ -26,7 +26,7 @@ NOT_FOR_BENCH = (
     "crest.experiment",
     "crest.analysis",
     "crest.report",
-    "crest.monitor",
+    "crest.host.monitor",
 )
 
 

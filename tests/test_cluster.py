@@ -4,7 +4,6 @@ nodes, clock offsets, each node's share of a spec, the option rules and the per-
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,12 +11,12 @@ import pytest
 from crest.cli.render import render_nodes
 from crest.cluster.address import parse_cluster
 from crest.cluster.clock import measure
-from crest.cluster.driver import budgets, node_spec
-from crest.cluster.placement import Node, check_clients, choose_nodes, deal, find_node
+from crest.cluster.placement import Node, check_clients, choose_nodes, find_node
 from crest.errors import ConfigError
-from crest.monitor import nodes_engine_summary
-from crest.runner import RunRequest, _check_cluster_options
-from crest.runspec import RunSpec
+from crest.host.monitor import nodes_engine_summary
+from crest.load.fanout import budgets, deal, share_specs
+from crest.load.runspec import RunSpec
+from crest.runner.request import RunRequest, _check_cluster_options
 from crest.suite import load_suite
 from support import run_cli_in_process
 
@@ -54,7 +53,7 @@ def test_a_bad_cluster_address_names_the_forms(text: str) -> None:
 
 @pytest.mark.parametrize("clients,nodes", [(7, 3), (6, 3), (60, 4), (2, 3), (1, 2), (61, 2)])
 def test_clients_are_dealt_whole_evenly_and_in_order(clients: int, nodes: int) -> None:
-    shares = deal(clients, NODES[:nodes] if nodes <= 3 else [*NODES, replace(NODES[0], node_id="f" * 56)])
+    shares = deal(clients, nodes)
     assert sum(s.clients for s in shares) == clients
     assert max(s.clients for s in shares) - min(s.clients for s in shares) <= 1
     assert all(s.clients >= 1 for s in shares)
@@ -102,8 +101,7 @@ def test_the_round_with_the_shortest_round_trip_gives_the_offset() -> None:
 def test_each_node_runs_its_clients_and_its_share_of_rate_and_budget() -> None:
     spec = RunSpec(url="http://127.0.0.1:1/", connections=28, connections_per_client=4, rate_rps=700.0,
                    max_requests=1000, seed=5)  # fmt: skip
-    shares = deal(7, NODES)
-    specs = [node_spec(spec, s, 7, b) for s, b in zip(shares, budgets(spec.max_requests, shares))]
+    specs = share_specs(spec, deal(7, len(NODES)), "load nodes", "fewer --nodes")
     assert [s.connections for s in specs] == [12, 8, 8]
     assert sum(s.rate_rps or 0 for s in specs) == pytest.approx(700.0)
     assert sum(s.max_requests or 0 for s in specs) == 1000
@@ -112,17 +110,18 @@ def test_each_node_runs_its_clients_and_its_share_of_rate_and_budget() -> None:
 
 def test_a_specweb99_node_numbers_its_connections_from_its_first_global_one() -> None:
     spec = RunSpec(url="http://127.0.0.1:1/", connections=7, specweb99={"base_url": "http://127.0.0.1:1", "dirs": 30})
-    specs = [node_spec(spec, s, 7) for s in deal(7, NODES)]  # clients 3, 2, 2
+    specs = share_specs(spec, deal(7, len(NODES)), "load nodes", "fewer --nodes")  # clients 3, 2, 2
     assert [s.specweb99["first_connection"] for s in specs if s.specweb99] == [0, 3, 5]
     assert all(s.specweb99 and s.specweb99["dirs"] == 30 for s in specs)
 
 
 def test_a_request_budget_gives_every_node_at_least_one() -> None:
-    shares = deal(4, NODES)  # clients 2, 1, 1
-    assert budgets(3, shares) == [1, 1, 1]
-    assert budgets(5, shares) == [2, 1, 2] and sum(budgets(1001, shares)) == 1001  # type: ignore[arg-type]
+    shares = deal(4, len(NODES))  # clients 2, 1, 1
+    assert budgets(3, shares, "load nodes", "fewer --nodes") == [1, 1, 1]
+    assert budgets(5, shares, "load nodes", "fewer --nodes") == [2, 1, 2]
+    assert sum(budgets(1001, shares, "load nodes", "fewer --nodes")) == 1001  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="-n 2 is fewer requests than the 3 load nodes"):
-        budgets(2, shares)
+        budgets(2, shares, "load nodes", "fewer --nodes")
 
 
 def _request(**kwargs: object) -> RunRequest:

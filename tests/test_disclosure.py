@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crest import disclosure
+from crest.host import disclosure
 from crest.servers.site import make_certificate
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from crest.filesets import build_manifest, generate
+from crest.runner.table import build_table
 from crest.servers import BuiltinServer, ServeSpec
 from crest.suite import load_suite
-from crest.urltable import build_table
 from support import run_cli, static_suite
 
 SUITE = static_suite("distribution", "one long keep-alive mix for counting", [4], length_s=2, ramp_s=0)

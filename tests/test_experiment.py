@@ -1,5 +1,5 @@
-"""crest.experiment plans every experiment: value lists become configurations (server options
-included, stored as factors), trials interleave, one id per invocation; crest.design maps a design
+"""crest.experiment.plan plans every experiment: value lists become configurations (server options
+included, stored as factors), trials interleave, one id per invocation; crest.experiment.design maps a design
 file (server options as factors) onto the same planner. Planning only: nothing starts or sends."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 
 from crest.cli.main import main
 from crest.cli.run import _server_options
-from crest.design import load_design, plan_design
 from crest.errors import ConfigError
-from crest.experiment import combinations, configure, plan, plan_runs
-from crest.runner import RunRequest
+from crest.experiment.design import load_design, plan_design
+from crest.experiment.plan import combinations, configure, plan, plan_runs
+from crest.runner.trials import RunRequest
 from crest.suite import Suite, parse_toml
 
 SUITE = """

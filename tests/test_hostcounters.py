@@ -14,8 +14,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from crest import hostcounters
-from crest.monitor import Monitor, host_verdicts
+from crest.host import counters as hostcounters
+from crest.host.monitor import Monitor, host_verdicts
 from crest.report import build_report
 from crest.report.html import render_html
 from crest.verdicts import CACHE_COLD, LISTEN_OVERFLOW, NOISY_HOST

@@ -22,12 +22,12 @@ import pytest
 
 from crest.errors import ConfigError
 from crest.filesets import build_manifest, generate
-from crest.roles import format_role_map, is_role_map, parse_role_map, role_of, url_role_map
-from crest.runspec import RunSpec
+from crest.load.runspec import RunSpec
+from crest.runner.table import build_table
+from crest.runner.warmup import warmup_spec
 from crest.servers.registry import adapter
 from crest.suite import RequestClass, SuiteError, parse_suite
-from crest.urltable import build_table
-from crest.warmup import warmup_spec
+from crest.suite.roles import format_role_map, is_role_map, parse_role_map, role_of, url_role_map
 from support import run_cli
 
 WAIT_S = 120.0

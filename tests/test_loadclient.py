@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from crest.errors import ConfigError, TargetError
-from crest.loadclient import LoadClient, engine_version
-from crest.runspec import RunSpec
+from crest.load.client import LoadClient, engine_version
+from crest.load.runspec import RunSpec
 from crest.servers import BuiltinServer, ServeSpec
 
 pytestmark = pytest.mark.integration

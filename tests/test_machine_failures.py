@@ -31,7 +31,7 @@ _NO_FDS_LEFT = """
 import os, resource, sys
 from crest.cli.main import load_command, main
 load_command("bench")
-import crest.cli.bench, crest.loadclient, crest.preflight
+import crest.cli.bench, crest.load.client, crest.load.preflight
 resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 held = []
 while True:

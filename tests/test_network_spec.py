@@ -6,11 +6,12 @@ import pytest
 from tests.support import run_cli_in_process
 
 from crest.errors import ConfigError
+from crest.load.fanout import deal
+from crest.load.runspec import RunSpec
 from crest.network import addresses
-from crest.network.load import check_fits, deal, lines_needed
+from crest.network.lines import check_fits, lines_needed
 from crest.network.shaping import Shape, tc_lines
 from crest.network.spec import PRESETS, parse_network
-from crest.runspec import RunSpec
 
 
 def test_settings_and_units() -> None:
@@ -89,8 +90,13 @@ def test_tc_lines_nest_client_lines_under_the_link_and_hash_them() -> None:
 
 
 def test_clients_are_dealt_whole_over_subnets() -> None:
-    assert [(s.subnet, s.first_client, s.clients) for s in deal(10, 4)] == [(1, 0, 3), (2, 3, 3), (3, 6, 2), (4, 8, 2)]
-    assert [(s.subnet, s.clients) for s in deal(2, 4)] == [(1, 1), (2, 1)]
+    assert [(s.index + 1, s.first_client, s.clients) for s in deal(10, 4)] == [
+        (1, 0, 3),
+        (2, 3, 3),
+        (3, 6, 2),
+        (4, 8, 2),
+    ]
+    assert [(s.index + 1, s.clients) for s in deal(2, 4)] == [(1, 1), (2, 1)]
     spec = RunSpec(url="http://127.0.0.1:1/", connections=40, connections_per_client=4)
     assert lines_needed(spec, 4, "client") == 3 and lines_needed(spec, 4, "connection") == 12
 

@@ -1,11 +1,11 @@
-"""Tests of crest.preflight: URL parsing (pure) and reachability against real loopback sockets."""
+"""Tests of crest.load.preflight: URL parsing (pure) and reachability against real loopback sockets."""
 
 from __future__ import annotations
 
 import pytest
 
 from crest.errors import ConfigError, TargetError
-from crest.preflight import check_reachable, check_source_addrs, parse_url
+from crest.load.preflight import check_reachable, check_source_addrs, parse_url
 from support import SilentListener
 
 

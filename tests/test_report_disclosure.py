@@ -7,8 +7,8 @@ from dataclasses import replace
 from importlib.resources import files
 from pathlib import Path
 
-from crest import disclosure
 from crest.analysis.published import load_published_runs, store_published
+from crest.host import disclosure
 from crest.report import build_report, render
 from crest.store import RunMeta, Store
 from report_lab import HOST, THREE, make_mix, store_lab

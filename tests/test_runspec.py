@@ -9,7 +9,7 @@ import pytest
 
 from crest import _engine
 from crest.errors import ConfigError
-from crest.runspec import FIELD_LABELS, RunSpec, engine_message, parse_header, parse_source_addrs
+from crest.load.runspec import FIELD_LABELS, RunSpec, engine_message, parse_header, parse_source_addrs
 
 URL = "http://127.0.0.1:8080/1k.html"
 H3_URL = "https://127.0.0.1:8443/1k.html"  # HTTP/3 is QUIC, always encrypted

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from crest.filesets import build_manifest
+from crest.runner.table import WEBSTONE_CGI_PATH, build_table
 from crest.suite import Suite, SuiteError, parse_suite
-from crest.urltable import WEBSTONE_CGI_PATH, build_table
 
 
 def _suite(ladder: dict[str, Any], classes: list[dict[str, Any]] | None = None, fileset: str | None = "sizes") -> Suite:

@@ -1,4 +1,4 @@
-"""A configuration's host counters against load: each mix's stored host figures (crest.monitor's
+"""A configuration's host counters against load: each mix's stored host figures (crest.host.monitor's
 `host`), as rates, averaged over the trials at each load.
 
 Owns turning window counts into per-second rates and the mean over trials; the figures themselves are

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from crest.analysis.peak import highest
 from crest.analysis.points import LoadPoint
 from crest.errors import ConfigError
-from crest.monitor import BUSY_AT_PEAK_PCT
+from crest.host.monitor import BUSY_AT_PEAK_PCT
 from crest.verdicts import Verdict, client_bound_points, collapse, error_rate, not_saturated, target_idle
 
 # Shape past the peak, from min(req/s after the peak) ÷ peak req/s. A plateau keeps

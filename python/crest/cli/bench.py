@@ -18,8 +18,8 @@ from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options
 from crest.cli.progress import LiveProgress
 from crest.cli.render import render_header, render_nodes, render_report
 from crest.errors import ConfigError
-from crest.loadclient import LoadClient
-from crest.runspec import RunSpec, parse_header, parse_source_addrs
+from crest.load.client import LoadClient
+from crest.load.runspec import RunSpec, parse_header, parse_source_addrs
 from crest.units import parse_count, parse_duration, parse_rate, parse_size
 
 DEFAULT_DURATION = "10s"
@@ -281,10 +281,11 @@ def _bench_on_network(spec: RunSpec, text: str, cluster: str | None, json_output
     this namespace, reached at the network's target address)."""
     from crest.cli.render_network import render_network
     from crest.network.counters import LinkSampler
-    from crest.network.load import SubnetLoad, check_fits, lines_needed
+    from crest.network.lines import check_fits, lines_needed
     from crest.network.spec import parse_network
     from crest.network.topology import Network, check_capability
     from crest.network.url import on_network
+    from crest.placement.subnets import SubnetLoad
 
     net_spec = parse_network(text)
     if cluster is not None:

@@ -1,7 +1,7 @@
 """`crest capacity SUITE|URL --rule "p99<50ms,errors<1%"`: the highest load a target sustains under a rule.
 
 Owns the command's options, the probe lines as they finish and the closing answer with its confidence
-statement; crest.capacity_runner runs the probes (each a stored mix of one run) and
+statement; crest.capacity.runner runs the probes (each a stored mix of one run) and
 crest.analysis.capacity reads the answer back from the store, so what is printed is what was stored.
 """
 
@@ -19,7 +19,7 @@ from crest.analysis.capacity import CapacityResult, capacity_result
 from crest.analysis.rule import parse_rule
 from crest.cli import EXIT_INTERRUPTED, EXIT_OK, engine_options
 from crest.errors import ConfigError
-from crest.runner import Event, RunInterrupted, RunRequest
+from crest.runner.trials import Event, RunInterrupted, RunRequest
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, Suite, load_suite
 from crest.units import format_latency_us, parse_count, parse_duration, parse_rate, parse_share
@@ -90,7 +90,7 @@ def capacity_command(
 
     Every probe is a stored mix of one run; the answer comes with a confidence statement.
     """
-    from crest.capacity_runner import AXES, CapacityRequest, run_capacity
+    from crest.capacity.runner import AXES, CapacityRequest, run_capacity
 
     parsed = parse_rule(rule)
     if any(c.metric == "conforming" for c in parsed.conditions):

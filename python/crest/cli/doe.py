@@ -1,7 +1,7 @@
 """`crest doe`: 2^k factorial experiments — run a DESIGN file, or `--analyze DATA.csv --response COL`.
 
 Owns the command's options and how a DoeResult is printed (a table, or JSON
-with --json); crest.design turns a design into runs, crest.analysis.doe
+with --json); crest.experiment.design turns a design into runs, crest.analysis.doe
 does the arithmetic.
 """
 
@@ -79,7 +79,7 @@ def doe_command(
 
 def _run_design(path: Path, db: Path, quiet: bool, json_output: bool, placement: dict[str, Any]) -> int:
     from crest.cli.run import Progress
-    from crest.design import load_design, run_design
+    from crest.experiment.design import load_design, run_design
 
     d = load_design(path)
     watcher = Progress(enabled=not quiet and sys.stderr.isatty())

@@ -1,5 +1,5 @@
 """How the load engine waits for its sockets, declared once for `crest bench`, `run`, `capacity` and
-`specweb99` (the engine's `nap`; crest.runspec carries it)."""
+`specweb99` (the engine's `nap`; crest.load.runspec carries it)."""
 
 from __future__ import annotations
 

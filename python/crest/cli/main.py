@@ -140,7 +140,7 @@ COMMANDS: dict[str, Entry] = {
 def version_command() -> int:
     """Print the versions of crest and of its compiled engine."""
     from crest import __version__
-    from crest.loadclient import engine_version
+    from crest.load.client import engine_version
 
     print(f"crest {__version__} (engine {engine_version()})")
     return EXIT_OK

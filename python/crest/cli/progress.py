@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from crest.runspec import RunSpec
+from crest.load.runspec import RunSpec
 from crest.units import format_count, format_seconds
 
 if TYPE_CHECKING:  # rich loads only when the line is shown: `crest bench -q` and --json never pay for it

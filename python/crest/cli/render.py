@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from crest.runspec import RunSpec
+from crest.load.runspec import RunSpec
 from crest.units import format_bytes, format_count, format_latency_us, format_seconds
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """`crest run SUITE --target URL`: a suite's ladder against a target, each mix stored as it ends.
 
 Owns the command's options, the live progress (stderr, terminals only) and
-the closing summary; crest.experiment plans the runs (every combination of
+the closing summary; crest.experiment.plan plans the runs (every combination of
 the value lists, trials interleaved) and the runner does the work; neither
 prints.
 """
@@ -18,17 +18,17 @@ from rich.console import Console
 from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options
 from crest.cli.runs import show_command
 from crest.errors import ConfigError, TargetError
-from crest.experiment import execute, plan_runs
-from crest.preflight import parse_url
-from crest.roles import format_role_map, is_role_map, parse_role_map
-from crest.runner import Event, RunInterrupted, RunRequest, SuiteRunner
-from crest.runspec import HTTP_VERSIONS
+from crest.experiment.plan import execute, plan_runs
+from crest.load.preflight import parse_url
+from crest.load.runspec import HTTP_VERSIONS
+from crest.runner.trials import Event, RunInterrupted, RunRequest, SuiteRunner
 from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
 from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, load_group, load_suite
 from crest.suite.models import STREAM_VERSIONS
+from crest.suite.roles import format_role_map, is_role_map, parse_role_map
 from crest.units import format_bytes, format_latency_us, parse_count, parse_duration, parse_size, parse_values
 
 

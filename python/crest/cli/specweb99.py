@@ -60,11 +60,11 @@ def specweb99_command(
     from crest.analysis.capacity import capacity_result
     from crest.analysis.rule import parse_rule
     from crest.analysis.specweb99 import specweb99_result
-    from crest.capacity_runner import CapacityRequest, run_capacity
+    from crest.capacity.runner import CapacityRequest, run_capacity
     from crest.cli.capacity import print_result
     from crest.cli.render_specweb99 import print_specweb99
     from crest.filesets.specweb import specweb99_directories
-    from crest.runner import RunInterrupted, RunRequest, SuiteRunner
+    from crest.runner.trials import RunInterrupted, RunRequest, SuiteRunner
     from crest.specweb99.harness import Harness, iteration_mixes
     from crest.store import Store
     from crest.suite import Suite, load_suite

@@ -7,7 +7,6 @@ method returns plain data (dicts, JSON text) that crosses Ray's object store unc
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import replace
@@ -16,11 +15,11 @@ from typing import Any
 
 import psutil
 
-from crest import _engine
 from crest.errors import ConfigError, MachineError
-from crest.loadclient import LoadClient
-from crest.monitor import Monitor
-from crest.runspec import RunSpec
+from crest.host.monitor import Monitor
+from crest.load import fanout
+from crest.load.client import LoadClient
+from crest.load.runspec import RunSpec
 
 # A target on a cluster node gets its fileset from that node's own cache (TargetNode.provision), so the
 # driver does not build one it would not serve; a --fileset DIR is passed as is (it must exist there).
@@ -61,18 +60,14 @@ class LoadNode:
         """Start the prepared plan at `start_at_unix_s` on this node's clock; sample this node over `window`."""
         if self._client is None:
             raise MachineError("a node was told to start before its plan was prepared")
-        config = dict(self._client.config, start_at_unix_s=start_at_unix_s, report_part=True)
         self._monitor = Monitor(None, target_cores=0, engine_cores=node_cpus())
         self._window = window
         self._monitor.start()
         try:
-            self._run = _engine.start_run(json.dumps(config))
-        except _engine.ConfigError as exc:
+            self._run = fanout.start_part(self._client.config, start_at_unix_s)
+        except BaseException:
             self._monitor.stop()
-            raise ConfigError(str(exc)) from None
-        except _engine.MachineError as exc:
-            self._monitor.stop()
-            raise MachineError(str(exc)) from None
+            raise
 
     def poll(self, timeout_s: float) -> dict[str, Any]:
         """{"live": totals} while the engine runs (waiting up to `timeout_s` for it to end), then
@@ -185,7 +180,7 @@ class TargetNode:
 
     def drop_page_cache(self) -> list[Any]:
         """Empty this node's page cache (the target's files come from its disk); verdicts when not permitted."""
-        from crest.host import drop_page_cache
+        from crest.host.facts import drop_page_cache
 
         return list(drop_page_cache())
 

@@ -1,8 +1,8 @@
 """One mix across the nodes: every node's plan built and its target checked (the ready barrier), each
 node's clock offset measured, one absolute start, a heartbeat while it runs, and the exact merge of the
-nodes' results by the engine's own code (crest._engine.merge_parts).
+nodes' results; dealing, budgets, seeds and the merge are the fan-out's (crest.load.fanout).
 
-The same face as crest.loadclient.LoadClient (preflight, run), so the runner treats a cluster mix like
+The same face as crest.load.client.LoadClient (preflight, run), so the runner treats a cluster mix like
 a local one. A node that dies or stops answering fails the mix with the node named (NodeLostError),
 never a silent rebalance. Never prints.
 """
@@ -14,14 +14,15 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from crest import _engine
 from crest.cluster import clock
-from crest.cluster.placement import Node, Share, deal
+from crest.cluster.placement import Node
 from crest.cluster.session import ClusterSession, close_all, ray_failure
-from crest.errors import ConfigError, EngineError
-from crest.loadclient import OVERRUN_GRACE_S, ProgressCallback, RunResult
-from crest.monitor import CLIENT_BOUND_PCT
-from crest.runspec import RunSpec
+from crest.errors import EngineError
+from crest.host.monitor import CLIENT_BOUND_PCT
+from crest.load import fanout
+from crest.load.client import OVERRUN_GRACE_S, ProgressCallback, RunResult
+from crest.load.fanout import Share
+from crest.load.runspec import RunSpec
 
 # A node that has not answered a poll for this long is lost (the issue's bound for failing the mix is 10 s).
 HEARTBEAT_S = 4.0
@@ -36,45 +37,11 @@ START_LEAD_PER_NODE_S = 0.02
 
 @dataclass
 class Placed:
-    """A node's load actor and the clients it runs."""
+    """A node's load actor and the clients it runs (`share` numbers them globally)."""
 
+    node: Node
     share: Share
     actor: Any
-
-
-def budgets(max_requests: int | None, shares: list[Share]) -> list[int | None]:
-    """A request budget (-n) split over the nodes: one each, the rest in proportion to their clients by
-    cumulative cuts, so the budgets add up to the whole exactly.
-
-    Raises:
-        ConfigError: fewer requests than nodes (a node with nothing to send).
-    """
-    if max_requests is None:
-        return [None] * len(shares)
-    if max_requests < len(shares):
-        raise ConfigError(
-            f"-n {max_requests} is fewer requests than the {len(shares)} load nodes (each sends at least one):"
-            f" use -n {len(shares)} or more, or fewer --nodes"
-        )
-    rest, total = max_requests - len(shares), sum(s.clients for s in shares)
-    return [1 + rest * (s.first_client + s.clients) // total - rest * s.first_client // total for s in shares]
-
-
-def node_spec(spec: RunSpec, share: Share, total_clients: int, budget: int | None = None) -> RunSpec:
-    """The part of `spec` one node runs: its whole clients, its share of an open-loop rate, its request
-    budget (see budgets), and its own seed (every client draws its own requests, cluster or not). A
-    SPECweb99 node numbers its connections from its first global one (user ids, POST forms)."""
-    k = spec.connections_per_client
-    part = share.clients / total_clients
-    specweb99 = {**spec.specweb99, "first_connection": share.first_client * k} if spec.specweb99 else None
-    return replace(
-        spec,
-        connections=share.clients * k,
-        rate_rps=spec.rate_rps * part if spec.rate_rps is not None else None,
-        max_requests=budget,
-        seed=spec.seed * 1_000_003 + share.first_client,
-        specweb99=specweb99,
-    )
 
 
 class ClusterLoad:
@@ -86,12 +53,10 @@ class ClusterLoad:
         self.session = session
         self.placed = placed
         # The target's (or monitor's) node, watched with the load nodes: losing it fails the mix too.
-        self.side = Placed(Share(side.node, 0, 0), side.actor) if side is not None else None
+        self.side = Placed(side.node, Share(0, 0, 0), side.actor) if side is not None else None
         self.spec = spec
         self.mix_index = mix_index
-        total = sum(p.share.clients for p in placed)
-        split = budgets(spec.max_requests, [p.share for p in placed])
-        self.specs = [node_spec(spec, p.share, total, b) for p, b in zip(placed, split)]
+        self.specs = fanout.share_specs(spec, [p.share for p in placed], "load nodes", "fewer --nodes")
         self.offsets: list[clock.Offset] = []
         self.threads: list[int] = []
         # The config as a local run reports it, for the whole mix: every node runs its share of it.
@@ -143,14 +108,11 @@ class ClusterLoad:
                 refs.append(self.side.actor.now_unix_s.remote())
                 watched.append(self.side)
             answers = self._gather(refs, HEARTBEAT_S + POLL_S, "during", watched)[: len(waiting)]
-            live: dict[str, float] = {}
             for i, answer in zip(waiting, answers):
                 if "done" in answer:
                     done[i] = answer["done"]
-                for key, value in answer.get("live", {}).items():
-                    live[key] = live.get(key, 0) + value
+            live = fanout.sum_live(answer.get("live", {}) for answer in answers)
             if on_progress is not None and live:
-                live["elapsed_s"] = max(0.0, time.time() - start_at)
                 on_progress(live)
             if deadline is not None and time.time() > deadline:
                 self._cancel_all()
@@ -159,20 +121,14 @@ class ClusterLoad:
 
     def _merge(self, done: list[dict[str, Any]], start_at: float) -> dict[str, Any]:
         reports = [json.loads(d["report"]) for d in done]
-        parts = [r.pop("part") for r in reports]
-        try:
-            merged: dict[str, Any] = json.loads(_engine.merge_parts(parts, [p.share.first_client for p in self.placed]))
-        except (_engine.ConfigError, ValueError) as exc:
-            raise EngineError(
-                f"the nodes' results of mix {self.mix_index} do not merge ({exc}): please report this"
-            ) from None
+        merged = fanout.merge(reports, [p.share for p in self.placed], f"the nodes' results of mix {self.mix_index}")
         nodes = []
         for p, off, threads, report, d in zip(self.placed, self.offsets, self.threads, reports, done):
             engine = d.get("monitor", {}).get("engine", {})
             util = float(engine.get("cpu_util_pct", 0.0))
             nodes.append({
-                "node_id": p.share.node.node_id,
-                "ip": p.share.node.ip,
+                "node_id": p.node.node_id,
+                "ip": p.node.ip,
                 "first_client": p.share.first_client,
                 "clients": p.share.clients,
                 "connections": report.get("connections"),
@@ -217,7 +173,7 @@ class ClusterLoad:
                 when += f" mix {self.mix_index}"
             if not isinstance(exc, ray.exceptions.RayTaskError):  # the node's own error started nothing
                 self._cancel_all()
-            raise ray_failure(ray, exc, who.share.node, when) from None
+            raise ray_failure(ray, exc, who.node, when) from None
 
 
 def _failed(ray: Any, ref: Any) -> bool:
@@ -239,8 +195,8 @@ class LoadNodes:
     def load(self, spec: RunSpec, clients: int, mix_index: int, side: Any = None) -> ClusterLoad:
         """A ClusterLoad of one mix: its clients dealt whole over the nodes; `side` (a NodeActor: the
         target's or the monitor's node) is watched beside them."""
-        by_node = dict(zip((n.node_id for n in self.nodes), self.actors))
-        placed = [Placed(share, by_node[share.node.node_id]) for share in deal(clients, self.nodes)]
+        shares = fanout.deal(clients, len(self.nodes))
+        placed = [Placed(self.nodes[s.index], s, self.actors[s.index]) for s in shares]
         return ClusterLoad(self.session, placed, spec, mix_index, side)
 
     def close(self) -> None:

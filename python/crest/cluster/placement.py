@@ -1,7 +1,7 @@
-"""Which node runs which clients: whole clients dealt as evenly as possible, and the choice of nodes.
+"""Which nodes a run uses: naming a node, choosing the load nodes, and checking the suite fits them.
 
-Pure: works on node descriptions, never on Ray. A client's connections never span two nodes, so
-WebBench's per-client scores stay per client.
+Pure: works on node descriptions, never on Ray. Dealing clients to the chosen nodes is the fan-out's
+(crest.load.fanout), whole clients each, so WebBench's per-client scores stay per client.
 """
 
 from __future__ import annotations
@@ -28,15 +28,6 @@ class Node:
     def named(self, name: str) -> bool:
         """Whether `name` (a node id or its prefix of at least 6 digits, an IP, or a custom resource) is this node."""
         return name == self.ip or name in self.resources or (len(name) >= 6 and self.node_id.startswith(name.lower()))
-
-
-@dataclass(frozen=True)
-class Share:
-    """The clients one node runs: global clients [first_client, first_client + clients)."""
-
-    node: Node
-    first_client: int
-    clients: int
 
 
 def find_node(nodes: list[Node], name: str, option: str) -> Node:
@@ -96,17 +87,3 @@ def check_clients(most_clients: int, nodes: list[Node]) -> None:
             f"the suite's largest mix has {most_clients} clients, fewer than the {len(nodes)} load nodes"
             f" (each node runs whole clients): use --nodes {most_clients} or fewer"
         )
-
-
-def deal(clients: int, nodes: list[Node]) -> list[Share]:
-    """Deal `clients` whole clients over `nodes` in order: each gets ⌊c/n⌋, the first c mod n one more.
-    A mix with fewer clients than nodes (a ladder's first rungs) runs on its first `clients` nodes."""
-    used = nodes[: max(1, min(clients, len(nodes)))]
-    base, extra = divmod(clients, len(used))
-    shares = []
-    first = 0
-    for i, node in enumerate(used):
-        n = base + (1 if i < extra else 0)
-        shares.append(Share(node, first, n))
-        first += n
-    return shares

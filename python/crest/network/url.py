@@ -10,8 +10,8 @@ import socket
 from urllib.parse import urlsplit, urlunsplit
 
 from crest.errors import ConfigError
+from crest.load.preflight import parse_url
 from crest.network.addresses import TARGET_ADDRESS
-from crest.preflight import parse_url
 
 
 def _is_local(host: str) -> bool:

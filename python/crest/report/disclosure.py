@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from crest.analysis import Configuration
-from crest.disclosure import missing
+from crest.host.disclosure import missing
 from crest.store import RunDetail
 
 _GIB = 2**30

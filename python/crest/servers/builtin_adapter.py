@@ -30,7 +30,7 @@ class BuiltinAdapter(Adapter):
         return Path(sys.executable)
 
     def version(self) -> str:
-        from crest.loadclient import engine_version
+        from crest.load.client import engine_version
 
         return f"crest-target/{__version__} (engine {engine_version()})"
 

@@ -3,7 +3,7 @@
 Owns starting, restarting and stopping the group as one target, and the face
 the runner uses (URLs by role, pids, liveness, access-log counts, metadata):
 VeriTest ran TUX for the static files with Apache behind it for the dynamic
-ones. It never decides which class goes where (crest.roles does) and never
+ones. It never decides which class goes where (crest.suite.roles does) and never
 configures a server (the adapters do).
 """
 

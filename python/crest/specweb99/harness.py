@@ -13,12 +13,12 @@ import time
 from typing import Any
 
 from crest.errors import PeerError, TargetError
+from crest.runner.table import specweb99_urls
 from crest.specweb99 import checks, wire
 from crest.specweb99.checks import FETCH_QUERY
 from crest.store import MixRecord
 from crest.suite import Mix
 from crest.suite.specweb99 import Specweb99, class_names
-from crest.urltable import specweb99_urls
 
 
 class Harness:

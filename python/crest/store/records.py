@@ -55,7 +55,7 @@ class MixRecord:
     ]  # WebBench's per-client scores: client, requests, bytes, errors, rps, throughput_Bps
     timeline: list[dict[str, Any]]  # per second: second, requests, errors, bytes
     histogram_b64: str  # HDR histogram of the window, in the engine's serialization
-    monitor: dict[str, Any] = field(default_factory=dict)  # resource samples (crest.monitor's summary)
+    monitor: dict[str, Any] = field(default_factory=dict)  # resource samples (crest.host.monitor's summary)
     verdicts: list[Verdict] = field(default_factory=list)  # what a reader must mind about this mix
     size_bytes: int | None = None  # the content length of a sweep's mix, None otherwise
     client_cpu_s: float | None = None  # CPU seconds the load engine's threads used over the whole mix
@@ -69,7 +69,7 @@ class MixRecord:
     # check, validity rules); see crest.specweb99. None for other mixes.
     specweb99: dict[str, Any] | None = None
     # What the lab did and saw around the mix beside its load, never part of its figures: "restart" (the
-    # target restarted before it: {"pids_before", "pids_after"}), "warmup" (crest.warmup's figures),
+    # target restarted before it: {"pids_before", "pids_after"}), "warmup" (crest.runner.warmup's figures),
     # "access_log_requests_by_role" (per-class targets). None when nothing.
     lab: dict[str, Any] | None = None
     # The mix's TLS handshakes, whole mix: {"handshakes", "resumed", "handshake_us": {p50, p99, ...},

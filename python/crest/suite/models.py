@@ -204,7 +204,7 @@ class Workload(BaseModel):
     streams: int = Field(default=1, ge=1)
     # Most bytes the engine takes from a socket per read: WebBench's "receive buffer" (Mindcraft: 4096),
     # the buffer its client read into, not the kernel's SO_RCVBUF. None → the engine's 64 KiB; the upper
-    # bound is the run's rule (crest.runspec), checked before anything is sent.
+    # bound is the run's rule (crest.load.runspec), checked before anything is sent.
     read_buffer_bytes: int | None = Field(default=None, ge=1)
     # "weighted": by share, with replacement; "once": every table entry exactly once, shuffled,
     # and a mix ends when all are sent (Zeus' non-cached test: nothing is requested twice).

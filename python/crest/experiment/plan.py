@@ -8,7 +8,7 @@ so runs that differ in any setting never look like trials of one
 configuration), interleaving trials, and minting experiment ids. Then it checks
 every configuration before any of them sends and hands each trial to the
 runner. Never prints and never measures: SuiteRunner executes each run; what a
-design file means is crest.design's.
+design file means is crest.experiment.design's.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from crest.errors import ConfigError
-from crest.runner import EventCallback, RunRequest, SuiteRunner, close_clusters
+from crest.runner.trials import EventCallback, RunRequest, SuiteRunner, close_clusters
 from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
 from crest.store import Store

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from crest.runspec import RunSpec
+from crest.load.runspec import RunSpec
 
 # Connections the pass uses at most: enough to be quick, few enough not to be a load test of its own.
 WARMUP_CONNECTIONS = 16

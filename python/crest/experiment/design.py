@@ -4,7 +4,7 @@ and each run's response.
 Owns the file's syntax and validation, mapping the workload factors onto
 the suite (workload, load point, threads, receive buffer, keep-alive, TLS
 share), naming server options as factors, and reading each run's response.
-Never prints; crest.experiment plans and executes the runs (and maps
+Never prints; crest.experiment.plan plans and executes the runs (and maps
 server, cores, memory and server options onto them), crest.analysis.doe owns
 the design table and the arithmetic.
 """
@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from crest.analysis.doe import design
 from crest.analysis.peak import run_peak
 from crest.errors import ConfigError
-from crest.experiment import Configuration, Plan, Trial, configure, execute, plan
-from crest.runner import EventCallback, RunRequest
+from crest.experiment.plan import Configuration, Plan, Trial, configure, execute, plan
+from crest.runner.trials import EventCallback, RunRequest
 from crest.store import RunDetail, Store
 from crest.suite import Suite, load_suite
 from crest.suite.models import RequestClass
@@ -179,7 +179,7 @@ def plan_design(
     d: DesignFile, *, store_path: Path, placement: Mapping[str, Any] | None = None
 ) -> tuple[Plan, list[dict[str, Any]]]:
     """The design's experiment (one configuration per row, its replications as trials, interleaved by
-    crest.experiment) and each configuration's row of levels. `placement` holds the cluster options
+    crest.experiment.plan) and each configuration's row of levels. `placement` holds the cluster options
     (cluster, nodes, target_node, ...) every run shares.
 
     Raises:

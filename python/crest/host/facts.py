@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import crest
-from crest.loadclient import engine_version
+from crest.load.client import engine_version
 from crest.verdicts import Verdict, page_cache_kept
 
 

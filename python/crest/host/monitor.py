@@ -3,7 +3,7 @@
 Owns sampling (a background thread, at least once a second) and turning the
 samples into the figures stored with a mix: CPU user/system seconds and
 utilisation per core, RSS, threads, context switches, open files, storage reads,
-loopback and disk bytes, the host's counters (crest.hostcounters reads them) and the
+loopback and disk bytes, the host's counters (crest.host.counters reads them) and the
 engine's run-queue wait; and the verdicts judged from them (client_bound, listen_overflow,
 noisy_host, cache_cold: crest.verdicts words them). Never prints, never starts or
 stops processes; knows a target only as a function returning its pids.
@@ -20,7 +20,8 @@ from typing import Any
 
 import psutil
 
-from crest import hostcounters, verdicts
+from crest import verdicts
+from crest.host import counters as hostcounters
 from crest.verdicts import Verdict
 
 # Sampling period; the issue asks for at least one sample a second.

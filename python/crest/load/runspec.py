@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from crest import _engine
 from crest.errors import ConfigError
-from crest.preflight import TargetUrl, parse_file_url, parse_url
+from crest.load.preflight import TargetUrl, parse_file_url, parse_url
 
 # A range of more source addresses than this is almost certainly a typo.
 MAX_SOURCE_ADDRS = 4096

@@ -2,7 +2,7 @@
 TIME_WAIT sockets, memory and paging; one cheap snapshot (a few small files) and the figures between two.
 
 Owns reading and parsing these files and turning two snapshots into a window's deltas and rates. It
-knows nothing of mixes, targets or verdicts (crest.monitor samples it and judges), and never prints.
+knows nothing of mixes, targets or verdicts (crest.host.monitor samples it and judges), and never prints.
 Network counters are per network namespace: a snapshot reads them through a process of the target
 (/proc/PID/net/...) when given one, so a target in its own namespace is seen, not crest's.
 """

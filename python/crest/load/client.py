@@ -1,7 +1,8 @@
-"""LoadClient: owns one engine run from validated spec to parsed report; the only user of _engine runs.
+"""LoadClient: one engine run on this machine, from validated spec to parsed report.
 
-It validates and preflights before any traffic, polls the run for progress,
-turns Ctrl-C into a cancelled partial report, and never prints or exits.
+It validates and preflights before any traffic, starts the run through the fan-out
+(crest.load.fanout, the one place engine runs start), polls it for progress, turns
+Ctrl-C into a cancelled partial report, and never prints or exits.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from crest import _engine
-from crest.errors import ConfigError, EngineError, MachineError
-from crest.preflight import TargetUrl, check_reachable, check_source_addrs
-from crest.runspec import Origin, RunSpec, engine_config_error
+from crest.errors import ConfigError, EngineError
+from crest.load import fanout
+from crest.load.preflight import TargetUrl, check_reachable, check_source_addrs
+from crest.load.runspec import Origin, RunSpec, engine_config_error
 
 ProgressCallback = Callable[[dict[str, Any]], None]
 
@@ -88,20 +90,13 @@ class LoadClient:
         """
         if not self._preflighted:
             self.preflight()
-        try:
-            run = _engine.start_run(json.dumps(self.config))
-        except _engine.ConfigError as exc:
-            raise engine_config_error(exc, self.origin) from None
-        except _engine.MachineError as exc:
-            raise MachineError(str(exc)) from None
-        try:
+        run = fanout.start(self.config, self.origin)
+        with fanout.engine_failures():
             try:
                 text = self._poll(run, on_progress)
             except KeyboardInterrupt:
                 run.cancel()
                 return RunResult(self._parse(self._wait_after_cancel(run)), self.config, interrupted=True)
-        except _engine.MachineError as exc:
-            raise MachineError(str(exc)) from None
         return RunResult(self._parse(text), self.config, interrupted=False)
 
     def _poll(self, run: _engine.Run, on_progress: ProgressCallback | None) -> str:

@@ -15,8 +15,8 @@ from typing import Any
 from crest.dynamic import CGI_BYTES, CGI_ENV
 from crest.errors import ConfigError
 from crest.filesets import Manifest, header_line
-from crest.roles import RoleUrls, base_url_of
 from crest.suite import Workload
+from crest.suite.roles import RoleUrls, base_url_of
 
 # Where crest's dynamic programs live on a target (see crest.dynamic), with
 # the body size each returns. `inproc` is the built-in target's in-process

@@ -1,0 +1,33 @@
+"""Placements: where a run's load runs (this machine, client subnets on it, Ray nodes), chosen once per
+run by `choose`; the runner then asks the placement and never branches on a mode."""
+
+from __future__ import annotations
+
+from crest.network.spec import NetworkSpec
+from crest.placement.base import Placement
+
+
+def choose(
+    *, cpus: float | None, network: NetworkSpec | None, lines: int, target_in_root: bool,
+    cluster: str | None, nodes: int | None, target_node: str | None, monitor_node: str | None,
+    monitor_pid: int | None, monitor_name: str | None, most_clients: int,
+) -> Placement:  # fmt: skip
+    """The placement of one run.
+
+    Args:
+        cpus: --cpus; on this machine it splits the cores between target and engine (a node splits its own).
+        lines: the most client lines (addresses) a subnet needs, for a client network.
+        target_in_root: a client network's target is a --target URL on this machine's namespace.
+        most_clients: the clients of the run's largest mix (every load node must get one).
+    """
+    if cluster is not None:
+        from crest.placement.nodes import NodesPlacement
+
+        return NodesPlacement(cluster, nodes, target_node, monitor_node, monitor_pid, monitor_name, most_clients)
+    if network is not None:
+        from crest.placement.subnets import SubnetsPlacement
+
+        return SubnetsPlacement(cpus, network, lines, target_in_root)
+    from crest.placement.local import LocalPlacement
+
+    return LocalPlacement(cpus)

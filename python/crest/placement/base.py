@@ -1,0 +1,197 @@
+"""What a placement is: where one run's load runs, seen through the faces the runner needs.
+
+A placement is chosen once per run (crest.placement.choose) and answers every question whose answer
+depends on where the clients and the target are: checking that they can be placed, starting the
+target, the load of one mix, what is sampled beside it, dropping the page cache, calling from where the
+clients stand. The runner asks these and never branches on a mode. Owns only the faces (protocols and
+the shared base); each placement is its own module, and none of them prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from crest.load.client import ProgressCallback, RunResult
+from crest.load.runspec import RunSpec
+from crest.servers.base import ServerSettings
+from crest.store import MixRecord
+from crest.suite.roles import RoleUrls
+from crest.verdicts import Verdict
+
+T = TypeVar("T")
+
+
+class Load(Protocol):
+    """One mix's load, wherever it runs: `preflight()` checks the target from where the clients stand
+    (nothing sent), `run()` sends the mix and returns the merged report."""
+
+    config: dict[str, Any]
+
+    def preflight(self) -> None: ...
+
+    def run(self, on_progress: ProgressCallback | None = None) -> RunResult: ...
+
+
+class Probe(Protocol):
+    """Something sampled beside a mix's load (the target's processes, the engine, the links), which
+    writes its figures for the window into the mix's record."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def apply(self, record: MixRecord, window: tuple[float, float]) -> None: ...
+
+
+class RunningTarget(Protocol):
+    """A target crest started, as the runner sees it wherever it runs (crest.servers.base.Target, a
+    TargetGroup, or crest.cluster.target.NodeTarget)."""
+
+    url: str
+    tls_url: str | None
+    h2c_url: str | None
+    settings: ServerSettings
+    keep_logs: Any
+    access_log_flush_s: float
+
+    def metadata(self) -> dict[str, Any]: ...
+
+    def access_log_lines(self) -> int: ...
+
+    def check_alive(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class TargetPlan:
+    """The target crest is to start for a run, as the runner asks for it: one server or a role map, the
+    settings for a docroot (None: the run's own fileset), and the fileset a remote node makes itself."""
+
+    server: str
+    roles: Mapping[str, str] | None  # per-class targets: role -> server (started side by side)
+    settings: Callable[[Path | None], ServerSettings]
+    by_server: Callable[[], dict[str, ServerSettings]]  # each server of a role map with its settings
+    cpus: float | None  # --cpus as asked (a node splits its own cores)
+    fileset: tuple[str | None, int | None]  # the fileset's name and the connections it is made for
+    empty_docroot: Path
+
+
+@dataclass(frozen=True)
+class TargetAt:
+    """Where the clients reach the target of one run: its URLs as seen from the clients, each role's
+    (per-class targets), and the started target itself (None for a URL given with --target)."""
+
+    url: str | None
+    tls_url: str | None
+    role_urls: RoleUrls | None = None
+    started: Any = None  # a RunningTarget; Any because the local kinds have more (restart, pids, roles)
+
+
+class Placement:
+    """The faces every placement has, with this machine's answers as the defaults."""
+
+    # How the run's metadata names where the load ran (stored with the run; None: this machine).
+    name: str = "local"
+
+    def check(self) -> None:
+        """Everything this placement needs before anything is recorded or started (ConfigError)."""
+
+    def check_server(self, plan: TargetPlan) -> None:
+        """Whether the target can be provisioned where this placement runs targets, starting nothing."""
+        raise NotImplementedError
+
+    @contextmanager
+    def around_run(self) -> Iterator[None]:
+        """What one run holds from its first mix to its last (a network, the cluster's load actors)."""
+        yield
+
+    def start_target(self, plan: TargetPlan) -> Any:
+        """Start the target of one run where this placement runs targets; the caller stops it."""
+        raise NotImplementedError
+
+    def reach(self, url: str | None) -> str | None:
+        """A --target URL as the clients reach it from where they stand."""
+        return url
+
+    def server_settings(self, settings: ServerSettings) -> ServerSettings:
+        """A target's settings with where it listens."""
+        return settings
+
+    def engine_cores(self) -> int:
+        """The cores an engine of one mix may use (its threads: one per core)."""
+        raise NotImplementedError
+
+    def load(self, spec: RunSpec, clients: int, mix_index: int, target: Any) -> Load:
+        """The load of one mix of `clients` whole clients."""
+        raise NotImplementedError
+
+    def probes(self, target: Any) -> list[Probe]:
+        """What is sampled beside one mix's load."""
+        return []
+
+    def annotate(self, record: MixRecord, report: dict[str, Any]) -> None:
+        """What the placement adds to a mix's record from its merged report (start instant, per-node or
+        per-subnet figures); the record's start is the load's common start when it had one."""
+
+    def drop_page_cache(self, target: Any) -> list[Verdict]:
+        """Empty the page cache where the target reads its files."""
+        raise NotImplementedError
+
+    def from_clients(self, fn: Callable[[], T]) -> T:
+        """Call `fn` from where the clients stand (their namespace): reachability checks, warm-up passes."""
+        return fn()
+
+    def pinned(self) -> AbstractContextManager[None]:
+        """The engine's cores for the length of a mix's load."""
+        return nullcontext()
+
+    def verdicts(self) -> list[Verdict]:
+        """What the placement itself says of every mix (e.g. cores shared between target and engine)."""
+        return []
+
+    def engine_own_cores(self) -> bool:
+        """Whether the engine has cores of its own (its wait for a CPU is then the host's noise)."""
+        return False
+
+    def describe(self, target: Any) -> dict[str, Any]:
+        """Facts stored with the run's config (cores, cluster) and its disclosure's network."""
+        return {}
+
+    def network_facts(self) -> dict[str, Any]:
+        """The client network's description for the disclosure."""
+        return {"not_applicable": "no --network: the clients reached the target over loopback"}
+
+    def docroot_here(self) -> bool:
+        """Whether the target's docroot is on this machine (the disclosure reads its filesystem)."""
+        return True
+
+
+class Sampler(Protocol):
+    """A monitor of processes and the machine: crest.host.monitor.Monitor, or one on another node."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def summary(self, window_start: float, window_end: float) -> dict[str, Any]: ...
+
+
+@dataclass
+class MonitorProbe:
+    """A monitor as a probe: its summary over the window goes into the record's monitor figures."""
+
+    monitor: Sampler
+
+    def start(self) -> None:
+        self.monitor.start()
+
+    def stop(self) -> None:
+        self.monitor.stop()
+
+    def apply(self, record: MixRecord, window: tuple[float, float]) -> None:
+        record.monitor.update(self.monitor.summary(*window))

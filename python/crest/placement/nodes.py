@@ -1,0 +1,136 @@
+"""Ray nodes: each mix's whole clients dealt over the cluster's load nodes (crest.cluster.driver runs and
+merges them), the target started on its own node (--target-node) or watched there (--monitor-node).
+
+Owns the choice of nodes for one run and what lives for its length (the load actors, the watch); the
+Ray mechanics are crest.cluster's and the dealing the fan-out's. Each node runs its share as this
+machine's placement would, so a node could hold client subnets of its own: that nesting is the node
+actor's to add, with no change here. Imports Ray only through crest.cluster, and only when used.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from crest.load.runspec import RunSpec
+from crest.placement.base import Load, MonitorProbe, Placement, Probe, TargetPlan
+from crest.servers import cpus as cpu_split
+from crest.store import MixRecord
+from crest.verdicts import Verdict, page_cache_elsewhere
+
+
+class NodesPlacement(Placement):
+    """The load on a Ray cluster's nodes (`address` as --cluster gives it)."""
+
+    name = "cluster"
+
+    def __init__(
+        self, address: str, nodes: int | None, target_node: str | None, monitor_node: str | None,
+        monitor_pid: int | None, monitor_name: str | None, most_clients: int,
+    ) -> None:  # fmt: skip
+        self.address = address
+        self.nodes = nodes
+        self.target_node = target_node
+        self.monitor_node = monitor_node
+        self.monitor_pid = monitor_pid
+        self.monitor_name = monitor_name
+        self.most_clients = most_clients
+        self._load_nodes: Any = None  # crest.cluster.driver.LoadNodes for the length of a run
+        self._watch: Any = None  # crest.cluster.target.NodeWatch during a run with --monitor-node
+
+    def _cluster(self) -> tuple[Any, list[Any], Any]:
+        """The cluster session, its load nodes and the target's (or monitor's) node, checked against the
+        suite: ConfigError before anything is recorded."""
+        from crest.cluster import placement
+        from crest.cluster.session import session
+
+        cluster = session(self.address)
+        alive = cluster.nodes()
+        where = self.target_node or self.monitor_node
+        option = "--target-node" if self.target_node else "--monitor-node"
+        side = placement.find_node(alive, where, option) if where else None
+        load = placement.choose_nodes(alive, self.nodes, {side.node_id} if side else set())
+        placement.check_clients(self.most_clients, load)
+        return cluster, load, side
+
+    def check(self) -> None:
+        self._cluster()  # the cluster answers and has the nodes asked for
+
+    def check_server(self, plan: TargetPlan) -> None:
+        from crest.cluster.actors import NODE_DOCROOT
+        from crest.cluster.target import NodeActor
+
+        cluster, _, node = self._cluster()
+        remote = NodeActor(cluster, node)
+        try:
+            remote.call("check", plan.server, plan.settings(NODE_DOCROOT))
+        finally:
+            remote.release()
+
+    @contextmanager
+    def around_run(self) -> Iterator[None]:
+        from crest.cluster.driver import LoadNodes
+        from crest.cluster.target import NodeWatch
+
+        cluster, nodes, side = self._cluster()
+        try:
+            if self.monitor_node is not None:
+                self._watch = NodeWatch(cluster, side, self.monitor_pid, self.monitor_name)
+            self._load_nodes = LoadNodes(cluster, nodes)
+            yield
+        finally:
+            if self._load_nodes is not None:
+                self._load_nodes.close()
+                self._load_nodes = None
+            if self._watch is not None:
+                self._watch.stop()
+                self._watch = None
+
+    def start_target(self, plan: TargetPlan) -> Any:
+        from crest.cluster.actors import NODE_DOCROOT
+        from crest.cluster.target import NodeTarget
+
+        cluster, _, node = self._cluster()
+        # Provisioned on its node as it is made; it has the face of Target the runner uses.
+        return NodeTarget(cluster, node, plan.server, plan.settings(NODE_DOCROOT), plan.cpus, plan.fileset)
+
+    def engine_cores(self) -> int:
+        return len(cpu_split.available())  # each node then uses its own (crest.cluster.actors)
+
+    def load(self, spec: RunSpec, clients: int, mix_index: int, target: Any) -> Load:
+        assert self._load_nodes is not None, "the nodes placement is used inside around_run()"
+        side = getattr(target, "remote", None) or getattr(self._watch, "remote", None)  # NodeTarget / NodeWatch
+        load: Load = self._load_nodes.load(spec, clients, mix_index, side)
+        return load
+
+    def probes(self, target: Any) -> list[Probe]:
+        side = target if target is not None else self._watch
+        return [MonitorProbe(side.monitor())] if side is not None else []
+
+    def annotate(self, record: MixRecord, report: dict[str, Any]) -> None:
+        from crest.host.monitor import nodes_engine_summary
+
+        # The engine ran on the nodes: the mix starts at their common start, and each node's own monitor
+        # judged its engine (the busiest node speaks for the mix).
+        record.started_at = float(report["cluster"]["start_at_unix_s"])
+        record.cluster = report["cluster"]
+        record.monitor.update(nodes_engine_summary(record.cluster["nodes"]))
+
+    def drop_page_cache(self, target: Any) -> list[Verdict]:
+        side: Any = target if target is not None else self._watch  # a NodeTarget or NodeWatch
+        return list(side.drop_page_cache()) if side is not None else [page_cache_elsewhere()]
+
+    def describe(self, target: Any) -> dict[str, Any]:
+        return {"cluster": {"address": self.address, "nodes": self.nodes}}
+
+    def docroot_here(self) -> bool:
+        return False
+
+
+def close_clusters() -> None:
+    """End every cluster session this process opened (no Ray import when none was)."""
+    session = sys.modules.get("crest.cluster.session")
+    if session is not None:
+        session.close_all()

@@ -1,0 +1,123 @@
+"""Measuring one mix into its record: what happens around the load (the page cache, a warm-up pass, the
+probes, the access log) and how the load's report, the probes' figures and the verdicts become one
+MixRecord over the mix's window.
+
+Asks the placement for everything that depends on where the load runs; owns no run status (the trial
+loop in crest.runner.trials does) and never stores or prints.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from crest.host.monitor import client_bound_verdict, host_verdicts
+from crest.load.client import LoadClient, ProgressCallback
+from crest.load.runspec import RunSpec
+from crest.placement.base import Load, Placement
+from crest.runner.warmup import warmup_figures, warmup_spec
+from crest.servers.group import TargetGroup
+from crest.store import MixRecord, mix_from_report
+from crest.suite import Mix, Suite
+
+
+class LoadFailed(Exception):
+    """The mix's load failed while it ran; the trial fails with `cause`, which is raised on."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class Interrupted(Exception):
+    """Ctrl-C during the mix's load or its warm-up pass."""
+
+
+@dataclass
+class MixMeasure:
+    """Measures the mixes of one trial on one placement, against one target (None: a URL)."""
+
+    suite: Suite
+    placement: Placement
+    target: Any
+
+    def restart_if_asked(self, mix: Mix) -> dict[str, Any]:
+        """Restart the started target before a mix that asks it; the pids before and after are stored."""
+        lab: dict[str, Any] = {}
+        if mix.restart_target and self.target is not None:
+            before = sorted(self.target.pids())
+            self.target.restart()
+            lab["restart"] = {"pids_before": before, "pids_after": sorted(self.target.pids())}
+        return lab
+
+    def warm_up(self, spec: RunSpec) -> dict[str, Any]:
+        """Request every entry of the mix's table once before its window (never measured): the figures.
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C during the pass (the run is then stored as interrupted between mixes).
+        """
+        started = time.monotonic()
+        client = LoadClient(warmup_spec(spec))
+        result = self.placement.from_clients(client.run)
+        if result.interrupted:
+            raise KeyboardInterrupt
+        return warmup_figures(result.report, len(spec.requests), time.monotonic() - started)
+
+    def measure(
+        self, mix: Mix, spec: RunSpec, load: Load, lab: dict[str, Any], on_progress: ProgressCallback
+    ) -> MixRecord:
+        """Run the mix's load and make its record.
+
+        Raises:
+            LoadFailed: the load failed while it ran.
+            Interrupted: Ctrl-C stopped it.
+        """
+        workload = self.suite.workload
+        drop = workload.drop_caches
+        found = self.placement.drop_page_cache(self.target) if drop else []
+        found += self.placement.verdicts()
+        if mix.warmup:
+            lab["warmup"] = self.warm_up(spec)
+        target = self.target
+        probes = self.placement.probes(target)
+        logged_before = target.access_log_lines() if target is not None else 0
+        by_role_before = target.access_log_lines_by_role() if isinstance(target, TargetGroup) else {}
+        started = time.time()
+        for probe in probes:
+            probe.start()
+        try:
+            with self.placement.pinned():
+                result = load.run(on_progress)
+        except Exception as exc:
+            raise LoadFailed(exc) from exc
+        finally:
+            for probe in probes:
+                probe.stop()
+        ended = time.time()
+        if result.interrupted:
+            raise Interrupted
+        record = mix_from_report(mix, result.report, started, ended, found)
+        if workload.specweb99 is not None:
+            # Every POST the iteration sent, window or not: the POST-log check counts them all.
+            record.specweb99 = {"issued_by_class": dict(result.report.get("issued_by_class") or {})}
+        self.placement.annotate(record, result.report)
+        t = mix.timing
+        window = (record.started_at + t.ramp_up_s, record.started_at + t.length_s - t.ramp_down_s)
+        for probe in probes:
+            probe.apply(record, window)
+        client_bound = client_bound_verdict(record.monitor)
+        if client_bound:
+            record.verdicts.append(client_bound)
+        # The engine's wait for a CPU is noise only when it has cores of its own (else: the target's).
+        record.verdicts += host_verdicts(
+            record.monitor, cached=not drop, engine_own_cores=self.placement.engine_own_cores()
+        )
+        if target is not None and target.settings.access_log:  # --access-log or access_log=on
+            time.sleep(target.access_log_flush_s)
+            record.access_log_requests = target.access_log_lines() - logged_before
+            if isinstance(target, TargetGroup):
+                after_roles = target.access_log_lines_by_role()
+                lab["access_log_requests_by_role"] = {r: after_roles[r] - by_role_before[r] for r in after_roles}
+        record.lab = lab or None
+        return record

@@ -1,0 +1,139 @@
+"""One mix of a suite as one engine run: pure functions from a mix and a bound target to a RunSpec.
+
+Owns the settings every mix has, web or file (threads, the window cut at the ramps, the seed), and
+what each kind adds (the request table, SPECweb99's generator; the loadfile). Does no I/O: the target's
+URLs, table and password come bound (crest.runner.binding).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from crest.load.runspec import RunSpec
+from crest.runner.binding import Bound
+from crest.runner.request import RunRequest, fileset_connections, smb_password
+from crest.suite import Mix
+from crest.suite.specweb99 import Specweb99
+
+# Salts of a mix's seed: every trial and every mix of a run draws its own requests.
+RUN_SEED_STRIDE = 1_000_003
+TRIAL_SEED_STRIDE = 1009
+
+
+@dataclass(frozen=True)
+class MixShape:
+    """What every engine run of a mix shares, web or file."""
+
+    connections: int
+    threads: int
+    duration_s: float
+    think_time_s: float
+    connections_per_client: int
+    window_s: tuple[float, float]
+    client_start_delay_s: float
+    seed: int
+
+
+def mix_shape(request: RunRequest, mix: Mix, repeat_index: int, engine_cores: int, drain_s: float) -> MixShape:
+    """The threads (one per engine core, at most one per connection), the window (length minus the ramps,
+    plus what a drain lets finish) and the seed of one mix."""
+    t = mix.timing
+    return MixShape(
+        connections=mix.connections,
+        threads=min(request.engine_threads or engine_cores, mix.connections),
+        duration_s=t.length_s,
+        think_time_s=t.think_time_s,
+        connections_per_client=mix.threads_per_client,
+        window_s=(t.ramp_up_s, t.length_s - t.ramp_down_s + drain_s),
+        client_start_delay_s=t.delay_s,
+        seed=request.seed * RUN_SEED_STRIDE + repeat_index * TRIAL_SEED_STRIDE + mix.index,
+    )
+
+
+def mix_spec(request: RunRequest, bound: Bound, mix: Mix, repeat_index: int, engine_cores: int, mixes: int) -> RunSpec:
+    """The engine run of one mix against the bound target (`mixes`: how many the suite has)."""
+    if request.suite.workload.is_file:
+        return _file_spec(request, bound, mix, repeat_index, engine_cores, mixes)
+    workload = request.suite.workload
+    table = bound.table_for(mix)
+    # A window that runs to the end of the mix lets in-flight exchanges finish and count,
+    # so its counts equal the target's own (bounded by the request timeout).
+    drain_s = request.timeout_s if mix.timing.ramp_down_s == 0 else 0.0
+    shape = mix_shape(request, mix, repeat_index, engine_cores, drain_s)
+    spec = workload.specweb99
+    specweb = specweb99_config(spec, bound.url or "", fileset_connections(request.suite) or 1, mix)
+    return RunSpec(
+        url=table.requests[0]["url"] if table.requests else (bound.url or ""),
+        http_version=workload.http_version,
+        keepalive=workload.keepalive,
+        streams=workload.streams,
+        connections=shape.connections,
+        threads=shape.threads,
+        nap=request.nap,
+        duration_s=shape.duration_s,
+        think_time_s=shape.think_time_s,
+        timeout_s=request.timeout_s,
+        insecure=bound.insecure,
+        tls_resumption=workload.tls_settings().resumption,
+        read_buffer_bytes=workload.read_buffer_bytes,
+        requests=table.requests,
+        classes=() if spec else table.classes,  # SPECweb99's classes are the engine's own 20
+        connections_per_client=shape.connections_per_client,
+        window_s=shape.window_s,
+        drain_s=drain_s,
+        client_start_delay_s=shape.client_start_delay_s,
+        seed=shape.seed,
+        selection=workload.selection,
+        rate_rps=mix.rate_rps,
+        line_speed_bps=spec.line_speed_bps if spec else None,
+        keepalive_requests=(spec.keepalive_requests[0], spec.keepalive_requests[1]) if spec else None,
+        keepalive_request_share=spec.keepalive_request_share if spec else 1.0,
+        specweb99=specweb,
+    )
+
+
+def _file_spec(
+    request: RunRequest, bound: Bound, mix: Mix, repeat_index: int, engine_cores: int, mixes: int
+) -> RunSpec:
+    """A file-operation mix: each connection a dbench client replaying the loadfile against the target."""
+    settings = request.suite.workload.loadfile_settings()
+    shape = mix_shape(request, mix, repeat_index, engine_cores, 0.0)
+    url = bound.url or ""
+    # NetBench's Save Workspace: trees stay between mixes and go after the last one.
+    cleanup = not settings.save_workspace or mix.index >= mixes
+    loadfile = {
+        "path": request.loadfile or settings.resolved_path(),
+        "cleanup": cleanup,
+        "password": (bound.password or smb_password(request.password_file)) if url.startswith("smb:") else None,
+    }
+    return RunSpec(
+        url=url,
+        connections=shape.connections,
+        threads=shape.threads,
+        nap=request.nap,
+        duration_s=shape.duration_s,
+        think_time_s=shape.think_time_s,
+        timeout_s=request.timeout_s,
+        connections_per_client=shape.connections_per_client,
+        window_s=shape.window_s,
+        client_start_delay_s=shape.client_start_delay_s,
+        seed=shape.seed,
+        loadfile=loadfile,
+    )
+
+
+def specweb99_config(spec: Specweb99 | None, base_url: str, fileset_conns: int, mix: Mix) -> dict[str, Any] | None:
+    """The engine's SPECweb99 generator for a target: its three URLs, the fileset's directories and the
+    users Reset wrote (one per connection the fileset was made for, at least one per connection)."""
+    if spec is None:
+        return None
+    from crest.filesets.specweb import specweb99_directories
+    from crest.runner.table import specweb99_urls
+
+    dynamic, cgi = specweb99_urls(base_url, spec.dynamic)
+    return {
+        "base_url": base_url.rstrip("/"), "dynamic_url": dynamic, "cgi_url": cgi,
+        "dirs": specweb99_directories(fileset_conns), "users": max(fileset_conns, mix.connections),
+        "request_mix": list(spec.request_mix), "class_mix": list(spec.class_mix),
+    }  # fmt: skip

@@ -1,0 +1,399 @@
+"""The trial loop: one run of a suite, mix by mix, each mix stored as it ends; and resuming one.
+
+Owns the order of a run and its status: check the request and the placement before anything is
+recorded or sent, start the target, create the run record, then for each mix build its engine run
+(crest.runner.specs), measure it (crest.runner.measure) and store it in one transaction before the next.
+Ctrl-C keeps every finished mix and marks the run interrupted; a target that dies marks it failed with
+the reason. Where the load runs is the placement's (crest.placement), chosen once: no branch here asks.
+Never prints (progress goes to a callback) and never plans (which runs an experiment has is
+crest.experiment's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any, NoReturn
+
+from crest.errors import ConfigError, DiskFullError, MachineError, NodeLostError, TargetError
+from crest.filesets.cache import cached_fileset, empty_docroot
+from crest.host import disclosure
+from crest.host.facts import host_facts
+from crest.load.client import LoadClient
+from crest.load.preflight import check_reachable, parse_file_url, parse_url
+from crest.load.runspec import RunSpec
+from crest.network.lines import lines_needed
+from crest.placement import choose
+from crest.placement.base import TargetPlan
+from crest.placement.nodes import close_clusters
+from crest.runner import binding
+from crest.runner.binding import Bound
+from crest.runner.measure import Interrupted, LoadFailed, MixMeasure
+from crest.runner.request import (
+    Event,
+    EventCallback,
+    MixHooks,
+    RunInterrupted,
+    RunRequest,
+    check_request,
+    fileset_connections,
+    server_roles,
+    stand_in,
+)
+from crest.runner.specs import mix_spec
+from crest.servers.base import SERVER_KINDS, ServerSettings
+from crest.servers.group import settings_by_server
+from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError
+from crest.suite import Mix, Suite
+from crest.suite.roles import roles_by_class
+
+__all__ = ["Event", "EventCallback", "MixHooks", "RunInterrupted", "RunRequest", "SuiteRunner", "close_clusters"]
+
+
+@dataclass
+class _Trial:
+    """What one trial holds while its mixes run: its record's id, its target and how the clients reach it."""
+
+    run_id: str
+    repeat_index: int
+    target: Any
+    bound: Bound
+
+
+class SuiteRunner:
+    """Runs one RunRequest: `run_trial()` for each new trial (crest.experiment orders them), `resume()`
+    for an interrupted one."""
+
+    def __init__(
+        self, request: RunRequest, on_event: EventCallback | None = None, hooks: MixHooks | None = None
+    ) -> None:
+        self.request = request
+        self.on_event = on_event or (lambda _event: None)
+        self.hooks = hooks
+        self.mixes = request.suite.mixes(request.profile)
+        net_spec = check_request(request, self.mixes)
+        self.server_roles = server_roles(request)
+        most = max(self.mixes, key=lambda m: m.connections)
+        self.placement = choose(
+            cpus=request.cpus, network=net_spec,
+            lines=lines_needed(stand_in(most), net_spec.subnets, net_spec.link_per) if net_spec else 0,
+            target_in_root=request.server is None, cluster=request.cluster, nodes=request.nodes,
+            target_node=request.target_node, monitor_node=request.monitor_node, monitor_pid=request.monitor_pid,
+            monitor_name=request.monitor_name, most_clients=max(m.clients for m in self.mixes),
+        )  # fmt: skip
+        self.manifest = binding.manifest(request)
+        self._docroot: Path | None = None
+
+    # -- checks before anything is recorded or sent
+
+    def preflight(self) -> None:
+        """Check the target before anything is recorded or sent: a URL accepts connections from where the
+        clients stand, or a server can be provisioned as asked (installed, serves the workload's kinds,
+        cores, memory), and the placement can place the load (a cluster answers with the nodes asked for;
+        each load node then checks the target from where it stands at the ready barrier before each mix)."""
+        self.placement.check()
+        workload = self.request.suite.workload
+        if self.request.server is not None:
+            self.placement.check_server(self._target_plan())
+            # Validate one engine config against a stand-in for the target crest will start.
+            self._validate(binding.bind_stand_in(self.request, self.manifest, self.server_roles))
+            return
+        bound = self._bind_url()
+        self._validate(bound)  # a bad option fails before anything is sent
+        if self.placement.name == "cluster":
+            return  # each load node checks the target from where it stands (the ready barrier)
+        if workload.is_file:
+            LoadClient(self._spec(bound, self.mixes[0])).preflight()  # the directory, or the SMB server and its login
+            return
+        # HTTP/3 is QUIC over UDP, which a TCP connect cannot probe: only the names are resolved.
+        tcp = not workload.over_quic
+        for url in dict.fromkeys(filter(None, (self.request.target, self.request.tls_target,
+                                               *self.request.role_targets.values()))):  # fmt: skip
+            check_reachable(parse_url(url), tcp=tcp)
+
+    def _validate(self, bound: Bound) -> None:
+        LoadClient(self._spec(bound, self.mixes[0]))
+
+    def _bind_url(self) -> Bound:
+        """The binding to a --target URL, as the clients reach it from where they stand."""
+        r = self.request
+        return binding.bind(r, self.manifest, self.placement.reach(r.target), self.placement.reach(r.tls_target))
+
+    def _spec(self, bound: Bound, mix: Mix, repeat_index: int = 0) -> RunSpec:
+        return mix_spec(self.request, bound, mix, repeat_index, self.placement.engine_cores(), len(self.mixes))
+
+    # -- the target
+
+    def _target_plan(self) -> TargetPlan:
+        assert self.request.server is not None
+        return TargetPlan(
+            server=self.request.server,
+            roles=self.server_roles,
+            settings=self._settings,
+            by_server=self._settings_by_server,
+            cpus=self.request.cpus,
+            fileset=(
+                self.request.suite.workload.fileset if self.request.fileset_dir is None else None,
+                fileset_connections(self.request.suite),
+            ),
+            empty_docroot=empty_docroot(),
+        )
+
+    @contextmanager
+    def _trial_target(self) -> Iterator[tuple[Any, Bound]]:
+        """The target of one trial and its binding, inside what the placement holds for a run."""
+        with self.placement.around_run():
+            if self.request.server is None:
+                yield None, self._bind_url()
+                return
+            target = self.placement.start_target(self._target_plan())
+            try:
+                yield target, binding.bind_started(self.request, self.manifest, target)
+            finally:
+                target.stop()
+
+    def _cached_docroot(self) -> Path:
+        """The suite's fileset from the cache, checked once per runner (not again for every trial)."""
+        if self._docroot is None:
+            workload = self.request.suite.workload
+            self._docroot = (
+                cached_fileset(workload.fileset, connections=fileset_connections(self.request.suite))
+                if workload.fileset else empty_docroot()
+            )  # fmt: skip
+        return self._docroot
+
+    def _settings_by_server(self) -> dict[str, ServerSettings]:
+        """Each server of a role map with the kinds and TLS of the classes it serves."""
+        assert self.server_roles is not None
+        workload = self.request.suite.workload
+        role = roles_by_class(workload, self.server_roles)
+        kinds: dict[str, set[str]] = {}
+        for c in workload.classes:
+            if c.kind in SERVER_KINDS:
+                kinds.setdefault(role[c.name], set()).add(c.kind)
+        tls = {role[c.name] for c in workload.classes if c.tls}
+        return settings_by_server(self.server_roles, self._settings(None), kinds, tls)
+
+    def _settings(self, docroot: Path | None) -> ServerSettings:
+        """The target's settings, serving `docroot` (None: the run's own fileset), where the placement runs it."""
+        workload = self.request.suite.workload
+        kinds = {c.kind for c in workload.classes if c.kind in SERVER_KINDS}
+        settings = ServerSettings(
+            docroot=docroot or self.request.fileset_dir or self._cached_docroot(),
+            memory_bytes=self.request.memory_bytes,
+            access_log=self.request.access_log,
+            tls=any(c.tls for c in workload.classes) or workload.over_quic,
+            tls_key=workload.tls_settings().key,
+            kinds=frozenset(kinds),
+            keepalive=workload.keepalive,
+            http2=workload.http_version == "2",
+            http3=workload.over_quic,
+            options=dict(self.request.server_options),
+        )
+        return self.placement.server_settings(settings)
+
+    # -- trials
+
+    def run_trial(self, store: Store, repeat_index: int, mixes: Iterable[Mix] | None = None) -> str:
+        """One run of the suite (one trial), with a freshly started target when crest provisions it.
+
+        mixes: the suite's ladder unless given; may be lazy (a capacity search makes each probe after
+        the previous one is stored and judged through the mix-finished event).
+        """
+        with self._trial_target() as (target, bound):
+            run_id = store.create_run(self._meta(repeat_index, target, bound))
+            if target is not None:
+                target.keep_logs = store.path.parent / "logs" / run_id
+            trial = _Trial(run_id, repeat_index, target, bound)
+            self._execute(store, trial, self.mixes if mixes is None else mixes)
+            return run_id
+
+    @classmethod
+    def resume(cls, run_id: str, store_path: Path = DEFAULT_PATH, on_event: EventCallback | None = None) -> str:
+        """Continues a stored run with the mixes it has not finished."""
+        try:
+            return cls._resume(run_id, store_path, on_event)
+        finally:
+            close_clusters()
+
+    @classmethod
+    def _resume(cls, run_id: str, store_path: Path, on_event: EventCallback | None) -> str:
+        with Store(store_path) as store:
+            detail = store.run(run_id)
+            if detail.status == "complete":
+                raise ConfigError(f"run {detail.id} is already complete: nothing to resume")
+            if detail.meta.config["options"].get("capacity"):
+                raise ConfigError(
+                    f"run {detail.id} is a capacity search, whose next probe depends on every earlier one:"
+                    " start it again with crest capacity"
+                )
+            if (detail.meta.config.get("suite") or {}).get("workload", {}).get("specweb99") is not None:
+                raise ConfigError(
+                    f"run {detail.id} is a SPECweb99 test, whose iterations its harness makes: start it again"
+                    " with crest specweb99"
+                )
+            options = dict(detail.meta.config["options"])
+            options["fileset_dir"] = Path(options["fileset_dir"]) if options["fileset_dir"] else None
+            options["store_path"] = store_path
+            request = RunRequest(suite=Suite.model_validate(detail.meta.config["suite"]), **options)
+            if request.server is not None:
+                request = replace(request, target=None, tls_target=None)
+            runner = cls(request, on_event)
+            runner.preflight()
+            done = {m.index for m in detail.mixes}
+            store.reopen_run(detail.id)
+            with runner._trial_target() as (target, bound):
+                if target is not None:
+                    target.keep_logs = store.path.parent / "logs" / detail.id
+                left = [m for m in runner.mixes if m.index not in done]
+                runner._execute(store, _Trial(detail.id, detail.meta.repeat_index, target, bound), left)
+            return detail.id
+
+    def _execute(self, store: Store, trial: _Trial, mixes: Iterable[Mix]) -> None:
+        self.on_event(Event("run-started", trial.run_id, trial.repeat_index, mixes=len(self.mixes)))
+        try:
+            if self.hooks is not None:
+                self.hooks.target_ready(trial.bound.url or "")
+            self._execute_mixes(store, trial, mixes)
+        except KeyboardInterrupt:
+            # Ctrl-C outside a mix's load (a preflight, storing a mix): still interrupted, not "running".
+            self._finish(store, trial, "interrupted", "interrupted between mixes")
+            raise RunInterrupted(trial.run_id) from None
+        except NodeLostError as exc:
+            self._fail_if_running(store, trial, str(exc))
+            db = "" if store.path == DEFAULT_PATH else f" --db {store.path}"
+            why = str(exc).removeprefix(f"node {exc.node} ")
+            hint = f"the mixes before it are stored; when the cluster is whole again, crest run --resume {trial.run_id}{db}"
+            raise NodeLostError(exc.node, f"{why}: {hint}") from None
+        except Exception as exc:
+            # A failure outside a mix's load (a node's monitor, the access log): the run must not stay "running".
+            self._fail_if_running(store, trial, str(exc))
+            raise
+
+    def _execute_mixes(self, store: Store, trial: _Trial, mixes: Iterable[Mix]) -> None:
+        measure = MixMeasure(self.request.suite, self.placement, trial.target)
+        for mix in mixes:
+            self.on_event(Event("mix-started", trial.run_id, trial.repeat_index, mix=mix, mixes=len(self.mixes)))
+            spec = self._spec(trial.bound, mix, trial.repeat_index)
+            try:
+                lab = measure.restart_if_asked(mix)
+                load = self.placement.load(spec, mix.clients, mix.index, trial.target)
+                load.preflight()
+            except TargetError as exc:
+                self._finish(store, trial, "failed", f"target unreachable before mix {mix.index}: {exc}")
+                raise
+            except NodeLostError as exc:
+                self._finish(store, trial, "failed", f"before mix {mix.index}: {exc}")
+                raise
+            if self.hooks is not None:
+                self.hooks.before_mix(mix)
+            progress = partial(self._progress, trial, mix)
+            try:
+                record = measure.measure(mix, spec, load, lab, progress)
+            except Interrupted:
+                self._finish(store, trial, "interrupted", f"interrupted during mix {mix.index}")
+                raise RunInterrupted(trial.run_id) from None
+            except LoadFailed as failed:
+                self._finish(store, trial, "failed", f"mix {mix.index}: {failed.cause}")
+                raise failed.cause from None
+            if self.hooks is not None:
+                self.hooks.after_mix(mix, record)
+            try:
+                store.add_mix(trial.run_id, record)
+            except DiskFullError as exc:
+                self._stop_on_full_disk(store, trial, mix, exc)
+            self.on_event(Event("mix-finished", trial.run_id, trial.repeat_index, mix=mix, record=record,
+                                mixes=len(self.mixes)))  # fmt: skip
+            self._stop_if_target_died(store, trial, mix, record)
+        # Whether the target was idle at the peak is the analysis's to judge (over a configuration's
+        # trials); each mix stores the target's CPU use for it.
+        self._finish(store, trial, "complete", None)
+
+    def _progress(self, trial: _Trial, mix: Mix, live: dict[str, Any]) -> None:
+        self.on_event(Event("mix-progress", trial.run_id, trial.repeat_index, mix=mix, live=live))
+
+    def _stop_if_target_died(self, store: Store, trial: _Trial, mix: Mix, record: MixRecord) -> None:
+        """A mix that only failed to connect: fail the run when the target stopped answering."""
+        if record.requests != 0 or record.errors.get("connect", 0) == 0:
+            return
+        reason = self._dead_target_reason(trial, mix)
+        if reason:
+            self._finish(store, trial, "failed", reason)
+            raise TargetError(reason)
+
+    def _dead_target_reason(self, trial: _Trial, mix: Mix) -> str | None:
+        try:
+            if trial.target is not None:
+                trial.target.check_alive()
+            if self.request.suite.workload.is_file:
+                if trial.bound.url and trial.bound.url.startswith("smb:"):
+                    check_reachable(parse_file_url(trial.bound.url))
+            else:
+                tcp = not self.request.suite.workload.over_quic
+                for url in filter(None, (trial.bound.url, trial.bound.tls_url)):
+                    self.placement.from_clients(partial(check_reachable, parse_url(url), tcp=tcp))
+        except TargetError as exc:
+            return f"the target stopped answering during mix {mix.index}: {exc}"
+        return None
+
+    def _stop_on_full_disk(self, store: Store, trial: _Trial, mix: Mix, exc: DiskFullError) -> NoReturn:
+        """Fail the run (if the store can still write that) and say how to go on: the mixes stored stay."""
+        reason = f"cannot store mix {mix.index}: {exc.problem}"
+        try:
+            self._finish(store, trial, "failed", reason)
+        except (DiskFullError, StoreError):
+            pass  # left "running": --resume continues it all the same
+        db = "" if store.path == DEFAULT_PATH else f" --db {store.path}"
+        raise MachineError(f"{reason}: free space, then crest run --resume {trial.run_id}{db}") from None
+
+    def _finish(self, store: Store, trial: _Trial, status: str, reason: str | None) -> None:
+        store.finish_run(trial.run_id, status, reason)
+        self.on_event(Event("run-finished", trial.run_id, trial.repeat_index, status=status, reason=reason))
+
+    def _fail_if_running(self, store: Store, trial: _Trial, reason: str) -> None:
+        try:
+            if store.run(trial.run_id).status == "running":
+                self._finish(store, trial, "failed", reason)
+        except (StoreError, DiskFullError):
+            pass  # the store cannot take it: --resume continues a "running" run all the same
+
+    # -- what is stored with the run
+
+    def _meta(self, repeat_index: int, target: Any, bound: Bound) -> RunMeta:
+        options = self.request.options()
+        if target is not None:
+            options.update(target=None, tls_target=None)  # new ports every run: resume provisions again
+        config: dict[str, Any] = {
+            "suite": self.request.suite.model_dump(mode="json"),
+            "options": options,
+            "experiment": self.request.experiment,
+        }
+        if self.request.capacity is not None:
+            config["capacity"] = dict(self.request.capacity)
+        placed = self.placement.describe(target)
+        if "cluster" in placed:
+            config["cluster"] = placed["cluster"]
+        if target is not None:
+            # With the node it runs on in cluster mode, pinned there to its own cores.
+            config["server"] = target.metadata()
+            if "cpus" in placed:
+                config["cpus"] = placed["cpus"]
+        return RunMeta(
+            suite=self.request.suite.name,
+            target=f"{self.request.server} at {bound.url}" if target is not None else str(bound.url),
+            profile=self.request.profile,
+            repeat_index=repeat_index,
+            config=config,
+            factors=dict(self.request.factors),
+            host={**host_facts(), "disclosure": self._disclosure(target, bound)},
+        )
+
+    def _disclosure(self, target: Any, bound: Bound) -> dict[str, Any]:
+        here = self.placement.docroot_here()
+        docroot = getattr(getattr(target, "settings", None), "docroot", None) if here else None
+        facts = disclosure.collect(docroot, bound.url, bound.tls_url)
+        facts["network"] = self.placement.network_facts()
+        return facts
