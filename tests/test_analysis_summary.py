@@ -12,7 +12,7 @@ from crest.analysis import CurveSummary, points_from_run, summarize
 from crest.analysis.points import point_from_mix
 from crest.analysis.summary import NOT_SATURATED, shape_of
 from crest.errors import ConfigError
-from crest.host.monitor import BUSY_AT_PEAK_PCT
+from crest.verdicts import BUSY_AT_PEAK_PCT
 
 
 def summary_of(rps: list[float]) -> CurveSummary:

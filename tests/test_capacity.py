@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from crest.capacity.search import CONFIRM, CapacitySearch
+from crest.analysis.capacity_search import CONFIRM, CapacitySearch
 from crest.errors import ConfigError
 
 

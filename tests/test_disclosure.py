@@ -13,10 +13,11 @@ import pytest
 
 from crest.host import disclosure
 from crest.servers.site import make_certificate
+from crest.store.records import missing
 
 
 def _fields(section: Any) -> list[tuple[str, Any]]:
-    return list(section.items()) if isinstance(section, dict) and disclosure.missing(section) is None else []
+    return list(section.items()) if isinstance(section, dict) and missing(section) is None else []
 
 
 def test_the_disclosure_has_every_field_on_this_machine(tmp_path: Path) -> None:
@@ -30,7 +31,7 @@ def test_the_disclosure_has_every_field_on_this_machine(tmp_path: Path) -> None:
     assert hw["memory_bytes"] > 64 * 2**20
     assert [n["node"] for n in hw["numa_nodes"]] == sorted(n["node"] for n in hw["numa_nodes"])
     governor = hw["cpu_governor"]
-    assert isinstance(governor, str) or disclosure.missing(governor).startswith("not applicable: no cpufreq")
+    assert isinstance(governor, str) or missing(governor).startswith("not applicable: no cpufreq")
     assert set(hw["virtualization"]) == {"hypervisor", "machine", "container"}
     assert isinstance(hw["virtualization"]["hypervisor"], bool)
     os_ = d["os"]
@@ -48,8 +49,8 @@ def test_the_disclosure_has_every_field_on_this_machine(tmp_path: Path) -> None:
     assert root["path"] == str(tmp_path.resolve()) and tmp_path.resolve().is_relative_to(root["mount_point"])
     assert root["filesystem"] and root["mount_options"].split(",")[0] in ("rw", "ro") and root["free_bytes"] > 0
     # A loopback target: no NIC carries its traffic; no TLS class: no certificate.
-    assert disclosure.missing(d["nic"]).startswith("not applicable: the target is on loopback")
-    assert disclosure.missing(d["tls"]) == "not applicable: the workload sends no TLS requests"
+    assert missing(d["nic"]).startswith("not applicable: the target is on loopback")
+    assert missing(d["tls"]) == "not applicable: the workload sends no TLS requests"
     for section in d.values():  # every field a value or a reason
         for name, value in _fields(section):
             assert value not in (None, ""), name
@@ -57,17 +58,17 @@ def test_the_disclosure_has_every_field_on_this_machine(tmp_path: Path) -> None:
 
 def test_a_target_crest_did_not_provision_has_no_docroot_here() -> None:
     d = disclosure.collect(None, "http://localhost/", None)
-    assert disclosure.missing(d["docroot"]).startswith("not applicable: crest did not provision the target")
+    assert missing(d["docroot"]).startswith("not applicable: crest did not provision the target")
 
 
 @pytest.mark.integration  # runs `ip route get` and ethtool
 @pytest.mark.timeout(30)
 def test_a_routed_target_names_its_interface_or_says_why_not() -> None:
     nic = disclosure.nic("192.0.2.1")  # TEST-NET-1: routed by the default route, if there is one
-    if disclosure.missing(nic) is None:
+    if missing(nic) is None:
         assert set(nic) == {"interface", "driver", "speed_mbit_s", "mtu", "offloads"} and nic["interface"] != "lo"
     else:
-        assert disclosure.missing(nic).startswith("unavailable: ")
+        assert missing(nic).startswith("unavailable: ")
 
 
 @pytest.mark.integration
@@ -95,7 +96,7 @@ def test_the_certificate_key_is_read_from_one_handshake(tmp_path: Path, kind: st
         found = disclosure.certificate(f"https://127.0.0.1:{port}/")
         server.join(timeout=10)
     assert found["key_type"] == key_type and found["key_bits"] == bits
-    assert (found["curve"] == "P-256") if kind == "ecdsa-p256" else disclosure.missing(found["curve"])
+    assert (found["curve"] == "P-256") if kind == "ecdsa-p256" else missing(found["curve"])
 
 
 def _suite(tls: str) -> str:

@@ -35,6 +35,9 @@ KINDS = (
     TARGET_IDLE, ERROR_RATE, NOT_SATURATED, COLLAPSE,
 )  # fmt: skip
 # A figure's name may not shadow the two fixed keys of a verdict's JSON.
+# At the peak, a target using less than this share of its cores was not the bottleneck (target_idle:
+# the analysis applies it at the peak of a configuration's curve; the monitor only measures).
+BUSY_AT_PEAK_PCT = 75.0
 _RESERVED = ("kind", "message")
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from crest.analysis.capacity_search import CapacitySearch
 from crest.analysis.points import LoadPoint, point_from_mix
 from crest.analysis.rule import Condition, Rule, parse_rule
 from crest.analysis.specweb99 import iteration
 from crest.analysis.stats import CONFIDENCE, confidence_interval, mean
-from crest.capacity.search import CapacitySearch
 from crest.store import MixRecord, RunDetail
 
 

@@ -15,8 +15,15 @@ from dataclasses import dataclass, field
 from crest.analysis.peak import highest
 from crest.analysis.points import LoadPoint
 from crest.errors import ConfigError
-from crest.host.monitor import BUSY_AT_PEAK_PCT
-from crest.verdicts import Verdict, client_bound_points, collapse, error_rate, not_saturated, target_idle
+from crest.verdicts import (
+    BUSY_AT_PEAK_PCT,
+    Verdict,
+    client_bound_points,
+    collapse,
+    error_rate,
+    not_saturated,
+    target_idle,
+)
 
 # Shape past the peak, from min(req/s after the peak) ÷ peak req/s. A plateau keeps
 # ≥ 90% (run-to-run noise of a healthy server is a few %); "graceful" keeps at least

@@ -2,7 +2,7 @@
 
 Owns turning the search's next load into a mix of the suite (clients, connections of one thread
 each, or an open-loop rate) and judging each stored mix by the rule before the search is asked for
-the next one. The search itself is crest.capacity.search's, the rule crest.analysis.rule's; the answer is
+the next one. The search itself is crest.analysis.capacity_search's, the rule crest.analysis.rule's; the answer is
 read back from the store by crest.analysis.capacity, so what is printed is what was stored. Never
 prints.
 """
@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from crest.analysis.capacity import judge_probe
+from crest.analysis.capacity_search import CapacitySearch
 from crest.analysis.rule import Rule
-from crest.capacity.search import CapacitySearch
 from crest.errors import ConfigError
 from crest.runner.trials import Event, EventCallback, MixHooks, RunRequest, SuiteRunner
 from crest.store import Store

@@ -7,7 +7,7 @@ with the target is its only traffic.
 
 Every field is present. A field that does not apply here (the NIC of a loopback target, the CPU
 governor without a cpufreq driver) holds {"not_applicable": why}; one that applies but could not be
-read holds {"unavailable": why}. Readers test for those two keys (see `missing`).
+read holds {"unavailable": why}. Readers test for those two keys (crest.store.records.missing).
 """
 
 from __future__ import annotations
@@ -56,15 +56,6 @@ def not_applicable(why: str) -> dict[str, str]:
 
 def unavailable(why: str) -> dict[str, str]:
     return {"unavailable": why}
-
-
-def missing(value: Any) -> str | None:
-    """Why a field holds no value ("not applicable: …" or "unavailable: …"), or None when it has one."""
-    if isinstance(value, dict) and len(value) == 1:
-        for key in ("not_applicable", "unavailable"):
-            if key in value:
-                return f"{key.replace('_', ' ')}: {value[key]}"
-    return None
 
 
 def collect(docroot: Path | None, target_url: str | None, tls_url: str | None) -> dict[str, Any]:

@@ -28,9 +28,6 @@ from crest.verdicts import Verdict
 INTERVAL_S = 0.5
 # The engine counts as the bottleneck when it used this share of its cores in the window.
 CLIENT_BOUND_PCT = 90.0
-# At the peak, a target using less than this share of its cores was not the bottleneck
-# (the analysis applies it at the peak of a configuration's curve; the monitor only measures).
-BUSY_AT_PEAK_PCT = 75.0
 # noisy_host: steal above this share of one core means the hypervisor took CPU from this host's
 # guests while we measured (5% of a core is far above the noise of an idle VM: ~0.1%), and the figures
 # of every process here lose that time at random.

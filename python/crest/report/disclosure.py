@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from crest.analysis import Configuration
-from crest.host.disclosure import missing
 from crest.store import RunDetail
+from crest.store.records import missing
 
 _GIB = 2**30
 

@@ -119,3 +119,16 @@ class RunDetail:
     started_at: float
     ended_at: float | None
     mixes: list[MixRecord]
+
+
+def missing(value: Any) -> str | None:
+    """Why a stored fact holds no value ("not applicable: …" or "unavailable: …"), or None when it has one.
+
+    A run's disclosure (crest.host.disclosure) stores {"not_applicable": why} for a field that does not
+    apply and {"unavailable": why} for one that could not be read; readers test for those two keys here.
+    """
+    if isinstance(value, dict) and len(value) == 1:
+        for key in ("not_applicable", "unavailable"):
+            if key in value:
+                return f"{key.replace('_', ' ')}: {value[key]}"
+    return None
