@@ -63,8 +63,10 @@ $(DYNAMIC_COPIES):
 demo: build
 	$(PY) scripts/demo.py
 
-# The lint gate: formatting, clippy with warnings as errors, ruff and mypy --strict.
+# The lint gate: the engine's module graph has no cycle, formatting, clippy with warnings as
+# errors, ruff and mypy --strict.
 lint: build
+	$(PY) scripts/check_cycles.py --rust crates/engine/src
 	cargo fmt --all --check
 	cargo clippy $(CARGO_ALL) --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests scripts

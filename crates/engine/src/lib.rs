@@ -8,45 +8,40 @@
 //! reports a `part` (lossless JSON of its stats) and `merge_parts` merges
 //! them with the same code into the report of all their stats.
 //!
-//! Layering (dependencies point down):
-//! `run → worker → {slot, h2slot} → {dial, select, validate, specweb99, keepalive, schedule, connection, protocol, stats}`, with
-//! `config` and `error` as leaves; at the end, `run → part → report → stats`.
+//! Layering (dependencies point down; `make lint` checks there is no cycle):
+//! - `dispatch`: loadfile or HTTP, for `validate` and `start`;
+//! - `http` (plan, worker, slots, lanes) and `fileops` (file runs);
+//! - `exec`: the run handle, live counters and thread helpers both use;
+//! - `results`: stats, part, report;
+//! - `specweb99`, `connection`, `protocol`, and the leaves `config`,
+//!   `error`, `schedule`, `keepalive`, `table`, `rng`.
+//!
 //! `protocol` never touches a socket, `connection` never parses HTTP,
 //! `schedule` never reads the clock.
 #![deny(missing_docs)]
 
 pub mod config;
 pub mod connection;
-mod dial;
+mod dispatch;
 pub mod error;
+mod exec;
 pub mod fileops;
-mod h2slot;
-mod h3slot;
+mod http;
 pub mod keepalive;
-mod lane;
-mod live;
-mod nap;
-pub mod part;
-pub mod plan;
 pub mod protocol;
-pub mod report;
+mod results;
 pub mod rng;
-mod run;
 pub mod schedule;
-mod select;
-mod slot;
 pub mod specweb99;
-pub mod stats;
 pub mod table;
-mod validate;
-mod worker;
 
 pub use config::{HttpVersion, Loadfile, RequestEntry, RunConfig, Selection, Specweb99};
+pub use dispatch::{start, validate};
 pub use error::{ConfigError, ErrorKind, StartError};
+pub use exec::{LiveSnapshot, RunHandle};
 pub use fileops::probe as probe_file_target;
-pub use live::LiveSnapshot;
-pub use part::{merge_parts, MergeError, Part};
-pub use plan::validate;
-pub use report::{LatencySummary, RunFacts, RunReport};
-pub use run::{start, RunHandle};
-pub use stats::Stats;
+pub use http::plan;
+pub use results::part::{merge_parts, MergeError, Part};
+pub use results::report::{LatencySummary, RunFacts, RunReport};
+pub use results::stats::Stats;
+pub use results::{part, report, stats};

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use crate::error::ErrorKind;
-use crate::stats::Stats;
+use crate::results::stats::Stats;
 
 use super::loadfile::{Line, Loadfile};
 use super::op::{judge, Outcome, Verdict};

@@ -9,10 +9,10 @@ use std::thread;
 use std::time::Instant;
 
 use crate::error::StartError;
-use crate::live::LiveCounters;
-use crate::run::{start_instant, RunHandle};
-use crate::stats::Stats;
-use crate::worker::{thread_cpu_time, Outcome};
+use crate::exec::live::LiveCounters;
+use crate::exec::{start_instant, RunHandle};
+use crate::exec::{thread_cpu_time, Outcome};
+use crate::results::stats::Stats;
 
 use super::client::Client;
 use super::fileio::{Exec, Fileio};

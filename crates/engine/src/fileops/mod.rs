@@ -4,7 +4,7 @@
 //! run's report, part and merge are the engine's usual ones: operations are
 //! its requests, op kinds its classes, data bytes moved its bytes.
 //!
-//! Layering: `run → {fileio_worker, smb_worker} → client → {loadfile, op}`,
+//! Layering: `start → {fileio_worker, smb_worker} → client → {loadfile, op}`,
 //! with `plan` the input gate. The backends (`fileio`, crest-smb2's
 //! sessions) execute operations; `client` alone judges and records them.
 
@@ -26,9 +26,9 @@ use std::time::{Duration, Instant};
 
 use crate::config::RunConfig;
 use crate::error::StartError;
-use crate::report::RunFacts;
+use crate::exec::RunHandle;
+use crate::results::report::RunFacts;
 use crate::rng::Rng;
-use crate::run::RunHandle;
 
 /// Validates a loadfile `config` and starts its clients.
 pub(crate) fn start(config: &RunConfig) -> Result<RunHandle, StartError> {

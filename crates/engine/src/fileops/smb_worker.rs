@@ -17,10 +17,10 @@ use crest_smb2::{Credentials, Event as SmbEvent, FileId, Session, SetupError};
 use mio::{Events, Interest, Poll, Token, Waker};
 
 use crate::error::{ConfigError, ErrorKind, StartError};
-use crate::live::LiveCounters;
-use crate::run::{start_instant, RunHandle};
-use crate::stats::Stats;
-use crate::worker::{thread_cpu_time, Outcome, WAKE_TOKEN};
+use crate::exec::live::LiveCounters;
+use crate::exec::{start_instant, RunHandle};
+use crate::exec::{thread_cpu_time, Outcome, WAKE_TOKEN};
+use crate::results::stats::Stats;
 
 use super::client::Client;
 use super::handles::Handles;

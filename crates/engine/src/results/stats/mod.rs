@@ -2,7 +2,7 @@
 //! request class and per client, and a per-second timeline. Allocated once
 //! per worker; recording never allocates (but for a first error message).
 //! `merge` combines workers exactly, `merge_at` machines (each holding its
-//! own range of clients); `crate::part` carries them between machines.
+//! own range of clients); `crate::results::part` carries them between machines.
 //!
 //! With a window set, everything but the timeline counts only events inside
 //! [start, end) from the run's start, so ramps are cut exactly.

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::plan::Request;
+use super::plan::Request;
 use crate::protocol::Response;
 use crate::specweb99::{self, BodyCheck};
 

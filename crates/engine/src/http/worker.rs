@@ -9,21 +9,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mio::{Events, Poll, Token};
+use mio::{Events, Poll};
 use rustls::ClientConfig;
 
-use crate::h2slot::H2Slot;
-use crate::h3slot::H3Slot;
-use crate::live::LiveCounters;
-use crate::nap::{self, Nap};
-use crate::plan::Plan;
+use super::ctx::{Ctx, Event};
+use super::h1slot::Slot;
+use super::h2slot::H2Slot;
+use super::h3slot::H3Slot;
+use super::plan::Plan;
+use super::select::Selector;
+use crate::exec::live::LiveCounters;
+use crate::exec::nap::{self, Nap};
+use crate::exec::{thread_cpu_time, Outcome, WAKE_TOKEN};
+use crate::results::stats::Stats;
 use crate::rng::Rng;
-use crate::select::Selector;
-use crate::slot::{Ctx, Event, Slot};
-use crate::stats::Stats;
-
-/// Token of the waker that interrupts `poll` on cancel.
-pub(crate) const WAKE_TOKEN: Token = Token(usize::MAX);
 
 /// The part of the run one worker owns.
 pub(crate) struct Assignment {
@@ -39,13 +38,6 @@ pub(crate) struct Assignment {
 pub(crate) struct Crypto {
     pub tls: Option<Arc<ClientConfig>>,
     pub quic: Option<quinn_proto::ClientConfig>,
-}
-
-/// What a worker hands back.
-pub(crate) struct Outcome {
-    pub stats: Stats,
-    pub cpu: Duration,
-    pub ended: Instant,
 }
 
 pub(crate) struct Worker {
@@ -238,17 +230,6 @@ impl Worker {
             self.slots[index].handle(&mut self.ctx, Event::Timer(at), now);
         }
     }
-}
-
-/// CPU time (user + system) of the calling thread.
-pub(crate) fn thread_cpu_time() -> Duration {
-    // SAFETY: getrusage writes into the zeroed struct we own.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
-        return Duration::ZERO;
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// A connection of either protocol, behind the slot's one entry point.

@@ -1,24 +1,21 @@
-//! Starting a run: validate, split connections and request quota over
-//! worker threads, start them together, and hand back a `RunHandle` that
-//! reports live totals, cancels, and merges the workers' stats at the end
-//! into the report (with its part, when `report_part` asks).
+//! `RunHandle`: a run in progress, whichever kind started it (HTTP
+//! workers or file clients). It reports live totals, cancels, and merges
+//! the workers' outcomes into the report (with its part, when
+//! `report_part` asks). It knows nothing of what the workers do: a starter
+//! registers each worker and sends its `Outcome` on the channel it is given.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use mio::{Poll, Waker};
+use mio::Waker;
 
-use crate::config::{RunConfig, Selection};
-use crate::connection::{client_config, Alpn, TlsSettings};
-use crate::error::StartError;
-use crate::live::{LiveCounters, LiveSnapshot};
-use crate::part::Part;
-use crate::plan::Plan;
-use crate::report::{RunFacts, RunReport};
-use crate::worker::{Assignment, Crypto, Outcome, Worker, WAKE_TOKEN};
+use super::live::{LiveCounters, LiveSnapshot};
+use super::thread::Outcome;
+use crate::results::part::Part;
+use crate::results::report::{RunFacts, RunReport};
 
 /// A run in progress.
 pub struct RunHandle {
@@ -35,68 +32,6 @@ pub struct RunHandle {
     outcomes: Vec<Outcome>,
     failure: Option<String>,
     report: Option<RunReport>,
-}
-
-/// Validates `config` and starts its workers. Nothing is sent when this
-/// returns an error: `Config` for bad input, `Machine` when the operating
-/// system refuses an event loop, a thread or the TLS setup.
-pub fn start(config: &RunConfig) -> Result<RunHandle, StartError> {
-    if config.loadfile.is_some() {
-        return crate::fileops::start(config);
-    }
-    let plan = Arc::new(Plan::new(config)?);
-    let origin = start_instant(plan.start_at_unix_s);
-    let (tx, mut handle) = RunHandle::new(RunFacts::from_plan(&plan), plan.duration, plan.report_part, origin);
-    let cancel = handle.cancel.clone();
-    let os = |what: &str| {
-        let what = what.to_string();
-        move |e: std::io::Error| StartError::Machine(format!("cannot start the engine: {what}: {e}"))
-    };
-    let mut first_connection = 0;
-    for (index, job) in assignments(&plan).into_iter().enumerate() {
-        let poll = Poll::new().map_err(os("cannot create an event loop (epoll)"))?;
-        handle.wakers.push(Waker::new(poll.registry(), WAKE_TOKEN).map_err(os("cannot create an event loop waker"))?);
-        let tls = match plan.uses_tls() {
-            true => {
-                let alpn = if plan.http3.is_some() {
-                    Alpn::H3
-                } else if plan.http2.is_some() {
-                    Alpn::H2
-                } else {
-                    Alpn::Http11
-                };
-                let settings = TlsSettings { insecure: plan.insecure, resumption: plan.tls_resumption, alpn };
-                Some(
-                    client_config(settings)
-                        .map_err(|e| StartError::Machine(format!("cannot start the engine: TLS setup failed: {e}")))?,
-                )
-            }
-            false => None,
-        };
-        let quic = match (&tls, plan.http3) {
-            (Some(tls), Some(_)) => Some(
-                crate::protocol::h3::session::client_config(tls.clone(), &crate::h3slot::session_settings(&plan))
-                    .map_err(|e| StartError::Machine(format!("cannot start the engine: QUIC setup failed: {e}")))?,
-            ),
-            _ => None,
-        };
-        let live = Arc::new(LiveCounters::default());
-        handle.live.push(live.clone());
-        let job = Assignment { first_connection, ..job };
-        first_connection += job.connections;
-        let worker = Worker::new(poll, plan.clone(), Crypto { tls, quic }, origin, &job, cancel.clone(), live)
-            .map_err(os("cannot set up a worker's event loop"))?;
-        let tx = tx.clone();
-        thread::Builder::new()
-            .name(format!("crest-worker-{index}"))
-            .spawn(move || {
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run()));
-                let _ = tx.send(outcome);
-            })
-            .map_err(os("cannot spawn a worker thread"))?;
-        handle.workers += 1;
-    }
-    Ok(handle)
 }
 
 impl RunHandle {
@@ -217,36 +152,6 @@ impl Drop for RunHandle {
             self.cancel();
         }
     }
-}
-
-/// Splits connections and the request quota evenly; the first workers take
-/// the remainders.
-fn assignments(plan: &Plan) -> Vec<Assignment> {
-    let threads = plan.threads;
-    (0..threads)
-        .map(|i| {
-            let connections = plan.connections / threads + u32::from(i < plan.connections % threads);
-            let quota =
-                plan.max_requests.map(|n| n / u64::from(threads) + u64::from(u64::from(i) < n % u64::from(threads)));
-            let quota = match plan.selection {
-                // Worker i sends entries i, i+T, i+2T, …: its share, once each.
-                Selection::Once => {
-                    let share = (plan.requests.len() as u64).saturating_sub(u64::from(i)).div_ceil(u64::from(threads));
-                    Some(quota.map_or(share, |q| q.min(share)))
-                }
-                Selection::Weighted => quota,
-            };
-            Assignment { index: i, first_connection: 0, connections, quota }
-        })
-        .collect()
-}
-
-pub(crate) fn start_instant(start_at_unix_s: Option<f64>) -> Instant {
-    let now = Instant::now();
-    let Some(at) = start_at_unix_s else { return now };
-    let unix_now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
-    let ahead = (at - unix_now).clamp(0.0, 3600.0);
-    now + Duration::from_secs_f64(ahead)
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

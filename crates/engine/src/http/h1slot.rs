@@ -1,4 +1,4 @@
-//! A slot is one of the run's connections: it holds at most one live
+//! An HTTP/1 slot is one of the run's connections: it holds at most one live
 //! transport at a time and drives requests through it, one exchange (a
 //! batch of `pipeline` requests) after another. The worker tells it what
 //! happened through one entry point, `Slot::handle`; all of its I/O is then
@@ -11,77 +11,21 @@
 
 use std::io;
 use std::net::IpAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mio::Registry;
-use rustls::ClientConfig;
-
+use super::ctx::{micros_between, Ctx, Event, CONNECT_BACKOFF};
+use super::dial::{self, Connected};
+use super::plan::Plan;
+use super::validate;
 use crate::connection::Transport;
-use crate::dial::{self, Connected};
 use crate::error::ErrorKind;
-use crate::nap::Nap;
-use crate::plan::Plan;
 use crate::protocol::{Response, ResponseDecoder};
-use crate::select::Selector;
+use crate::results::stats::Completion;
 use crate::specweb99::{self, BodyCheck, Cookie, FileId, Op};
-use crate::stats::{Completion, Stats};
-use crate::validate;
 
-/// Pause after a failed connect so a dead target is not hammered in a spin.
-pub(crate) const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 /// How long a closing connection waits for the server's FIN, so the server,
 /// not crest, holds the TIME_WAIT state and the client's ports stay free.
 const DRAIN_GRACE: Duration = Duration::from_millis(50);
-
-/// What a worker shares with its slots: one per worker thread.
-pub(crate) struct Ctx {
-    pub plan: Arc<Plan>,
-    pub stats: Stats,
-    /// The worker's read buffer (`Plan::read_buffer_bytes`): every read of
-    /// every slot goes here and is parsed out at once.
-    pub scratch: Box<[u8]>,
-    pub registry: Registry,
-    pub tls: Option<Arc<ClientConfig>>,
-    /// HTTP/3: the worker's QUIC client configuration (TLS 1.3, ALPN h3).
-    pub quic: Option<quinn_proto::ClientConfig>,
-    pub origin: Instant,
-    /// When the run ends (None: by quota or cancel only).
-    pub end: Option<Instant>,
-    /// Which request each exchange sends, within the worker's quota.
-    pub selector: Selector,
-    /// Slots not yet `Done`.
-    pub active: usize,
-    /// Slots to begin their next exchange after this batch of events
-    /// (preallocated: one entry per slot at most).
-    pub ready: Vec<usize>,
-    /// Slots waiting for a time: (wake time, slot index). At most one live
-    /// entry per slot; a stale one is recognised by its time.
-    pub wakeups: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>>,
-    /// The worker's recent responses, which say whether it may nap.
-    pub nap: Nap,
-}
-
-impl Ctx {
-    pub(crate) fn offset(&self, now: Instant) -> Duration {
-        now.saturating_duration_since(self.origin)
-    }
-}
-
-/// What the worker tells a slot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Event {
-    /// The event loop reported readiness on the slot's socket.
-    Io { readable: bool, writable: bool, read_closed: bool },
-    /// A wake-up time the slot asked for (through `Ctx::wakeups`) has come.
-    Timer(Instant),
-    /// The batch of events during which the slot queued itself is handled.
-    Dequeued,
-    /// The worker's periodic sweep: an exchange past its deadline fails.
-    Sweep,
-    /// The run has ended: a slot waiting to begin its next exchange never will.
-    RunEnded,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -662,9 +606,4 @@ impl Slot {
         let (bps, first) = (plan.line_speed_bps?, self.first_begin?);
         Some(first + Duration::from_secs_f64(self.received as f64 * 8.0 / bps))
     }
-}
-
-/// Whole µs from `origin` to `at`.
-pub(crate) fn micros_between(origin: Instant, at: Instant) -> u64 {
-    u64::try_from(at.saturating_duration_since(origin).as_micros()).unwrap_or(u64::MAX)
 }

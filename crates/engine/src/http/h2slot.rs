@@ -5,21 +5,21 @@
 //! TLS with ALPN h2, reads into the worker's buffer, writes) and when each
 //! lane's request goes out. When the server sends GOAWAY, the streams it
 //! still serves finish, those it refused are sent again on the next
-//! connection, and the connection is replaced once idle. Like `slot`, it
+//! connection, and the connection is replaced once idle. Like `h1slot`, it
 //! never recurses, sleeps or allocates per request.
 
 use std::io;
 use std::net::IpAddr;
 use std::time::Instant;
 
+use super::ctx::{Ctx, Event};
+use super::dial::{self, Connected};
+use super::lane::{self, Lane, LanePhase, Who};
+use super::plan::Plan;
 use crate::connection::Transport;
-use crate::dial::{self, Connected};
 use crate::error::ErrorKind;
-use crate::lane::{self, Lane, LanePhase, Who};
-use crate::plan::Plan;
 use crate::protocol::h2::{Event as H2Event, Response as H2Response, Session, SessionSettings};
 use crate::protocol::Response;
-use crate::slot::{Ctx, Event};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Conn {
@@ -340,7 +340,7 @@ impl H2Slot {
             }
             self.queue_ready(ctx);
             if short {
-                // A short plain read emptied the socket (see `slot`).
+                // A short plain read emptied the socket (see `h1slot`).
                 self.readable = false;
                 return true;
             }

@@ -1,7 +1,7 @@
 //! `RunReport`: the merged result of a run in the shape that crosses the
 //! binding (serde) and is stored. It is built in one place, `RunReport::new`,
 //! from merged `Stats` plus `RunFacts` (what the report needs to know of the
-//! run: from the `Plan` for a local run, from the parts for a cluster's).
+//! run: from the HTTP or file plan for a local run, from the parts for a cluster's).
 //! Rates are computed here, once; the merged `Stats` stay available to Rust
 //! callers that merge further, and `part` carries them to other machines.
 
@@ -13,10 +13,8 @@ use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorKind;
-use crate::plan::Plan;
-use crate::schedule::Schedule;
-pub use crate::stats::LatencySummary;
-use crate::stats::{cipher_name, protocol_name, summarize, Stats};
+pub use crate::results::stats::LatencySummary;
+use crate::results::stats::{cipher_name, protocol_name, summarize, Stats};
 
 /// One second of the timeline.
 #[derive(Debug, Clone, Serialize)]
@@ -152,7 +150,7 @@ pub struct RunReport {
     pub tls_handshake_us: LatencySummary,
     /// HTTP/2's figures; absent for HTTP/1.x runs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub h2: Option<crate::stats::h2::H2Counters>,
+    pub h2: Option<crate::results::stats::h2::H2Counters>,
     /// Per-second counts.
     pub timeline: Vec<TimelineEntry>,
     /// The latency histogram, HdrHistogram V2 + deflate, base64: merge it exactly.
@@ -171,7 +169,7 @@ pub struct RunReport {
     pub open_loop: bool,
     /// Intended total rate (open loop).
     pub rate_rps: Option<f64>,
-    /// The run's results in `crate::part`'s wire form (JSON), for merging
+    /// The run's results in `crate::results::part`'s wire form (JSON), for merging
     /// with other machines' exactly; only when `RunConfig::report_part` asks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub part: Option<String>,
@@ -180,7 +178,7 @@ pub struct RunReport {
     pub stats: Stats,
 }
 
-/// What a report needs to know of the run besides its `Stats`: the `Plan`'s
+/// What a report needs to know of the run besides its `Stats`: the plan's
 /// facts for a local run, the merged ones for a cluster's. Travels in a part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunFacts {
@@ -198,23 +196,6 @@ pub struct RunFacts {
     pub threads: u32,
     /// Connections.
     pub connections: u32,
-}
-
-impl RunFacts {
-    /// The facts of a local run.
-    pub(crate) fn from_plan(plan: &Plan) -> Self {
-        Self {
-            classes: plan.classes.clone(),
-            window: plan.window,
-            duration: plan.duration,
-            rate_rps: match plan.schedule {
-                Schedule::OpenLoop { stagger, .. } => Some(1.0 / stagger.as_secs_f64()),
-                Schedule::ClosedLoop { .. } => None,
-            },
-            threads: plan.threads,
-            connections: plan.connections,
-        }
-    }
 }
 
 /// Whole nanoseconds, saturating past 584 years.

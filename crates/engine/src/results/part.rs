@@ -10,9 +10,9 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorKind;
-use crate::report::{RunFacts, RunReport};
-use crate::stats::h2::H2Counters;
-use crate::stats::{Bucket, ClientScore, NegotiatedCount, SlotCounts, Stats, Timeline};
+use crate::results::report::{RunFacts, RunReport};
+use crate::results::stats::h2::H2Counters;
+use crate::results::stats::{Bucket, ClientScore, NegotiatedCount, SlotCounts, Stats, Timeline};
 
 /// The wire format's version; a part of another version is refused.
 pub const PART_FORMAT: u32 = 1;

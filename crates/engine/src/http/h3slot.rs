@@ -13,13 +13,13 @@ use std::time::Instant;
 use mio::net::UdpSocket;
 use mio::{Interest, Token};
 
+use super::ctx::{Ctx, Event};
+use super::lane::{self, Lane, LanePhase, Who};
+use super::plan::Plan;
 use crate::connection;
 use crate::error::ErrorKind;
-use crate::lane::{self, Lane, LanePhase, Who};
-use crate::plan::Plan;
 use crate::protocol::h3::{Event as H3Event, Response as H3Response, Session, SessionSettings};
 use crate::protocol::Response;
-use crate::slot::{Ctx, Event};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Conn {

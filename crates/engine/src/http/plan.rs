@@ -1,9 +1,9 @@
-//! `Plan`: a validated, resolved `RunConfig`, immutable and shared by all
-//! workers. This is the single gate for bad input: every rule is checked
-//! here, before any socket exists, with a one-line message naming the field.
-//! `validate` runs every rule but resolving host names, so callers (the
-//! Python CLI) check input without DNS or sockets; `Plan::new` adds the
-//! resolution.
+//! `Plan`: a validated, resolved HTTP `RunConfig`, immutable and shared by
+//! all workers. This is the HTTP runs' gate for bad input: every rule is
+//! checked here, before any socket exists, with a one-line message naming
+//! the field. `validate` runs every rule but resolving host names, so
+//! callers (the Python CLI) check input without DNS or sockets; `Plan::new`
+//! adds the resolution. It must not know of file runs (`dispatch` decides).
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
@@ -337,13 +337,9 @@ impl Plan {
     }
 }
 
-/// Checks every rule of `config` that needs no name resolution and no
-/// socket: the whole gate for bad input except resolving host names.
-/// Errors name the `RunConfig` key at fault (`ConfigError::field`).
-pub fn validate(config: &RunConfig) -> Result<(), ConfigError> {
-    if config.loadfile.is_some() {
-        return crate::fileops::FilePlan::new(config).map(|_| ());
-    }
+/// Checks every rule of an HTTP `config` that needs no name resolution and
+/// no socket (`crate::validate` picks this or the file runs' gate).
+pub(crate) fn validate(config: &RunConfig) -> Result<(), ConfigError> {
     check(config).map(|_| ())
 }
 

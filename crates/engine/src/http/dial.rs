@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use mio::{Interest, Token};
 
+use super::ctx::Ctx;
 use crate::connection::{self, Transport};
 use crate::error::ErrorKind;
-use crate::slot::Ctx;
 
 /// Why a connection could not be opened.
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::stats::Stats;
+use crate::results::stats::Stats;
 
 /// One worker's published totals.
 #[derive(Debug, Default)]

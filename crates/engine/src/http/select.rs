@@ -3,8 +3,8 @@
 //! quota). Owns the worker's selection RNG and, for `Selection::Once`, its
 //! shuffled share of the table. Knows nothing of sockets or time.
 
+use super::plan::Plan;
 use crate::config::Selection;
-use crate::plan::Plan;
 use crate::rng::Rng;
 
 /// One worker's request selection.

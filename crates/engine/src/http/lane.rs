@@ -8,11 +8,11 @@
 
 use std::time::Instant;
 
+use super::ctx::{micros_between, Ctx, CONNECT_BACKOFF};
+use super::validate;
 use crate::error::ErrorKind;
 use crate::protocol::Response;
-use crate::slot::{micros_between, Ctx, CONNECT_BACKOFF};
-use crate::stats::Completion;
-use crate::validate;
+use crate::results::stats::Completion;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LanePhase {
@@ -47,7 +47,7 @@ pub(crate) struct Lane {
     pub sent_at: Instant,
     /// When the current request gives up.
     pub deadline: Instant,
-    /// µs from the start to where the line time of the next completion counts from (see `slot`).
+    /// µs from the start to where the line time of the next completion counts from (see `h1slot`).
     mark_us: u64,
     due_us: u64,
     begun: bool,
@@ -168,7 +168,7 @@ impl Lane {
 /// The lanes of connection `index` of a plan with `streams` lanes per connection, lane `k`
 /// first beginning at `first(k)`; each keeps the longest body prefix the requests check.
 pub(crate) fn lanes_of(
-    plan: &crate::plan::Plan,
+    plan: &super::plan::Plan,
     index: u32,
     streams: u32,
     first: impl Fn(u32) -> Instant,
