@@ -208,6 +208,32 @@ def test_memory_limit_puts_the_target_in_a_limited_cgroup(fileset: Path, no_left
     assert not cgroup_dir.exists()
 
 
+def test_a_target_killed_for_going_over_its_memory_gets_a_target_oom_verdict(
+    tmp_path: Path, shared_dir: Path, no_leftovers: None
+) -> None:
+    # The built-in target keeps each small file it served in memory: touching most of the webbench
+    # fileset's ~60 MB of small files outgrows a 64 MB limit (it starts in ~35 MB), so the kernel kills it.
+    wb = shared_dir / "webbench"
+    if not wb.exists():
+        generate("webbench", wb)
+    suite = tmp_path / "oom.toml"
+    suite.write_text(SUITE.replace('fileset = "webcat-large-filemix"', 'fileset = "webbench"')
+                     .replace("clients = [1, 3]", "clients = [8]")
+                     .format(length=6, ramp=1, http="1.1", keepalive="true"))  # fmt: skip
+    db = tmp_path / "r.db"
+    out = run_cli("run", str(suite), "--server", "builtin", "--memory", "64M", "--fileset", str(wb),
+                  "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+    if out.returncode == 2 and "cgroup" in out.stderr:
+        pytest.skip(f"no writable cgroup here: {out.stderr.strip()}")
+    assert out.returncode == 1 and "the target stopped answering during mix 1" in out.stderr
+    ((verdicts_json, monitor_json),) = _rows(db, "SELECT verdicts_json, monitor_json FROM mixes")
+    oom = [v for v in json.loads(verdicts_json) if v["kind"] == "target_oom"]
+    assert len(oom) == 1 and oom[0]["oom_kills"] >= 1 and oom[0]["memory_limit_bytes"] == 64 << 20
+    assert "--memory limit" in oom[0]["message"]
+    memory = json.loads(monitor_json)["target_memory"]
+    assert memory["oom_kills"] == oom[0]["oom_kills"] and memory["limit_bytes"] == 64 << 20
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_run_leaves_no_target_behind(
     tmp_path: Path, fileset: Path, sig: signal.Signals, no_leftovers: None

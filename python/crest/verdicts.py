@@ -23,6 +23,7 @@ LISTEN_OVERFLOW = "listen_overflow"  # the target host's accept queues overflowe
 NOISY_HOST = "noisy_host"  # steal time, or the load engine waiting for a CPU: this host's figures are unreliable
 CACHE_COLD = "cache_cold"  # a cached test whose target read its files from storage in the window
 LINK_BOUND = "link_bound"  # a shaped link of the client network ran at its rate: the network limited the mix
+TARGET_OOM = "target_oom"  # the kernel killed target processes for going over --memory during the mix
 # Drawn over a configuration's curve by the analysis:
 TARGET_IDLE = "target_idle"  # at the peak the target had idle CPU: something else limited it
 ERROR_RATE = "error_rate"  # points whose errors exceed a share of attempts
@@ -31,13 +32,13 @@ COLLAPSE = "collapse"  # past the peak req/s fell below half of it
 
 KINDS = (
     CLIENT_BOUND, ERRORS, CUT_SHORT, PAGE_CACHE, CPU_SPLIT, PEAK_ONLY, NOTE, LISTEN_OVERFLOW, NOISY_HOST, CACHE_COLD,
-    LINK_BOUND,
+    LINK_BOUND, TARGET_OOM,
     TARGET_IDLE, ERROR_RATE, NOT_SATURATED, COLLAPSE,
 )  # fmt: skip
-# A figure's name may not shadow the two fixed keys of a verdict's JSON.
 # At the peak, a target using less than this share of its cores was not the bottleneck (target_idle:
 # the analysis applies it at the peak of a configuration's curve; the monitor only measures).
 BUSY_AT_PEAK_PCT = 75.0
+# A figure's name may not shadow the two fixed keys of a verdict's JSON.
 _RESERVED = ("kind", "message")
 
 
@@ -126,6 +127,20 @@ def cores_shared(target_cores: int) -> Verdict:
         f"the target has all {target_cores} cores this process may use, so the load engine shares them:"
         " its CPU use competes with the target's",
         {"target_cores": target_cores},
+    )
+
+
+def target_oom(kills: int, limit_bytes: int, peak_bytes: int | None) -> Verdict:
+    """The kernel killed `kills` of the target's processes for going over its memory limit in the mix."""
+    peak = f" (its cgroup peaked at {peak_bytes / 1e6:,.1f} MB)" if peak_bytes is not None else ""
+    figures: dict[str, Any] = {"oom_kills": kills, "memory_limit_bytes": limit_bytes}
+    if peak_bytes is not None:
+        figures["memory_peak_bytes"] = peak_bytes
+    return Verdict(
+        TARGET_OOM,
+        f"the kernel killed {kills} of the target's processes for going over its --memory limit of"
+        f" {limit_bytes / 1e6:,.1f} MB{peak}: the limit, not the load, decided this mix",
+        figures,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from crest.host.facts import drop_page_cache
@@ -22,7 +22,8 @@ from crest.servers.base import ServerSettings, Target
 from crest.servers.cgroup import Cgroup
 from crest.servers.group import TargetGroup
 from crest.servers.registry import adapter as server_adapter
-from crest.verdicts import Verdict, cores_shared
+from crest.store import MixRecord
+from crest.verdicts import Verdict, cores_shared, target_oom
 
 
 class LocalPlacement(Placement):
@@ -71,7 +72,8 @@ class LocalPlacement(Placement):
         return LoadClient(spec)
 
     def probes(self, target: Any) -> list[Probe]:
-        return [MonitorProbe(self.monitor(target))]
+        memory = getattr(target, "memory", None)  # a Target's cgroup when it has a memory limit
+        return [MonitorProbe(self.monitor(target)), *([MemoryProbe(memory)] if memory is not None else [])]
 
     def monitor(self, target: Any) -> Monitor:
         return Monitor(
@@ -102,6 +104,29 @@ class LocalPlacement(Placement):
                 **(self.share.metadata() if self.share else {}),
             }
         }
+
+
+@dataclass
+class MemoryProbe:
+    """The target's memory cgroup beside a mix: the processes the kernel killed for going over the limit
+    during the mix (target_oom), and the most the cgroup has used since the target started."""
+
+    cgroup: Cgroup
+    _kills_before: int = 0
+    _kills_after: int = 0
+
+    def start(self) -> None:
+        self._kills_before = self.cgroup.oom_kills()
+
+    def stop(self) -> None:
+        self._kills_after = self.cgroup.oom_kills()
+
+    def apply(self, record: MixRecord, window: tuple[float, float]) -> None:
+        kills, peak = self._kills_after - self._kills_before, self.cgroup.peak_bytes()
+        limit = self.cgroup.memory_bytes or 0
+        record.monitor["target_memory"] = {"limit_bytes": limit, "peak_bytes": peak, "oom_kills": kills}
+        if kills > 0:
+            record.verdicts.append(target_oom(kills, limit, peak))
 
 
 def _target_cores(target: Any) -> float:

@@ -375,9 +375,6 @@ class Adapter(ABC):
         """The stock configuration's files, changed only where they name a port, docroot, pid file or log."""
         raise NotImplementedError
 
-    def stop_signal_ok(self) -> bool:
-        return True
-
     @classmethod
     def serves_files(cls) -> bool:
         """A file server: it serves loadfile suites and nothing else."""
