@@ -467,7 +467,7 @@ def bench_http2(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
                 break  # nothing to compare crest with
             flags = ["--http", "2", "--streams", str(H2_STREAMS), *tls_flags]
             # crest as it runs by default (napping under load), and crest always blocking on its sockets
-            # (--no-nap), which shows what the naps are for (README, `crest bench`).
+            # (--no-nap), which shows what the naps are for (docs/bench.md, "How crest waits").
             tools = {
                 "crest": lambda u=url, f=flags: crest(u, H2_CONNS, *f),
                 "crest --no-nap": lambda u=url, f=flags: crest(u, H2_CONNS, *f, "--no-nap"),

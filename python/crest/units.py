@@ -2,7 +2,7 @@
 
 Byte sizes are decimal SI: 1 KB = 1000 bytes, 1 MB = 10^6 bytes, so that
 MB/s × 8 = Mbit/s holds exactly. wrk prints binary sizes labelled KB/MB; crest
-does not, and says so in the README.
+does not, and says so in docs/bench.md.
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ def render_report(report: dict[str, Any], spec: RunSpec) -> str:
         share = 100.0 * float(cpu_s) / (duration_s * threads)
         text = f"{float(cpu_s):.2f}s ({share:.0f}% of {threads} thread{'s' if threads != 1 else ''})"
         naps = int(report.get("naps", 0))
-        if naps:  # under load the threads nap instead of blocking (README, `crest bench`)
+        if naps:  # under load the threads nap instead of blocking (docs/bench.md, "How crest waits")
             text += f", {format_count(naps)} nap{'' if naps == 1 else 's'}"
         lines.append(_line("Client CPU", text))
     if report.get("cancelled"):

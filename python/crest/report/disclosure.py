@@ -178,7 +178,7 @@ def _clients(label: str, trials: list[RunDetail]) -> dict[str, Any]:
 
 
 def _waiting(options: dict[str, Any], trials: list[RunDetail]) -> dict[str, str]:
-    """How the engine waited for its sockets: a napping engine costs the target fewer wake-ups (README)."""
+    """How the engine waited for its sockets: a napping engine costs the target fewer wake-ups (docs/bench.md)."""
     field = "engine waiting"
     if options.get("nap") is False:
         return _row(field, "always blocked on its sockets (--no-nap)")
