@@ -63,10 +63,10 @@ $(DYNAMIC_COPIES):
 demo: build
 	$(PY) scripts/demo.py
 
-# The lint gate: the engine's module graph has no cycle, formatting, clippy with warnings as
+# The lint gate: no module cycle in the engine or between crest's packages, formatting, clippy with warnings as
 # errors, ruff and mypy --strict.
 lint: build
-	$(PY) scripts/check_cycles.py --rust crates/engine/src
+	$(PY) scripts/check_cycles.py --rust crates/engine/src --python python/crest
 	cargo fmt --all --check
 	cargo clippy $(CARGO_ALL) --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests scripts

@@ -12,7 +12,7 @@ Nap = Annotated[
     typer.Option(
         "--nap/--no-nap",
         help="Under load, nap briefly instead of blocking on the sockets, so the target need not wake crest"
-        " for each burst it writes; percentiles from p5 up read at most 2% long (docs/bench.md, "How crest waits")."
+        " for each burst it writes; percentiles from p5 up read at most 2% long (docs/bench.md)."
         " --no-nap: always block.",
     ),
 ]
