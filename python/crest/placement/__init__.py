@@ -3,12 +3,14 @@ run by `choose`; the runner then asks the placement and never branches on a mode
 
 from __future__ import annotations
 
+from crest.load.runspec import RunSpec
+from crest.network.lines import lines_needed
 from crest.network.spec import NetworkSpec
 from crest.placement.base import Placement
 
 
 def choose(
-    *, cpus: float | None, network: NetworkSpec | None, lines: int, target_in_root: bool,
+    *, cpus: float | None, network: NetworkSpec | None, largest: RunSpec, target_in_root: bool,
     cluster: str | None, nodes: int | None, target_node: str | None, monitor_node: str | None,
     monitor_pid: int | None, monitor_name: str | None, most_clients: int,
 ) -> Placement:  # fmt: skip
@@ -16,7 +18,7 @@ def choose(
 
     Args:
         cpus: --cpus; on this machine it splits the cores between target and engine (a node splits its own).
-        lines: the most client lines (addresses) a subnet needs, for a client network.
+        largest: the run's largest load (its connections and clients), which sizes a client network.
         target_in_root: a client network's target is a --target URL on this machine's namespace.
         most_clients: the clients of the run's largest mix (every load node must get one).
     """
@@ -27,6 +29,7 @@ def choose(
     if network is not None:
         from crest.placement.subnets import SubnetsPlacement
 
+        lines = lines_needed(largest, network.subnets, network.link_per)
         return SubnetsPlacement(cpus, network, lines, target_in_root)
     from crest.placement.local import LocalPlacement
 

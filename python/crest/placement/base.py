@@ -95,11 +95,12 @@ class TargetAt:
 class Placement:
     """The faces every placement has, with this machine's answers as the defaults."""
 
-    # How the run's metadata names where the load ran (stored with the run; None: this machine).
-    name: str = "local"
-
     def check(self) -> None:
         """Everything this placement needs before anything is recorded or started (ConfigError)."""
+
+    def preflight_target(self, check: Callable[[], None]) -> None:
+        """Run `check` of a --target (it accepts connections) where it tells the truth: here by default."""
+        check()
 
     def check_server(self, plan: TargetPlan) -> None:
         """Whether the target can be provisioned where this placement runs targets, starting nothing."""
@@ -159,7 +160,7 @@ class Placement:
         return False
 
     def describe(self, target: Any) -> dict[str, Any]:
-        """Facts stored with the run's config (cores, cluster) and its disclosure's network."""
+        """Entries of the run's stored config that say where it ran: the cores each side got, or the cluster."""
         return {}
 
     def network_facts(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ actor's to add, with no change here. Imports Ray only through crest.cluster, and
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,8 +23,6 @@ from crest.verdicts import Verdict, page_cache_elsewhere
 
 class NodesPlacement(Placement):
     """The load on a Ray cluster's nodes (`address` as --cluster gives it)."""
-
-    name = "cluster"
 
     def __init__(
         self, address: str, nodes: int | None, target_node: str | None, monitor_node: str | None,
@@ -57,6 +55,10 @@ class NodesPlacement(Placement):
 
     def check(self) -> None:
         self._cluster()  # the cluster answers and has the nodes asked for
+
+    def preflight_target(self, check: Callable[[], None]) -> None:
+        """Nothing from here: each load node checks the target from where it stands at the ready barrier
+        before each mix (this machine may not reach it at all)."""
 
     def check_server(self, plan: TargetPlan) -> None:
         from crest.cluster.actors import NODE_DOCROOT

@@ -169,8 +169,6 @@ class SubnetsPlacement(LocalPlacement):
     """This machine's placement with the clients in a client network: the network is built before each
     run and removed after it; a target crest starts runs in the network's target namespace."""
 
-    name = "subnets"
-
     def __init__(self, cpus: float | None, spec: NetworkSpec, lines: int, target_in_root: bool) -> None:
         super().__init__(cpus)
         self.spec = spec

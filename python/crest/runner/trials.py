@@ -25,7 +25,6 @@ from crest.host.facts import host_facts
 from crest.load.client import LoadClient
 from crest.load.preflight import check_reachable, parse_file_url, parse_url
 from crest.load.runspec import RunSpec
-from crest.network.lines import lines_needed
 from crest.placement import choose
 from crest.placement.base import TargetPlan
 from crest.placement.nodes import close_clusters
@@ -76,10 +75,8 @@ class SuiteRunner:
         self.mixes = request.suite.mixes(request.profile)
         net_spec = check_request(request, self.mixes)
         self.server_roles = server_roles(request)
-        most = max(self.mixes, key=lambda m: m.connections)
         self.placement = choose(
-            cpus=request.cpus, network=net_spec,
-            lines=lines_needed(stand_in(most), net_spec.subnets, net_spec.link_per) if net_spec else 0,
+            cpus=request.cpus, network=net_spec, largest=stand_in(max(self.mixes, key=lambda m: m.connections)),
             target_in_root=request.server is None, cluster=request.cluster, nodes=request.nodes,
             target_node=request.target_node, monitor_node=request.monitor_node, monitor_pid=request.monitor_pid,
             monitor_name=request.monitor_name, most_clients=max(m.clients for m in self.mixes),
@@ -95,7 +92,6 @@ class SuiteRunner:
         cores, memory), and the placement can place the load (a cluster answers with the nodes asked for;
         each load node then checks the target from where it stands at the ready barrier before each mix)."""
         self.placement.check()
-        workload = self.request.suite.workload
         if self.request.server is not None:
             self.placement.check_server(self._target_plan())
             # Validate one engine config against a stand-in for the target crest will start.
@@ -103,13 +99,15 @@ class SuiteRunner:
             return
         bound = self._bind_url()
         self._validate(bound)  # a bad option fails before anything is sent
-        if self.placement.name == "cluster":
-            return  # each load node checks the target from where it stands (the ready barrier)
-        if workload.is_file:
-            LoadClient(self._spec(bound, self.mixes[0])).preflight()  # the directory, or the SMB server and its login
+        self.placement.preflight_target(partial(self._check_target, bound))
+
+    def _check_target(self, bound: Bound) -> None:
+        """A --target accepts connections: the directory or the SMB server and its login for a file workload;
+        else each URL (HTTP/3 is QUIC over UDP, which a TCP connect cannot probe: only its name is resolved)."""
+        if self.request.suite.workload.is_file:
+            LoadClient(self._spec(bound, self.mixes[0])).preflight()
             return
-        # HTTP/3 is QUIC over UDP, which a TCP connect cannot probe: only the names are resolved.
-        tcp = not workload.over_quic
+        tcp = not self.request.suite.workload.over_quic
         for url in dict.fromkeys(filter(None, (self.request.target, self.request.tls_target,
                                                *self.request.role_targets.values()))):  # fmt: skip
             check_reachable(parse_url(url), tcp=tcp)
@@ -373,14 +371,9 @@ class SuiteRunner:
         }
         if self.request.capacity is not None:
             config["capacity"] = dict(self.request.capacity)
-        placed = self.placement.describe(target)
-        if "cluster" in placed:
-            config["cluster"] = placed["cluster"]
         if target is not None:
-            # With the node it runs on in cluster mode, pinned there to its own cores.
-            config["server"] = target.metadata()
-            if "cpus" in placed:
-                config["cpus"] = placed["cpus"]
+            config["server"] = target.metadata()  # with the node it runs on in cluster mode
+        config.update(self.placement.describe(target))  # the cores each side got, or the cluster
         return RunMeta(
             suite=self.request.suite.name,
             target=f"{self.request.server} at {bound.url}" if target is not None else str(bound.url),
