@@ -62,7 +62,7 @@ class RunRequest:
     monitor_node: str | None = None
     monitor_pid: int | None = None
     monitor_name: str | None = None
-    # A capacity search's settings (crest.capacity_runner): stored with the run, whose mixes are its probes.
+    # A capacity search's settings (crest.capacity.runner): stored with the run, whose mixes are its probes.
     capacity: dict[str, Any] | None = None
     # File workloads: the loadfile to replay instead of the suite's, and where an smb:// target's password
     # is (a 0600 file; else CREST_SMB_PASSWORD). The password itself is never part of the request.
