@@ -1,7 +1,7 @@
 """A stored capacity search read back: each probe judged by the run's rule, the answer, and how sure it is. Pure.
 
 The search's settings are stored with the run (`config["capacity"]`) and every probe is a stored mix,
-so the answer is recomputed here by replaying the probes through `crest.capacity.CapacitySearch`:
+so the answer is recomputed here by replaying the probes through `crest.analysis.capacity_search.CapacitySearch`:
 nothing but the mixes is trusted. Owns the confidence statement (the share of trials at the answer
 that met the rule, bounded at 95 %, and each condition's margin there); must not run load or print.
 """

@@ -9,9 +9,10 @@ the shared base); each placement is its own module, and none of them prints.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -19,7 +20,6 @@ from crest.load.client import ProgressCallback, RunResult
 from crest.load.runspec import RunSpec
 from crest.servers.base import ServerSettings
 from crest.store import MixRecord
-from crest.suite.roles import RoleUrls
 from crest.verdicts import Verdict
 
 T = TypeVar("T")
@@ -47,26 +47,6 @@ class Probe(Protocol):
     def apply(self, record: MixRecord, window: tuple[float, float]) -> None: ...
 
 
-class RunningTarget(Protocol):
-    """A target crest started, as the runner sees it wherever it runs (crest.servers.base.Target, a
-    TargetGroup, or crest.cluster.target.NodeTarget)."""
-
-    url: str
-    tls_url: str | None
-    h2c_url: str | None
-    settings: ServerSettings
-    keep_logs: Any
-    access_log_flush_s: float
-
-    def metadata(self) -> dict[str, Any]: ...
-
-    def access_log_lines(self) -> int: ...
-
-    def check_alive(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-
 @dataclass(frozen=True)
 class TargetPlan:
     """The target crest is to start for a run, as the runner asks for it: one server or a role map, the
@@ -78,18 +58,7 @@ class TargetPlan:
     by_server: Callable[[], dict[str, ServerSettings]]  # each server of a role map with its settings
     cpus: float | None  # --cpus as asked (a node splits its own cores)
     fileset: tuple[str | None, int | None]  # the fileset's name and the connections it is made for
-    empty_docroot: Path
-
-
-@dataclass(frozen=True)
-class TargetAt:
-    """Where the clients reach the target of one run: its URLs as seen from the clients, each role's
-    (per-class targets), and the started target itself (None for a URL given with --target)."""
-
-    url: str | None
-    tls_url: str | None
-    role_urls: RoleUrls | None = None
-    started: Any = None  # a RunningTarget; Any because the local kinds have more (restart, pids, roles)
+    empty_docroot: Callable[[], Path]  # made on first use (a cache directory), for checks that read none
 
 
 class Placement:
@@ -108,7 +77,13 @@ class Placement:
 
     @contextmanager
     def around_run(self) -> Iterator[None]:
-        """What one run holds from its first mix to its last (a network, the cluster's load actors)."""
+        """What one run holds around its target, from before it starts to after it stops (a network)."""
+        yield
+
+    @contextmanager
+    def loading(self) -> Iterator[None]:
+        """What one run holds for its mixes once its record exists (the cluster's load actors, a watch):
+        a failure to set it up fails the run like a failure of a mix."""
         yield
 
     def start_target(self, plan: TargetPlan) -> Any:
@@ -120,8 +95,8 @@ class Placement:
         return url
 
     def server_settings(self, settings: ServerSettings) -> ServerSettings:
-        """A target's settings with where it listens."""
-        return settings
+        """A target's settings with where it listens and the cores it gets (here: every core, unpinned)."""
+        return replace(settings, workers=os.cpu_count() or 1)
 
     def engine_cores(self) -> int:
         """The cores an engine of one mix may use (its threads: one per core)."""

@@ -40,7 +40,7 @@ class LocalPlacement(Placement):
         adapter = server_adapter(plan.server)
         # First what the server can serve (a web suite of a file server...), before the suite's fileset
         # is generated for it; the docroot is not looked at by the check.
-        adapter.check(plan.settings(plan.empty_docroot))
+        adapter.check(plan.settings(plan.empty_docroot()))
         settings = plan.settings(None)
         Target(adapter, settings)  # checks; starts nothing
         if settings.memory_bytes is not None or settings.cpu_quota is not None:

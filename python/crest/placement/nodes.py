@@ -72,7 +72,7 @@ class NodesPlacement(Placement):
             remote.release()
 
     @contextmanager
-    def around_run(self) -> Iterator[None]:
+    def loading(self) -> Iterator[None]:
         from crest.cluster.driver import LoadNodes
         from crest.cluster.target import NodeWatch
 
@@ -102,7 +102,7 @@ class NodesPlacement(Placement):
         return len(cpu_split.available())  # each node then uses its own (crest.cluster.actors)
 
     def load(self, spec: RunSpec, clients: int, mix_index: int, target: Any) -> Load:
-        assert self._load_nodes is not None, "the nodes placement is used inside around_run()"
+        assert self._load_nodes is not None, "the nodes placement loads inside loading()"
         side = getattr(target, "remote", None) or getattr(self._watch, "remote", None)  # NodeTarget / NodeWatch
         load: Load = self._load_nodes.load(spec, clients, mix_index, side)
         return load

@@ -31,7 +31,7 @@ class LoadFailed(Exception):
 
 
 class Interrupted(Exception):
-    """Ctrl-C during the mix's load or its warm-up pass."""
+    """Ctrl-C during the mix's load (during its warm-up pass it is a KeyboardInterrupt: between mixes)."""
 
 
 @dataclass

@@ -18,6 +18,7 @@ from crest.load.runspec import RunSpec
 from crest.network.lines import check_fits
 from crest.network.spec import NetworkSpec, parse_network
 from crest.network.url import on_network
+from crest.servers import cpus as cpu_split
 from crest.store import DEFAULT_PATH, MixRecord
 from crest.suite import Mix, Suite
 from crest.suite.roles import is_role_map, parse_role_map, roles_by_class
@@ -42,7 +43,7 @@ class RunRequest:
     seed: int = 0
     validate_content: bool = False  # check each static body's first line, not only its size
     engine_threads: int | None = None  # None: one per available CPU, at most one per connection
-    # Under load the engine naps instead of blocking on its sockets (crest.runspec); False: it always blocks.
+    # Under load the engine naps instead of blocking on its sockets (crest.load.runspec); False: it always blocks.
     nap: bool = True
     factors: dict[str, Any] = field(default_factory=dict)  # stored with each run, for grouping in analysis
     experiment: str | None = None  # the id shared by every run of one `crest run` invocation
@@ -135,6 +136,8 @@ def check_request(request: RunRequest, mixes: list[Mix]) -> NetworkSpec | None:
     Raises:
         ConfigError: the first option that does not fit, with the fix.
     """
+    if request.cluster is None and request.cpus:
+        cpu_split.split(cpu_split.share(request.cpus).cpus)  # --cpus fits this machine, asked first
     if request.server is None:
         if request.target is None:
             raise ConfigError("give a target URL (--target) or a server to provision (--server)")

@@ -83,23 +83,25 @@ class SuiteRunner:
         )  # fmt: skip
         self.manifest = binding.manifest(request)
         self._docroot: Path | None = None
+        # A --target is bound once (its tables built now, their errors before anything else starts); a
+        # target crest starts is bound anew each trial (new ports).
+        self._url_bound = self._bind_url() if request.server is None else None
 
     # -- checks before anything is recorded or sent
 
     def preflight(self) -> None:
-        """Check the target before anything is recorded or sent: a URL accepts connections from where the
-        clients stand, or a server can be provisioned as asked (installed, serves the workload's kinds,
-        cores, memory), and the placement can place the load (a cluster answers with the nodes asked for;
-        each load node then checks the target from where it stands at the ready barrier before each mix)."""
+        """Check the target before anything is recorded or sent: a URL accepts connections (from this
+        machine; on a cluster each load node checks it from where it stands at the ready barrier before
+        each mix), or a server can be provisioned as asked (installed, serves the workload's kinds, cores,
+        memory), and the placement can place the load (a cluster answers with the nodes asked for)."""
         self.placement.check()
-        if self.request.server is not None:
+        if self._url_bound is None:
             self.placement.check_server(self._target_plan())
             # Validate one engine config against a stand-in for the target crest will start.
             self._validate(binding.bind_stand_in(self.request, self.manifest, self.server_roles))
             return
-        bound = self._bind_url()
-        self._validate(bound)  # a bad option fails before anything is sent
-        self.placement.preflight_target(partial(self._check_target, bound))
+        self._validate(self._url_bound)  # a bad option fails before anything is sent
+        self.placement.preflight_target(partial(self._check_target, self._url_bound))
 
     def _check_target(self, bound: Bound) -> None:
         """A --target accepts connections: the directory or the SMB server and its login for a file workload;
@@ -137,15 +139,15 @@ class SuiteRunner:
                 self.request.suite.workload.fileset if self.request.fileset_dir is None else None,
                 fileset_connections(self.request.suite),
             ),
-            empty_docroot=empty_docroot(),
+            empty_docroot=empty_docroot,
         )
 
     @contextmanager
     def _trial_target(self) -> Iterator[tuple[Any, Bound]]:
         """The target of one trial and its binding, inside what the placement holds for a run."""
         with self.placement.around_run():
-            if self.request.server is None:
-                yield None, self._bind_url()
+            if self._url_bound is not None:
+                yield None, self._url_bound
                 return
             target = self.placement.start_target(self._target_plan())
             try:
@@ -253,9 +255,10 @@ class SuiteRunner:
     def _execute(self, store: Store, trial: _Trial, mixes: Iterable[Mix]) -> None:
         self.on_event(Event("run-started", trial.run_id, trial.repeat_index, mixes=len(self.mixes)))
         try:
-            if self.hooks is not None:
-                self.hooks.target_ready(trial.bound.url or "")
-            self._execute_mixes(store, trial, mixes)
+            with self.placement.loading():
+                if self.hooks is not None:
+                    self.hooks.target_ready(trial.bound.url or "")
+                self._execute_mixes(store, trial, mixes)
         except KeyboardInterrupt:
             # Ctrl-C outside a mix's load (a preflight, storing a mix): still interrupted, not "running".
             self._finish(store, trial, "interrupted", "interrupted between mixes")
@@ -267,7 +270,8 @@ class SuiteRunner:
             hint = f"the mixes before it are stored; when the cluster is whole again, crest run --resume {trial.run_id}{db}"
             raise NodeLostError(exc.node, f"{why}: {hint}") from None
         except Exception as exc:
-            # A failure outside a mix's load (a node's monitor, the access log): the run must not stay "running".
+            # A failure outside a mix's load (placing the load nodes, a node's monitor, the access log): the
+            # run must not stay "running".
             self._fail_if_running(store, trial, str(exc))
             raise
 
@@ -275,9 +279,9 @@ class SuiteRunner:
         measure = MixMeasure(self.request.suite, self.placement, trial.target)
         for mix in mixes:
             self.on_event(Event("mix-started", trial.run_id, trial.repeat_index, mix=mix, mixes=len(self.mixes)))
-            spec = self._spec(trial.bound, mix, trial.repeat_index)
             try:
                 lab = measure.restart_if_asked(mix)
+                spec = self._spec(trial.bound, mix, trial.repeat_index)
                 load = self.placement.load(spec, mix.clients, mix.index, trial.target)
                 load.preflight()
             except TargetError as exc:
@@ -363,7 +367,8 @@ class SuiteRunner:
     def _meta(self, repeat_index: int, target: Any, bound: Bound) -> RunMeta:
         options = self.request.options()
         if target is not None:
-            options.update(target=None, tls_target=None)  # new ports every run: resume provisions again
+            # New ports every run: resume provisions again; crest's own certificate is never verified.
+            options.update(target=None, tls_target=None, insecure=True)
         config: dict[str, Any] = {
             "suite": self.request.suite.model_dump(mode="json"),
             "options": options,
