@@ -11,6 +11,7 @@
 //! Layering (dependencies point down; `make lint` checks there is no cycle):
 //! - `dispatch`: loadfile or HTTP, for `validate` and `start`;
 //! - `http` (plan, worker, slots, lanes) and `fileops` (file runs);
+//! - `gate`: the input rules both kinds share, checked once;
 //! - `exec`: the run handle, live counters and thread helpers both use;
 //! - `results`: stats, part, report;
 //! - `specweb99`, `connection`, `protocol`, and the leaves `config`,
@@ -26,6 +27,7 @@ mod dispatch;
 pub mod error;
 mod exec;
 pub mod fileops;
+mod gate;
 mod http;
 pub mod keepalive;
 pub mod protocol;

@@ -6,6 +6,8 @@
 mod buffers;
 #[path = "drain.rs"]
 mod drain;
+#[path = "gate.rs"]
+mod gate;
 #[path = "h1_chunked.rs"]
 mod h1_chunked;
 #[path = "h1_decode.rs"]

@@ -130,8 +130,11 @@ impl Loadfile {
                 let t: f64 = tokens[0]
                     .parse()
                     .ok()
-                    .filter(|t: &f64| t.is_finite())
-                    .ok_or_else(|| err(format!("timestamp '{}' is not a number of seconds", tokens[0])))?;
+                    // Bounded so a line's due time stays a `Duration` (a digit first: never negative).
+                    .filter(|t: &f64| t.is_finite() && *t <= crate::gate::MAX_SPAN_S)
+                    .ok_or_else(|| {
+                        err(format!("timestamp '{}' is not a number of seconds within a year", tokens[0]))
+                    })?;
                 (Some(t), &tokens[1..])
             }
             false => (None, tokens),

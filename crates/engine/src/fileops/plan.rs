@@ -1,12 +1,14 @@
 //! `FilePlan`: a file-operation run's `RunConfig` checked and resolved, the
-//! single gate for its input (the URL, the loadfile, the timing) before any
-//! file is touched or byte sent. Reads the loadfile; opens no socket.
+//! file runs' gate for their input before any file is touched or byte sent:
+//! the rules every run shares (`gate`), then the URL, the loadfile and what
+//! a loadfile run cannot do. Reads the loadfile; opens no socket.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::RunConfig;
 use crate::error::ConfigError;
+use crate::gate;
 
 use super::loadfile::Loadfile;
 use super::op::OpKind;
@@ -75,6 +77,7 @@ impl FilePlan {
     /// Checks `config` (which has a `loadfile`) and resolves it.
     pub fn new(config: &RunConfig) -> Result<Self, ConfigError> {
         let spec = config.loadfile.as_ref().expect("invariant: called for a loadfile run");
+        let shared = gate::check(config)?;
         let backend = backend(&config.url, spec.password.as_deref())?;
         let text = std::fs::read(&spec.path).map_err(|e| {
             ConfigError::new(
@@ -91,15 +94,13 @@ impl FilePlan {
             .map_err(|_| ConfigError::new("loadfile", format!("loadfile {} is not text (UTF-8)", spec.path)))?;
         let loadfile =
             Loadfile::parse(&text).map_err(|e| ConfigError::new("loadfile", format!("loadfile {}: {e}", spec.path)))?;
-        if config.connections == 0 {
-            return Err(ConfigError::new("connections", "must be at least 1 (got 0)"));
-        }
-        if config.connections_per_client == 0 || config.connections % config.connections_per_client != 0 {
+        // A file run scores whole clients only (NetBench's clients are all alike).
+        if config.connections % config.connections_per_client != 0 {
             return Err(ConfigError::new(
                 "connections_per_client",
                 format!(
-                    "must divide {{connections}} ({}) evenly (got {})",
-                    config.connections, config.connections_per_client
+                    "{{connections_per_client}} ({}) must divide {{connections}} ({}) evenly",
+                    config.connections_per_client, config.connections
                 ),
             ));
         }
@@ -109,41 +110,18 @@ impl FilePlan {
                 "a loadfile run is a closed loop (each client replays its loadfile); drop the rate",
             ));
         }
-        let seconds = |field: &'static str, v: f64| -> Result<Duration, ConfigError> {
-            Duration::try_from_secs_f64(v)
-                .ok()
-                .filter(|d| *d <= Duration::from_secs(366 * 86_400))
-                .ok_or_else(|| ConfigError::new(field, format!("must be a number of seconds in [0, 1 year] (got {v})")))
-        };
-        let duration = config.duration_s.map(|d| seconds("duration_s", d)).transpose()?;
-        if duration.is_none() && config.max_requests.is_none() {
-            return Err(ConfigError::new("duration_s", "give a duration or {max_requests}: a loadfile run loops"));
-        }
-        let window = match config.window_s {
-            Some([start, end]) if start >= 0.0 && end > start => {
-                Some((seconds("window_s", start)?, seconds("window_s", end)?))
-            }
-            Some([start, end]) => {
-                return Err(ConfigError::new(
-                    "window_s",
-                    format!("must be [start, end] with 0 ≤ start < end (got [{start}, {end}])"),
-                ))
-            }
-            None => None,
-        };
-        let threads = config.threads.clamp(1, config.connections);
         Ok(Self {
             backend,
             loadfile: Arc::new(loadfile),
             connections: config.connections,
             connections_per_client: config.connections_per_client,
-            threads,
-            duration,
+            threads: config.threads,
+            duration: shared.duration,
             max_operations: config.max_requests,
-            window,
-            think_time: seconds("think_time_s", config.think_time_s)?,
-            client_start_delay: seconds("client_start_delay_s", config.client_start_delay_s)?,
-            timeout: seconds("timeout_s", config.timeout_s)?.max(Duration::from_millis(1)),
+            window: shared.window,
+            think_time: shared.think_time,
+            client_start_delay: shared.client_start_delay,
+            timeout: shared.timeout,
             seed: config.seed,
             cleanup: spec.cleanup,
             start_at_unix_s: config.start_at_unix_s,

@@ -12,6 +12,7 @@ use rustls::pki_types::ServerName;
 
 use crate::config::{HttpVersion, RequestEntry, RunConfig, Selection, Specweb99};
 use crate::error::ConfigError;
+use crate::gate::{self, Shared};
 use crate::keepalive::KeepaliveDraw;
 use crate::protocol::{encode_request, RequestSpec};
 use crate::schedule::Schedule;
@@ -267,7 +268,7 @@ impl Plan {
         let schedule = match config.rate_rps {
             // With HTTP/2 each stream sends on its own schedule.
             Some(rate) => Schedule::open_loop(rate, config.connections * config.streams.max(1)),
-            None => Schedule::closed_loop(Duration::from_secs_f64(config.think_time_s)),
+            None => Schedule::closed_loop(checked.shared.think_time),
         };
         let weights: Vec<f64> = entries.iter().map(|e| e.weight).collect();
         // SPECweb99 draws its own requests: a table of one entry is never drawn from.
@@ -283,15 +284,15 @@ impl Plan {
             connections: config.connections,
             threads: config.threads,
             connections_per_client: config.connections_per_client,
-            duration: config.duration_s.map(Duration::from_secs_f64),
+            duration: checked.shared.duration,
             max_requests: config.max_requests,
-            window: config.window_s.map(|[a, b]| (Duration::from_secs_f64(a), Duration::from_secs_f64(b))),
+            window: checked.shared.window,
             schedule,
-            client_start_delay: Duration::from_secs_f64(config.client_start_delay_s),
+            client_start_delay: checked.shared.client_start_delay,
             drain: Duration::from_secs_f64(config.drain_s),
             seed: config.seed,
             selection: config.selection,
-            timeout: Duration::from_secs_f64(config.timeout_s),
+            timeout: checked.shared.timeout,
             insecure: config.insecure,
             tls_resumption: config.tls_resumption,
             nap: config.nap,
@@ -345,6 +346,7 @@ pub(crate) fn validate(config: &RunConfig) -> Result<(), ConfigError> {
 
 /// What validation found out on the way, so `Plan::new` does not parse twice.
 struct Checked<'a> {
+    shared: Shared,
     entries: std::borrow::Cow<'a, [RequestEntry]>,
     urls: Vec<ParsedUrl>,
     classes: Vec<String>,
@@ -352,13 +354,14 @@ struct Checked<'a> {
 }
 
 fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
+    let shared = gate::check(config)?;
     check_fields(config)?;
     check_client(config)?;
     if let Some(sw) = &config.specweb99 {
         let urls = check_specweb99(config, sw)?;
         let source_addrs = source_addrs(config)?;
         let entries = std::borrow::Cow::Owned(Vec::new());
-        return Ok(Checked { entries, urls, classes: specweb99::class_names(), source_addrs });
+        return Ok(Checked { shared, entries, urls, classes: specweb99::class_names(), source_addrs });
     }
     let entries: std::borrow::Cow<'_, [RequestEntry]> = if config.requests.is_empty() {
         std::borrow::Cow::Owned(vec![RequestEntry {
@@ -425,7 +428,7 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
         }
     }
     let source_addrs = source_addrs(config)?;
-    Ok(Checked { entries, urls, classes, source_addrs })
+    Ok(Checked { shared, entries, urls, classes, source_addrs })
 }
 
 fn source_addrs(config: &RunConfig) -> Result<Vec<IpAddr>, ConfigError> {
@@ -627,61 +630,24 @@ fn check_fields(c: &RunConfig) -> Result<(), ConfigError> {
             );
         }
     }
-    if c.connections == 0 {
-        return fail("connections", "{connections} must be at least 1 (got 0)".into());
-    }
-    if c.threads == 0 {
-        return fail("threads", "{threads} must be at least 1 (got 0)".into());
-    }
-    if c.threads > c.connections {
-        return fail(
-            "threads",
-            format!(
-                "{{connections}} ({}) must be >= {{threads}} ({}): each thread needs a connection; \
-                 raise {{connections}} or lower {{threads}}",
-                c.connections, c.threads
-            ),
-        );
-    }
-    if c.connections_per_client == 0 {
-        return fail("connections_per_client", "{connections_per_client} must be at least 1 (got 0)".into());
-    }
-    if !(c.client_start_delay_s.is_finite() && c.client_start_delay_s >= 0.0) {
-        return fail(
-            "client_start_delay_s",
-            format!("{{client_start_delay_s}} must be >= 0 s (got {})", c.client_start_delay_s),
-        );
-    }
     if !(c.drain_s.is_finite() && (0.0..=3600.0).contains(&c.drain_s)) {
         return fail("drain_s", format!("{{drain_s}} must be 0 to 3600 s (got {})", c.drain_s));
-    }
-    if let Some([a, b]) = c.window_s {
-        if !(a.is_finite() && b.is_finite() && a >= 0.0 && b > a) {
-            return fail(
-                "window_s",
-                format!("{{window_s}} must be [start, end) seconds with 0 <= start < end (got [{a}, {b}])"),
-            );
-        }
     }
     if c.requests.is_empty() && c.url.is_empty() && c.specweb99.is_none() {
         return fail("url", "give {url} or {requests}".into());
     }
     check_http2(c)?;
-    // A run that sends each entry once ends by itself.
-    if c.duration_s.is_none() && c.max_requests.is_none() && c.selection != Selection::Once {
-        return fail("duration_s", "no stop condition: give {duration_s} or {max_requests}".into());
-    }
-    if let Some(d) = c.duration_s {
-        if !(d.is_finite() && d > 0.0 && d <= 7.0 * 86400.0) {
-            return fail("duration_s", format!("{{duration_s}} must be > 0 and at most a week (got {d} s)"));
-        }
-    }
-    if c.max_requests == Some(0) {
-        return fail("max_requests", "{max_requests} must be at least 1 (got 0)".into());
-    }
     if let Some(rate) = c.rate_rps {
         if !(rate.is_finite() && rate > 0.0) {
             return fail("rate_rps", format!("{{rate_rps}} must be > 0 requests/s (got {rate})"));
+        }
+        // Each connection (stream) sends every `connections × streams / rate` seconds.
+        let senders = f64::from(c.connections) * f64::from(c.streams.max(1));
+        if senders / rate > crate::gate::MAX_SPAN_S {
+            return fail(
+                "rate_rps",
+                format!("{{rate_rps}} must leave less than a year between a connection's requests (got {rate})"),
+            );
         }
         if c.think_time_s > 0.0 {
             return fail(
@@ -699,12 +665,6 @@ fn check_fields(c: &RunConfig) -> Result<(), ConfigError> {
                     .into(),
             );
         }
-    }
-    if !(c.think_time_s.is_finite() && c.think_time_s >= 0.0) {
-        return fail("think_time_s", format!("{{think_time_s}} must be >= 0 s (got {})", c.think_time_s));
-    }
-    if !(c.timeout_s.is_finite() && c.timeout_s > 0.0 && c.timeout_s <= 3600.0) {
-        return fail("timeout_s", format!("{{timeout_s}} must be > 0 and at most 1 h (got {} s)", c.timeout_s));
     }
     if c.pipeline == 0 || c.pipeline > MAX_PIPELINE {
         return fail("pipeline", format!("{{pipeline}} must be 1 to {MAX_PIPELINE} (got {})", c.pipeline));
