@@ -13,14 +13,14 @@ use std::io;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use super::ctx::{micros_between, Ctx, Event, CONNECT_BACKOFF};
+use super::ctx::{Ctx, Event};
 use super::dial::{self, Connected};
+use super::exchange::{Awaited, Exchange, Who};
 use super::plan::Plan;
 use super::validate;
 use crate::connection::Transport;
 use crate::error::ErrorKind;
 use crate::protocol::{Response, ResponseDecoder};
-use crate::results::stats::Completion;
 use crate::specweb99::{self, BodyCheck, Cookie, FileId, Op};
 
 /// How long a closing connection waits for the server's FIN, so the server,
@@ -69,22 +69,14 @@ struct Specweb99Slot {
 pub(crate) struct Slot {
     token: usize,
     client: usize,
-    /// The table entry being sent, its class, and the target of the live transport.
+    /// The table entry being sent, and the target of the live transport.
     current: usize,
-    class: usize,
     target: usize,
     /// Requests the live connection may still carry (None: no limit).
     conn_left: Option<u32>,
-    /// When the slot began its first exchange; bytes received since (pacing).
-    first_begin: Option<Instant>,
-    received: u64,
-    /// µs from the start to where the line time of the next completion
-    /// counts from: the end of the previous one's line time, or when the
-    /// exchange was due if that is later (think time is not line time).
-    mark_us: u64,
-    /// µs from the start to when the next exchange is due: its schedule, not
-    /// the timer's wake-up, so the event loop's lateness is not line time.
-    due_us: u64,
+    /// The current exchange's timing, its class, and its line time; its
+    /// `deadline` is also the end of a closing connection's grace.
+    x: Exchange,
     specweb99: Option<Box<Specweb99Slot>>,
     phase: Phase,
     transport: Option<Transport>,
@@ -99,12 +91,6 @@ pub(crate) struct Slot {
     batch_len: usize,
     /// Responses still owed for the current batch.
     inflight: u32,
-    /// When the current request was meant to go (open loop) or was begun.
-    intended: Instant,
-    /// Where latency counts from for the current batch.
-    sent_at: Instant,
-    /// When the current exchange (or drain) gives up.
-    deadline: Instant,
     phase_started: Instant,
 }
 
@@ -128,13 +114,9 @@ impl Slot {
             token,
             client,
             current: 0,
-            class: 0,
             target: 0,
             conn_left: None,
-            first_begin: None,
-            received: 0,
-            mark_us: 0,
-            due_us: 0,
+            x: Exchange::new(first),
             specweb99,
             phase: Phase::Waiting(first),
             transport: None,
@@ -146,9 +128,6 @@ impl Slot {
             write_off: 0,
             batch_len: 0,
             inflight: 0,
-            intended: first,
-            sent_at: first,
-            deadline: first,
             phase_started: first,
         }
     }
@@ -182,11 +161,11 @@ impl Slot {
                 self.phase = Phase::Ready;
             }
             Event::Sweep => match self.phase {
-                Phase::Connecting | Phase::Handshaking | Phase::Writing | Phase::Reading if now >= self.deadline => {
-                    let timeout = ctx.plan.timeout;
-                    self.fail(ctx, now, ErrorKind::Timeout, &format_args!("no complete response within {timeout:?}"));
+                Phase::Connecting | Phase::Handshaking | Phase::Writing | Phase::Reading if now >= self.x.deadline => {
+                    let awaited = Awaited::Response;
+                    self.fail(ctx, now, awaited.kind(), &awaited.message(ctx.plan.timeout));
                 }
-                Phase::Draining if now >= self.deadline => self.close_and_schedule(ctx, now),
+                Phase::Draining if now >= self.x.deadline => self.close_and_schedule(ctx, now),
                 _ => return,
             },
             Event::RunEnded => {
@@ -232,29 +211,22 @@ impl Slot {
             self.finish(ctx);
             return Step::Wait;
         };
-        if self.first_begin.is_none() {
-            self.first_begin = Some(now);
-            self.mark_us = micros_between(ctx.origin, now);
-        } else {
-            self.mark_us = self.mark_us.max(self.due_us);
-        }
         self.current = batch.entry;
-        let target = match (&mut self.specweb99, &ctx.plan.specweb99) {
+        let (class, target) = match (&mut self.specweb99, &ctx.plan.specweb99) {
             (Some(slot), Some(sw)) => {
                 let (op, file) = sw.mix.draw(ctx.selector.rng());
                 (slot.op, slot.file) = (op, file);
-                self.class = specweb99::class_index(op, file.class);
-                sw.site.endpoint(op).target
+                (specweb99::class_index(op, file.class), sw.site.endpoint(op).target)
             }
             _ => {
                 let request = &ctx.plan.requests[self.current];
-                self.class = request.class;
                 self.decoder.set_head_request(request.head);
                 self.decoder.set_capture(request.expect_body_prefix.as_ref().map_or(0, Vec::len));
                 self.batch_len = request.bytes.len() * batch.requests as usize;
-                request.target
+                (request.class, request.target)
             }
         };
+        self.x.begin(ctx, class, now);
         if target != self.target {
             // A request for another server cannot use this connection.
             self.transport = None;
@@ -274,11 +246,9 @@ impl Slot {
             slot.check.start(slot.op, slot.file);
             self.batch_len = slot.request.len();
         }
-        ctx.stats.record_issued(self.class, batch.requests);
+        ctx.stats.record_issued(class, batch.requests);
         self.inflight = batch.requests;
         self.write_off = 0;
-        self.deadline = now + plan.timeout;
-        self.sent_at = if plan.schedule.is_open_loop() { self.intended } else { now };
         if self.transport.is_some() {
             self.phase = Phase::Writing;
             return Step::Continue;
@@ -312,7 +282,7 @@ impl Slot {
                 Step::Wait
             }
             Ok(Connected::Ready) => {
-                self.start_writing(now, &ctx.plan);
+                self.start_writing(ctx, now);
                 Step::Continue
             }
             Ok(Connected::Handshaking) => {
@@ -328,7 +298,7 @@ impl Slot {
         let transport = self.transport.as_mut().expect("invariant: handshaking has a transport");
         match dial::handshake(ctx, transport, self.phase_started, now) {
             Ok(true) => {
-                self.start_writing(now, &ctx.plan);
+                self.start_writing(ctx, now);
                 Step::Continue
             }
             Ok(false) => Step::Wait,
@@ -336,12 +306,9 @@ impl Slot {
         }
     }
 
-    fn start_writing(&mut self, now: Instant, plan: &Plan) {
+    fn start_writing(&mut self, ctx: &Ctx, now: Instant) {
         self.phase = Phase::Writing;
-        // Closed loop counts from the first byte written, after any connect.
-        if !plan.schedule.is_open_loop() {
-            self.sent_at = now;
-        }
+        self.x.sent(ctx, now);
     }
 
     fn writing(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
@@ -415,7 +382,7 @@ impl Slot {
         }
         ctx.stats.record_read(n);
         ctx.stats.record_bytes(ctx.offset(now), n as u64);
-        self.received += n as u64;
+        self.x.received(n);
         let mut off = 0;
         while off < n {
             let decoded = {
@@ -445,7 +412,7 @@ impl Slot {
             ctx.stats.record_error(
                 ctx.offset(now),
                 ErrorKind::Parse,
-                self.class,
+                self.x.class,
                 self.client,
                 Some(&"data after the last response"),
             );
@@ -458,9 +425,6 @@ impl Slot {
 
     /// One response of the batch is complete.
     fn complete(&mut self, ctx: &mut Ctx, now: Instant, response: Response) {
-        let at = ctx.offset(now);
-        let latency = now - self.sent_at;
-        ctx.nap.observe(latency, now);
         let verdict = match &mut self.specweb99 {
             Some(slot) => {
                 let (verdict, ad) =
@@ -473,19 +437,8 @@ impl Slot {
             }
             None => validate::check(&ctx.plan.requests[self.current], &response, self.decoder.captured()),
         };
-        match verdict {
-            Err(why) => ctx.stats.record_error(at, ErrorKind::Validation, self.class, self.client, Some(&why)),
-            Ok(()) => ctx.stats.record_response(&Completion {
-                at,
-                status: response.status,
-                bytes: response.head_bytes + response.body_bytes,
-                body_bytes: response.body_bytes,
-                latency,
-                class: self.class,
-                client: self.client,
-            }),
-        }
-        self.record_active(ctx, now);
+        let wire_bytes = response.head_bytes + response.body_bytes;
+        self.x.complete(ctx, self.who(), &response, wire_bytes, verdict, now);
         if let Some(left) = &mut self.conn_left {
             *left = left.saturating_sub(1);
         }
@@ -503,7 +456,7 @@ impl Slot {
                 }
             }
             self.phase = Phase::Draining;
-            self.deadline = now + DRAIN_GRACE;
+            self.x.deadline = now + DRAIN_GRACE;
         } else {
             self.schedule_next(ctx, now, now);
         }
@@ -549,61 +502,28 @@ impl Slot {
     }
 
     fn fail(&mut self, ctx: &mut Ctx, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) -> Step {
-        let at = ctx.offset(now);
-        for _ in 0..self.inflight.max(1) {
-            ctx.stats.record_error(at, kind, self.class, self.client, Some(message));
-        }
-        self.record_active(ctx, now);
+        let earliest = self.x.fail(ctx, self.who(), self.inflight.max(1), kind, message, now);
         self.inflight = 0;
         self.transport = None;
         self.decoder.reset();
-        let earliest = if kind == ErrorKind::Connect { now + CONNECT_BACKOFF } else { now };
         self.schedule_next(ctx, now, earliest);
         Step::Continue
     }
 
-    /// Adds the time the connection's line needed for this completion to the
-    /// client's active time: from the exchange's begin to the later of now and
-    /// the moment pacing lets the next exchange begin. A pause the line speed
-    /// imposes after a large response is charged to that response, so a
-    /// window's bit rate does not depend on where a large file fell; served
-    /// faster than its line, a connection is credited exactly the line speed.
-    /// Whole µs since the start, so the sum is exact.
-    fn record_active(&mut self, ctx: &mut Ctx, now: Instant) {
-        let end = self.paced_until(&ctx.plan).map_or(now, |paced| now.max(paced));
-        let end_us = micros_between(ctx.origin, end);
-        ctx.stats.record_active(ctx.offset(now), self.client, end_us.saturating_sub(self.mark_us));
-        self.mark_us = end_us;
+    fn who(&self) -> Who {
+        Who { client: self.client, token: self.token }
     }
 
     /// Decides when the next exchange begins: at once (`Queued`) or later.
     fn schedule_next(&mut self, ctx: &mut Ctx, now: Instant, earliest: Instant) {
-        let schedule = ctx.plan.schedule;
-        let intended = self.intended.saturating_duration_since(ctx.origin);
-        let done = now.saturating_duration_since(ctx.origin);
-        self.intended = ctx.origin + schedule.next_send(intended, done);
-        let mut at = self.intended.max(earliest);
-        if let Some(paced) = self.paced_until(&ctx.plan) {
-            at = at.max(paced);
-        }
-        self.due_us = micros_between(ctx.origin, at);
-        if at <= now {
+        match self.x.schedule_next(ctx, self.who(), now, earliest) {
             // Begin after the worker has read every ready socket, as wrk does:
             // reads first, then writes, one pass each per loop.
-            self.phase = Phase::Queued;
-            ctx.ready.push(self.token);
-        } else {
-            self.phase = Phase::Waiting(at);
-            ctx.wakeups.push(std::cmp::Reverse((at, self.token)));
+            None => {
+                self.phase = Phase::Queued;
+                ctx.ready.push(self.token);
+            }
+            Some(at) => self.phase = Phase::Waiting(at),
         }
-    }
-}
-
-impl Slot {
-    /// USER_LINE_SPEED: the next exchange may not begin before every byte
-    /// received so far could have come at the line speed (None: unpaced).
-    fn paced_until(&self, plan: &Plan) -> Option<Instant> {
-        let (bps, first) = (plan.line_speed_bps?, self.first_begin?);
-        Some(first + Duration::from_secs_f64(self.received as f64 * 8.0 / bps))
     }
 }

@@ -1,6 +1,7 @@
 //! An HTTP/2 slot: one of the run's connections, carrying up to `streams`
 //! requests at once, one per lane (`lane`: a user of its own, its timing
-//! and what it records). The lanes share the connection, whose protocol
+//! and what it records; `Lanes`: what this slot and `h3slot` do with their
+//! lanes alike). The lanes share the connection, whose protocol
 //! state is `protocol::h2::Session`'s; this module owns the I/O (connect,
 //! TLS with ALPN h2, reads into the worker's buffer, writes) and when each
 //! lane's request goes out. When the server sends GOAWAY, the streams it
@@ -14,7 +15,8 @@ use std::time::Instant;
 
 use super::ctx::{Ctx, Event};
 use super::dial::{self, Connected};
-use super::lane::{self, Lane, LanePhase, Who};
+use super::exchange::{Awaited, Who};
+use super::lane::{LanePhase, Lanes};
 use super::plan::Plan;
 use crate::connection::Transport;
 use crate::error::ErrorKind;
@@ -34,23 +36,18 @@ enum Conn {
 
 pub(crate) struct H2Slot {
     token: usize,
-    client: usize,
     target: usize,
     source: Option<IpAddr>,
     conn: Conn,
     transport: Option<Transport>,
     session: Session,
-    lanes: Vec<Lane>,
+    lanes: Lanes,
     readable: bool,
     writable: bool,
     read_closed: bool,
     /// When the connect or the TLS handshake gives up.
     conn_deadline: Instant,
     conn_started: Instant,
-    /// The slot's token is in `Ctx::ready`.
-    queued: bool,
-    /// Lanes not yet `Done`.
-    live_lanes: usize,
     /// This connection's first request block went out: the shared fields are in the server's table.
     primed: bool,
 }
@@ -66,7 +63,7 @@ impl H2Slot {
         first: impl Fn(u32) -> Instant,
     ) -> Self {
         let h2 = plan.http2.expect("invariant: an HTTP/2 slot in an HTTP/2 plan");
-        let lanes = lane::lanes_of(plan, index, h2.streams, first);
+        let lanes = Lanes::new(plan, index, h2.streams, Who { client, token }, first);
         let settings = SessionSettings {
             lanes: h2.streams,
             stream_window: h2.stream_window,
@@ -76,27 +73,24 @@ impl H2Slot {
         let now = Instant::now();
         Self {
             token,
-            client,
             target: plan.requests.first().map_or(0, |r| r.target),
             source,
             conn: Conn::Idle,
             transport: None,
             session: Session::new(settings, plan.max_header_bytes),
-            live_lanes: lanes.len(),
             lanes,
             readable: false,
             writable: false,
             read_closed: false,
             conn_deadline: now,
             conn_started: now,
-            queued: false,
             primed: false,
         }
     }
 
     /// The times the lanes first begin.
     pub fn first_wakeups(&self) -> impl Iterator<Item = Instant> + '_ {
-        lane::first_wakeups(&self.lanes)
+        self.lanes.first_wakeups()
     }
 
     /// The one entry point, as `Slot::handle`.
@@ -111,72 +105,24 @@ impl H2Slot {
                     return;
                 }
             }
-            Event::Timer(_) => {
-                for k in 0..self.lanes.len() {
-                    if matches!(self.lanes[k].phase, LanePhase::Waiting(at) if at <= now) {
-                        self.begin(ctx, k, now);
-                    }
-                }
-            }
-            Event::Dequeued => {
-                self.queued = false;
-                for k in 0..self.lanes.len() {
-                    if self.lanes[k].phase == LanePhase::Queued {
-                        self.begin(ctx, k, now);
-                    }
-                }
-            }
             Event::Sweep => self.sweep(ctx, now),
-            Event::RunEnded => {
-                for k in 0..self.lanes.len() {
-                    if matches!(self.lanes[k].phase, LanePhase::Waiting(_) | LanePhase::Queued) {
-                        self.lane_done(ctx, k);
-                    }
-                }
-            }
+            Event::Timer(_) | Event::Dequeued | Event::RunEnded => {}
+        }
+        if self.lanes.wake(ctx, event, now) {
+            self.conn = Conn::Done;
+            self.transport = None;
         }
         self.drive(ctx, now);
     }
 
-    fn lane_done(&mut self, ctx: &mut Ctx, k: usize) {
-        self.lanes[k].phase = LanePhase::Done;
-        self.live_lanes -= 1;
-        if self.live_lanes == 0 {
-            self.conn = Conn::Done;
-            self.transport = None;
-            ctx.active -= 1;
-        }
-    }
-
-    /// Lane `k` draws its next request, or is done.
-    fn begin(&mut self, ctx: &mut Ctx, k: usize, now: Instant) {
-        if !self.lanes[k].begin(ctx, now) {
-            self.lane_done(ctx, k);
-        }
-    }
-
     fn sweep(&mut self, ctx: &mut Ctx, now: Instant) {
         if matches!(self.conn, Conn::Connecting | Conn::Handshaking) && now >= self.conn_deadline {
-            let timeout = ctx.plan.timeout;
-            self.fail_connection(ctx, now, ErrorKind::Timeout, &format_args!("no connection within {timeout:?}"));
+            let awaited = Awaited::Connection;
+            self.fail_connection(ctx, now, awaited.kind(), &awaited.message(ctx.plan.timeout));
             return;
         }
-        for k in 0..self.lanes.len() {
-            let lane = &self.lanes[k];
-            if matches!(lane.phase, LanePhase::Pending | LanePhase::InFlight) && now >= lane.deadline {
-                if lane.phase == LanePhase::InFlight {
-                    self.session.cancel(k as u32);
-                }
-                let timeout = ctx.plan.timeout;
-                self.fail_lane(
-                    ctx,
-                    k,
-                    now,
-                    ErrorKind::Timeout,
-                    &format_args!("no complete response within {timeout:?}"),
-                );
-            }
-        }
+        let session = &mut self.session;
+        self.lanes.sweep(ctx, now, |k| session.cancel(k));
     }
 
     /// Runs the connection until it must wait for the socket or a time.
@@ -185,7 +131,7 @@ impl H2Slot {
             let more = match self.conn {
                 Conn::Done => return,
                 Conn::Idle => {
-                    if !self.lanes.iter().any(|l| l.phase == LanePhase::Pending) {
+                    if !self.lanes.any(LanePhase::Pending) {
                         return;
                     }
                     self.open(ctx, now)
@@ -284,7 +230,7 @@ impl H2Slot {
         // A connection the server is closing (or whose ids ran out) is replaced once its streams are done.
         if (self.session.going_away() || self.session.exhausted()) && self.session.open_streams() == 0 {
             self.close_quietly();
-            return self.lanes.iter().any(|l| l.phase == LanePhase::Pending);
+            return self.lanes.any(LanePhase::Pending);
         }
         self.readable
     }
@@ -297,7 +243,7 @@ impl H2Slot {
             let now = Instant::now();
             let n = match read {
                 Ok(0) => {
-                    if self.lanes.iter().any(|l| l.phase == LanePhase::InFlight) {
+                    if self.lanes.any(LanePhase::InFlight) {
                         self.fail_connection(ctx, now, ErrorKind::Read, &"connection closed before the response");
                     } else {
                         // An idle connection the server closed: the next request opens another.
@@ -323,10 +269,9 @@ impl H2Slot {
             let short = n < ctx.scratch.len() && !self.read_closed && matches!(transport, Transport::Plain(_));
             ctx.stats.record_read(n);
             ctx.stats.record_bytes(ctx.offset(now), n as u64);
-            let Self { session, lanes, client, token, .. } = self;
-            let at = Who { client: *client, token: *token };
+            let Self { session, lanes, .. } = self;
             let scratch = std::mem::take(&mut ctx.scratch);
-            let result = session.receive(&scratch[..n], &mut |event| on_event(ctx, lanes, at, event, now));
+            let result = session.receive(&scratch[..n], &mut |event| on_event(ctx, lanes, event, now));
             ctx.scratch = scratch;
             if let Err(e) = result {
                 let kind = if e.by_peer { ErrorKind::Reset } else { ErrorKind::Parse };
@@ -338,7 +283,7 @@ impl H2Slot {
                 self.fail_connection(ctx, now, kind, &e);
                 return false;
             }
-            self.queue_ready(ctx);
+            self.lanes.queue_ready(ctx);
             if short {
                 // A short plain read emptied the socket (see `h1slot`).
                 self.readable = false;
@@ -410,51 +355,29 @@ impl H2Slot {
     /// Drops the connection without failing anything (lanes pending keep their requests).
     fn close_quietly(&mut self) {
         self.transport = None;
-        self.conn = if self.live_lanes == 0 { Conn::Done } else { Conn::Idle };
+        self.conn = if self.lanes.all_done() { Conn::Done } else { Conn::Idle };
     }
 
     /// The connection failed: every request drawn on it (sent or waiting to be) fails with `kind`.
     fn fail_connection(&mut self, ctx: &mut Ctx, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
         self.transport = None;
-        self.conn = Conn::Idle;
-        for k in 0..self.lanes.len() {
-            if matches!(self.lanes[k].phase, LanePhase::Pending | LanePhase::InFlight) {
-                self.fail_lane(ctx, k, now, kind, message);
-            }
-        }
-        self.queue_ready(ctx);
-        if self.live_lanes == 0 {
-            self.conn = Conn::Done;
-        }
-    }
-
-    fn fail_lane(&mut self, ctx: &mut Ctx, k: usize, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
-        let who = Who { client: self.client, token: self.token };
-        self.lanes[k].fail(ctx, who, now, kind, message);
-        self.queue_ready(ctx);
-    }
-
-    /// Puts the slot on the worker's ready list if a lane is queued.
-    fn queue_ready(&mut self, ctx: &mut Ctx) {
-        if !self.queued && self.lanes.iter().any(|l| l.phase == LanePhase::Queued) {
-            self.queued = true;
-            ctx.ready.push(self.token);
-        }
+        self.lanes.fail_all(ctx, now, kind, message);
+        self.conn = if self.lanes.all_done() { Conn::Done } else { Conn::Idle };
     }
 }
 
 /// What the session reported about a lane.
-fn on_event(ctx: &mut Ctx, lanes: &mut [Lane], who: Who, event: H2Event<'_>, now: Instant) {
+fn on_event(ctx: &mut Ctx, lanes: &mut Lanes, event: H2Event<'_>, now: Instant) {
     match event {
         H2Event::Ready => {}
         H2Event::Body { lane, bytes } => lanes[lane as usize].capture(ctx, bytes),
-        H2Event::Response { lane, response } => complete(ctx, &mut lanes[lane as usize], who, &response, now),
+        H2Event::Response { lane, response } => complete(ctx, lanes, lane as usize, &response, now),
         H2Event::Reset { lane, code } => {
             ctx.stats.h2.resets += 1;
             let why = format_args!("server reset the stream: {}", crate::protocol::h2::frame::code::name(code));
-            lanes[lane as usize].fail(ctx, who, now, ErrorKind::Reset, &why);
+            lanes.fail(ctx, lane as usize, now, ErrorKind::Reset, &why);
         }
-        H2Event::Malformed { lane, reason } => lanes[lane as usize].fail(ctx, who, now, ErrorKind::Parse, &reason),
+        H2Event::Malformed { lane, reason } => lanes.fail(ctx, lane as usize, now, ErrorKind::Parse, &reason),
         H2Event::Refused { lane } => {
             // Never processed: sent again on the next connection, counted once.
             ctx.stats.h2.refused += 1;
@@ -464,10 +387,11 @@ fn on_event(ctx: &mut Ctx, lanes: &mut [Lane], who: Who, event: H2Event<'_>, now
     }
 }
 
-fn complete(ctx: &mut Ctx, lane: &mut Lane, who: Who, r: &H2Response, now: Instant) {
+fn complete(ctx: &mut Ctx, lanes: &mut Lanes, lane: usize, r: &H2Response, now: Instant) {
     let response =
         Response { status: r.status, head_bytes: r.head_block_bytes, body_bytes: r.body_bytes, keep_alive: true };
     ctx.stats.h2.response_header_block_bytes += r.head_block_bytes;
     ctx.stats.h2.response_header_raw_bytes += r.head_raw_bytes;
-    lane.complete(ctx, who, &response, r.head_block_bytes + r.flow_bytes, now);
+    let who = lanes.who;
+    lanes[lane].complete(ctx, who, &response, r.head_block_bytes + r.flow_bytes, now);
 }

@@ -3,8 +3,11 @@
 //! owns the I/O: a connected UDP socket, datagrams in and out, and the QUIC
 //! timers (armed on the worker's wake-up heap); `protocol::h3::Session`
 //! owns the protocol. The connect time of an HTTP/3 connection is its QUIC
-//! handshake, which is also its TLS handshake. Unlike HTTP/1 and HTTP/2,
-//! quinn-proto allocates per datagram and per stream.
+//! handshake, which is also its TLS handshake; a handshake past the timeout
+//! fails as a `Timeout`, as a TCP connect does (`exchange::Awaited`), while
+//! ICMP unreachable or a handshake the server ends is a `Connect` error.
+//! What it does with its lanes is `Lanes`', shared with `h2slot`. Unlike
+//! HTTP/1 and HTTP/2, quinn-proto allocates per datagram and per stream.
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -14,7 +17,8 @@ use mio::net::UdpSocket;
 use mio::{Interest, Token};
 
 use super::ctx::{Ctx, Event};
-use super::lane::{self, Lane, LanePhase, Who};
+use super::exchange::{Awaited, Who};
+use super::lane::{LanePhase, Lanes};
 use super::plan::Plan;
 use crate::connection;
 use crate::error::ErrorKind;
@@ -34,7 +38,6 @@ enum Conn {
 
 pub(crate) struct H3Slot {
     token: usize,
-    client: usize,
     target: usize,
     source: Option<IpAddr>,
     remote: SocketAddr,
@@ -43,12 +46,10 @@ pub(crate) struct H3Slot {
     /// quinn-udp's view of `socket`: reads with GRO (and the cmsgs it needs).
     udp: Option<quinn_udp::UdpSocketState>,
     session: Session,
-    lanes: Vec<Lane>,
+    lanes: Lanes,
     writable: bool,
     conn_deadline: Instant,
     conn_started: Instant,
-    queued: bool,
-    live_lanes: usize,
     /// The QUIC timer on the worker's wake-up heap, if one is.
     armed: Option<Instant>,
 }
@@ -64,12 +65,11 @@ impl H3Slot {
         first: impl Fn(u32) -> Instant,
     ) -> Self {
         let h3 = plan.http3.expect("invariant: an HTTP/3 slot in an HTTP/3 plan");
-        let lanes = lane::lanes_of(plan, index, h3.streams, first);
+        let lanes = Lanes::new(plan, index, h3.streams, Who { client, token }, first);
         let target = plan.requests.first().map_or(0, |r| r.target);
         let now = Instant::now();
         Self {
             token,
-            client,
             target,
             source,
             remote: plan.targets[target].addr,
@@ -77,19 +77,17 @@ impl H3Slot {
             socket: None,
             udp: None,
             session: Session::new(session_settings(plan)),
-            live_lanes: lanes.len(),
             lanes,
             writable: true,
             conn_deadline: now,
             conn_started: now,
-            queued: false,
             armed: None,
         }
     }
 
     /// The times the lanes first begin.
     pub fn first_wakeups(&self) -> impl Iterator<Item = Instant> + '_ {
-        lane::first_wakeups(&self.lanes)
+        self.lanes.first_wakeups()
     }
 
     /// The one entry point, as `Slot::handle`.
@@ -103,74 +101,28 @@ impl H3Slot {
                     return;
                 }
             }
-            Event::Timer(at) => {
-                if self.armed == Some(at) {
-                    self.armed = None;
-                }
-                for k in 0..self.lanes.len() {
-                    if matches!(self.lanes[k].phase, LanePhase::Waiting(at) if at <= now) {
-                        self.begin(ctx, k, now);
-                    }
-                }
-            }
-            Event::Dequeued => {
-                self.queued = false;
-                for k in 0..self.lanes.len() {
-                    if self.lanes[k].phase == LanePhase::Queued {
-                        self.begin(ctx, k, now);
-                    }
-                }
-            }
+            Event::Timer(at) if self.armed == Some(at) => self.armed = None,
             Event::Sweep => self.sweep(ctx, now),
-            Event::RunEnded => {
-                for k in 0..self.lanes.len() {
-                    if matches!(self.lanes[k].phase, LanePhase::Waiting(_) | LanePhase::Queued) {
-                        self.lane_done(ctx, k, now);
-                    }
-                }
-            }
+            Event::Timer(_) | Event::Dequeued | Event::RunEnded => {}
         }
-        self.drive(ctx, readable, now);
-    }
-
-    fn lane_done(&mut self, ctx: &mut Ctx, k: usize, now: Instant) {
-        self.lanes[k].phase = LanePhase::Done;
-        self.live_lanes -= 1;
-        if self.live_lanes == 0 {
+        if self.lanes.wake(ctx, event, now) {
             // Say goodbye (best effort), then let the socket go.
             self.session.close(now);
             self.flush(ctx, now);
             self.drop_connection();
             self.conn = Conn::Done;
-            ctx.active -= 1;
         }
-    }
-
-    /// Lane `k` draws its next request, or is done.
-    fn begin(&mut self, ctx: &mut Ctx, k: usize, now: Instant) {
-        if !self.lanes[k].begin(ctx, now) {
-            self.lane_done(ctx, k, now);
-        }
+        self.drive(ctx, readable, now);
     }
 
     fn sweep(&mut self, ctx: &mut Ctx, now: Instant) {
         if self.conn == Conn::Handshaking && now >= self.conn_deadline {
-            let timeout = ctx.plan.timeout;
-            let why = format_args!("no QUIC handshake within {timeout:?}");
-            self.fail_connection(ctx, now, ErrorKind::Connect, &why);
+            let awaited = Awaited::QuicHandshake;
+            self.fail_connection(ctx, now, awaited.kind(), &awaited.message(ctx.plan.timeout));
             return;
         }
-        for k in 0..self.lanes.len() {
-            let lane = &self.lanes[k];
-            if matches!(lane.phase, LanePhase::Pending | LanePhase::InFlight) && now >= lane.deadline {
-                if lane.phase == LanePhase::InFlight {
-                    self.session.cancel(k as u32);
-                }
-                let timeout = ctx.plan.timeout;
-                let why = format_args!("no complete response within {timeout:?}");
-                self.fail_lane(ctx, k, now, ErrorKind::Timeout, &why);
-            }
-        }
+        let session = &mut self.session;
+        self.lanes.sweep(ctx, now, |k| session.cancel(k));
     }
 
     /// Runs the connection until it must wait for the socket or a time; a
@@ -182,7 +134,7 @@ impl H3Slot {
             }
             if self.conn == Conn::Idle {
                 // A failed open fails the pending lanes, so this ends.
-                if !self.lanes.iter().any(|l| l.phase == LanePhase::Pending) || !self.open(ctx, now) {
+                if !self.lanes.any(LanePhase::Pending) || !self.open(ctx, now) {
                     return;
                 }
                 readable = false;
@@ -276,8 +228,7 @@ impl H3Slot {
             ctx.stats.record_read(n);
             ctx.stats.record_bytes(ctx.offset(now), n as u64);
             let remote = self.remote;
-            let Self { session, lanes, client, token, conn, conn_started, .. } = self;
-            let who = Who { client: *client, token: *token };
+            let Self { session, lanes, conn, conn_started, .. } = self;
             let scratch = std::mem::take(&mut ctx.scratch);
             let mut connected = false;
             for datagram in scratch[..n].chunks(stride) {
@@ -285,7 +236,7 @@ impl H3Slot {
                     if let H3Event::Connected = event {
                         connected = true;
                     }
-                    on_event(ctx, lanes, who, event, now);
+                    on_event(ctx, lanes, event, now);
                 });
             }
             ctx.scratch = scratch;
@@ -293,7 +244,7 @@ impl H3Slot {
                 *conn = Conn::Open;
                 record_handshake(ctx, now - *conn_started, now);
             }
-            self.queue_ready(ctx);
+            self.lanes.queue_ready(ctx);
             if self.check_end(ctx, now) {
                 return false;
             }
@@ -305,10 +256,9 @@ impl H3Slot {
         if self.session.timeout().is_none_or(|at| at > now) {
             return;
         }
-        let Self { session, lanes, client, token, .. } = self;
-        let who = Who { client: *client, token: *token };
-        session.handle_timeout(now, &mut |event| on_event(ctx, lanes, who, event, now));
-        self.queue_ready(ctx);
+        let Self { session, lanes, .. } = self;
+        session.handle_timeout(now, &mut |event| on_event(ctx, lanes, event, now));
+        self.lanes.queue_ready(ctx);
     }
 
     /// Puts the next QUIC timeout on the worker's heap if it is earlier than the one there.
@@ -325,11 +275,11 @@ impl H3Slot {
     /// connection when the end was clean) and lets the socket go; `true` then.
     fn check_end(&mut self, ctx: &mut Ctx, now: Instant) -> bool {
         let Some(end) = self.session.ended() else { return false };
-        let in_flight = self.lanes.iter().any(|l| l.phase == LanePhase::InFlight);
+        let in_flight = self.lanes.any(LanePhase::InFlight);
         if end.clean && !in_flight {
             self.flush(ctx, now);
             self.drop_connection();
-            self.conn = if self.live_lanes == 0 { Conn::Done } else { Conn::Idle };
+            self.conn = if self.lanes.all_done() { Conn::Done } else { Conn::Idle };
             return true;
         }
         let kind = if end.tls {
@@ -403,29 +353,8 @@ impl H3Slot {
     /// The connection failed: every request drawn on it fails with `kind`.
     fn fail_connection(&mut self, ctx: &mut Ctx, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
         self.drop_connection();
-        self.conn = Conn::Idle;
-        for k in 0..self.lanes.len() {
-            if matches!(self.lanes[k].phase, LanePhase::Pending | LanePhase::InFlight) {
-                self.fail_lane(ctx, k, now, kind, message);
-            }
-        }
-        self.queue_ready(ctx);
-        if self.live_lanes == 0 {
-            self.conn = Conn::Done;
-        }
-    }
-
-    fn fail_lane(&mut self, ctx: &mut Ctx, k: usize, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
-        let who = Who { client: self.client, token: self.token };
-        self.lanes[k].fail(ctx, who, now, kind, message);
-        self.queue_ready(ctx);
-    }
-
-    fn queue_ready(&mut self, ctx: &mut Ctx) {
-        if !self.queued && self.lanes.iter().any(|l| l.phase == LanePhase::Queued) {
-            self.queued = true;
-            ctx.ready.push(self.token);
-        }
+        self.lanes.fail_all(ctx, now, kind, message);
+        self.conn = if self.lanes.all_done() { Conn::Done } else { Conn::Idle };
     }
 }
 
@@ -448,17 +377,17 @@ fn record_handshake(ctx: &mut Ctx, elapsed: std::time::Duration, now: Instant) {
 }
 
 /// What the session reported about a lane.
-fn on_event(ctx: &mut Ctx, lanes: &mut [Lane], who: Who, event: H3Event<'_>, now: Instant) {
+fn on_event(ctx: &mut Ctx, lanes: &mut Lanes, event: H3Event<'_>, now: Instant) {
     match event {
         H3Event::Connected => {}
         H3Event::Body { lane, bytes } => lanes[lane as usize].capture(ctx, bytes),
-        H3Event::Response { lane, response } => complete(ctx, &mut lanes[lane as usize], who, &response, now),
+        H3Event::Response { lane, response } => complete(ctx, lanes, lane as usize, &response, now),
         H3Event::Reset { lane, code } => {
             ctx.stats.h2.resets += 1;
             let why = format_args!("server reset the stream: {}", crate::protocol::h3::frame::code::name(code));
-            lanes[lane as usize].fail(ctx, who, now, ErrorKind::Reset, &why);
+            lanes.fail(ctx, lane as usize, now, ErrorKind::Reset, &why);
         }
-        H3Event::Malformed { lane, reason } => lanes[lane as usize].fail(ctx, who, now, ErrorKind::Parse, &reason),
+        H3Event::Malformed { lane, reason } => lanes.fail(ctx, lane as usize, now, ErrorKind::Parse, &reason),
         H3Event::Refused { lane } => {
             // Never processed: sent again on the next connection, counted once.
             ctx.stats.h2.refused += 1;
@@ -468,10 +397,11 @@ fn on_event(ctx: &mut Ctx, lanes: &mut [Lane], who: Who, event: H3Event<'_>, now
     }
 }
 
-fn complete(ctx: &mut Ctx, lane: &mut Lane, who: Who, r: &H3Response, now: Instant) {
+fn complete(ctx: &mut Ctx, lanes: &mut Lanes, lane: usize, r: &H3Response, now: Instant) {
     let response =
         Response { status: r.status, head_bytes: r.head_block_bytes, body_bytes: r.body_bytes, keep_alive: true };
     ctx.stats.h2.response_header_block_bytes += r.head_block_bytes;
     ctx.stats.h2.response_header_raw_bytes += r.head_raw_bytes;
-    lane.complete(ctx, who, &response, r.stream_bytes, now);
+    let who = lanes.who;
+    lanes[lane].complete(ctx, who, &response, r.stream_bytes, now);
 }

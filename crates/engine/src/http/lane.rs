@@ -1,18 +1,23 @@
-//! A lane: one user of a multiplexed connection (an HTTP/2 or HTTP/3
-//! stream slot). In a closed loop it sends, waits for its response, thinks
-//! and sends again; in an open loop it keeps its own schedule. This module
-//! owns what a lane does between requests, the same for both protocols:
-//! drawing its next request, its timing, and what it records when its
-//! exchange ends. The slots (`h2slot`, `h3slot`) own the connection and
-//! the protocol; nothing here touches either, and nothing allocates.
+//! Lanes: the users of one multiplexed connection (HTTP/2 or HTTP/3 stream
+//! slots). In a closed loop a lane sends, waits for its response, thinks
+//! and sends again; in an open loop it keeps its own schedule. `Lane` owns
+//! what one lane does between requests (its request, its `Exchange`, the
+//! body bytes its check needs); `Lanes` owns what an HTTP/2 and an HTTP/3
+//! slot do with their lanes alike: the worker's events fanned out to them,
+//! the sweep of expired requests, failing one lane or every lane of a
+//! failed connection, and queueing the slot when a lane is ready. The slots
+//! (`h2slot`, `h3slot`) own the connection and the protocol; nothing here
+//! touches either, and nothing allocates after `Lanes::new`.
 
+use std::ops::{Index, IndexMut};
 use std::time::Instant;
 
-use super::ctx::{micros_between, Ctx, CONNECT_BACKOFF};
+use super::ctx::{Ctx, Event};
+use super::exchange::{Awaited, Exchange, Who};
+use super::plan::Plan;
 use super::validate;
 use crate::error::ErrorKind;
 use crate::protocol::Response;
-use crate::results::stats::Completion;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LanePhase {
@@ -28,79 +33,41 @@ pub(crate) enum LanePhase {
     Done,
 }
 
-/// Whose lane it is: the slot's client and token (where its wake-ups go).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Who {
-    pub client: usize,
-    pub token: usize,
-}
-
 #[derive(Debug)]
 pub(crate) struct Lane {
     pub phase: LanePhase,
-    /// The table entry being sent, and its class.
+    /// The table entry being sent.
     pub current: usize,
-    pub class: usize,
-    /// When the current request was meant to go (open loop) or was begun.
-    intended: Instant,
-    /// Where latency counts from.
-    pub sent_at: Instant,
-    /// When the current request gives up.
-    pub deadline: Instant,
-    /// µs from the start to where the line time of the next completion counts from (see `h1slot`).
-    mark_us: u64,
-    due_us: u64,
-    begun: bool,
+    /// The current request's timing, class and line time.
+    x: Exchange,
     /// The first body bytes of the current response (content checks), sized once.
     captured: Vec<u8>,
 }
 
 impl Lane {
     /// A lane that first begins at `at`, keeping up to `capture` body bytes for content checks.
-    pub fn new(at: Instant, capture: usize) -> Self {
-        Self {
-            phase: LanePhase::Waiting(at),
-            current: 0,
-            class: 0,
-            intended: at,
-            sent_at: at,
-            deadline: at,
-            mark_us: 0,
-            due_us: 0,
-            begun: false,
-            captured: Vec::with_capacity(capture),
-        }
+    fn new(at: Instant, capture: usize) -> Self {
+        Self { phase: LanePhase::Waiting(at), current: 0, x: Exchange::new(at), captured: Vec::with_capacity(capture) }
     }
 
     /// Draws the lane's next request (it is then `Pending`); `false` when there
-    /// is none (quota used up or the run over): the slot marks the lane done.
-    pub fn begin(&mut self, ctx: &mut Ctx, now: Instant) -> bool {
+    /// is none (quota used up or the run over): the lane is then done.
+    fn begin(&mut self, ctx: &mut Ctx, now: Instant) -> bool {
         let over = ctx.end.is_some_and(|end| now >= end);
         let batch = if over { None } else { ctx.selector.next(&ctx.plan) };
         let Some(batch) = batch else { return false };
-        let plan = &ctx.plan;
-        if !self.begun {
-            self.begun = true;
-            self.mark_us = micros_between(ctx.origin, now);
-        } else {
-            self.mark_us = self.mark_us.max(self.due_us);
-        }
         self.current = batch.entry;
-        self.class = plan.requests[batch.entry].class;
+        self.x.begin(ctx, ctx.plan.requests[batch.entry].class, now);
         self.captured.clear();
-        self.deadline = now + plan.timeout;
-        self.sent_at = if plan.schedule.is_open_loop() { self.intended } else { now };
         self.phase = LanePhase::Pending;
-        ctx.stats.record_issued(self.class, 1);
+        ctx.stats.record_issued(self.x.class, 1);
         true
     }
 
-    /// The request went out on a stream (a closed loop counts from here, after any connect).
+    /// The request went out on a stream.
     pub fn sent(&mut self, ctx: &Ctx, now: Instant) {
         self.phase = LanePhase::InFlight;
-        if !ctx.plan.schedule.is_open_loop() {
-            self.sent_at = now;
-        }
+        self.x.sent(ctx, now);
     }
 
     /// Keeps the first body bytes the request's content check needs.
@@ -114,73 +81,168 @@ impl Lane {
 
     /// The response is complete: checked, recorded (`wire_bytes` as the bytes it took), and the next request scheduled.
     pub fn complete(&mut self, ctx: &mut Ctx, who: Who, response: &Response, wire_bytes: u64, now: Instant) {
-        let at = ctx.offset(now);
-        let latency = now - self.sent_at;
-        ctx.nap.observe(latency, now);
-        match validate::check(&ctx.plan.requests[self.current], response, &self.captured) {
-            Err(why) => ctx.stats.record_error(at, ErrorKind::Validation, self.class, who.client, Some(&why)),
-            Ok(()) => ctx.stats.record_response(&Completion {
-                at,
-                status: response.status,
-                bytes: wire_bytes,
-                body_bytes: response.body_bytes,
-                latency,
-                class: self.class,
-                client: who.client,
-            }),
-        }
-        self.record_active(ctx, who.client, now);
-        self.schedule_next(ctx, who.token, now, now);
+        let verdict = validate::check(&ctx.plan.requests[self.current], response, &self.captured);
+        self.x.complete(ctx, who, response, wire_bytes, verdict, now);
+        self.schedule_next(ctx, who, now, now);
     }
 
     /// The request failed with `kind`; the next one is scheduled (after a short back-off for a failed connect).
     pub fn fail(&mut self, ctx: &mut Ctx, who: Who, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
-        ctx.stats.record_error(ctx.offset(now), kind, self.class, who.client, Some(message));
-        self.record_active(ctx, who.client, now);
-        let earliest = if kind == ErrorKind::Connect { now + CONNECT_BACKOFF } else { now };
-        self.schedule_next(ctx, who.token, now, earliest);
+        let earliest = self.x.fail(ctx, who, 1, kind, message, now);
+        self.schedule_next(ctx, who, now, earliest);
     }
 
-    /// As `Slot::record_active`, per lane (no line-speed pacing with HTTP/2 or HTTP/3).
-    fn record_active(&mut self, ctx: &mut Ctx, client: usize, now: Instant) {
-        let end_us = micros_between(ctx.origin, now);
-        ctx.stats.record_active(ctx.offset(now), client, end_us.saturating_sub(self.mark_us));
-        self.mark_us = end_us;
+    /// When the lane's next request begins: at once (`Queued`: the slot queues itself) or later.
+    fn schedule_next(&mut self, ctx: &mut Ctx, who: Who, now: Instant, earliest: Instant) {
+        self.phase = match self.x.schedule_next(ctx, who, now, earliest) {
+            None => LanePhase::Queued,
+            Some(at) => LanePhase::Waiting(at),
+        };
+    }
+}
+
+/// The lanes of one multiplexed connection.
+pub(crate) struct Lanes {
+    lanes: Vec<Lane>,
+    /// The slot's client and token.
+    pub who: Who,
+    /// Lanes not yet `Done`.
+    live: usize,
+    /// The slot's token is in `Ctx::ready`.
+    queued: bool,
+}
+
+impl Lanes {
+    /// The `streams` lanes of connection `index` (of `who`), lane `k` first
+    /// beginning at `first(k)`; each keeps the longest body prefix the requests check.
+    pub fn new(plan: &Plan, index: u32, streams: u32, who: Who, first: impl Fn(u32) -> Instant) -> Self {
+        let capture = plan.requests.iter().filter_map(|r| r.expect_body_prefix.as_ref().map(Vec::len)).max();
+        let lanes: Vec<Lane> =
+            (0..streams).map(|k| Lane::new(first(index * streams + k), capture.unwrap_or(0))).collect();
+        Self { live: lanes.len(), lanes, who, queued: false }
     }
 
-    /// Decides when the lane's next request begins: at once (`Queued`) or later.
-    fn schedule_next(&mut self, ctx: &mut Ctx, token: usize, now: Instant, earliest: Instant) {
-        let schedule = ctx.plan.schedule;
-        let intended = self.intended.saturating_duration_since(ctx.origin);
-        let done = now.saturating_duration_since(ctx.origin);
-        self.intended = ctx.origin + schedule.next_send(intended, done);
-        let at = self.intended.max(earliest);
-        self.due_us = micros_between(ctx.origin, at);
-        if at <= now {
-            self.phase = LanePhase::Queued;
-        } else {
-            self.phase = LanePhase::Waiting(at);
-            ctx.wakeups.push(std::cmp::Reverse((at, token)));
+    pub fn len(&self) -> usize {
+        self.lanes.len()
+    }
+
+    /// Every lane is done: the slot is finished.
+    pub fn all_done(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Whether a lane is in `phase`.
+    pub fn any(&self, phase: LanePhase) -> bool {
+        self.lanes.iter().any(|l| l.phase == phase)
+    }
+
+    /// The times the lanes first begin.
+    pub fn first_wakeups(&self) -> impl Iterator<Item = Instant> + '_ {
+        self.lanes.iter().filter_map(|l| match l.phase {
+            LanePhase::Waiting(at) => Some(at),
+            _ => None,
+        })
+    }
+
+    /// The worker's event, for the lanes: a lane whose time came or that was
+    /// queued draws its next request; at the run's end a waiting lane is
+    /// done. `true` when the last lane just finished (the worker's count of
+    /// active slots is then down by one): the slot lets its connection go.
+    pub fn wake(&mut self, ctx: &mut Ctx, event: Event, now: Instant) -> bool {
+        let live = self.live;
+        match event {
+            Event::Timer(_) => {
+                for k in 0..self.lanes.len() {
+                    if matches!(self.lanes[k].phase, LanePhase::Waiting(at) if at <= now) {
+                        self.begin(ctx, k, now);
+                    }
+                }
+            }
+            Event::Dequeued => {
+                self.queued = false;
+                for k in 0..self.lanes.len() {
+                    if self.lanes[k].phase == LanePhase::Queued {
+                        self.begin(ctx, k, now);
+                    }
+                }
+            }
+            Event::RunEnded => {
+                for k in 0..self.lanes.len() {
+                    if matches!(self.lanes[k].phase, LanePhase::Waiting(_) | LanePhase::Queued) {
+                        self.done(ctx, k);
+                    }
+                }
+            }
+            Event::Io { .. } | Event::Sweep => {}
+        }
+        live > 0 && self.live == 0
+    }
+
+    /// Lane `k` draws its next request, or is done.
+    fn begin(&mut self, ctx: &mut Ctx, k: usize, now: Instant) {
+        if !self.lanes[k].begin(ctx, now) {
+            self.done(ctx, k);
+        }
+    }
+
+    fn done(&mut self, ctx: &mut Ctx, k: usize) {
+        self.lanes[k].phase = LanePhase::Done;
+        self.live -= 1;
+        if self.live == 0 {
+            ctx.active -= 1;
+        }
+    }
+
+    /// Fails every request past its deadline, calling `cancel(k)` first for
+    /// a lane whose stream is open.
+    pub fn sweep(&mut self, ctx: &mut Ctx, now: Instant, mut cancel: impl FnMut(u32)) {
+        for k in 0..self.lanes.len() {
+            let lane = &self.lanes[k];
+            if matches!(lane.phase, LanePhase::Pending | LanePhase::InFlight) && now >= lane.x.deadline {
+                if lane.phase == LanePhase::InFlight {
+                    cancel(k as u32);
+                }
+                let awaited = Awaited::Response;
+                self.fail(ctx, k, now, awaited.kind(), &awaited.message(ctx.plan.timeout));
+            }
+        }
+    }
+
+    /// Lane `k`'s request failed with `kind`.
+    pub fn fail(&mut self, ctx: &mut Ctx, k: usize, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
+        self.lanes[k].fail(ctx, self.who, now, kind, message);
+        self.queue_ready(ctx);
+    }
+
+    /// The connection failed: every request drawn on it (sent or waiting to be) fails with `kind`.
+    pub fn fail_all(&mut self, ctx: &mut Ctx, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
+        for k in 0..self.lanes.len() {
+            if matches!(self.lanes[k].phase, LanePhase::Pending | LanePhase::InFlight) {
+                self.lanes[k].fail(ctx, self.who, now, kind, message);
+            }
+        }
+        self.queue_ready(ctx);
+    }
+
+    /// Puts the slot on the worker's ready list if a lane is queued.
+    pub fn queue_ready(&mut self, ctx: &mut Ctx) {
+        if !self.queued && self.any(LanePhase::Queued) {
+            self.queued = true;
+            ctx.ready.push(self.who.token);
         }
     }
 }
 
-/// The lanes of connection `index` of a plan with `streams` lanes per connection, lane `k`
-/// first beginning at `first(k)`; each keeps the longest body prefix the requests check.
-pub(crate) fn lanes_of(
-    plan: &super::plan::Plan,
-    index: u32,
-    streams: u32,
-    first: impl Fn(u32) -> Instant,
-) -> Vec<Lane> {
-    let capture = plan.requests.iter().filter_map(|r| r.expect_body_prefix.as_ref().map(Vec::len)).max();
-    (0..streams).map(|k| Lane::new(first(index * streams + k), capture.unwrap_or(0))).collect()
+impl Index<usize> for Lanes {
+    type Output = Lane;
+
+    fn index(&self, k: usize) -> &Lane {
+        &self.lanes[k]
+    }
 }
 
-/// The times the lanes first begin.
-pub(crate) fn first_wakeups(lanes: &[Lane]) -> impl Iterator<Item = Instant> + '_ {
-    lanes.iter().filter_map(|l| match l.phase {
-        LanePhase::Waiting(at) => Some(at),
-        _ => None,
-    })
+impl IndexMut<usize> for Lanes {
+    fn index_mut(&mut self, k: usize) -> &mut Lane {
+        &mut self.lanes[k]
+    }
 }
