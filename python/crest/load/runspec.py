@@ -64,7 +64,6 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "keepalive_request_share": ("", "workload.specweb99.keepalive_request_share"),
     "specweb99": ("", "workload.specweb99"),
     "loadfile": ("", "workload.loadfile.path (or --loadfile)"),
-    "start_at_unix_s": ("", "the common start of a cluster's or subnets' engines"),
 }
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 

@@ -7,7 +7,7 @@ URLs, table and password come bound (crest.runner.binding).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from crest.load.runspec import RunSpec
@@ -21,29 +21,19 @@ RUN_SEED_STRIDE = 1_000_003
 TRIAL_SEED_STRIDE = 1009
 
 
-@dataclass(frozen=True)
-class MixShape:
-    """What every engine run of a mix shares, web or file."""
-
-    connections: int
-    threads: int
-    duration_s: float
-    think_time_s: float
-    connections_per_client: int
-    window_s: tuple[float, float]
-    client_start_delay_s: float
-    seed: int
-
-
-def mix_shape(request: RunRequest, mix: Mix, repeat_index: int, engine_cores: int, drain_s: float) -> MixShape:
-    """The threads (one per engine core, at most one per connection), the window (length minus the ramps,
-    plus what a drain lets finish) and the seed of one mix."""
+def mix_base(request: RunRequest, mix: Mix, repeat_index: int, engine_cores: int, drain_s: float) -> RunSpec:
+    """What every engine run of a mix has, web or file: its connections and clients, the threads (one per
+    engine core, at most one per connection), the timing, the window (length minus the ramps, plus what
+    a drain lets finish) and the seed; each kind then adds its own (the URL first of all)."""
     t = mix.timing
-    return MixShape(
+    return RunSpec(
+        url="",
         connections=mix.connections,
         threads=min(request.engine_threads or engine_cores, mix.connections),
+        nap=request.nap,
         duration_s=t.length_s,
         think_time_s=t.think_time_s,
+        timeout_s=request.timeout_s,
         connections_per_client=mix.threads_per_client,
         window_s=(t.ramp_up_s, t.length_s - t.ramp_down_s + drain_s),
         client_start_delay_s=t.delay_s,
@@ -60,30 +50,20 @@ def mix_spec(request: RunRequest, bound: Bound, mix: Mix, repeat_index: int, eng
     # A window that runs to the end of the mix lets in-flight exchanges finish and count,
     # so its counts equal the target's own (bounded by the request timeout).
     drain_s = request.timeout_s if mix.timing.ramp_down_s == 0 else 0.0
-    shape = mix_shape(request, mix, repeat_index, engine_cores, drain_s)
     spec = workload.specweb99
     specweb = specweb99_config(spec, bound.url or "", fileset_connections(request.suite) or 1, mix)
-    return RunSpec(
+    return replace(
+        mix_base(request, mix, repeat_index, engine_cores, drain_s),
         url=table.requests[0]["url"] if table.requests else (bound.url or ""),
         http_version=workload.http_version,
         keepalive=workload.keepalive,
         streams=workload.streams,
-        connections=shape.connections,
-        threads=shape.threads,
-        nap=request.nap,
-        duration_s=shape.duration_s,
-        think_time_s=shape.think_time_s,
-        timeout_s=request.timeout_s,
         insecure=bound.insecure,
         tls_resumption=workload.tls_settings().resumption,
         read_buffer_bytes=workload.read_buffer_bytes,
         requests=table.requests,
         classes=() if spec else table.classes,  # SPECweb99's classes are the engine's own 20
-        connections_per_client=shape.connections_per_client,
-        window_s=shape.window_s,
         drain_s=drain_s,
-        client_start_delay_s=shape.client_start_delay_s,
-        seed=shape.seed,
         selection=workload.selection,
         rate_rps=mix.rate_rps,
         line_speed_bps=spec.line_speed_bps if spec else None,
@@ -98,7 +78,6 @@ def _file_spec(
 ) -> RunSpec:
     """A file-operation mix: each connection a dbench client replaying the loadfile against the target."""
     settings = request.suite.workload.loadfile_settings()
-    shape = mix_shape(request, mix, repeat_index, engine_cores, 0.0)
     url = bound.url or ""
     # NetBench's Save Workspace: trees stay between mixes and go after the last one.
     cleanup = not settings.save_workspace or mix.index >= mixes
@@ -107,20 +86,7 @@ def _file_spec(
         "cleanup": cleanup,
         "password": (bound.password or smb_password(request.password_file)) if url.startswith("smb:") else None,
     }
-    return RunSpec(
-        url=url,
-        connections=shape.connections,
-        threads=shape.threads,
-        nap=request.nap,
-        duration_s=shape.duration_s,
-        think_time_s=shape.think_time_s,
-        timeout_s=request.timeout_s,
-        connections_per_client=shape.connections_per_client,
-        window_s=shape.window_s,
-        client_start_delay_s=shape.client_start_delay_s,
-        seed=shape.seed,
-        loadfile=loadfile,
-    )
+    return replace(mix_base(request, mix, repeat_index, engine_cores, 0.0), url=url, loadfile=loadfile)
 
 
 def specweb99_config(spec: Specweb99 | None, base_url: str, fileset_conns: int, mix: Mix) -> dict[str, Any] | None:
