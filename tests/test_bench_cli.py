@@ -127,6 +127,7 @@ def test_version() -> None:
     assert result.returncode == 0
     assert result.stdout.startswith("crest ")
     assert "(engine " in result.stdout
+    assert run_cli("--version").stdout == result.stdout  # the usual spelling says the same
 
 
 @pytest.fixture

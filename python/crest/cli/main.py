@@ -261,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the crest CLI and return its exit code (the console script's entry point)."""
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _terminate)
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:
+        return version_command()  # the convention every CLI follows, beside `crest version`
     try:
         rv = command().main(args=argv, prog_name="crest", standalone_mode=False)
     except _ClickException as exc:
