@@ -19,7 +19,8 @@ class TargetError(CrestError):
 
 class PeerError(CrestError):
     """The target answered, but not as the benchmark requires: a failed SPECweb99 operational validation,
-    Reset or Fetch (CLI exit code 1: a failure of a peer, not of the input)."""
+    Reset or Fetch, or a bench in which no request succeeded (CLI exit code 1: a failure of a peer, not
+    of the input)."""
 
 
 class EngineError(CrestError):

@@ -1,7 +1,8 @@
 """`crest bench URL`: parse options into a RunSpec, run it through a LoadClient, print the result.
 
-All validation happens before any traffic; request errors are data (exit 0),
-Ctrl-C prints the partial result and exits 130.
+All validation happens before any traffic; request errors are data (exit 0) unless no request
+succeeded at all (exit 1, with the first error and its likely fix); Ctrl-C prints the partial result
+and exits 130.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import typer
 from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options
 from crest.cli.progress import LiveProgress
 from crest.cli.render import render_header, render_nodes, render_report
-from crest.errors import ConfigError
+from crest.errors import ConfigError, PeerError
 from crest.load.client import LoadClient
 from crest.load.runspec import RunSpec, parse_header, parse_source_addrs
 from crest.units import parse_count, parse_duration, parse_rate, parse_size
@@ -273,6 +274,7 @@ def bench_command(
         print(render_report(result.report, spec), flush=True)
         if "cluster" in result.report:
             print(render_nodes(result.report["cluster"]), flush=True)
+    _fail_if_nothing_succeeded(result.report, spec, result.interrupted)
     return EXIT_INTERRUPTED if result.interrupted else EXIT_OK
 
 
@@ -320,6 +322,7 @@ def _bench_on_network(spec: RunSpec, text: str, cluster: str | None, json_output
     else:
         print(render_report(result.report, moved), flush=True)
         print(render_network(figures), flush=True)
+    _fail_if_nothing_succeeded(result.report, moved, result.interrupted)
     return EXIT_INTERRUPTED if result.interrupted else EXIT_OK
 
 
@@ -338,3 +341,28 @@ def _default_threads(connections: int) -> int:
     except AttributeError:  # not Linux
         cpus = os.cpu_count() or 1
     return max(1, min(cpus, connections))
+
+
+def _fail_if_nothing_succeeded(report: dict[str, Any], spec: RunSpec, interrupted: bool) -> None:
+    """A bench in which every request failed measured nothing. After its report comes one line with the
+    first error and the likely fix, and exit 1; a run cut short by Ctrl-C keeps its own exit code.
+
+    Raises:
+        PeerError: no request succeeded and some failed.
+    """
+    errors = {kind: int(n) for kind, n in (report.get("errors") or {}).items() if n}
+    if interrupted or report.get("requests", 0) or not errors:
+        return
+    kind = max(errors, key=lambda k: errors[k])
+    first = next((note for note in report.get("error_notes") or [] if note.startswith(kind)), kind)
+    statuses = ", ".join(sorted(str(code) for code in report.get("status") or {}))
+    fixes = {
+        "tls": "add --insecure for a target with a self-signed certificate"
+        if spec.url.startswith("https:") and not spec.insecure
+        else "check that the target speaks TLS on this port",
+        "status": f"the target answered {statuses or 'errors'} to every request: check the URL's path and method",
+        "connect": "is the target running? check the URL",
+        "timeout": "the target did not answer within --timeout: raise --timeout or lower -c",
+    }
+    fix = fixes.get(kind, "see the errors above")
+    raise PeerError(f"no request succeeded ({sum(errors.values()):,} failed; {first}): {fix}")
