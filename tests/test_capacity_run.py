@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from analysis_records import mix
+from crest import verdicts
 from crest.analysis.capacity import capacity_result, is_capacity_run
 from crest.analysis.rule import parse_rule
 from crest.capacity.runner import CapacityRequest
@@ -59,6 +60,31 @@ def test_replaying_the_stored_probes_gives_the_answer_and_its_confidence() -> No
     assert margin.mean == pytest.approx(49_000) and margin.at_failed == pytest.approx(58_800)
 
 
+def test_a_client_bound_answer_says_so_before_anything_else() -> None:
+    latency = {n: 9.8 * n for n in range(1, 20)}
+    detail = capacity_run(latency, [1, 2, 4, 8, 6, 5, 5, 5])
+    bound = verdicts.client_bound(98.0, 1)
+    for m in detail.mixes:
+        if m.clients == 5:
+            m.verdicts = [verdicts.cores_shared(1), bound]
+    result = capacity_result(detail)
+    assert result.limited_by == (bound,)
+    assert result.statement() == (
+        "the load engine was client-bound at the answer, so it measures crest, not the target: give the engine"
+        " more cores (a lower --cpus) or more load nodes (--cluster); 5 clients met p99<50ms in 3 of 3 trials"
+        " and 6 clients broke it; with 95% confidence a trial at 5 clients meets it with probability at least 37%"
+    )
+
+
+def test_an_answer_at_the_ceiling_says_the_search_stopped_there() -> None:
+    detail = capacity_run({n: 1.0 for n in range(1, 9)}, [1, 2, 4, 8, 8, 8], max_load=8)
+    result = capacity_result(detail)
+    assert result.answer == 8 and result.failed is None and result.at_ceiling
+    assert result.statement().startswith(
+        "the search stopped at its ceiling (--max 8), not at a load that broke the rule; 8 clients met p99<50ms"
+    )
+
+
 def test_an_unfinished_search_has_no_answer() -> None:
     detail = capacity_run({1: 1.0, 2: 1.0}, [1, 2])
     result = capacity_result(detail)
@@ -105,7 +131,10 @@ def test_every_probe_is_a_stored_mix_and_the_report_marks_the_answer(builtin_tar
         "--length", "2s", "--db", str(db), "--no-nap", timeout_s=100,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert "capacity: 4 connections met errors<1% in 2 of 2 trials and no higher load was tried" in result.stdout
+    assert (
+        "capacity: the search stopped at its ceiling (--max 4), not at a load that broke the rule;"
+        " 4 connections met errors<1% in 2 of 2 trials and no higher load was tried;" in result.stdout
+    )
     with Store(db) as store:
         (summary,) = store.runs()
         detail = store.run(summary.id)

@@ -35,6 +35,9 @@ KINDS = (
     LINK_BOUND, TARGET_OOM,
     TARGET_IDLE, ERROR_RATE, NOT_SATURATED, COLLAPSE,
 )  # fmt: skip
+# Verdicts that say something other than the target decided a measurement, in the order a reader should
+# hear them: the load generator, the network, the target's memory limit, its accept queues, a noisy host.
+DECIDING = (CLIENT_BOUND, LINK_BOUND, TARGET_OOM, LISTEN_OVERFLOW, NOISY_HOST)
 # At the peak, a target using less than this share of its cores was not the bottleneck (target_idle:
 # the analysis applies it at the peak of a configuration's curve; the monitor only measures).
 BUSY_AT_PEAK_PCT = 75.0
@@ -142,6 +145,21 @@ def target_oom(kills: int, limit_bytes: int, peak_bytes: int | None) -> Verdict:
         f" {limit_bytes / 1e6:,.1f} MB{peak}: the limit, not the load, decided this mix",
         figures,
     )
+
+
+def decided_by(kind: str, where: str) -> str | None:
+    """How a result opens when a DECIDING verdict of `kind` was found `where` (e.g. "at the answer"): what
+    the result then measures instead of the target; None for a kind that decides nothing."""
+    return {
+        CLIENT_BOUND: f"the load engine was client-bound {where}, so it measures crest, not the target:"
+        " give the engine more cores (a lower --cpus) or more load nodes (--cluster)",
+        LINK_BOUND: f"a shaped link of the client network ran at its rate {where}, so it measures the network,"
+        " not the target",
+        TARGET_OOM: f"the kernel killed target processes for going over --memory {where}",
+        LISTEN_OVERFLOW: f"the target host's accept queues overflowed {where} (connections were dropped)",
+        NOISY_HOST: f"this host was noisy {where} (steal time or the engine waiting for a CPU): its figures"
+        " are unreliable",
+    }.get(kind)
 
 
 def peak_only() -> Verdict:

@@ -17,6 +17,7 @@ from crest.analysis.rule import Condition, Rule, parse_rule
 from crest.analysis.specweb99 import iteration
 from crest.analysis.stats import CONFIDENCE, confidence_interval, mean
 from crest.store import MixRecord, RunDetail
+from crest.verdicts import DECIDING, Verdict, decided_by
 
 
 def judge_probe(rule: Rule, specweb99: bool, mix: MixRecord, axis: str) -> tuple[float, tuple[str, ...]]:
@@ -70,6 +71,10 @@ class CapacityResult:
     trials: int  # trials at the answer, every one of which met the rule
     pass_probability_lower: float | None  # one-sided 95 % lower bound on P(a trial at the answer meets the rule)
     margins: tuple[Margin, ...]
+    # What else than the target decided the answer (DECIDING verdicts of its trials, first first), and
+    # whether the answer is the ceiling (--max) rather than a load that broke the rule.
+    limited_by: tuple[Verdict, ...] = ()
+    at_ceiling: bool = False
 
     def statement(self) -> str:
         """The confidence statement, one sentence a reader can quote."""
@@ -82,14 +87,22 @@ class CapacityResult:
         bracket = (
             f"and {self.failed:g} {unit} broke it"
             if self.failed is not None
-            else "and no higher load was tried (the ceiling, --max)"
+            else "and no higher load was tried" + ("" if self.at_ceiling else " (the ceiling, --max)")
         )
         lower = self.pass_probability_lower or 0.0
-        return (
+        found = (
             f"{self.answer:g} {unit} met {self.rule} in {self.trials} of {self.trials} trials {bracket};"
             f" with {CONFIDENCE:.0%} confidence a trial at {self.answer:g} {unit} meets it with"
             f" probability at least {lower:.0%}"
         )
+        # What decided the answer comes first: a reader who stops after one clause must not take a
+        # measurement of the load generator, the network or the ceiling for one of the target.
+        first = [decided_by(v.kind, "at the answer") or v.message for v in self.limited_by]
+        if self.at_ceiling:
+            first.append(
+                f"the search stopped at its ceiling (--max {self.answer:g}), not at a load that broke the rule"
+            )
+        return "; ".join([*first, found]) if first else found
 
 
 def is_capacity_run(detail: RunDetail) -> bool:
@@ -127,6 +140,8 @@ def capacity_result(detail: RunDetail) -> CapacityResult:
     lowest_failed = min(failed_probes, key=lambda p: p.load) if failed_probes else None
     trials = len(at_answer)
     margins = tuple(_margin(c, at_answer, lowest_failed) for c in rule.conditions) if at_answer else ()
+    seen = {v.kind: v for p in at_answer for v in p.point.verdicts if v.kind in DECIDING}
+    max_load = settings.get("max_load")
     return CapacityResult(
         rule=rule.text,
         axis=axis,
@@ -138,6 +153,8 @@ def capacity_result(detail: RunDetail) -> CapacityResult:
         trials=trials,
         pass_probability_lower=(1 - CONFIDENCE) ** (1 / trials) if trials else None,
         margins=margins,
+        limited_by=tuple(seen[k] for k in DECIDING if k in seen),
+        at_ceiling=answer is not None and lowest_failed is None and max_load is not None and answer >= max_load,
     )
 
 
