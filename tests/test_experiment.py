@@ -4,6 +4,7 @@ file (server options as factors) onto the same planner. Planning only: nothing s
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from crest.errors import ConfigError
 from crest.experiment.design import load_design, plan_design
 from crest.experiment.plan import combinations, configure, plan, plan_runs
 from crest.runner.trials import RunRequest
-from crest.suite import Suite, parse_toml
+from crest.suite import Suite, load_suite, parse_toml
+from crest.units import format_span
 
 SUITE = """
 name = "plan-tiny"
@@ -75,6 +77,15 @@ def test_trials_interleave_by_each_configurations_own_repeat_count() -> None:
     p = plan([_base(), RunRequest(suite=_suite(repeat=3), target=None, server="nginx")], prefix="doe")
     assert p.experiment.startswith("doe")
     assert [(t.index, t.configuration) for t in p.trials] == [(0, 0), (0, 1), (1, 1), (2, 1)]
+
+
+def test_a_plan_says_how_many_mixes_and_how_long_under_load_before_it_runs() -> None:
+    p = plan([_base(), RunRequest(suite=_suite(repeat=3), target=None, server="nginx")], prefix="x")
+    assert p.mixes() == 4 and p.load_s() == 8.0  # 4 trials of one 2 s mix
+    veritest = RunRequest(suite=load_suite("veritest-static"), target="http://127.0.0.1:1")
+    full = plan([veritest], prefix="x")
+    assert full.mixes() == 32 and format_span(full.load_s()) == "2 h 40 min"  # 2 trials × 16 mixes × 300 s
+    assert format_span(plan([replace(veritest, profile="quick")], prefix="x").load_s()) == "2 min"
 
 
 def test_configure_maps_target_levels_and_keeps_the_rest_as_factors() -> None:

@@ -10,6 +10,7 @@ from crest.units import (
     format_count,
     format_latency_us,
     format_seconds,
+    format_span,
     parse_count,
     parse_duration,
     parse_rate,
@@ -126,3 +127,9 @@ def test_parse_values_splits_on_unescaped_commas_and_refuses_empty_or_repeated_i
         parse_values("1G,", what="--memory")
     with pytest.raises(ConfigError, match=r"^--server 'a,a' repeats a value: give each once$"):
         parse_values("a,a", what="--server")
+
+
+def test_format_span_reads_as_people_say_it() -> None:
+    assert [format_span(s) for s in (4, 59.4, 60, 720, 3600, 9600, 5400.4)] == [
+        "4 s", "59 s", "1 min", "12 min", "1 h", "2 h 40 min", "1 h 30 min"
+    ]  # fmt: skip

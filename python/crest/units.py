@@ -151,6 +151,15 @@ def format_seconds(s: float) -> str:
     return f"{s:g}s"
 
 
+def format_span(s: float) -> str:
+    """Format a long duration for people: "45 s", "12 min", "2 h 40 min"."""
+    if s < 60:
+        return f"{s:.0f} s"
+    minutes = round(s / 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours and minutes else f"{hours} h" if hours else f"{minutes} min"
+
+
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
                "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}  # fmt: skip
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options
 from crest.cli.runs import show_command
 from crest.errors import ConfigError, TargetError
-from crest.experiment.plan import execute, plan_runs
+from crest.experiment.plan import Plan, execute, plan_runs
 from crest.load.preflight import parse_url
 from crest.load.runspec import HTTP_VERSIONS
 from crest.runner.trials import Event, RunInterrupted, RunRequest, SuiteRunner
@@ -29,7 +29,15 @@ from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, load_group, load_suite
 from crest.suite.models import STREAM_VERSIONS
 from crest.suite.roles import format_role_map, is_role_map, parse_role_map
-from crest.units import format_bytes, format_latency_us, parse_count, parse_duration, parse_size, parse_values
+from crest.units import (
+    format_bytes,
+    format_latency_us,
+    format_span,
+    parse_count,
+    parse_duration,
+    parse_size,
+    parse_values,
+)
 
 
 def run_command(
@@ -79,7 +87,13 @@ def run_command(
         str | None, typer.Option("--tls-target", help="Base https URL for the suite's TLS classes.")
     ] = None,
     profile: Annotated[
-        str, typer.Option("--profile", help="Durations: quick (seconds per mix), standard (60 s), full (the seed's).")
+        str,
+        typer.Option(
+            "--profile",
+            help="Mix lengths: quick (4 s), standard (60 s) or full (the seed's own, the default: 300 s for"
+            " WebBench suites, about 2 h 40 min for veritest-static's two trials). The length of a run is printed"
+            " before it starts.",
+        ),
     ] = "full",
     repeat: Annotated[
         int | None, typer.Option("--repeat", min=1, help="Trials of the whole suite (default: the suite's).")
@@ -198,7 +212,7 @@ def run_command(
             axes.update(_protocol_axes(http, streams))
             plan = plan_runs(base, members, {**axes, **options}, options=list(options))
             experiment = plan.experiment
-            run_ids = execute(plan, store_path=db, on_event=watcher.on_event)
+            run_ids = execute(plan, store_path=db, on_event=watcher.on_event, on_ready=None if quiet else _announce)
             if len(run_ids) > 1:
                 print(
                     f"experiment {experiment}: {len(run_ids)} runs; compare them with `crest compare {experiment}`",
@@ -222,6 +236,19 @@ def run_command(
     _summaries(db, run_ids if len(run_ids) == 1 else [])
     _report(db, run_ids, experiment if len(run_ids) > 1 else run_ids[0])
     return EXIT_OK
+
+
+def _announce(plan: Plan) -> None:
+    """What is about to run, once every check passed: runs, mixes and the time under load."""
+    runs, mixes, profiles = len(plan.trials), plan.mixes(), sorted({c.request.profile for c in plan.configurations})
+    # Past a few minutes a newcomer wants to know the short way before committing to the long one.
+    hint = "; --profile quick makes each mix 4 s" if plan.load_s() > 300 and "quick" not in profiles else ""
+    print(
+        f"crest: {runs} run{'s' * (runs != 1)}, {mixes} mix{'es' * (mixes != 1)},"
+        f" {format_span(plan.load_s())} of load (profile {', '.join(profiles)}{hint})",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _role_targets(target: str | None) -> tuple[str | None, dict[str, str]]:

@@ -26,7 +26,7 @@ from crest.runner.trials import EventCallback, RunRequest, SuiteRunner, close_cl
 from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
 from crest.store import Store
-from crest.suite import Suite
+from crest.suite import Mix, Suite
 from crest.units import parse_size
 
 # Levels the planner maps onto a provisioned target; any other level is a server option (when
@@ -60,6 +60,19 @@ class Plan:
     experiment: str
     configurations: list[Configuration]
     trials: list[Trial]
+
+    def mixes(self) -> int:
+        """How many mixes the plan runs: every trial's ladder."""
+        return sum(len(self._ladder(t)) for t in self.trials)
+
+    def load_s(self) -> float:
+        """The seconds of load the plan asks for: every trial's mixes end to end (checks, restarts and
+        storing between them come on top)."""
+        return sum(m.timing.length_s for t in self.trials for m in self._ladder(t))
+
+    def _ladder(self, trial: Trial) -> list[Mix]:
+        request = self.configurations[trial.configuration].request
+        return request.suite.mixes(request.profile)
 
 
 def new_experiment_id(prefix: str) -> str:
@@ -157,6 +170,7 @@ def execute(
     store_path: Path,
     on_event: EventCallback | None = None,
     on_run: Callable[[Configuration, Trial, str], None] | None = None,
+    on_ready: Callable[[Plan], None] | None = None,
 ) -> list[str]:
     """Check every configuration (suite, fileset, server, cores, memory, options) before any of them
     sends, then make every trial in the plan's order; returns the run ids in that order."""
@@ -164,6 +178,8 @@ def execute(
         runners = [SuiteRunner(c.request, on_event) for c in p.configurations]
         for runner in runners:
             runner.preflight()
+        if on_ready is not None:
+            on_ready(p)  # every check passed: what is about to run, before any of it does
         run_ids = []
         with Store(store_path) as store:
             for trial in p.trials:
