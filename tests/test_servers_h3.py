@@ -24,9 +24,14 @@ HTTP3_SERVERS = ("caddy", "builtin")
 REQUESTS = 400
 
 
-def bench_h3(url: str, *flags: str) -> dict[str, object]:
+def bench_h3(url: str, *flags: str, succeeds: bool = True) -> dict[str, object]:
     result = run_cli("bench", "--json", "-q", "--http", "3", "--insecure", *flags, url)
-    assert result.returncode == 0, result.stderr
+    if succeeds:
+        assert result.returncode == 0, result.stderr
+    else:  # no request succeeded: the report, then one line naming the first error, and exit 1
+        assert result.returncode == 1, result.stderr
+        (line,) = result.stderr.strip().splitlines()
+        assert line.startswith("crest: error: no request succeeded"), line
     report: dict[str, object] = json.loads(result.stdout)
     return report
 
@@ -61,7 +66,9 @@ def test_without_http3_no_quic_is_served(name: str, www: Path) -> None:
     with Target(adapter, ServerSettings(docroot=www, cpus=(0,), tls=True)) as target:
         assert target.tls_url is not None and target.metadata()["http3"] is False
         # Nothing listens on the UDP port: every attempt is refused (ICMP), and the run ends on time.
-        report = bench_h3(f"{target.tls_url}/1k.html", "-c", "1", "-t", "1", "-d", "1s", "--timeout", "300ms")
+        report = bench_h3(
+            f"{target.tls_url}/1k.html", "-c", "1", "-t", "1", "-d", "1s", "--timeout", "300ms", succeeds=False
+        )
         errors = report["errors"]
         assert report["requests"] == 0
         assert isinstance(errors, dict) and errors["connect"] > 0 and sum(errors.values()) == errors["connect"]
