@@ -146,24 +146,30 @@ def test_tls_new_connection_per_request(tls_target: str) -> None:
 
 
 def test_tls_certificate_is_verified_by_default(tls_target: str) -> None:
+    # The preflight's one handshake meets the self-signed certificate: one line naming the fix, exit 2,
+    # before the engine opens a single connection (no report).
     result = run_cli("bench", "--json", "-n", "20", "-c", "2", tls_target + "1k.html")
-    # A self-signed certificate fails verification: counted as TLS errors in the report, not a crash;
-    # since no request succeeded the bench exits 1, naming the first error and the fix.
-    report = json.loads(result.stdout)
-    assert report["requests"] == 0
-    assert report["errors"]["tls"] > 0
-    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
     (line,) = result.stderr.strip().splitlines()
-    assert line.startswith("crest: error: no request succeeded (") and "tls" in line
-    assert line.endswith("add --insecure for a target with a self-signed certificate")
+    assert line.startswith("crest: error: the TLS certificate of 127.0.0.1:")
+    assert line.endswith("add --insecure for a self-signed certificate")
+
+
+def test_a_path_that_answers_404_stops_before_the_load(builtin_target: str) -> None:
+    result = run_cli("bench", "-n", "50", "-c", "2", builtin_target + "no-such-file.html")
+    assert result.returncode == 2 and result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()
+    assert "answered 404 Not Found before any load was sent: check the URL's path" in line
 
 
 def test_a_bench_where_every_response_is_an_error_exits_1(builtin_target: str) -> None:
-    result = run_cli("bench", "-n", "50", "-c", "2", builtin_target + "no-such-file.html")
+    # A POST is not sent by the preflight (it may change the target): the load finds the 404s, and the
+    # bench ends with its report, then the one line.
+    result = run_cli("bench", "-n", "50", "-c", "2", "-m", "POST", "--body", "x", builtin_target + "no-such-file.html")
     assert result.returncode == 1, result.stderr
-    assert "Status      404: 50" in result.stdout  # the report still comes first
+    assert "Status      405: 50" in result.stdout  # the report still comes first (a static file takes no POST)
     assert (
         result.stderr.strip()
         .splitlines()[-1]
-        .endswith("the target answered 404 to every request: check the URL's path and method")
+        .endswith("the target answered 405 to every request: check the URL's path and method")
     )

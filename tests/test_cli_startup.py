@@ -56,13 +56,15 @@ def test_help_imports_no_command() -> None:
 def test_bench_imports_only_the_engine_path() -> None:
     # A request really goes out (to a socket that never answers, so it ends at the 1 s timeout): the whole
     # path of `crest bench`, from parsing to the engine's report and the failure that follows, is covered.
+    # A POST, which the preflight does not send (it would stop a GET here, before the engine).
     code = (
         "import socket\n"
         "from crest.cli.main import main\n"
         "listener = socket.socket(); listener.bind(('127.0.0.1', 0)); listener.listen(8)\n"
         "url = 'http://127.0.0.1:%d/' % listener.getsockname()[1]\n"
         # No request succeeds, so the bench ends with its one error line and exit 1 (after its report).
-        "assert main(['bench', '-q', '--json', '-n', '1', '-c', '1', '--timeout', '1s', '-H', 'X-A: b', url]) == 1\n"
+        "assert main(['bench', '-q', '--json', '-n', '1', '-c', '1', '--timeout', '1s', '-H', 'X-A: b', '-m', 'POST',"
+        " '--body', 'x', url]) == 1\n"
     )
     loaded = loaded_after(code)
     assert sorted(loaded) == [

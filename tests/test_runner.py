@@ -155,3 +155,36 @@ def test_a_bad_suite_file_names_the_file_key_and_rule(tmp_path: Path, closed_por
     assert result.stderr.startswith("crest: error: ")
     assert result.stderr.strip().endswith("suite.toml: ladder.threads_per_client: must be ≥ 1 (got 0)")
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.integration
+def test_a_run_in_which_no_request_succeeded_is_failed_and_exits_1(tmp_path: Path, fileset: Path) -> None:
+    # Every file answers 200 with its size (so the preflight's GET passes) but another first line, so with
+    # --validate-content every response of every mix fails its check: the run measured nothing.
+    wrong = tmp_path / "wrong"
+    for path in fileset.rglob("*"):
+        if path.is_file():
+            copy = wrong / path.relative_to(fileset)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_bytes(b"x" * path.stat().st_size)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "crest", "serve", "--docroot", str(wrong), "--port", "0", "--threads", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        url = proc.stdout.readline().strip().rstrip("/")
+        suite = tmp_path / "suite.toml"
+        suite.write_text(static_suite("test-ladder", "two short mixes", [1, 2], length_s=2, ramp_s=0))
+        db = tmp_path / "crest.db"
+        result = run_cli("run", str(suite), "--target", url, "--validate-content", "--db", str(db), "-q")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        proc.stdout.close()
+    assert result.returncode == 1, result.stderr
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("crest: error: no request succeeded in any of its 2 mixes (")
+    [(status, reason)] = _rows(db, "SELECT status, reason FROM runs")
+    assert status == "failed" and reason.startswith("no request succeeded")
+    assert _rows(db, "SELECT COUNT(*) FROM mixes")[0][0] == 2  # what was measured stays

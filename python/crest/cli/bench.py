@@ -12,6 +12,7 @@ import os
 import sys
 from dataclasses import replace
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import typer
 
@@ -20,6 +21,7 @@ from crest.cli.progress import LiveProgress
 from crest.cli.render import render_header, render_nodes, render_report
 from crest.errors import ConfigError, PeerError
 from crest.load.client import LoadClient
+from crest.load.preflight import check_answers
 from crest.load.runspec import RunSpec, parse_header, parse_source_addrs
 from crest.units import parse_count, parse_duration, parse_rate, parse_size
 
@@ -256,6 +258,10 @@ def bench_command(
         if nodes is not None:
             raise ConfigError("--nodes places the load on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)")
         client.preflight()
+        check_answers(
+            client.target, path=_path(spec.url), method=spec.method, headers=spec.headers,
+            http_version=spec.http_version, insecure=spec.insecure,
+        )  # fmt: skip
     else:
         from crest.cluster.driver import OneMix
 
@@ -324,6 +330,12 @@ def _bench_on_network(spec: RunSpec, text: str, cluster: str | None, json_output
         print(render_network(figures), flush=True)
     _fail_if_nothing_succeeded(result.report, moved, result.interrupted)
     return EXIT_INTERRUPTED if result.interrupted else EXIT_OK
+
+
+def _path(url: str) -> str:
+    """The request target of a URL: its path and query."""
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
 def _duration(duration: str | None, requests: str | None) -> float | None:

@@ -1,13 +1,18 @@
-"""Checks made before any load is sent: URL syntax, target reachability, source addresses.
+"""Checks made before any load is sent: URL syntax, target reachability, one real answer, source addresses.
 
-Owns nothing but these checks; it never sends an HTTP request (a TCP connect and
-close is all the target sees) and never prints.
+Owns nothing but these checks and never prints. `check_reachable` only connects and
+closes; `check_answers` is the one place crest sends a request before the load: one TLS
+handshake, verified as the load will verify it, and for HTTP/1.x one GET or HEAD, so a
+certificate the engine would reject or a path that answers 404 stops the command before
+thousands of requests fail the same way.
 """
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
 import socket
+import ssl
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -122,6 +127,113 @@ def check_reachable(target: TargetUrl, timeout_s: float = PREFLIGHT_TIMEOUT_S, *
         except OSError as exc:
             reason = (exc.strerror or str(exc)).lower()
     raise TargetError(f"cannot connect to {target.authority} ({reason}): is the target running? check the URL")
+
+
+# Statuses that will not change under load, with what to do about each; any other 4xx/5xx is worded generically.
+_STATUS_FIXES = {
+    400: "the target rejects the request: check the headers and the body",
+    401: "the target wants credentials: send them with -H 'Authorization: ...'",
+    403: "the target forbids it: check the file's permissions or the server's access rules",
+    404: "check the URL's path (the file must exist on the target; `crest fileset` shows what a fileset holds)",
+    405: "the target does not allow this method here: check --method",
+    410: "check the URL's path",
+}
+
+
+def check_answers(
+    target: TargetUrl,
+    *,
+    path: str,
+    method: str = "GET",
+    headers: tuple[tuple[str, str], ...] = (),
+    http_version: str = "1.1",
+    insecure: bool = False,
+    timeout_s: float = PREFLIGHT_TIMEOUT_S,
+    not_found_fix: str | None = None,
+) -> None:
+    """One real exchange with the target, as the load will have it: the TLS handshake (verified unless
+    `insecure`, offering h2 by ALPN for HTTP/2) and, over HTTP/1.x with GET or HEAD, one request for `path`.
+
+    Other methods are not sent (a POST may change the target); h2c and HTTP/3 are only connected to.
+
+    Raises:
+        TargetError: the handshake failed (an untrusted certificate, not TLS on that port), HTTP/2 was not
+            offered, or the request answered 4xx/5xx; one line naming the fix.
+    """
+    if http_version == "3":
+        return
+    context: ssl.SSLContext | None = None
+    if target.tls:
+        context = ssl.create_default_context()
+        if insecure:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        context.set_alpn_protocols(["h2"] if http_version == "2" else ["http/1.1"])
+    try:
+        if http_version == "2" or method not in ("GET", "HEAD"):
+            _handshake(target, context, http_version, timeout_s)
+            return
+        conn: http.client.HTTPConnection = (
+            http.client.HTTPSConnection(target.host, target.port, timeout=timeout_s, context=context)
+            if context is not None
+            else http.client.HTTPConnection(target.host, target.port, timeout=timeout_s)
+        )
+        try:
+            conn.request(method, path or "/", headers=dict(headers))
+            response = conn.getresponse()
+            status, reason = response.status, response.reason
+            response.read(1 << 16)  # enough of a body to see the exchange end well; the rest is dropped
+        finally:
+            conn.close()
+    except ssl.SSLCertVerificationError as exc:
+        raise TargetError(_untrusted(target, exc)) from None
+    except ssl.SSLError as exc:
+        raise TargetError(
+            f"no TLS handshake with {target.authority} ({exc.reason or exc}): check that the target speaks TLS"
+            " on this port, or use http://"
+        ) from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise TargetError(
+            f"{method} {path or '/'} on {target.authority} got no HTTP answer ({_why(exc, timeout_s)}):"
+            " check that the target speaks HTTP on this port (https:// for a TLS port)"
+        ) from None
+    if status >= 400:
+        fixes = {**_STATUS_FIXES, **({404: not_found_fix} if not_found_fix else {})}
+        fix = fixes.get(status, "check the target's error log" if status >= 500 else "check the request")
+        raise TargetError(f"{method} {target.url} answered {status} {reason} before any load was sent: {fix}")
+
+
+def _handshake(target: TargetUrl, context: ssl.SSLContext | None, http_version: str, timeout_s: float) -> None:
+    """Connect, and over TLS shake hands (and check ALPN chose h2 when HTTP/2 is asked for)."""
+    with socket.create_connection((target.host, target.port), timeout=timeout_s) as raw:
+        if context is None:
+            return
+        with context.wrap_socket(raw, server_hostname=target.host) as tls:
+            if http_version == "2" and tls.selected_alpn_protocol() != "h2":
+                raise TargetError(
+                    f"{target.authority} does not offer HTTP/2 over TLS (ALPN h2): use --http 1.1, or a server"
+                    " with HTTP/2 enabled"
+                )
+
+
+def _why(exc: Exception, timeout_s: float) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"nothing within {timeout_s:g}s"
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return "it closed the connection"
+    if isinstance(exc, http.client.BadStatusLine):
+        return "its reply is not an HTTP status line"
+    if isinstance(exc, OSError):
+        return (exc.strerror or str(exc)).lower()
+    return type(exc).__name__
+
+
+def _untrusted(target: TargetUrl, exc: ssl.SSLCertVerificationError) -> str:
+    why = exc.verify_message or exc.reason or "verification failed"
+    return (
+        f"the TLS certificate of {target.authority} is not trusted ({why}): add --insecure for a self-signed"
+        " certificate"
+    )
 
 
 def check_source_addrs(addrs: tuple[str, ...], target: TargetUrl) -> None:

@@ -17,13 +17,14 @@ from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 from crest.errors import ConfigError, DiskFullError, MachineError, NodeLostError, TargetError
 from crest.filesets.cache import cached_fileset, empty_docroot
 from crest.host import disclosure
 from crest.host.facts import host_facts
 from crest.load.client import LoadClient
-from crest.load.preflight import check_reachable, parse_file_url, parse_url
+from crest.load.preflight import check_answers, check_reachable, parse_file_url, parse_url
 from crest.load.runspec import RunSpec
 from crest.placement import choose
 from crest.placement.base import TargetPlan
@@ -48,6 +49,7 @@ from crest.servers.group import settings_by_server
 from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError
 from crest.suite import Mix, Suite
 from crest.suite.roles import roles_by_class
+from crest.verdicts import ERRORS
 
 __all__ = ["Event", "EventCallback", "MixHooks", "RunInterrupted", "RunRequest", "SuiteRunner", "close_clusters"]
 
@@ -113,6 +115,26 @@ class SuiteRunner:
         for url in dict.fromkeys(filter(None, (self.request.target, self.request.tls_target,
                                                *self.request.role_targets.values()))):  # fmt: skip
             check_reachable(parse_url(url), tcp=tcp)
+        # One real request per target the table reaches (its first entry there): a certificate the load would
+        # reject or a fileset the target does not serve stops the run before its record exists.
+        firsts: dict[tuple[str, str], str] = {}
+        for entry in bound.table.requests:
+            parts = urlsplit(str(entry["url"]))
+            firsts.setdefault((parts.scheme, parts.netloc), str(entry["url"]))
+        for url in firsts.values():
+            parts = urlsplit(url)
+            path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            check_answers(
+                parse_url(url), path=path, http_version=self.request.suite.workload.http_version,
+                insecure=bound.insecure, not_found_fix=self._not_found_fix(),
+            )  # fmt: skip
+
+    def _not_found_fix(self) -> str | None:
+        fileset = self.request.suite.workload.fileset
+        if fileset is None:
+            return None
+        return (f"the target must serve the {fileset} fileset at its root: `crest fileset generate {fileset} DIR`"
+                " and serve DIR")  # fmt: skip
 
     def _validate(self, bound: Bound) -> None:
         LoadClient(self._spec(bound, self.mixes[0]))
@@ -277,6 +299,7 @@ class SuiteRunner:
 
     def _execute_mixes(self, store: Store, trial: _Trial, mixes: Iterable[Mix]) -> None:
         measure = MixMeasure(self.request.suite, self.placement, trial.target)
+        records: list[MixRecord] = []
         for mix in mixes:
             self.on_event(Event("mix-started", trial.run_id, trial.repeat_index, mix=mix, mixes=len(self.mixes)))
             try:
@@ -310,6 +333,8 @@ class SuiteRunner:
             self.on_event(Event("mix-finished", trial.run_id, trial.repeat_index, mix=mix, record=record,
                                 mixes=len(self.mixes)))  # fmt: skip
             self._stop_if_target_died(store, trial, mix, record)
+            records.append(record)
+        self._fail_if_nothing_succeeded(store, trial, records)
         # Whether the target was idle at the peak is the analysis's to judge (over a configuration's
         # trials); each mix stores the target's CPU use for it.
         self._finish(store, trial, "complete", None)
@@ -325,6 +350,20 @@ class SuiteRunner:
         if reason:
             self._finish(store, trial, "failed", reason)
             raise TargetError(reason)
+
+    def _fail_if_nothing_succeeded(self, store: Store, trial: _Trial, records: list[MixRecord]) -> None:
+        """A run in which not one request of any mix succeeded measured nothing: it is failed, not complete,
+        with the first error's reason."""
+        if not records or any(r.requests for r in records) or not any(r.error_count for r in records):
+            return
+        records = store.run(trial.run_id).mixes  # a resumed run: the mixes stored before count too
+        if any(r.requests for r in records):
+            return
+        failed = sum(r.error_count for r in records)
+        first = next((v.message for r in records for v in r.verdicts if v.kind == ERRORS), "see crest show")
+        reason = f"no request succeeded in any of its {len(records)} mixes ({failed:,} failed; {first})"
+        self._finish(store, trial, "failed", reason)
+        raise TargetError(reason)
 
     def _dead_target_reason(self, trial: _Trial, mix: Mix) -> str | None:
         try:
