@@ -44,8 +44,26 @@ def test_report_formats_and_output(
     target = tmp_path / f"out.{fmt}"
     code, out, _ = crest(capsys, "report", "exp-1", "--db", str(lab), "-o", str(target), "--title", "T")
     assert (code, out) == (0, f"{target}\n") and probe in target.read_text()
-    code, out, _ = crest(capsys, "report", "exp-1", "--db", str(lab), "--format", fmt)
-    assert code == 0 and out == f"{default_report_path(lab, 'exp-1', fmt)}\n"
+    code, out, _ = crest(capsys, "report", "exp-1", "--db", str(lab), "--format", fmt, "--title", "T")
+    assert code == 0 and out == target.read_text().rstrip("\n") + "\n"  # asked for text without -o: stdout
+    assert not default_report_path(lab, "exp-1", fmt).exists()
+
+
+def test_dash_is_stdout_for_every_format(lab: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = crest(capsys, "report", "exp-1", "--db", str(lab), "-o", "-")
+    assert (code, err) == (0, "") and out.startswith("<!DOCTYPE html>") and not (lab.parent / "-").exists()
+    code, out, err = crest(capsys, "compare", "exp-1", "--db", str(lab), "-o", "-", "--format", "json")
+    assert code == 0 and json.loads(out)["schema_version"] and err.splitlines()[-1] == "report: stdout"
+
+
+def test_default_file_name_covers_every_name(lab: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with Store(lab) as store:
+        first, second = (run.id for run in store.runs()[:2])
+    code, out, _ = crest(capsys, "report", first, second, "--db", str(lab))
+    assert code == 0 and out == f"{lab.parent / 'reports' / f'{first}_{second}.html'}\n"
+    many = default_report_path(lab, [f"run-{i:02d}-abcdefgh" for i in range(12)])
+    assert len(many.name) < 100 and many.name.startswith("run-00-abcdefgh_and-11-more_")
+    assert many != default_report_path(lab, [f"run-{i:02d}-abcdefgh" for i in range(13)])
 
 
 def test_report_of_one_run_by_id_prefix(lab: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,10 +19,12 @@ from crest.analysis.capacity import CapacityResult, capacity_result
 from crest.analysis.rule import parse_rule
 from crest.cli import EXIT_INTERRUPTED, EXIT_OK, engine_options
 from crest.errors import ConfigError
+from crest.report import fmt as rfmt
 from crest.runner.trials import Event, RunInterrupted, RunRequest
+from crest.servers import cpus as cpu_split
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, Suite, load_suite
-from crest.units import format_latency_us, parse_count, parse_duration, parse_rate, parse_share
+from crest.units import format_latency_us, parse_count, parse_duration, parse_rate, parse_share, parse_values
 
 DEFAULT_URL_LENGTH = "10s"
 
@@ -39,50 +41,86 @@ def capacity_command(
     rule: Annotated[
         str,
         typer.Option(
-            "--rule", help="What every probe must meet, e.g. 'p99<50ms,errors<1%' or 'rps>=1000'.", show_default=False
+            "--rule",
+            metavar="RULE",
+            help="What every probe must meet, e.g. 'p99<50ms,errors<1%' or 'rps>=1000'.",
+            show_default=False,
         ),
     ],
     target: Annotated[
-        str | None, typer.Option("--target", help="Base URL of a target crest does not start (SUITE only).")
+        str | None,
+        typer.Option("--target", metavar="URL", help="Base URL of a target crest does not start (SUITE only)."),
     ] = None,
     server: Annotated[
-        str | None, typer.Option("--server", help="A target crest starts for the search, e.g. nginx (SUITE only).")
+        str | None,
+        typer.Option(
+            "--server",
+            metavar="NAME",
+            help="The target crest starts for the search, e.g. nginx (SUITE only; one: a search measures one"
+            " configuration, `crest run --server a,b` compares several).",
+        ),
     ] = None,
     axis: Annotated[
         str,
         typer.Option(
-            "--axis", help="The load searched: clients, connections (one thread each) or rate (open loop, req/s)."
+            "--axis",
+            metavar="clients|connections|rate",
+            help="The load searched: clients, connections (one thread each) or rate (open loop, req/s).",
         ),
     ] = "clients",
-    start: Annotated[str, typer.Option("--start", help="The first probe's load.")] = "1",
-    factor: Annotated[float, typer.Option("--factor", help="Growth factor between probes until one fails.")] = 2.0,
+    start: Annotated[str, typer.Option("--start", metavar="LOAD", help="The first probe's load.")] = "1",
+    factor: Annotated[
+        float, typer.Option("--factor", metavar="X", help="Growth factor between probes until one fails.")
+    ] = 2.0,
     precision: Annotated[
-        str, typer.Option("--precision", help="Bisect until the failing load is within this of the answer.")
+        str,
+        typer.Option(
+            "--precision", metavar="PERCENT", help="Bisect until the failing load is within this of the answer."
+        ),
     ] = "5%",
-    confirm: Annotated[int, typer.Option("--confirm", help="Repeats of the answer that must all meet the rule.")] = 3,
+    confirm: Annotated[
+        int, typer.Option("--confirm", metavar="N", help="Repeats of the answer that must all meet the rule.")
+    ] = 3,
     max_load: Annotated[
-        str | None, typer.Option("--max", help="Never probe above this load.", show_default=False)
+        str | None, typer.Option("--max", metavar="LOAD", help="Never probe above this load.", show_default=False)
     ] = None,
     connections: Annotated[
-        str, typer.Option("-c", "--connections", help="URL with --axis rate: connections sending the rate.")
+        str,
+        typer.Option("-c", "--connections", metavar="N", help="URL with --axis rate: connections sending the rate."),
     ] = "50",
     length: Annotated[
         str | None,
         typer.Option(
             "--length",
+            metavar="DURATION",
             help=f"URL: each probe's length, with a 20% ramp-up [default: {DEFAULT_URL_LENGTH}].",
             show_default=False,
         ),
     ] = None,
     profile: Annotated[
-        str, typer.Option("--profile", help="SUITE: the durations of each probe: quick, standard or full.")
-    ] = "standard",
+        str,
+        typer.Option(
+            "--profile",
+            metavar="quick|standard|full",
+            help="SUITE: each probe's timing, as for crest run: quick (4 s), standard (60 s) or full (the suite's"
+            " own, the default: 300 s a probe for the VeriTest and WebBench suites; a search takes 10 to 20"
+            " probes).",
+        ),
+    ] = "full",
     cpus: Annotated[
-        float | None, typer.Option("--cpus", help="CPUs of a target crest starts (the engine gets the rest).")
+        str | None,
+        typer.Option(
+            "--cpus",
+            metavar="N",
+            help="CPUs of a target crest starts, e.g. 1 or 0.5 (the engine gets the rest; one value: a search"
+            " measures one configuration, `crest run --cpus 1,2` compares several).",
+        ),
     ] = None,
     insecure: Annotated[bool, typer.Option("--insecure", help="Accept any TLS certificate.")] = False,
-    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout, e.g. 10s.")] = "10s",
-    db: Annotated[Path, typer.Option("--db", help="Results store (SQLite).")] = DEFAULT_PATH,
+    timeout: Annotated[
+        str, typer.Option("--timeout", metavar="DURATION", help="Per-request timeout, e.g. 10s.")
+    ] = "10s",
+    db: Annotated[Path, typer.Option("--db", metavar="PATH", help="Results store (SQLite).")] = DEFAULT_PATH,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No line per probe.")] = False,
     nap: engine_options.Nap = True,
 ) -> int:
@@ -138,8 +176,8 @@ def capacity_command(
     request = RunRequest(
         suite=the_suite,
         target=base_target,
-        server=server,
-        cpus=cpus,
+        server=one_value(server, "--server", "capacity", example="nginx"),
+        cpus=one_cpus(cpus, "capacity"),
         profile=run_profile,
         store_path=db,
         insecure=insecure,
@@ -162,6 +200,29 @@ def capacity_command(
     print_result(result)
     print(f"stored in {db} (run {run_id}); `crest report {run_id}` plots the probes")
     return EXIT_OK
+
+
+def one_value(text: str | None, option: str, command: str, *, example: str) -> str | None:
+    """The one value of an option that `crest run` takes as a list; a list is refused in one line.
+
+    Raises:
+        ConfigError: several comma-separated values.
+    """
+    if text is None or "=" in text:
+        return text  # a role map (ROLE=NAME,...) is one configuration; the runner judges it
+    values = parse_values(text, what=option, example=example)
+    if len(values) > 1:
+        raise ConfigError(
+            f"{option} {text}: crest {command} measures one configuration, so give one value"
+            f" (e.g. {option} {values[0]}); crest run {option} {text} compares several"
+        )
+    return values[0]
+
+
+def one_cpus(text: str | None, command: str) -> float | None:
+    """--cpus as `crest run` reads it (1, 2, 0.5), one value only."""
+    value = one_value(text, "--cpus", command, example="1")
+    return None if value is None else cpu_split.share(value).cpus
 
 
 def _load(text: str, axis: str, option: str) -> float:
@@ -226,7 +287,8 @@ def print_result(result: CapacityResult) -> None:
         show = _shower(c.metric)
         if margin.mean is None or result.answer is None:
             continue
-        spread = f" (95% CI {show(margin.interval[0])}–{show(margin.interval[1])})" if margin.interval else ""
+        spread = rfmt.mean_interval(margin.interval, len(margin.values), show, "a higher --confirm")
+        spread = f" ({spread})" if spread else ""
         broke = f"; {show(margin.at_failed)} at {result.failed:g}" if margin.at_failed is not None else ""
         print(f"  {c.text}: {show(margin.mean)} at {result.answer:g}{spread}{broke}")
 

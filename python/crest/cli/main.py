@@ -158,7 +158,35 @@ def load_command(name: str) -> typer.core.TyperCommand | typer.core.TyperGroup:
     command = typer.main.get_command(sub)
     assert isinstance(command, (typer.core.TyperCommand, typer.core.TyperGroup))
     _pass_plain_values(command)
+    _name_placeholders(command)
     return command
+
+
+def _name_placeholders(command: typer.core.TyperCommand | typer.core.TyperGroup) -> None:
+    """Give every value in --help a name (SUITE, N, PATH, TITLE) instead of typer's type (`<str>`, `<int range>`).
+
+    A declared metavar wins; an argument is shown by its metavar or name alone, without the brackets and
+    dots typer adds to the usage line itself (so `[SUITE]`, not `[[SUITE]]`).
+    """
+    for sub in getattr(command, "commands", {}).values():
+        _name_placeholders(sub)
+    for param in command.params:
+        descriptor = getattr(param, "type_descriptor", None)
+        if descriptor is None:
+            continue
+        if isinstance(param, typer.core.TyperArgument):
+            name = (param.metavar or param.name or "value").strip("[]").removesuffix("...").removesuffix("…")
+            param.metavar = name.upper() if param.metavar is None else name
+            # The name says what the value is; typer would append its Python type to it.
+            param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+        elif param.metavar is None and not getattr(param, "is_flag", False) and not getattr(param, "count", False):
+            if descriptor.annotation is int:
+                param.metavar = "N"
+            elif descriptor.is_path:
+                param.metavar = "PATH"
+            else:
+                long = max(param.opts, key=len)
+                param.metavar = long.lstrip("-").replace("-", "_").upper()
 
 
 def _pass_plain_values(command: typer.core.TyperCommand | typer.core.TyperGroup) -> None:

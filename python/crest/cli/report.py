@@ -8,26 +8,33 @@ with control characters made visible, like `crest show` does.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
 from crest.cli import EXIT_OK, terminal
 from crest.cli.render_compare import best_of_table, paired_table, pivot_table
+from crest.cli.terminal import Column, FitTable
 from crest.cli.terminal import safe as _safe
 from crest.errors import ConfigError
 from crest.report import SUFFIX, build_report, render, report_format
 from crest.report import fmt as rfmt
+from crest.report.narrative import mean_peak_notes
 from crest.store import DEFAULT_PATH, RunDetail, Store, no_run_error
 
 _PIPE_WIDTH = 160
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
+_STDOUT = Path("-")
+# Past this, a default file name lists the first name given and a digest of them all (file names stop at 255).
+_NAME_MAX = 80
+_HEADER_LABEL = 18  # the longest leader label named in the peaks table's "… over it" header
 
 NamesArgument = Annotated[
     list[str],
@@ -40,7 +47,8 @@ OutputOption = Annotated[
         "-o",
         "--output",
         metavar="FILE",
-        help="Where to write (default: crest-results/reports/NAME.html beside the db).",
+        help="Where to write; - is stdout (default: crest-results/reports/NAME.html beside the db, NAME being every"
+        " name given; md, csv and json go to stdout).",
     ),
 ]
 FormatOption = Annotated[
@@ -58,7 +66,8 @@ AxisOption = Annotated[
     ),
 ]
 TitleOption = Annotated[
-    str | None, typer.Option("--title", help="The report's title (default: suite and configurations).")
+    str | None,
+    typer.Option("--title", metavar="TEXT", help="The report's title (default: suite and configurations)."),
 ]
 
 
@@ -96,9 +105,16 @@ def report_command(
     load_axis: AxisOption = None,
     title: TitleOption = None,
 ) -> int:
-    """Write a report of stored runs: one self-contained HTML page, or Markdown, CSV or JSON; prints its path."""
-    _, path = _build_and_write(db, names, output, output_format, load_axis, title)
-    print(path, flush=True)
+    """Write a report of stored runs: one self-contained HTML page, or Markdown, CSV or JSON; prints its path.
+
+    Markdown, CSV and JSON go to stdout unless -o names a file; `-o -` sends any format there.
+    """
+    fmt = report_format(output_format, None if output == _STDOUT else output)
+    if output is None and fmt != "html":
+        output = _STDOUT  # text a person pastes or a program reads; an HTML page is for a browser
+    _, path = _build_and_write(db, names, output, fmt, load_axis, title)
+    if path != _STDOUT:
+        print(path, flush=True)
     return EXIT_OK
 
 
@@ -113,10 +129,18 @@ def compare_command(
     best_of: BestOfOption = False,
     pool: PoolOption = None,
 ) -> int:
-    """Compare configurations: peaks, percent improvements and paired tests in the terminal, plus the HTML report."""
+    """Compare configurations: peaks, percent improvements and paired tests in the terminal, plus the HTML report.
+
+    With `-o -` the report goes to stdout and the terminal summary to stderr.
+    """
     options = {"baseline": baseline, "best_of": best_of, "pool": pool}
-    doc, path = _build_and_write(db, names, output, output_format, load_axis, title, options)
-    print_summary(doc, path)
+    fmt = report_format(output_format, None if output == _STDOUT else output)
+    doc, path = _build_and_write(db, names, output, fmt, load_axis, title, options)
+    if path == _STDOUT:
+        with contextlib.redirect_stdout(sys.stderr):  # stdout carries the report itself
+            print_summary(doc, path)
+    else:
+        print_summary(doc, path)
     return EXIT_OK
 
 
@@ -124,17 +148,22 @@ def _build_and_write(
     db: Path,
     names: list[str],
     output: Path | None,
-    output_format: str | None,
+    output_format: str,
     load_axis: str | None,
     title: str | None,
     options: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], Path]:
-    """The report of the named runs, written where asked (or beside the db); the document and its path."""
+    """The report of the named runs, written where asked (`-` is stdout, None beside the db); the document and
+    where it went."""
     details = _select(db, names)
-    name = report_format(output_format, output)
-    path = output if output is not None else default_report_path(db, names[0], name)
+    path = output if output is not None else default_report_path(db, names, output_format)
     doc = build_report(details, title=title, load_axis=load_axis, **(options or {}))
-    _write(path, render(doc, name))
+    text = render(doc, output_format)
+    if path == _STDOUT:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+    else:
+        _write(path, text)
     return doc, path
 
 
@@ -147,9 +176,16 @@ def print_report_summary(details: Sequence[RunDetail], path: Path, *, load_axis:
     return path
 
 
-def default_report_path(db: Path, name: str, output_format: str = "html") -> Path:
-    """crest-results/reports/NAME.html beside the database (NAME made safe for a file name)."""
-    stem = _UNSAFE_FILENAME.sub("-", name).strip(".-") or "report"
+def default_report_path(db: Path, names: str | Sequence[str], output_format: str = "html") -> Path:
+    """crest-results/reports/NAME.html beside the database: NAME is every name given, joined by `_` and made
+    safe for a file name, so that reports of different runs never overwrite each other; past 80 characters,
+    the first name, the count of the others and a digest of them all."""
+    given = [names] if isinstance(names, str) else list(dict.fromkeys(names))
+    parts = [_UNSAFE_FILENAME.sub("-", name).strip(".-") or "report" for name in given] or ["report"]
+    stem = "_".join(parts)
+    if len(stem) > _NAME_MAX:
+        digest = hashlib.sha256("\0".join(given).encode()).hexdigest()[:8]
+        stem = f"{parts[0][:40]}_and-{len(parts) - 1}-more_{digest}"
     return db.parent / "reports" / f"{stem}{SUFFIX[output_format]}"
 
 
@@ -160,6 +196,8 @@ def print_summary(doc: dict[str, Any], path: Path) -> None:
     console.print(_safe(summary["headline"]))
     console.print()
     console.print(_peaks(doc))
+    for line in mean_peak_notes(doc["configurations"], doc["load_axis"]):
+        console.print(Text("note: ", style="bold") + _safe(line))
     peaks = doc.get("peaks")
     if peaks and peaks["pivot"]:
         console.print()
@@ -181,10 +219,10 @@ def print_summary(doc: dict[str, Any], path: Path) -> None:
             console.print(paired_table(rows, metric, f"paired test pooled over {pooled['factor']}"))
     for line in summary["warnings"]:
         console.print(Text("warning: ", style="bold") + _safe(line))
-    console.print(Text("report: ") + _safe(str(path)))
+    console.print(Text("report: ") + _safe("stdout" if path == _STDOUT else str(path)))
 
 
-def _peaks(doc: dict[str, Any]) -> Table:
+def _peaks(doc: dict[str, Any]) -> FitTable:
     axis = doc["load_axis"]
     cmp = doc.get("comparison")
     configs = doc["configurations"]
@@ -193,43 +231,40 @@ def _peaks(doc: dict[str, Any]) -> Table:
         configs = [by_label[label] for label in cmp["ranking"]]
     leader = configs[0]["label"]
     gains = {(g["a"], g["b"]): g["pct"] for g in cmp["improvement_pct"]} if cmp else {}
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    columns = [("configuration", "left"), ("trials", "right"), ("peak req/s", "right"), ("± 95% CI", "right"),
-               ("at load", "right"), ("MB/s", "right"), ("p99 ms", "right"), ("saturation", "left"),
-               ("past the peak", "left")]  # fmt: skip
+    columns = [Column("configuration", "left", legend=True), Column("trials"), Column("peak req/s"),
+               Column("± 95% CI"), Column("at load"), Column("MB/s"), Column("p99 ms"),
+               Column("saturation", "left", wrap=True), Column("past the peak", "left", wrap=True)]  # fmt: skip
     sweep = doc.get("sweep")
     weighted = {w["index"]: w for w in sweep["configurations"]} if sweep else {}
     if sweep:
-        columns.append(("weighted Mbit/s", "right"))
-    if cmp:
-        columns.append((f"{_clip(leader)} over it", "right"))
+        columns.append(Column("weighted Mbit/s"))
+    if cmp:  # the leader is the first row; a long label is not repeated (nor cut) in a header
+        columns.append(Column(f"{leader} over it" if len(leader) <= _HEADER_LABEL else "first row over it"))
     peaks = doc.get("peaks") or {}
     ratios = {b["label"]: b["ratio"] for b in peaks.get("bars", [])}
+    caption = None
     if peaks.get("baseline"):
-        columns.append(("index", "right"))
-        table.caption = Text("index: peak ÷ the peak of ") + _safe(peaks["baseline"]) + Text(" (= 1.00)")
-        table.caption_justify = "left"
+        columns.append(Column("index"))
+        caption = Text("index: peak ÷ the peak of ") + _safe(peaks["baseline"]) + Text(" (= 1.00)")
     repeated = any(c["trials"] > 1 for c in configs)
     if repeated:  # secondary: the range of each trial's own peak, beside the mean curve's peak
-        columns.insert(5, ("trial peaks", "right"))
-    for title, justify in columns:
-        table.add_column(title, justify=justify, no_wrap=title != "configuration", overflow="fold")  # type: ignore[arg-type]
+        columns.insert(5, Column("trial peaks"))
+    table = FitTable(columns, caption=caption)
     for c in configs:
         peak, s = c["peak"], c["summary"]
         at = next((p for p in c["points"] if p["load"] == peak["load"]), None)
-        ci = peak["rps_ci95"]
         row = [
             _safe(c["label"]), str(c["trials"]), rfmt.rps(peak["rps"]),
-            rfmt.rps((ci[1] - ci[0]) / 2) if ci else rfmt.DASH, rfmt.load(peak["load"], axis),
+            rfmt.half_width(peak["rps_ci95"], peak["n"]), rfmt.load(peak["load"], axis),
             rfmt.mbytes(peak["throughput_Bps"]), rfmt.ms(at["latency_us"].get("p99") if at else None),
             "saturated" if s["saturated"] else "NOT saturated",
             s["shape"] + ("" if rfmt.missing(s["past_peak_ratio"]) else f" ({rfmt.percent(s['past_peak_ratio'])})"),
         ]  # fmt: skip
         if sweep:
             w = weighted[c["index"]]
-            ci = w["weighted_Mbps_ci95"]
+            pm = rfmt.plus_minus(w["weighted_Mbps_ci95"], w["trials"], "{:,.2f}".format)
             row.append(rfmt.DASH if w["weighted_Mbps"] is None else
-                       f"{w['weighted_Mbps']:,.2f}" + (f" ± {(ci[1] - ci[0]) / 2:,.2f}" if ci else ""))  # fmt: skip
+                       f"{w['weighted_Mbps']:,.2f}" + (f" {pm}" if pm else ""))  # fmt: skip
         if cmp:
             row.append(rfmt.DASH if c["label"] == leader else rfmt.pct(gains.get((leader, c["label"]))))
         if peaks.get("baseline"):
@@ -255,7 +290,3 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot write the report to {path}: {exc.strerror}: pass -o with a writable file") from exc
-
-
-def _clip(text: str, width: int = 18) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"

@@ -48,6 +48,7 @@ def run_command(
         str | None,
         typer.Option(
             "--target",
+            metavar="URL",
             help="Base URL of a target crest does not start, e.g. http://127.0.0.1:8080; or one per class role,"
             " e.g. static=http://127.0.0.1:8080,dynamic=http://127.0.0.1:8081",
         ),
@@ -56,6 +57,7 @@ def run_command(
         str | None,
         typer.Option(
             "--server",
+            metavar="NAME",
             help="Targets crest starts, comma-separated, e.g. nginx,apache-event (see `crest servers`); or servers"
             " side by side, one per class role, e.g. static=lighttpd,dynamic=apache-event.",
         ),
@@ -64,19 +66,24 @@ def run_command(
         str | None,
         typer.Option(
             "--cpus",
+            metavar="N",
             help="CPUs of the target, comma-separated (e.g. 1,2 or 0.5): ceil(N) cores pinned, a CFS quota for"
             " a fraction; the engine gets the other cores.",
         ),
     ] = None,
     memory: Annotated[
         str | None,
-        typer.Option("--memory", help="Memory limits for the target (cgroup), comma-separated, e.g. 256M,1G."),
+        typer.Option(
+            "--memory", metavar="SIZE", help="Memory limits for the target (cgroup), comma-separated, e.g. 256M,1G."
+        ),
     ] = None,
     server_opt: Annotated[
         list[str] | None,
         typer.Option(
             "--server-opt",
-            help="KEY=VALUE setting of the server (repeatable, once per KEY), e.g. MaxRequestWorkers=400;"
+            metavar="KEY=VALUE",
+            help="A setting of the server (repeatable, once per KEY; the keys `crest servers` lists), e.g."
+            " max_request_workers=400;"
             " KEY=V1,V2 runs each value as its own configuration (a comma inside a value: \\,).",
         ),
     ] = None,
@@ -84,44 +91,54 @@ def run_command(
         bool, typer.Option("--access-log", help="The started target logs every request; each mix stores the count.")
     ] = False,
     tls_target: Annotated[
-        str | None, typer.Option("--tls-target", help="Base https URL for the suite's TLS classes.")
+        str | None, typer.Option("--tls-target", metavar="URL", help="Base https URL for the suite's TLS classes.")
     ] = None,
     profile: Annotated[
         str,
         typer.Option(
             "--profile",
+            metavar="quick|standard|full",
             help="Mix lengths: quick (4 s), standard (60 s) or full (the seed's own, the default: 300 s for"
             " WebBench suites, about 2 h 40 min for veritest-static's two trials). The length of a run is printed"
             " before it starts.",
         ),
     ] = "full",
     repeat: Annotated[
-        int | None, typer.Option("--repeat", min=1, help="Trials of the whole suite (default: the suite's).")
+        int | None,
+        typer.Option("--repeat", metavar="N", min=1, help="Trials of the whole suite (default: the suite's)."),
     ] = None,
     fileset: Annotated[
-        Path | None, typer.Option("--fileset", help="A tree made by `crest fileset generate`: use its manifest.")
+        Path | None,
+        typer.Option("--fileset", metavar="DIR", help="A tree made by `crest fileset generate`: use its manifest."),
     ] = None,
-    db: Annotated[Path, typer.Option("--db", help="Results store (SQLite).")] = DEFAULT_PATH,
+    db: Annotated[Path, typer.Option("--db", metavar="PATH", help="Results store (SQLite).")] = DEFAULT_PATH,
     resume: Annotated[
-        str | None, typer.Option("--resume", help="Continue an interrupted run with its next mix.")
+        str | None, typer.Option("--resume", metavar="RUN_ID", help="Continue an interrupted run with its next mix.")
     ] = None,
     insecure: Annotated[
         bool, typer.Option("--insecure", help="Accept any TLS certificate (self-signed targets).")
     ] = False,
-    timeout: Annotated[str, typer.Option("--timeout", help="Per-request timeout, e.g. 10s.")] = "10s",
-    seed: Annotated[int, typer.Option("--seed", help="Seed for request selection and client delays.")] = 0,
+    timeout: Annotated[
+        str, typer.Option("--timeout", metavar="DURATION", help="Per-request timeout, e.g. 10s.")
+    ] = "10s",
+    seed: Annotated[int, typer.Option("--seed", metavar="N", help="Seed for request selection and client delays.")] = 0,
     validate_content: Annotated[
         bool, typer.Option("--validate-content", help="Check each static file's first line too, not only its size.")
     ] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No live progress.")] = False,
     loadfile: Annotated[
         str | None,
-        typer.Option("--loadfile", help="File suites: the dbench loadfile to replay (default: Debian's client.txt)."),
+        typer.Option(
+            "--loadfile",
+            metavar="FILE",
+            help="File suites: the dbench loadfile to replay (default: Debian's client.txt).",
+        ),
     ] = None,
     password_file: Annotated[
         Path | None,
         typer.Option(
             "--password-file",
+            metavar="FILE",
             help="smb:// targets: a file (mode 0600) whose first line is the password (else $CREST_SMB_PASSWORD).",
         ),
     ] = None,

@@ -26,29 +26,59 @@ def specweb99_command(
     connections: Annotated[
         str,
         typer.Option(
-            "-c", "--connections", help="Simultaneous connections (with --search: the most the search may try)."
+            "-c",
+            "--connections",
+            metavar="N",
+            help="Simultaneous connections (with --search: the most the search may try).",
         ),
     ],
-    target: Annotated[str | None, typer.Option("--target", help="Base URL of a target crest does not start.")] = None,
+    target: Annotated[
+        str | None, typer.Option("--target", metavar="URL", help="Base URL of a target crest does not start.")
+    ] = None,
     server: Annotated[
-        str | None, typer.Option("--server", help="A target crest starts, e.g. nginx or builtin (see `crest servers`).")
+        str | None,
+        typer.Option(
+            "--server",
+            metavar="NAME",
+            help="The target crest starts, e.g. nginx or builtin (see `crest servers`); one: a SPECweb99 test"
+            " measures one configuration.",
+        ),
     ] = None,
     profile: Annotated[
         str,
-        typer.Option("--profile", help="Run shape: full (the kit's, ~1 h 45 min), standard (minutes), quick (tests)."),
+        typer.Option(
+            "--profile",
+            metavar="quick|standard|full",
+            help="Run shape: quick (about 2 min, for tries), standard (about 9 min) or full (the kit's, the"
+            " default: about 1 h 45 min).",
+        ),
     ] = "full",
-    iterations: Annotated[int | None, typer.Option("--iterations", min=1, help="Iterations [default: 3].")] = None,
+    iterations: Annotated[
+        int | None, typer.Option("--iterations", metavar="N", min=1, help="Iterations [default: 3].")
+    ] = None,
     dynamic: Annotated[
-        str, typer.Option("--dynamic", help="Dynamic requests to the server's own module (server) or to CGI (cgi).")
+        str,
+        typer.Option(
+            "--dynamic",
+            metavar="server|cgi",
+            help="Dynamic requests to the server's own module (server) or to CGI (cgi).",
+        ),
     ] = "server",
     search: Annotated[
         bool, typer.Option("--search", help="Find the most connections that still pass (a capacity search).")
     ] = False,
-    start: Annotated[str, typer.Option("--start", help="--search: the first probe's connections.")] = "1",
-    precision: Annotated[str, typer.Option("--precision", help="--search: bisect to within this.")] = "5%",
-    confirm: Annotated[int, typer.Option("--confirm", help="--search: repeats of the answer (median of 3).")] = 2,
-    cpus: Annotated[float | None, typer.Option("--cpus", help="CPUs of a target crest starts.")] = None,
-    db: Annotated[Path, typer.Option("--db", help="Results store (SQLite).")] = DEFAULT_PATH,
+    start: Annotated[str, typer.Option("--start", metavar="N", help="--search: the first probe's connections.")] = "1",
+    precision: Annotated[
+        str, typer.Option("--precision", metavar="PERCENT", help="--search: bisect to within this.")
+    ] = "5%",
+    confirm: Annotated[
+        int, typer.Option("--confirm", metavar="N", help="--search: repeats of the answer (median of 3).")
+    ] = 2,
+    cpus: Annotated[
+        str | None,
+        typer.Option("--cpus", metavar="N", help="CPUs of a target crest starts, e.g. 1 or 0.5 (one value)."),
+    ] = None,
+    db: Annotated[Path, typer.Option("--db", metavar="PATH", help="Results store (SQLite).")] = DEFAULT_PATH,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No line per iteration.")] = False,
     nap: engine_options.Nap = True,
 ) -> int:
@@ -61,7 +91,7 @@ def specweb99_command(
     from crest.analysis.rule import parse_rule
     from crest.analysis.specweb99 import specweb99_result
     from crest.capacity.runner import CapacityRequest, run_capacity
-    from crest.cli.capacity import print_result
+    from crest.cli.capacity import one_cpus, one_value, print_result
     from crest.cli.render_specweb99 import print_specweb99
     from crest.filesets.specweb import specweb99_directories
     from crest.runner.trials import RunInterrupted, RunRequest, SuiteRunner
@@ -92,7 +122,15 @@ def specweb99_command(
     suite = Suite.model_validate(data)
     spec = suite.workload.specweb99
     assert spec is not None
-    request = RunRequest(suite=suite, target=target, server=server, cpus=cpus, profile=profile, store_path=db, nap=nap)
+    request = RunRequest(
+        suite=suite,
+        target=target,
+        server=one_value(server, "--server", "specweb99", example="nginx"),
+        cpus=one_cpus(cpus, "specweb99"),
+        profile=profile,
+        store_path=db,
+        nap=nap,
+    )
     harness = Harness(
         spec, maxload=count, dirs=specweb99_directories(count), conforming_length=spec.conforming_length()
     )
