@@ -163,10 +163,11 @@ def test_the_node_table_shows_clients_requests_cpu_and_offset() -> None:
          "engine_cpu_util_pct": 35.0, "client_bound": False, "clock_offset_s": 0.00012, "clock_uncertainty_s": 0.0003},
         {"node_id": "dd44ee55ff", "ip": "127.0.0.1", "first_client": 3, "clients": 1, "requests": 300, "rps": 100.0,
          "engine_cpu_util_pct": 97.0, "client_bound": True, "clock_offset_s": -0.001, "clock_uncertainty_s": 0.0002},
-    ]})  # fmt: skip
-    lines = text.splitlines()
-    assert "aa11bb22" in lines[2] and " 0-2 " in lines[2] and "+0.120±0.300 ms" in lines[2]
-    assert "97% bound" in lines[3] and " 3 " in lines[3]
+    ]}, width=200)  # fmt: skip
+    (first,) = [line for line in text.splitlines() if "aa11bb22" in line]  # below the title, header and rule
+    (second,) = [line for line in text.splitlines() if "dd44ee55" in line]
+    assert " 3 clients (0-2) " in first and "+0.120±0.300 ms" in first
+    assert "97% bound" in second and " 1 client (3) " in second
 
 
 def test_without_ray_the_error_names_the_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
 from crest.analysis.csvdata import read_csv
 from crest.analysis.doe import ERROR, MEAN, DoeResult, analyze
 from crest.cli import EXIT_OK, cluster_options, terminal
 from crest.cli.cluster_options import NETWORK_HELP
+from crest.cli.terminal import Column, FitTable
 from crest.cli.terminal import safe as _safe
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
@@ -142,9 +141,7 @@ def _print(result: DoeResult) -> None:
         + Text(f": {combinations} combinations × {reps} = {combinations * result.replications} experiments"
                + ("" if result.ci95 else " (no replications: no error estimate)"))
     )  # fmt: skip
-    levels = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for name in ("factor", "low (-1)", "high (+1)"):
-        levels.add_column(name)
+    levels = FitTable([Column(name, "left", wrap=True) for name in ("factor", "low (-1)", "high (+1)")])
     for factor, (low, high) in result.levels.items():
         levels.add_row(_safe(factor), _safe(low), _safe(high))
     console.print()
@@ -153,15 +150,13 @@ def _print(result: DoeResult) -> None:
     console.print(_effects_table(result))
 
 
-def _effects_table(result: DoeResult) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("term")
-    table.add_column("effect", justify="right")
-    table.add_column("% variation", justify="right")
+def _effects_table(result: DoeResult) -> FitTable:
+    columns = [Column("term", "left", wrap=True), Column("effect"), Column("% variation")]
     if result.ci95 is not None:
-        table.add_column("95% CI", justify="right")
+        columns.append(Column("95% CI"))
     if result.aliases:
-        table.add_column("aliased with")
+        columns.append(Column("aliased with", "left", wrap=True))
+    table = FitTable(columns)
     for term, effect in result.effects.items():
         cells = [_safe(term), Text(_number(effect)), Text("" if term == MEAN else _percent(result.variation_pct[term]))]
         if result.ci95 is not None:
@@ -171,7 +166,8 @@ def _effects_table(result: DoeResult) -> Table:
             cells.append(_safe(", ".join(result.aliases.get(term, []))))
         table.add_row(*cells)
     if ERROR in result.variation_pct:
-        table.add_row(Text(ERROR), Text(""), Text(_percent(result.variation_pct[ERROR])))
+        blank = [Text("")] * (len(table.columns) - 3)
+        table.add_row(Text(ERROR), Text(""), Text(_percent(result.variation_pct[ERROR])), *blank)
     return table
 
 

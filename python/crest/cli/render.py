@@ -1,9 +1,14 @@
-"""Human text for `crest bench` (wrk-like header and summary); pure functions from spec/report to str."""
+"""Human text for `crest bench` (wrk-like header and summary); pure functions from spec/report to str.
+
+A summary line longer than the terminal wraps under its value, between two figures, never inside one.
+"""
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING, Any
 
+from crest.cli.terminal import Column, FitTable, render_text, safe, terminal_width
 from crest.load.runspec import RunSpec
 from crest.units import format_bytes, format_count, format_latency_us, format_seconds
 
@@ -12,6 +17,8 @@ if TYPE_CHECKING:
 
 _LABEL_WIDTH = 12
 _PERCENTILES = (("mean", "mean"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p99.9", "p999"), ("max", "max"))
+_GAP = "   "  # between the figures of one line
+_KEEP = "\xa0"  # textwrap never breaks at a no-break space
 _ERROR_KINDS = ("connect", "tls", "timeout", "read", "write", "status", "parse", "validation", "reset")
 
 
@@ -51,8 +58,9 @@ def describe_load_model(spec: RunSpec) -> str:
     return "closed loop"
 
 
-def render_report(report: dict[str, Any], spec: RunSpec) -> str:
-    """The summary printed after the run, one labelled line per metric."""
+def render_report(report: dict[str, Any], spec: RunSpec, width: int | None = None) -> str:
+    """The summary printed after the run, one labelled line per metric, wrapped to `width` columns (default:
+    the terminal's)."""
     duration_s = float(report.get("duration_s", 0.0))
     lines = [
         _line("Latency", _latency(report.get("latency_us", {}), int(report.get("requests", 0)))),
@@ -76,7 +84,7 @@ def render_report(report: dict[str, Any], spec: RunSpec) -> str:
             lines.append(_line(protocol_name(spec.http_version), describe_h2(figures, codec)))
     lines.append(_line("Status", _status(report.get("status", {}))))
     lines.append(_line("Errors", _errors(report.get("errors", {}))))
-    lines.extend(f"  note: {note}" for note in report.get("error_notes", []))
+    lines.extend(f"  note: {note}" for note in report.get("error_notes", []))  # prose: the terminal wraps it
     cpu_s = report.get("client_cpu_s")
     if cpu_s is not None and duration_s > 0:
         threads = int(report.get("threads", spec.threads)) or 1
@@ -88,17 +96,32 @@ def render_report(report: dict[str, Any], spec: RunSpec) -> str:
         lines.append(_line("Client CPU", text))
     if report.get("cancelled"):
         lines.append(f"  Interrupted after {duration_s:.2f}s: partial result")
-    return "\n".join(lines)
+    return "\n".join(_fit(line, terminal_width() if width is None else width) for line in lines)
 
 
 def _line(label: str, text: str) -> str:
     return f"  {label:<{_LABEL_WIDTH}}{text}"
 
 
+def _fit(line: str, width: int) -> str:
+    """A labelled line folded under its value at `width`, at the separators between figures only (the
+    spaces inside one, as in "p99 1.23ms", are joined while the line is wrapped)."""
+    indent = " " * (2 + _LABEL_WIDTH)
+    if len(line) <= width or not line.startswith("  ") or line.startswith("  note:"):
+        return line
+    head, text = line[: len(indent)], line[len(indent) :]
+    sep = next((sep for sep in (_GAP, " · ", ", ") if sep in text), None)
+    if sep is not None:
+        text = sep.join(part.replace(" ", _KEEP) for part in text.split(sep))
+    folded = textwrap.fill(text, width, initial_indent=head, subsequent_indent=indent,
+                           break_long_words=False, break_on_hyphens=False)  # fmt: skip
+    return folded.replace(_KEEP, " ")
+
+
 def _latency(latency_us: dict[str, Any], requests: int) -> str:
     if requests == 0:
         return "no successful responses"  # latency is only recorded for those
-    return "   ".join(f"{name} {format_latency_us(float(latency_us.get(key, 0)))}" for name, key in _PERCENTILES)
+    return _GAP.join(f"{name} {format_latency_us(float(latency_us.get(key, 0)))}" for name, key in _PERCENTILES)
 
 
 def _transfer(report: dict[str, Any]) -> str:
@@ -153,7 +176,7 @@ def format_ratio(value: float | None) -> str:
 def _status(status: dict[str, Any]) -> str:
     if not status:
         return "none"
-    return "   ".join(f"{code}: {format_count(int(n))}" for code, n in sorted(status.items()))
+    return _GAP.join(f"{code}: {format_count(int(n))}" for code, n in sorted(status.items()))
 
 
 def _errors(errors: dict[str, Any]) -> str:
@@ -163,17 +186,27 @@ def _errors(errors: dict[str, Any]) -> str:
     return ", ".join(nonzero) if nonzero else "none"
 
 
-def render_nodes(cluster: dict[str, Any]) -> str:
+def render_nodes(cluster: dict[str, Any], width: int | None = None) -> str:
     """A cluster mix's per-node breakdown: which clients each node ran, what it achieved, its engine's
-    CPU and its clock offset from the driver (± half the best round trip)."""
-    lines = ["Nodes (clients dealt whole; one absolute start, corrected by each node's clock offset)"]
-    lines.append(f"  {'node':<10} {'ip':<15} {'clients':>9} {'requests':>10} {'req/s':>10} {'engine CPU':>11}"
-                 f" {'clock offset':>16}")  # fmt: skip
+    CPU and its clock offset from the driver (± half the best round trip); `width` as render_report's."""
+    table = FitTable([Column("node", "left"), Column("ip", "left"), Column("clients", wrap=True), Column("requests"),
+                      Column("req/s"), Column("engine CPU", wrap=True), Column("clock offset")])  # fmt: skip
     for n in cluster.get("nodes", []):
         first, count = int(n["first_client"]), int(n["clients"])
-        clients = f"{first}" if count == 1 else f"{first}-{first + count - 1}"
+        # How many clients the node ran, then which (WebBench's client numbers, counted from 0).
+        which = f"{first}" if count == 1 else f"{first}-{first + count - 1}"
+        clients = f"{count} client{'s' if count != 1 else ''} ({which})"
         cpu = f"{float(n.get('engine_cpu_util_pct') or 0):.0f}%" + (" bound" if n.get("client_bound") else "")
         offset = f"{float(n['clock_offset_s']) * 1e3:+.3f}±{float(n['clock_uncertainty_s']) * 1e3:.3f} ms"
-        lines.append(f"  {str(n['node_id'])[:8]:<10} {n['ip']:<15} {clients:>9} {format_count(int(n['requests'])):>10}"
-                     f" {float(n['rps']):>10,.1f} {cpu:>11} {offset:>16}")  # fmt: skip
-    return "\n".join(lines)
+        table.add_row(safe(node_name(n)), safe(n["ip"]), clients, format_count(int(n["requests"])),
+                      f"{float(n['rps']):,.1f}", cpu, offset)  # fmt: skip
+    width = terminal_width() if width is None else width
+    title = "Nodes (clients dealt whole; one absolute start, corrected by each node's clock offset)"
+    return "\n".join([*textwrap.wrap(title, width, subsequent_indent="  "), render_text(table, width, indent=2)])
+
+
+def node_name(node: dict[str, Any]) -> str:
+    """A cluster node as the user names it: its custom resource (node1 … nodeN of --cluster local:N, or
+    one given to `ray start --resources`), else its id's first 8 digits (runs stored before names were)."""
+    names = node.get("names")
+    return str(names[0]) if isinstance(names, list) and names else str(node["node_id"])[:8]

@@ -7,27 +7,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich import box
-from rich.table import Table
-
+from crest.cli.terminal import Column, FitTable
 from crest.cli.terminal import safe as _safe
 from crest.report import fmt as rfmt
 
 _UNITS = {"rps": ("req/s", rfmt.signed_rps, rfmt.rps), "throughput_Bps": ("throughput, MB/s", rfmt.signed_mbytes, rfmt.mbytes)}  # fmt: skip
 
 
-def paired_table(rows: list[dict[str, Any]], metric: str, title: str = "paired-difference test") -> Table:
+def paired_table(rows: list[dict[str, Any]], metric: str, title: str = "paired-difference test") -> FitTable:
     """One row per pair of configurations: pairs, mean A − B, its interval and the verdict."""
     unit, signed, plain = _UNITS[metric]
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title=f"{title} of {unit} (A − B)",
-                  title_justify="left")  # fmt: skip
     pooled = any("levels" in p for p in rows)
-    columns = [("A", "left"), ("B", "left"), ("pairs", "right"), ("mean A − B", "right"), ("sd", "right"),
-               ("95% CI", "right"), ("verdict", "left")]  # fmt: skip
+    columns = [Column("A", "left", legend=True), Column("B", "left", legend=True), Column("pairs"),
+               Column("mean A − B"), Column("sd"), Column("95% CI"), Column("verdict", "left", wrap=True)]  # fmt: skip
     if pooled:
-        columns.insert(3, ("levels", "left"))
-    for name, justify in columns:
-        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        columns.insert(3, Column("levels", "left", wrap=True))
+    table = FitTable(columns, title=f"{title} of {unit} (A − B)")
     for p in rows:
         row = [_safe(p["a"]), _safe(p["b"]), str(p["n"]), signed(p["mean_diff"]), plain(p["sd"]),
                rfmt.interval(p["ci95"], signed), p["verdict"]]  # fmt: skip
@@ -37,12 +32,10 @@ def paired_table(rows: list[dict[str, Any]], metric: str, title: str = "paired-d
     return table
 
 
-def best_of_table(merged: list[dict[str, Any]], axis: str) -> Table:
+def best_of_table(merged: list[dict[str, Any]], axis: str) -> FitTable:
     """Each merged configuration's loads and the suite that supplied them."""
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title_justify="left",
-                  title="better of the suites: where each point came from")  # fmt: skip
-    for name in ("configuration", "suite", axis):
-        table.add_column(name, overflow="fold")
+    columns = [Column("configuration", "left", legend=True), Column("suite", "left"), Column(axis, "left", wrap=True)]
+    table = FitTable(columns, title="better of the suites: where each point came from")
     for m in merged:
         for suite in m["suites"]:
             loads = [rfmt.load_number(p["load"]) for p in m["points"] if p["suite"] == suite]
@@ -50,14 +43,11 @@ def best_of_table(merged: list[dict[str, Any]], axis: str) -> Table:
     return table
 
 
-def pivot_table(pivot: dict[str, Any]) -> Table:
+def pivot_table(pivot: dict[str, Any]) -> FitTable:
     """Peak req/s, rows by server (every other factor), columns by CPU count (VeriTest's figure 13)."""
     factor = pivot["column_factor"]
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title_justify="left",
-                  title=f"peak req/s by {factor}")  # fmt: skip
-    table.add_column("", overflow="fold")
-    for column in pivot["columns"]:
-        table.add_column(f"{factor}={column}", justify="right")
+    columns = [Column("", "left", legend=True)] + [Column(f"{factor}={column}") for column in pivot["columns"]]
+    table = FitTable(columns, title=f"peak req/s by {factor}")
     for row in pivot["rows"]:
         table.add_row(_safe(row["label"]), *(rfmt.rps(v) for v in row["rps"]))
     return table

@@ -3,24 +3,21 @@ resets and refused streams per mix. Formats only; the figures are crest.analysis
 
 from __future__ import annotations
 
-from rich import box
-from rich.table import Table
-
 from crest.analysis.h2 import h2_figures, header_codec, protocol_name
 from crest.cli.render import format_mean, format_ratio
+from crest.cli.terminal import Column, FitTable
 from crest.store import MixRecord
 from crest.units import format_count
 
 
-def h2_table(mixes: list[MixRecord], http_version: str | None = None) -> Table | None:
+def h2_table(mixes: list[MixRecord], http_version: str | None = None) -> FitTable | None:
     """One row per HTTP/2 or HTTP/3 mix, titled by the run's `http_version`; None when no mix had streams."""
     rows = [(m.index, f) for m in mixes if (f := h2_figures(m.h2)) is not None]
     if not rows:
         return None
     title, codec = protocol_name(http_version), header_codec(http_version)
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for name in ("mix", "streams mean", "streams max", f"{codec} resp", f"{codec} req", "GOAWAYs", "resets", "refused"):
-        table.add_column(name, justify="right", no_wrap=True)
+    names = ("mix", "streams mean", "streams max", f"{codec} resp", f"{codec} req", "GOAWAYs", "resets", "refused")
+    table = FitTable([Column(name) for name in names], title=title)
     for index, f in rows:
         table.add_row(
             str(index), format_mean(f.streams_in_use_mean), format_count(f.streams_in_use_max),

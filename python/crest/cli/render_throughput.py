@@ -8,20 +8,18 @@ from __future__ import annotations
 
 import math
 
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
 from crest.analysis.throughput import ThroughputCurve
+from crest.cli.terminal import Column, FitTable, safe
 from crest.store import MixRecord
 from crest.units import format_latency_us
 
 
-def throughput_table(curve: ThroughputCurve) -> Table:
+def throughput_table(curve: ThroughputCurve) -> FitTable:
     """One row per mix, the peak marked."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in ("mix", curve.load_axis, "Mbit/s", "NB Mbit/s", "MB/s", "Mbit/s per client", "ops/s", "errors"):
-        table.add_column(name, justify="right")
+    names = ("mix", curve.load_axis, "Mbit/s", "NB Mbit/s", "MB/s", "Mbit/s per client", "ops/s", "errors")
+    table = FitTable([Column(name) for name in names])
     for p in curve.points:
         mark = " ◀ peak" if p.index == curve.peak_index else ""
         table.add_row(
@@ -32,18 +30,17 @@ def throughput_table(curve: ThroughputCurve) -> Table:
     return table
 
 
-def operations_table(mix: MixRecord) -> Table | None:
+def operations_table(mix: MixRecord) -> FitTable | None:
     """A file mix's operation kinds: count, ops/s, MB/s moved, mean and p99 latency, errors."""
     rows = [(name, c) for name, c in sorted(mix.classes.items()) if c.get("requests") or c.get("errors")]
     if not rows:
         return None
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"operations at mix {mix.index}", title_justify="left")
-    for name in ("operation", "count", "ops/s", "MB/s", "mean", "p99", "errors"):
-        table.add_column(name, justify="left" if name == "operation" else "right")
+    columns = [Column("operation", "left")] + [Column(n) for n in ("count", "ops/s", "MB/s", "mean", "p99", "errors")]
+    table = FitTable(columns, title=f"operations at mix {mix.index}")
     for name, c in rows:
         lat = c.get("latency_us") or {}
         table.add_row(
-            name, f"{c.get('requests', 0):,}", f"{c.get('rps', 0.0):,.0f}", f"{c.get('throughput_Bps', 0.0) / 1e6:,.2f}",
+            safe(name), f"{c.get('requests', 0):,}", f"{c.get('rps', 0.0):,.0f}", f"{c.get('throughput_Bps', 0.0) / 1e6:,.2f}",
             _us(lat.get("mean")), _us(lat.get("p99")), f"{c.get('errors', 0):,}",
         )  # fmt: skip
     return table

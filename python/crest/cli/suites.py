@@ -10,11 +10,9 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.console import Console
-from rich.table import Table
 
-from crest.cli import EXIT_OK
+from crest.cli import EXIT_OK, terminal
+from crest.cli.terminal import Column, FitTable
 from crest.suite import GROUPS, PROFILES, Suite, SuiteError, builtin_suites, load_suite
 from crest.suite.describe import classes_text, clients_text, mixes_text, source_short, workload_text
 
@@ -44,13 +42,10 @@ def suite_json(suite: Suite, profile: str = "full") -> dict[str, Any]:
     }
 
 
-def _table(suites: list[Suite], profile: str) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("suite", no_wrap=True, style="bold")
-    table.add_column("source")
-    table.add_column("clients × threads per client")
-    table.add_column("mix s (window)")
-    table.add_column("workload", overflow="fold")
+def _table(suites: list[Suite], profile: str) -> FitTable:
+    table = FitTable([Column("suite", "left", style="bold"), Column("source", "left", wrap=True),
+                      Column("clients × threads per client", "left", wrap=True), Column("mix s (window)", "left"),
+                      Column("workload", "left", wrap=True)])  # fmt: skip
     for suite in suites:
         ladder = suite.ladder
         threads = f"{ladder.threads_per_client}" + "".join(
@@ -121,7 +116,7 @@ def suites_command(
         # One suite: every detail, as plain lines (they wrap in the terminal, not in a cell).
         print("\n".join(_details(suites[0], profile)))
         return EXIT_OK
-    Console(highlight=False).print(_table(suites, profile))
+    terminal.console().print(_table(suites, profile))
     for name, (source, factors) in GROUPS.items():
         members = ", ".join(s for names in factors.values() for s in names)
         print(f"group {name}: {source}; `crest run {name}` runs {members}")

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 
 from crest.cli import EXIT_OK, terminal
+from crest.cli.terminal import Column, FitTable
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
 
@@ -99,6 +98,7 @@ def read_points(path: Path) -> list[tuple[int, float]]:
 
 def _print_runs(db: Path, names: Sequence[str], weights: Mapping[str, float]) -> None:
     from crest.analysis.weighted import sweep_configurations
+    from crest.report import fmt as rfmt
     from crest.store import Store, no_run_error
 
     if not db.exists():
@@ -109,29 +109,23 @@ def _print_runs(db: Path, names: Sequence[str], weights: Mapping[str, float]) ->
     rows = [(f"{run_id}  {c.label}".rstrip(), r) for c in configs for run_id, r in zip(c.run_ids, c.trials)]
     _print(rows, weights)
     if any(len(c.trials) > 1 for c in configs):
-        table = Table(
-            box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, title="per configuration", title_justify="left"
-        )
-        for title, justify in (("configuration", "left"), ("trials", "right"), ("weighted Mbit/s", "right"),
-                               ("95% CI", "right")):  # fmt: skip
-            table.add_column(title, justify=justify)  # type: ignore[arg-type]
+        columns = [Column("configuration", "left", legend=True), Column("trials"), Column("weighted Mbit/s"),
+                   Column("95% CI")]  # fmt: skip
+        table = FitTable(columns, title="per configuration")
         for c in configs:
-            ci = f"{_mbps(c.ci95_Bps[0])} – {_mbps(c.ci95_Bps[1])}" if c.ci95_Bps else "—"
-            table.add_row(c.label, str(len(c.trials)), _mbps(c.mean_Bps), ci)
+            ci = rfmt.interval_cell(c.ci95_Bps, len(c.trials), _mbps)
+            table.add_row(terminal.safe(c.label), str(len(c.trials)), _mbps(c.mean_Bps), ci)
         terminal.console().print(table)
 
 
 def _print(rows: Sequence[tuple[str, WeightedResult]], weights: Mapping[str, float]) -> None:
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("run", justify="left")
-    for cls, w in weights.items():
-        table.add_column(f"{cls} ({w * 100:g}%) Mbit/s", justify="right")
-    table.add_column("weighted Mbit/s", justify="right")
-    table.add_column("weighted MB/s", justify="right")
-    table.add_column("sizes left out", justify="left")
+    columns = [Column("run", "left", legend=True)]
+    columns += [Column(f"{cls} ({w * 100:g}%) Mbit/s") for cls, w in weights.items()]
+    columns += [Column("weighted Mbit/s"), Column("weighted MB/s"), Column("sizes left out", "left", wrap=True)]
+    table = FitTable(columns)
     for name, r in rows:
         table.add_row(
-            name, *(_mbps(r.per_class[c]) for c in weights), _mbps(r.value_Bps), f"{r.value_Bps / 1e6:,.3f}",
+            terminal.safe(name), *(_mbps(r.per_class[c]) for c in weights), _mbps(r.value_Bps), f"{r.value_Bps / 1e6:,.3f}",
             ", ".join(f"{s:,}" for s in r.excluded) or "—",
         )  # fmt: skip
     terminal.console().print(table)
