@@ -70,14 +70,16 @@ def test_runs_json_lists_newest_first(db: Path, lab: dict[str, str]) -> None:
 def test_runs_table(db: Path, lab: dict[str, str]) -> None:
     out = ok("runs", "--db", str(db))
     lines = out.splitlines()
-    assert re.match(r"\s*id\s+suite\s+target\s+status\s+mixes\s+peak req/s\s+started", lines[0])
+    assert re.match(r"\s*id\s+kind\s+experiment\s+suite\s+configuration\s+status\s+mixes\s+result\s+started", lines[0])
     (cut_line,) = [line for line in lines if lab["cut"] in line]
     (done_line,) = [line for line in lines if lab["done"] in line]
     assert lines.index(cut_line) < lines.index(done_line)  # newest first
+    # The fixture's mixes carry a content length: a size sweep, whose result is its peak throughput.
     assert re.search(
-        r"mindcraft\s+http://127\.0\.0\.1:9000/\s+interrupted\s+1\s+50\.0\s+\d{4}-\d\d-\d\d \d\d:\d\d", cut_line
+        r"sweep\s+-\s+mindcraft\s+server=builtin cpus=2\s+interrupted\s+1\s+0\.5 Mbit/s\s+\d{4}-\d\d-\d\d \d\d:\d\d",
+        cut_line,
     )
-    assert re.search(r"webbench-static\s+http://127\.0\.0\.1:8080/\s+complete\s+3\s+450\.0\s", done_line)
+    assert re.search(r"webbench-static\s+server=builtin cpus=2\s+complete\s+3\s+4\.3 Mbit/s\s", done_line)
 
 
 def test_runs_of_a_missing_file_says_how_to_start_and_creates_nothing(db: Path) -> None:
@@ -155,7 +157,8 @@ def test_show_accepts_a_unique_prefix(db: Path, lab: dict[str, str]) -> None:
 def test_show_text(db: Path, lab: dict[str, str]) -> None:
     out = ok("show", lab["done"], "--db", str(db))
     assert out.startswith(f"Run {lab['done']}\n")
-    assert "  suite     webbench-static (profile quick, trial 0)\n" in out
+    assert "  kind      size sweep\n  setup     server=builtin cpus=2\n" in out
+    assert "  suite     webbench-static (profile quick, trial 1)\n" in out
     assert "  target    http://127.0.0.1:8080/\n" in out
     assert "  status    complete\n" in out
     assert "  host      lab1 · 6.1.0 · Xeon · 8 CPUs · Python 3.11.7 · crest 0.1.0 · engine 0.1.0\n" in out
@@ -240,7 +243,11 @@ HOSTILE: dict[str, Any] = {
 
 def test_strings_from_the_store_are_printed_as_text(db: Path) -> None:
     with Store(db) as store:
-        run_id = store.create_run(make_meta(**HOSTILE, host={"hostname": "[blink]h[/blink]"}, factors={"[x]": "[/y]"}))
+        # An external target: its URL is the run's configuration label in `crest runs`.
+        config = {"options": {"server": None, "target": HOSTILE["target"]}}
+        run_id = store.create_run(
+            make_meta(**HOSTILE, config=config, host={"hostname": "[blink]h[/blink]"}, factors={"[x]": "[/y]"})
+        )
         store.add_mix(
             run_id, make_mix(0, verdicts=[verdicts.engine_error("[red]status 500[/red] from \x1b[31mtarget")])
         )
@@ -251,7 +258,7 @@ def test_strings_from_the_store_are_printed_as_text(db: Path) -> None:
         assert "[bold red]evil[/bold red] :smile:" in out  # markup and emoji codes stay literal
         assert "\x1b" not in out and "\x07" not in out  # no escape sequence reaches the terminal
         assert "http://x/\\x1b[2J\\x1b]0;pwned\\x07[link=http://evil]" in out
-    assert "(profile [/], trial 0)" in shown
+    assert "(profile [/], trial 1)" in shown
     assert "  status    failed (target said [bold]no[/bold]\\r\\n)\n" in shown
     assert "  host      [blink]h[/blink]\n" in shown
     assert "  factors   [x]=[/y]\n" in shown

@@ -71,7 +71,7 @@ COMMANDS: dict[str, Entry] = {
     "runs": Entry(
         "crest.cli.runs",
         "runs_command",
-        "List the stored runs, newest first: id, suite, target, status, mixes and peak req/s.",
+        "List the stored runs, newest first: id, kind, experiment, suite, configuration, status, mixes and result.",
     ),
     "show": Entry(
         "crest.cli.runs",

@@ -186,9 +186,10 @@ def _errors(errors: dict[str, Any]) -> str:
     return ", ".join(nonzero) if nonzero else "none"
 
 
-def render_nodes(cluster: dict[str, Any], width: int | None = None) -> str:
+def render_nodes(cluster: dict[str, Any], width: int | None = None, *, titled: bool = True) -> str:
     """A cluster mix's per-node breakdown: which clients each node ran, what it achieved, its engine's
-    CPU and its clock offset from the driver (± half the best round trip); `width` as render_report's."""
+    CPU and its clock offset from the driver (± half the best round trip); `width` as render_report's,
+    the title left out unless `titled`."""
     table = FitTable([Column("node", "left"), Column("ip", "left"), Column("clients", wrap=True), Column("requests"),
                       Column("req/s"), Column("engine CPU", wrap=True), Column("clock offset")])  # fmt: skip
     for n in cluster.get("nodes", []):
@@ -202,7 +203,8 @@ def render_nodes(cluster: dict[str, Any], width: int | None = None) -> str:
                       f"{float(n['rps']):,.1f}", cpu, offset)  # fmt: skip
     width = terminal_width() if width is None else width
     title = "Nodes (clients dealt whole; one absolute start, corrected by each node's clock offset)"
-    return "\n".join([*textwrap.wrap(title, width, subsequent_indent="  "), render_text(table, width, indent=2)])
+    titles = textwrap.wrap(title, width, subsequent_indent="  ") if titled else []
+    return "\n".join([*titles, render_text(table, width, indent=2)])
 
 
 def node_name(node: dict[str, Any]) -> str:

@@ -8,30 +8,40 @@ terminal escape sequences.
 from __future__ import annotations
 
 import json
+import math
+import textwrap
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich import box
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from crest.analysis.h2 import run_http_version
-from crest.analysis.peak import highest, peak_rps_of
+from crest.analysis.identity import (
+    RunIdentity,
+    RunResult,
+    identity,
+    needs_detail,
+    run_result,
+    summary_identity,
+    summary_result,
+)
+from crest.analysis.peak import highest
 from crest.analysis.throughput import judged_by_throughput, run_throughput
 from crest.cli import EXIT_OK
 from crest.cli.render import render_nodes
 from crest.cli.render_h2 import h2_table
 from crest.cli.render_network import render_network
+from crest.cli.terminal import Column, FitTable
 from crest.cli.terminal import console as _console
 from crest.cli.terminal import safe as _safe
 from crest.cli.terminal import safe_str as _safe_str
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH, MixRecord, RunDetail, RunSummary, Store, no_run_error
 from crest.units import format_bytes, format_count, format_latency_us, format_seconds
-from crest.verdicts import TARGET_IDLE, Verdict, has
+from crest.verdicts import TARGET_IDLE, Verdict, decided_by, has, rank_of
 
 _LABEL_WIDTH = 10
 _HOST_FIELDS = (("hostname", "{}"), ("kernel", "{}"), ("cpu_model", "{}"), ("cpus", "{} CPUs"),
@@ -42,30 +52,45 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON to stdout a
 
 
 def runs_command(db: DbOption = DEFAULT_PATH, json_output: JsonOption = False) -> int:
-    """List the stored runs, newest first: id, suite, target, status, mixes and peak req/s."""
-    summaries: list[RunSummary] = []
+    """List the stored runs, newest first: id, kind, experiment, suite, configuration, status, mixes and result."""
+    listed: list[tuple[RunSummary, RunIdentity, RunResult]] = []
     if db.exists():  # a listing never creates the file
         with Store(db) as store:
-            summaries = store.runs()
+            for s in store.runs():
+                # Only a capacity search or a SPECweb99 test needs its mixes replayed for its result.
+                result = _result(store.run(s.id)) if needs_detail(s) else summary_result(s)
+                listed.append((s, summary_identity(s), result))
     if json_output:
-        print(json.dumps([_summary_json(s) for s in summaries]), flush=True)
+        print(json.dumps([_summary_json(s, who, result) for s, who, result in listed]), flush=True)
         return EXIT_OK
     console = _console()
-    if not summaries:
+    if not listed:
         console.print(Text(f"no runs yet in {_safe_str(str(db))}: start one with `crest run SUITE --target URL`"))
         return EXIT_OK
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for name, justify in (("id", "left"), ("suite", "left"), ("target", "left"), ("status", "left"),
-                          ("mixes", "right"), ("peak req/s", "right"), ("started", "left")):  # fmt: skip
-        table.add_column(name, justify=justify, no_wrap=name != "target", overflow="fold")  # type: ignore[arg-type]
-    for s in summaries:
-        peak = peak_rps_of(s.mix_rps)
+    table = FitTable([
+        Column("id", "left"), Column("kind", "left", wrap=True), Column("experiment", "left"),
+        Column("suite", "left", wrap=True), Column("configuration", "left", legend=True),
+        Column("status", "left", wrap=True), Column("mixes"), Column("result", wrap=True), Column("started", "left"),
+    ])  # fmt: skip
+    for s, who, result in listed:
         table.add_row(
-            _safe(s.id), _safe(s.suite), _safe(s.target), _safe(s.status), str(s.mixes),
-            "-" if peak is None else f"{peak:,.1f}", _local_time(s.started_at),
+            _safe(s.id), _kind_cell(who), _safe(who.experiment or "-"), _safe(s.suite), _safe(who.configuration),
+            _safe(s.status), str(s.mixes), _safe(result.text), _local_time(s.started_at),
         )  # fmt: skip
     console.print(table)
     return EXIT_OK
+
+
+def _result(detail: RunDetail) -> RunResult:
+    """The run's result; a record the analysis cannot read (settings of an older crest) shows none."""
+    try:
+        return run_result(detail)
+    except ConfigError:
+        return RunResult("-")
+
+
+def _kind_cell(who: RunIdentity) -> str:
+    return who.kind + (" (cluster)" if who.cluster else "")
 
 
 def show_command(
@@ -87,7 +112,11 @@ def show_command(
         print(json.dumps(_detail_json(detail)), flush=True)
         return EXIT_OK
     console = _console()
-    for line in _header(detail):
+    header = _header(detail, console.width)
+    console.print(header[0])
+    for line in _limit_lines(detail, console.width):  # what decided the result, before anything else about it
+        console.print(line)
+    for line in header[1:]:
         console.print(line)
     if not detail.mixes:
         console.print(Text("\n  no mixes stored yet"))
@@ -106,7 +135,7 @@ def show_command(
         if mix.cluster:
             count = len(mix.cluster["nodes"])
             console.print(Text(f"\n  mix {mix.index} on {count} node{'s' if count != 1 else ''}"))
-            for row in render_nodes(mix.cluster).splitlines()[1:]:  # its own title names no mix
+            for row in render_nodes(mix.cluster, titled=False).splitlines():  # its title names no mix
                 console.print(_safe(row))
     for mix in detail.mixes:
         if mix.network:
@@ -117,12 +146,34 @@ def show_command(
     if h2 is not None:
         console.print()
         console.print(h2)
-    for mix in detail.mixes:
-        for verdict in mix.verdicts:
-            console.print(Text(f"  warning: mix {mix.index}: ") + _safe(verdict.message))
-    for verdict in _run_verdicts(detail):
-        console.print(Text("  warning: ") + _safe(verdict.message))
+    # In the one order of crest.verdicts.RANK, whichever mix: what decided a result first.
+    found = [(f"mix {mix.index}: ", v) for mix in detail.mixes for v in mix.verdicts]
+    found += [("", v) for v in _run_verdicts(detail)]
+    for where, verdict in sorted(found, key=lambda f: rank_of(f[1].kind)):
+        for line in _label_block("warning:", where + verdict.message, console.width, label_width=9):
+            console.print(line)
     return EXIT_OK
+
+
+def _label_block(label: str, text: str, width: int, style: str = "", label_width: int = _LABEL_WIDTH) -> list[Text]:
+    """`  label     text`, its wrapped lines under its own start (never back at the margin)."""
+    rows = textwrap.wrap(text, max(20, width - 2 - label_width), break_long_words=False, break_on_hyphens=False)
+    first = Text(f"  {label:<{label_width}}", style=style) + _safe(rows[0] if rows else "")
+    return [first, *(Text(" " * (2 + label_width)) + _safe(row) for row in rows[1:])]
+
+
+def _limit_lines(detail: RunDetail, width: int) -> list[Text]:
+    """`limit` and what decided the run's peak when the target did not (the analysis's curve limit)."""
+    from crest.analysis.points import default_load_axis, points_from_run
+    from crest.analysis.summary import summarize
+
+    try:
+        limit = summarize(points_from_run(detail, default_load_axis([detail]))).limit
+    except ConfigError:  # no mix with a measured req/s: no peak to judge
+        return []
+    if limit is None:
+        return []
+    return _label_block("limit", decided_by(limit.kind, "at the peak", "the peak") or limit.message, width, "bold")
 
 
 def _print_throughput(console: Console, detail: RunDetail) -> None:
@@ -157,15 +208,19 @@ def _run_verdicts(detail: RunDetail) -> list[Verdict]:
     return [v for v in summary.verdicts if v.kind == TARGET_IDLE]
 
 
-def _header(detail: RunDetail) -> list[Text]:
+def _header(detail: RunDetail, width: int) -> list[Text]:
     meta = detail.meta
+    who = identity(detail)
     status = detail.status + (f" ({detail.reason})" if detail.reason else "")
     started = _local_time(detail.started_at, seconds=True)
     if detail.ended_at is not None:
         started += f", ended {_local_time(detail.ended_at, seconds=True)} ({format_seconds(round(detail.ended_at - detail.started_at))})"
     lines = [
         Text("Run ") + _safe(detail.id),
-        _labelled("suite", f"{meta.suite} (profile {meta.profile}, trial {meta.repeat_index})"),
+        _labelled("kind", who.kind_words + (f", experiment {who.experiment}" if who.experiment else "")),
+        _labelled("setup", who.configuration),
+        *_result_lines(_result(detail), width),
+        _labelled("suite", f"{meta.suite} (profile {meta.profile}, trial {who.trial})"),
         _labelled("target", meta.target),
         _labelled("status", status),
         _labelled("started", started),
@@ -184,7 +239,8 @@ def _header(detail: RunDetail) -> list[Text]:
             else ""
         )
         if server.get("node_id"):
-            where = f" · on node {str(server['node_id'])[:8]} ({server.get('node_ip', '?')}), cores {_cores(server.get('cpus'))}"
+            node = _node_name(server, (meta.config.get("options") or {}).get("target_node"))
+            where = f" · on node {node} ({server.get('node_ip', '?')}), cores {_cores(server.get('cpus'))}"
         limit = f" · memory limit {format_bytes(server['memory_bytes'])}" if server.get("memory_bytes") else ""
         roles = server.get("roles")
         version = (
@@ -194,6 +250,30 @@ def _header(detail: RunDetail) -> list[Text]:
         )
         lines.append(_labelled("server", f"{version}{where}{limit}"))
     return lines
+
+
+def _result_lines(result: RunResult, width: int) -> list[Text]:
+    """What a capacity search found (its answer, then its statement) or a SPECweb99 test's verdict and
+    conforming connections, with every rule it broke; a ladder's peak has its own line below the mixes."""
+    if result.capacity is not None:
+        search = result.capacity
+        answer = result.capacity_phrase() or result.text
+        return [_labelled("answer", f"{answer} (rule {search.rule})"), *_label_block("", search.statement(), width)]
+    if result.specweb99 is not None:
+        test = result.specweb99
+        median = test.median
+        metric = f"{median.conforming} conforming connections" if median else "no iteration stored"
+        lines = [_labelled("result", f"{metric} · {test.verdict()}")]
+        return lines + [row for failure in test.failures for row in _label_block("", f"INVALID: {failure}", width)]
+    return []
+
+
+def _node_name(server: dict[str, Any], asked: Any) -> str:
+    """The target's node as the user named it (--target-node), else by the name the cluster gives it."""
+    if asked:
+        return str(asked)
+    names = server.get("node_names")
+    return str(names[0]) if isinstance(names, list) and names else str(server["node_id"])[:8]
 
 
 def _lab_lines(mixes: list[MixRecord]) -> list[Text]:
@@ -228,12 +308,10 @@ def _labelled(label: str, text: str) -> Text:
     return Text(f"  {label:<{_LABEL_WIDTH}}") + _safe(text)
 
 
-def _mix_table(mixes: list[MixRecord]) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+def _mix_table(mixes: list[MixRecord]) -> FitTable:
     monitored = any("target" in m.monitor for m in mixes)
     names = ["mix", "clients", "threads", "conns", "window", "requests", "req/s", "MB/s", "p50", "p99", "errors"]
-    for name in names + (["target cpu", "engine cpu"] if monitored else []):
-        table.add_column(name, justify="right", no_wrap=True)
+    table = FitTable([Column(name) for name in names + (["target cpu", "engine cpu"] if monitored else [])])
     for m in mixes:
         cells = [
             str(m.index), format_count(m.clients), format_count(m.threads_per_client), format_count(m.connections),
@@ -268,20 +346,45 @@ def _local_time(unix_s: float, *, seconds: bool = False) -> str:
     return datetime.fromtimestamp(unix_s).strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
 
 
-def _summary_json(s: RunSummary) -> dict[str, Any]:
+def _summary_json(s: RunSummary, who: RunIdentity, result: RunResult) -> dict[str, Any]:
     return {
-        "id": s.id, "suite": s.suite, "target": s.target, "profile": s.profile, "repeat_index": s.repeat_index,
+        "id": s.id, "kind": who.kind, "cluster": who.cluster, "experiment": who.experiment,
+        "configuration": who.configuration, "suite": s.suite, "target": s.target, "profile": s.profile,
+        "trial": who.trial, "repeat_index": s.repeat_index,
         "status": s.status, "reason": s.reason, "started_at": s.started_at, "ended_at": s.ended_at,
-        "mixes": s.mixes, "peak_rps": peak_rps_of(s.mix_rps), "factors": s.factors,
+        "mixes": s.mixes, **_result_json(result), "factors": s.factors,
     }  # fmt: skip
+
+
+def _result_json(result: RunResult) -> dict[str, Any]:
+    """The result as typed fields: the phrase, the peak, and a capacity search's or SPECweb99 test's own."""
+    capacity = specweb99 = None
+    if result.capacity is not None:
+        c = result.capacity
+        capacity = {"answer": c.answer, "axis": c.axis, "rule": c.rule, "complete": c.complete,
+                    "at_ceiling": c.at_ceiling, "statement": c.statement()}  # fmt: skip
+    if result.specweb99 is not None:
+        t = result.specweb99
+        specweb99 = {"verdict": t.verdict(), "valid": t.valid,
+                     "conforming_connections": t.median.conforming if t.median else None}  # fmt: skip
+    return {
+        "result": result.text, "peak_rps": _finite(result.peak_rps), "peak_mbit_s": _finite(result.peak_mbit_s),
+        "capacity": capacity, "specweb99": specweb99,
+    }  # fmt: skip
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _detail_json(d: RunDetail) -> dict[str, Any]:
     meta = d.meta
+    who = identity(d)
     return {
-        "id": d.id, "suite": meta.suite, "target": meta.target, "profile": meta.profile,
-        "repeat_index": meta.repeat_index, "status": d.status, "reason": d.reason,
-        "started_at": d.started_at, "ended_at": d.ended_at,
+        "id": d.id, "kind": who.kind, "cluster": who.cluster, "experiment": who.experiment,
+        "configuration": who.configuration, "suite": meta.suite, "target": meta.target, "profile": meta.profile,
+        "trial": who.trial, "repeat_index": meta.repeat_index, "status": d.status, "reason": d.reason,
+        "started_at": d.started_at, "ended_at": d.ended_at, **_result_json(_result(d)),
         "factors": meta.factors, "host": meta.host, "config": meta.config,
         "mixes": [_mix_json(m) for m in d.mixes],
     }  # fmt: skip

@@ -128,6 +128,7 @@ class ClusterLoad:
             util = float(engine.get("cpu_util_pct", 0.0))
             nodes.append({
                 "node_id": p.node.node_id,
+                "names": list(p.node.resources),  # how the user names it (node1 … of --cluster local:N)
                 "ip": p.node.ip,
                 "first_client": p.share.first_client,
                 "clients": p.share.clients,

@@ -22,8 +22,9 @@ class Node:
 
     @property
     def short(self) -> str:
-        """How messages name the node: its id's first 8 digits, then its address."""
-        return f"{self.node_id[:8]} ({self.ip})"
+        """How messages name the node: as the user names it (its first custom resource, e.g. node3 of
+        --cluster local:3), else its id's first 8 digits; then its address."""
+        return f"{self.resources[0] if self.resources else self.node_id[:8]} ({self.ip})"
 
     def named(self, name: str) -> bool:
         """Whether `name` (a node id or its prefix of at least 6 digits, an IP, or a custom resource) is this node."""

@@ -64,7 +64,8 @@ class NodeTarget:
         self.url: str = info["url"]
         self.tls_url: str | None = info["tls_url"]
         self.h2c_url: str | None = info.get("h2c_url")  # HTTP/2 with prior knowledge, when http2 was asked
-        self._metadata: dict[str, Any] = {**info["metadata"], "node_id": node.node_id, "node_ip": node.ip}
+        self._metadata: dict[str, Any] = {**info["metadata"], "node_id": node.node_id, "node_ip": node.ip,
+                                          "node_names": list(node.resources)}  # fmt: skip
         self.access_log_flush_s: float = float(info["access_log_flush_s"])
 
     def metadata(self) -> dict[str, Any]:

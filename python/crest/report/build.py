@@ -42,6 +42,7 @@ from crest.analysis import (
 )
 from crest.analysis.bestof import best_of as merge_best_of
 from crest.analysis.capacity import capacity_result, is_capacity_run
+from crest.analysis.identity import identity, run_result
 from crest.analysis.specweb99 import Iteration, is_specweb99_run, specweb99_result
 from crest.analysis.throughput import judged_by_throughput, run_throughput
 from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
@@ -53,6 +54,7 @@ from crest.report.narrative import findings
 from crest.report.network import network_section
 from crest.report.peaks import best_of_section, paired_json, peaks_section, pooled_section
 from crest.store import MixRecord, RunDetail
+from crest.verdicts import decided_by, rank_of
 
 # 2: typed verdicts ({"kind", "message", ...figures}) replace the "warnings" texts of summaries and mixes.
 SCHEMA_VERSION = 2
@@ -197,6 +199,7 @@ def _peak(peak: Peak) -> dict[str, Any]:
         "trial_peaks_min": peak.trial_rps_min,
         "trial_peaks_max": peak.trial_rps_max,
         "trial_peaks_sd": peak.trial_rps_sd,
+        "trials_peak_apart": peak.trials_peak_apart,
     }
 
 
@@ -244,7 +247,9 @@ def _summary(curve: CurveSummary, trial_summaries: list[CurveSummary]) -> dict[s
         "past_peak_ratio": curve.past_peak_ratio,
         "shape": curve.shape,
         "max_error_rate": curve.max_error_rate,
-        "verdicts": found,
+        "verdicts": sorted(found, key=lambda v: rank_of(v["kind"])),
+        "limit": curve.limit.to_json() if curve.limit else None,
+        "limited_by": decided_by(curve.limit.kind, "at the peak", "the peak") if curve.limit else None,
     }
 
 
@@ -489,10 +494,19 @@ def _run(detail: RunDetail, label: str) -> dict[str, Any]:
     config = meta.config if isinstance(meta.config, dict) else {}
     server = config.get("server")
     options = config.get("options")
+    who = identity(detail)  # the words `crest runs` and `crest show` use for this run
+    try:
+        result = run_result(detail).text
+    except ConfigError:  # settings the analysis cannot replay: the run's other sections say why
+        result = None
     return {
         "id": detail.id,
         "configuration": label,
-        "trial": meta.repeat_index + 1,
+        "kind": who.kind,
+        "cluster": who.cluster,
+        "setup": who.configuration,
+        "result": result,
+        "trial": who.trial,
         "suite": meta.suite,
         "profile": meta.profile,
         "target": meta.target,
@@ -502,7 +516,7 @@ def _run(detail: RunDetail, label: str) -> dict[str, Any]:
         "ended_at": detail.ended_at,
         "mixes": len(detail.mixes),
         "factors": dict(meta.factors),
-        "experiment": config.get("experiment"),
+        "experiment": who.experiment,
         "host": dict(meta.host),
         "server": dict(server) if isinstance(server, dict) else None,
         "options": dict(options) if isinstance(options, dict) else {},
@@ -522,10 +536,17 @@ def _hosts(details: list[RunDetail]) -> list[dict[str, Any]]:
 
 
 def _title(details: list[RunDetail], configs: list[Configuration]) -> str:
+    """The suite, what was compared, and the kind of run when it is not a ladder: "webbench-static:
+    nginx cpus=1 (capacity search)"."""
     suites = list(dict.fromkeys(d.meta.suite for d in details))
     suite = suites[0] if len(suites) == 1 else f"{len(suites)} suites"
+    kinds = list(dict.fromkeys(identity(d).kind_words for d in details))
+    kind = f" ({', '.join(kinds)})" if kinds != ["ladder"] else ""
     if len(configs) == 1:
-        return f"{suite}: {configs[0].label}"
+        first = configs[0].trials[0]
+        # A run without factors is labelled by its suite and target URL; its stored settings say more.
+        label = configs[0].label if first.meta.factors else identity(first).configuration
+        return f"{suite}: {label}{kind}"
     if len(configs) <= 3:
-        return f"{suite}: " + " vs ".join(c.label for c in configs)
-    return f"{suite}: {len(configs)} configurations compared"
+        return f"{suite}: " + " vs ".join(c.label for c in configs) + kind
+    return f"{suite}: {len(configs)} configurations compared{kind}"

@@ -42,7 +42,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         ["configuration", "trials", "peak req/s", "± 95% CI", "at load", "peak MB/s", "Mbit/s", "p99 at peak (ms)",
          "saturation", "past the peak", "max errors", *(["weighted Mbit/s", "± 95% CI"] if sweep else []),
          *(["trials' own peaks"] if repeated else [])],
-        [[md(c["label"]), str(c["trials"]), fmt.rps(c["peak"]["rps"]), _half(c["peak"]["rps_ci95"]),
+        [[md(c["label"]), str(c["trials"]), fmt.rps(c["peak"]["rps"]), fmt.half_width(c["peak"]["rps_ci95"], c["peak"]["n"]),
           fmt.load(c["peak"]["load"], axis), fmt.mbytes(c["peak"]["throughput_Bps"]),
           fmt.mbits(c["peak"]["throughput_Bps"]), fmt.ms(_at_peak(c, "p99")),
           "saturated" if c["summary"]["saturated"] else "not saturated", _past(c), fmt.error_rate(c["summary"]["max_error_rate"]),
@@ -53,7 +53,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
     )  # fmt: skip
     if repeated:
         out += ["", "Peak = the highest point of the mean curve over trials (± the half-width of that load's 95% t"
-                " interval); each trial's own peak, often at another load, is shown beside it."]  # fmt: skip
+                " interval; none below 3 trials, “0–HIGH” where its low end is clipped at 0); each trial's own"
+                " peak, often at another load, is shown beside it."]  # fmt: skip
     if sweep:
         out += _sweep(sweep)
     if cmp:
@@ -73,10 +74,15 @@ def render_markdown(doc: dict[str, Any]) -> str:
     if doc.get("h2"):
         out += _h2(doc["h2"], axis)
     out += ["", "## Runs", ""]
-    out += _table(["run", "configuration", "trial", "suite", "profile", "target", "status", "started", "mixes"],
-                  [[md(r["id"]), md(r["configuration"]), str(r["trial"]), md(r["suite"]), md(r["profile"]),
-                    md(r["target"]), md(r["status"] + (f" ({r['reason']})" if r["reason"] else "")),
-                    fmt.when(r["started_at"]), str(r["mixes"])] for r in doc["runs"]], right=(2, 8))  # fmt: skip
+    experiments = list(dict.fromkeys(r["experiment"] for r in doc["runs"] if r["experiment"]))
+    if experiments:
+        out += [f"Experiment{'s' if len(experiments) > 1 else ''} {md(', '.join(experiments))}", ""]
+    out += _table(["run", "kind", "configuration", "trial", "suite", "profile", "setup", "status", "result", "started",
+                   "mixes"],
+                  [[md(r["id"]), md(r["kind"] + (" (cluster)" if r["cluster"] else "")), md(r["configuration"]),
+                    str(r["trial"]), md(r["suite"]), md(r["profile"]), md(r["setup"]),
+                    md(r["status"] + (f" ({r['reason']})" if r["reason"] else "")), md(r["result"] or fmt.DASH),
+                    fmt.when(r["started_at"]), str(r["mixes"])] for r in doc["runs"]], right=(3, 8, 10))  # fmt: skip
     for h in doc["hosts"]:
         facts = ", ".join(f"{md(k)} {md(fmt.factor_value(v))}" for k, v in h["facts"].items())
         out += ["", f"Host: {facts}"]
@@ -109,7 +115,7 @@ def _peaks(peaks: dict[str, Any]) -> list[str]:
     base = peaks.get("baseline")
     out = ["", "## Peak index" + (f" (baseline {md(base)} = 1.00)" if base else ""), ""]
     out += _table(["configuration", "peak req/s", "± 95% CI", "at load", "index"],
-                  [[md(b["label"]), fmt.rps(b["rps"]), _half(b["ci95"]), fmt.load_number(b["load"]),
+                  [[md(b["label"]), fmt.rps(b["rps"]), fmt.half_width(b["ci95"], b["n"]), fmt.load_number(b["load"]),
                     fmt.DASH if b["ratio"] is None else f"{b['ratio']:.2f}"] for b in peaks["bars"]],
                   right=range(1, 5))  # fmt: skip
     pivot = peaks.get("pivot")
@@ -158,8 +164,9 @@ def disclosure_md(section: dict[str, Any]) -> list[str]:
 
 
 def _weighted(w: dict[str, Any]) -> list[str]:
-    value, ci = w["weighted_Mbps"], w["weighted_Mbps_ci95"]
-    return [fmt.DASH if value is None else f"{value:,.2f}", fmt.DASH if not ci else f"{(ci[1] - ci[0]) / 2:,.2f}"]
+    value = w["weighted_Mbps"]
+    return [fmt.DASH if value is None else f"{value:,.2f}",
+            fmt.half_width(w["weighted_Mbps_ci95"], w["trials"], lambda v: f"{v:,.2f}")]  # fmt: skip
 
 
 def _sweep(sweep: dict[str, Any]) -> list[str]:
@@ -219,7 +226,7 @@ def _points(c: dict[str, Any], axis: str) -> list[str]:
     for p in c["points"]:
         lat = p["latency_us"]
         rows.append([fmt.load_number(p["load"]), *([str(p["n"])] if many else []), fmt.rps(p["rps"]),
-                     *([_half(p["rps_ci95"])] if many else []), fmt.mbytes(p["throughput_Bps"]),
+                     *([fmt.half_width(p["rps_ci95"], p["n"])] if many else []), fmt.mbytes(p["throughput_Bps"]),
                      fmt.ms(lat.get("p50")), fmt.ms(lat.get("p90")), fmt.ms(lat.get("p99")), fmt.ms(lat.get("p999")),
                      fmt.error_rate(p["error_rate"]), fmt.cpu(p["target_cpu_pct"])])  # fmt: skip
     out += _table(head, rows, right=range(0, len(head)))
@@ -274,9 +281,3 @@ def _past(c: dict[str, Any]) -> str:
     s = c["summary"]
     ratio = s["past_peak_ratio"]
     return md(s["shape"]) + ("" if fmt.missing(ratio) else f" ({fmt.percent(ratio)})")
-
-
-def _half(ci: Any) -> str:
-    if not ci or any(fmt.missing(v) for v in ci):
-        return fmt.DASH
-    return fmt.rps((ci[1] - ci[0]) / 2)

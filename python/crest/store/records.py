@@ -61,7 +61,7 @@ class MixRecord:
     client_cpu_s: float | None = None  # CPU seconds the load engine's threads used over the whole mix
     connections_opened: int | None = None  # connections the engine opened over the whole mix
     access_log_requests: int | None = None  # lines the target's access log gained (only with --access-log)
-    # A cluster mix: {"start_at_unix_s", "nodes": [{node_id, ip, first_client, clients, requests, rps,
+    # A cluster mix: {"start_at_unix_s", "nodes": [{node_id, names, ip, first_client, clients, requests, rps,
     # client_cpu_s, engine_cpu_util_pct, client_bound, clock_offset_s, clock_uncertainty_s, ...}]}; None locally.
     cluster: dict[str, Any] | None = None
     rate_rps: float | None = None  # an open-loop mix's total request rate; None for a closed loop
@@ -106,6 +106,13 @@ class RunSummary:
     mixes: int  # mixes stored so far
     mix_rps: list[float]  # each stored mix's req/s in ladder order (NaN: not measured); empty until one is stored
     factors: dict[str, Any]
+    # What tells one run from another (crest.analysis.identity reads them): the run's stored config
+    # (experiment, options, server, capacity, cluster), each stored mix's throughput in ladder order,
+    # and how many of its mixes are SPECweb99 iterations or have a content length (a sweep).
+    config: dict[str, Any] = field(default_factory=dict)
+    mix_throughput_Bps: list[float] = field(default_factory=list)
+    specweb99_mixes: int = 0
+    sized_mixes: int = 0
 
 
 @dataclass

@@ -193,23 +193,29 @@ class Store:
     # -- reading (crest runs, crest show, reports, resume) --------------------------
 
     def runs(self) -> list[RunSummary]:
-        """Every run, newest first, with how many mixes are stored and each one's req/s in ladder order
-        (the peak among them is crest.analysis's to find)."""
+        """Every run, newest first, with its config, how many mixes are stored and each one's req/s and
+        throughput in ladder order (the peak among them is crest.analysis's to find)."""
         with self._read("list the runs") as conn:
             rows = conn.execute(
                 "SELECT r.id, r.suite, r.target, r.profile, r.repeat_index, r.status, r.reason,"
-                " r.started_at, r.ended_at, COUNT(m.idx), r.factors_json"
+                " r.started_at, r.ended_at, COUNT(m.idx), r.factors_json, r.config_json,"
+                " COUNT(m.specweb99_json), COUNT(m.size_bytes)"
                 " FROM runs r LEFT JOIN mixes m ON m.run_id = r.id"
                 " GROUP BY r.id ORDER BY r.started_at DESC, r.id DESC"
             ).fetchall()
             mix_rps: dict[str, list[float]] = {}
-            for run_id, rps in conn.execute("SELECT run_id, rps FROM mixes ORDER BY run_id, idx"):
+            mix_throughput: dict[str, list[float]] = {}
+            for run_id, rps, throughput in conn.execute(
+                "SELECT run_id, rps, throughput_Bps FROM mixes ORDER BY run_id, idx"
+            ):
                 mix_rps.setdefault(run_id, []).append(_real(rps))
+                mix_throughput.setdefault(run_id, []).append(_real(throughput))
         return [
             RunSummary(
                 id=row[0], suite=row[1], target=row[2], profile=row[3], repeat_index=row[4], status=row[5],
                 reason=row[6], started_at=row[7], ended_at=row[8], mixes=row[9], mix_rps=mix_rps.get(row[0], []),
-                factors=json.loads(row[10]),
+                factors=json.loads(row[10]), config=json.loads(row[11]),
+                mix_throughput_Bps=mix_throughput.get(row[0], []), specweb99_mixes=row[12], sized_mixes=row[13],
             )
             for row in rows
         ]  # fmt: skip
