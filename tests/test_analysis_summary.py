@@ -79,8 +79,9 @@ def test_verdicts() -> None:
     ]
     s = summarize(points)
     assert s.max_error_rate == pytest.approx(50 / 1050)
-    assert [v.kind for v in s.verdicts] == ["error_rate", "client_bound", "target_idle", "not_saturated"]
-    errors, bound, idle, rising = s.verdicts
+    # In crest.verdicts.RANK's one order: what decided the result first.
+    assert [v.kind for v in s.verdicts] == ["client_bound", "not_saturated", "target_idle", "error_rate"]
+    bound, rising, idle, errors = s.verdicts
     assert errors.message.startswith("errors above 1% of attempts at 1 load point(s) (worst 4.8% at load 1)")
     assert errors.figures == {"threshold": 0.01, "points": 1, "worst_error_rate": pytest.approx(50 / 1050),
                               "worst_load": 1.0}  # fmt: skip
@@ -109,7 +110,7 @@ def test_target_idle_only_at_the_peak() -> None:
     ]
     assert [v for v in summarize(points).verdicts if v.kind == "target_idle"] == []
     points[1].target_idle_pct = 100.0 - BUSY_AT_PEAK_PCT + 1
-    assert [v.kind for v in summarize(points).verdicts] == ["target_idle", "not_saturated"]
+    assert [v.kind for v in summarize(points).verdicts] == ["not_saturated", "target_idle"]
 
 
 def test_a_stored_target_idle_verdict_counts_at_the_peak_only() -> None:
@@ -118,8 +119,28 @@ def test_a_stored_target_idle_verdict_counts_at_the_peak_only() -> None:
     points = [point_from_mix(mix(0, 1, 100.0, verdicts=stored)), point_from_mix(mix(1, 2, 200.0))]
     assert [v for v in summarize(points).verdicts if v.kind == verdicts.TARGET_IDLE] == []
     points[1].target_idle = True
-    assert summarize(points).verdicts[0].message.startswith("target idle at the peak (load 2):")
+    (idle,) = [v for v in summarize(points).verdicts if v.kind == verdicts.TARGET_IDLE]
+    assert idle.message.startswith("target idle at the peak (load 2):")
 
 
 def test_clean_curve_has_no_verdicts() -> None:
     assert summary_of([1.0, 2.0, 1.95]).verdicts == []  # saturated, a plateau past the peak
+
+
+def test_the_limit_is_what_held_at_the_peak() -> None:
+    # Client-bound at a low load only: the target decided the peak. A link that ran at its rate at the peak
+    # decided it, and leads the verdicts.
+    link = verdicts.link_bound("subnet 1", "down", 0.998, 100e6, subnet=1)
+    points = [
+        point_from_mix(mix(0, 1, 100.0, verdicts=[verdicts.client_bound(97.0, 1)])),
+        point_from_mix(mix(1, 2, 300.0, verdicts=[link])),
+        point_from_mix(mix(2, 3, 250.0)),
+    ]
+    s = summarize(points)
+    assert s.limit is not None and s.limit.kind == verdicts.LINK_BOUND
+    assert s.limit.message.startswith("link-bound at load 2: the subnet 1 link (down) ran at 99.8%")
+    assert [v.kind for v in s.verdicts][:2] == ["client_bound", "link_bound"]
+    points[1] = point_from_mix(mix(1, 2, 300.0))
+    assert summarize(points).limit is None  # saturated, nothing at the peak: the target set its own
+    rising = summarize([point_from_mix(mix(0, 1, 100.0)), point_from_mix(mix(1, 2, 200.0))])
+    assert rising.limit is not None and rising.limit.kind == verdicts.NOT_SATURATED

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from tests.support import default_sigint, run_cli
 
 from crest.filesets import generate
 from crest.network import addresses, netns
 from crest.servers.registry import adapter
+from support import default_sigint, run_cli
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not netns.has_net_admin() or shutil.which("tc") is None or shutil.which("ip") is None,

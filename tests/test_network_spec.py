@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from tests.support import run_cli_in_process
 
 from crest.errors import ConfigError
 from crest.load.fanout import deal
@@ -12,6 +11,7 @@ from crest.network import addresses
 from crest.network.lines import check_fits, lines_needed
 from crest.network.shaping import Shape, tc_lines
 from crest.network.spec import PRESETS, parse_network
+from support import run_cli_in_process
 
 
 def test_settings_and_units() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis_records import run
 from crest.cli.main import main
 from crest.cli.report import default_report_path, print_report_summary
 from crest.store import Store
@@ -123,7 +124,22 @@ def test_print_report_summary_for_crest_run(lab: Path, tmp_path: Path, capsys: p
     path = print_report_summary(details[:1], tmp_path / "after-run.html")
     out = capsys.readouterr().out
     assert path.exists() and out.splitlines()[-1] == f"report: {path}"
-    assert out.startswith("server=nginx cpus=2 peaked at ")
+    assert out.startswith("Not saturated: server=nginx cpus=2 peaked at ")  # the limit leads: its curve still rose
+
+
+def test_the_console_says_why_the_mean_curve_peaks_below_the_trials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Trial 1 peaks at 2 clients, trial 2 at 3: the mean curve's 3,700 is below both; two trials, no interval.
+    details = [run(rps, factors={"server": "a"}, repeat_index=i, run_id=f"a{i}")
+               for i, rps in enumerate(([1000.0, 5000.0, 3000.0], [1000.0, 2000.0, 4400.0]))]  # fmt: skip
+    print_report_summary(details, tmp_path / "apart.html")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "mean of 2 trials, too few for an interval: --repeat 3 or more" in out
+    assert ("note: server=a: the mean curve peaks at 3,700 req/s at 3 clients, below every trial's own peak (trial 1"
+            " 5,000 req/s at 2 clients, trial 2 4,400 req/s at 3 clients), because the trials peaked at different"
+            " loads") in out  # fmt: skip
+    assert "too few (n<3)" in out and "−" not in out
 
 
 def test_control_characters_never_reach_the_terminal(tmp_path: Path) -> None:

@@ -38,6 +38,34 @@ KINDS = (
 # Verdicts that say something other than the target decided a measurement, in the order a reader should
 # hear them: the load generator, the network, the target's memory limit, its accept queues, a noisy host.
 DECIDING = (CLIENT_BOUND, LINK_BOUND, TARGET_OOM, LISTEN_OVERFLOW, NOISY_HOST)
+# The one order every output lists verdicts in (the console, `crest show`, the report's headline and its
+# "Mind these", `crest compare`, the capacity statement): what decided the result first, then the curve's
+# reach (not saturated: the load, not the target, ran out), then what qualifies the figures.
+RANK = (
+    *DECIDING, NOT_SATURATED, TARGET_IDLE, ERROR_RATE, COLLAPSE, ERRORS, CUT_SHORT, CACHE_COLD, CPU_SPLIT,
+    PAGE_CACHE, PEAK_ONLY, NOTE,
+)  # fmt: skip
+# What a result is limited by when one of these is found where it peaked (or answered): DECIDING, and a curve
+# that never peaked.
+LIMITS = (*DECIDING, NOT_SATURATED)
+# A limit in a few words, for a table cell or a list of configurations ("nginx and lighttpd were both ...").
+LIMIT_NAMES = {
+    CLIENT_BOUND: "client-bound (the load engine)",
+    LINK_BOUND: "link-bound (the client network)",
+    TARGET_OOM: "out of memory (--memory)",
+    LISTEN_OVERFLOW: "dropping connections (accept queue)",
+    NOISY_HOST: "on a noisy host",
+    NOT_SATURATED: "not saturated",
+}
+# What to change so that the target, not this, decides the next result.
+LIMIT_FIXES = {
+    CLIENT_BOUND: "give the engine more cores (a lower --cpus) or more load nodes (--cluster)",
+    LINK_BOUND: "give the clients faster or more links (--network)",
+    TARGET_OOM: "raise --memory",
+    LISTEN_OVERFLOW: "raise the server's backlog (and net.core.somaxconn)",
+    NOISY_HOST: "repeat on a quieter machine, or give the engine cores of its own",
+    NOT_SATURATED: "add load (more clients, a longer ladder)",
+}
 # At the peak, a target using less than this share of its cores was not the bottleneck (target_idle:
 # the analysis applies it at the peak of a configuration's curve; the monitor only measures).
 BUSY_AT_PEAK_PCT = 75.0
@@ -75,6 +103,22 @@ class Verdict:
 def has(verdicts: list[Verdict], kind: str) -> bool:
     """Whether any of the verdicts is of this kind."""
     return any(v.kind == kind for v in verdicts)
+
+
+def rank_of(kind: str) -> int:
+    """A kind's place in RANK (a kind this crest does not know goes last)."""
+    return RANK.index(kind) if kind in RANK else len(RANK)
+
+
+def ranked(verdicts: list[Verdict]) -> list[Verdict]:
+    """The verdicts in RANK order (stable: equal kinds keep their order)."""
+    return sorted(verdicts, key=lambda v: rank_of(v.kind))
+
+
+def limit(verdicts: list[Verdict]) -> Verdict | None:
+    """The verdict that decided a result, the first in RANK of kinds in LIMITS; None: the target did."""
+    found = [v for v in verdicts if v.kind in LIMITS]
+    return ranked(found)[0] if found else None
 
 
 # -- one constructor per kind: the only place each message is worded ------------------------
@@ -147,19 +191,31 @@ def target_oom(kills: int, limit_bytes: int, peak_bytes: int | None) -> Verdict:
     )
 
 
-def decided_by(kind: str, where: str) -> str | None:
-    """How a result opens when a DECIDING verdict of `kind` was found `where` (e.g. "at the answer"): what
-    the result then measures instead of the target; None for a kind that decides nothing."""
+def decided_by(kind: str, where: str, what: str = "it") -> str | None:
+    """How a result opens when a LIMITS verdict of `kind` was found `where` (e.g. "at the answer"): what
+    `what` (the result: "it", "the peak") then measures instead of the target; None for a kind that decides
+    nothing."""
     return {
-        CLIENT_BOUND: f"the load engine was client-bound {where}, so it measures crest, not the target:"
+        CLIENT_BOUND: f"the load engine was client-bound {where}, so {what} measures crest, not the target:"
         " give the engine more cores (a lower --cpus) or more load nodes (--cluster)",
-        LINK_BOUND: f"a shaped link of the client network ran at its rate {where}, so it measures the network,"
+        LINK_BOUND: f"a shaped link of the client network ran at its rate {where}, so {what} measures the network,"
         " not the target",
+        NOT_SATURATED: f"req/s was still rising at the highest load, so {what} is not the target's peak: add load"
+        " (more clients, a longer ladder) to find it",
         TARGET_OOM: f"the kernel killed target processes for going over --memory {where}",
         LISTEN_OVERFLOW: f"the target host's accept queues overflowed {where} (connections were dropped)",
         NOISY_HOST: f"this host was noisy {where} (steal time or the engine waiting for a CPU): its figures"
         " are unreliable",
     }.get(kind)
+
+
+def limited_points(kind: str, loads: list[float], example: Verdict) -> Verdict:
+    """A curve some of whose points carry a DECIDING verdict of `kind` (other than client-bound, which has
+    its own): the loads, then one point's own sentence (`example`: the peak's, when it is one of them)."""
+    name = {LINK_BOUND: "link-bound", TARGET_OOM: "out of memory", LISTEN_OVERFLOW: "listen queue overflow",
+            NOISY_HOST: "noisy host"}.get(kind, kind)  # fmt: skip
+    return Verdict(kind, f"{name} at load {', '.join(_load(x) for x in loads)}: {example.message}",
+                   {**example.figures, "loads": list(loads)})  # fmt: skip
 
 
 def peak_only() -> Verdict:

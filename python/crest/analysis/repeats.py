@@ -11,11 +11,13 @@ from dataclasses import dataclass
 
 from crest.analysis.points import LoadPoint
 from crest.analysis.stats import describe, mean
+from crest.verdicts import DECIDING
 
 
 @dataclass
 class PointStats:
-    """One load across n trials. sd, cv and the CIs are None when n = 1 (see stats.Summary).
+    """One load across n trials. sd and cv are None when n = 1, the CIs below 3 trials, and a CI's lower
+    end is at least 0 (stats.nonnegative_interval).
 
     latency_us holds the mean over trials of each percentile every trial
     reported; target_cpu_pct_mean is None when no trial was monitored.
@@ -61,8 +63,8 @@ def aggregate_trials(trials: Sequence[Sequence[LoadPoint]]) -> list[PointStats]:
 
 
 def _stats(load: float, points: list[LoadPoint]) -> PointStats:
-    rps = describe([p.rps for p in points])
-    throughput = describe([p.throughput_Bps for p in points])
+    rps = describe([p.rps for p in points], nonnegative=True)
+    throughput = describe([p.throughput_Bps for p in points], nonnegative=True)
     shared = set.intersection(*(set(p.latency_us) for p in points))
     keys = [k for k in points[0].latency_us if k in shared]  # keep the stored order (p50, p90, …)
     cpus = [p.target_cpu_pct for p in points if p.target_cpu_pct is not None]
@@ -94,21 +96,25 @@ def _stats(load: float, points: list[LoadPoint]) -> PointStats:
 def mean_curve(trials: Sequence[Sequence[LoadPoint]]) -> list[LoadPoint]:
     """The configuration's curve: one LoadPoint per load with the trials' means (the trial itself
     when there is one), so a curve summary judges the curve a reader sees."""
-    return [_mean_point(s, _first_at(trials, s.load)) for s in aggregate_trials(trials)]
+    return [_mean_point(s, _all_at(trials, s.load)) for s in aggregate_trials(trials)]
 
 
-def _mean_point(s: PointStats, first: LoadPoint) -> LoadPoint:
+def _mean_point(s: PointStats, at: list[LoadPoint]) -> LoadPoint:
+    first = at[0]
+    # What decided any trial at this load decided the mean there too: one verdict of each DECIDING kind.
+    deciding = {v.kind: v for p in reversed(at) for v in p.verdicts if v.kind in DECIDING}
     return LoadPoint(
         load=s.load, clients=s.clients, threads=s.threads, connections=s.connections, rps=s.rps_mean,
         throughput_Bps=s.throughput_Bps_mean, requests=s.requests, errors=s.errors, error_rate=s.error_rate_mean,
         latency_us=dict(s.latency_us), target_cpu_pct=s.target_cpu_pct_mean, engine_cpu_pct=s.engine_cpu_pct_mean,
         client_bound=s.client_bound, client_rps=[], littles_load_factor=None, index=first.index,
-        window_s=first.window_s, target_idle_pct=s.target_idle_pct_mean, target_idle=s.target_idle, verdicts=[],
+        window_s=first.window_s, target_idle_pct=s.target_idle_pct_mean, target_idle=s.target_idle,
+        verdicts=list(deciding.values()),
     )  # fmt: skip
 
 
-def _first_at(trials: Sequence[Sequence[LoadPoint]], load: float) -> LoadPoint:
-    return next(p for trial in trials for p in trial if p.load == load)
+def _all_at(trials: Sequence[Sequence[LoadPoint]], load: float) -> list[LoadPoint]:
+    return [p for trial in trials for p in trial if p.load == load]
 
 
 def _mean_known(values: Sequence[float | None]) -> float | None:

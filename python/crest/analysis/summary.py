@@ -17,11 +17,17 @@ from crest.analysis.points import LoadPoint
 from crest.errors import ConfigError
 from crest.verdicts import (
     BUSY_AT_PEAK_PCT,
+    CLIENT_BOUND,
+    DECIDING,
     Verdict,
     client_bound_points,
     collapse,
     error_rate,
+    has,
+    limit,
+    limited_points,
     not_saturated,
+    ranked,
     target_idle,
 )
 
@@ -58,8 +64,11 @@ class CurveSummary:
     past_peak_ratio: float | None
     shape: str
     max_error_rate: float
-    verdicts: list[Verdict] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)  # in crest.verdicts.RANK order
     points: int = 0  # how many load points the summary covers
+    # What decided the peak when the target did not: a DECIDING verdict found at the peak, or the curve never
+    # peaking (not saturated); one of `verdicts`. None: the target's own limit.
+    limit: Verdict | None = None
 
 
 def summarize(points: Sequence[LoadPoint], *, sweep: bool = False) -> CurveSummary:
@@ -85,6 +94,7 @@ def summarize(points: Sequence[LoadPoint], *, sweep: bool = False) -> CurveSumma
     if sweep:
         shape, saturated, ratio = "content-length sweep", True, None
         verdict = "content-length sweep: one load at every size, so saturation does not apply (see weighted throughput)"
+    found = ranked(_verdicts(ordered, peak) + _shape_verdicts(shape, ratio, ordered))
     return CurveSummary(
         peak_rps=peak.rps,
         peak_rps_load=peak.load,
@@ -95,9 +105,17 @@ def summarize(points: Sequence[LoadPoint], *, sweep: bool = False) -> CurveSumma
         past_peak_ratio=ratio,
         shape=shape,
         max_error_rate=max(p.error_rate for p in ordered),
-        verdicts=_verdicts(ordered, peak) + _shape_verdicts(shape, ratio, ordered),
+        verdicts=found,
         points=len(ordered),
+        limit=_limit(found, peak),
     )
+
+
+def _limit(found: list[Verdict], peak: LoadPoint) -> Verdict | None:
+    """The first ranked verdict that held at the peak (a DECIDING one) or over the curve (not saturated)."""
+    at_peak = {CLIENT_BOUND} if peak.client_bound else set()
+    at_peak |= {v.kind for v in peak.verdicts if v.kind in DECIDING}
+    return limit([v for v in found if v.kind in at_peak or v.kind not in DECIDING])
 
 
 def shape_of(ratio: float) -> str:
@@ -138,6 +156,12 @@ def _verdicts(points: list[LoadPoint], peak: LoadPoint) -> list[Verdict]:
     bound = [p for p in points if p.client_bound]
     if bound:
         found.append(client_bound_points([p.load for p in bound]))
+    for kind in DECIDING:
+        hit = [p for p in points if has(p.verdicts, kind)]
+        if kind == CLIENT_BOUND or not hit:
+            continue  # client-bound points are judged from their figures above
+        where = peak if has(peak.verdicts, kind) else hit[0]
+        found.append(limited_points(kind, [p.load for p in hit], next(v for v in where.verdicts if v.kind == kind)))
     idle = peak.target_idle or (peak.target_idle_pct is not None and peak.target_idle_pct > TARGET_IDLE_WARN_PCT)
     if idle:
         found.append(target_idle(peak.load, peak.target_idle_pct))

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from crest.analysis import t_quantile
+from crest.analysis import MIN_TRIALS_FOR_INTERVAL, t_quantile, too_few_for_interval
 from crest.report import fmt
+from crest.verdicts import DECIDING, LIMIT_FIXES, LIMIT_NAMES, NOT_SATURATED, rank_of
 
 # A coefficient of variation of the peak's req/s across trials above this makes
 # differences of that size noise; 10% is where repeated web benchmarks stop agreeing.
@@ -25,10 +26,10 @@ def findings(doc: dict[str, Any]) -> dict[str, Any]:
     comparison = doc.get("comparison")
     lines: list[str] = []
     if comparison is None:
-        headline = _single(configs[0], axis)
+        headline = _limited(configs) + _single(configs[0], axis)
         lines += _at_peak(configs[0], axis)
     else:
-        headline = _leader(configs, comparison, axis)
+        headline = _limited(configs) + _leader(configs, comparison, axis)
         lines += [_paired(p) for p in comparison["paired"] if p["a"] == comparison["ranking"][0]]
         lines += _shapes(_ranked(configs, comparison), axis)
         if all(c["trials"] == 1 for c in configs):
@@ -43,6 +44,26 @@ def findings(doc: dict[str, Any]) -> dict[str, Any]:
     lines += _scaling(doc.get("scaling"))
     lines += _cpu_quota(configs)
     return {"headline": headline, "findings": lines, "warnings": _warnings(doc)}
+
+
+def _limited(configs: list[dict[str, Any]]) -> str:
+    """What decided the peaks when the targets did not, before anything else the headline says (the
+    analysis's `limit` of each curve, in crest.verdicts' one order); "" when every target set its own."""
+    limits = {c["label"]: c["summary"].get("limit") for c in configs}
+    deciding = {label: v for label, v in limits.items() if v and v["kind"] in DECIDING}
+    if len(configs) > 1 and len(deciding) == len(configs) and len({v["kind"] for v in deciding.values()}) == 1:
+        kind = next(iter(deciding.values()))["kind"]
+        every = "both" if len(deciding) == 2 else "all"
+        return (f"{_join(list(deciding))} were {every} {LIMIT_NAMES.get(kind, kind)} at their peaks, so the difference"
+                f" between them is not the servers': {LIMIT_FIXES.get(kind, 'see the warnings')}. ")  # fmt: skip
+    leads = [f"{label}: {configs[i]['summary']['limited_by']}" for i, (label, v) in enumerate(limits.items())
+             if v and v["kind"] in DECIDING and configs[i]["summary"].get("limited_by")]  # fmt: skip
+    if leads:
+        tail = " The comparison is therefore not of the servers alone." if len(configs) > 1 else ""
+        return "; ".join(leads) + "." + tail + " "
+    if len(configs) == 1 and limits[configs[0]["label"]] and limits[configs[0]["label"]]["kind"] == NOT_SATURATED:
+        return "Not saturated: "
+    return ""
 
 
 def _single(config: dict[str, Any], axis: str) -> str:
@@ -90,12 +111,36 @@ def _at_peak(config: dict[str, Any], axis: str) -> list[str]:
 
 
 def _trial_peaks(configs: list[dict[str, Any]], axis: str) -> list[str]:
-    """Where repeated trials peaked on their own, beside the mean curve's peak the headline gives."""
-    spreads = [f"{c['label']} {fmt.trial_peaks(c['peak'], axis)}" for c in configs if len(c["peak"]["trial_peaks"]) > 1]
-    if not spreads:
-        return []
-    return ["Each trial's own peak req/s (the peaks above are the tops of the mean curves over trials): "
-            + "; ".join(spreads) + "."]  # fmt: skip
+    """Where repeated trials peaked on their own, beside the mean curve's peak the headline gives; where
+    they peaked at different loads, the note on why the mean curve's peak is lower (mean_peak_notes)."""
+    spreads = [f"{c['label']} {fmt.trial_peaks(c['peak'], axis)}" for c in configs
+               if len(c["peak"]["trial_peaks"]) > 1 and not c["peak"]["trials_peak_apart"]]  # fmt: skip
+    lines = mean_peak_notes(configs, axis)
+    if spreads:
+        lines.insert(0, "Each trial's own peak req/s (the peaks above are the tops of the mean curves over trials): "
+                     + "; ".join(spreads) + ".")  # fmt: skip
+    return lines
+
+
+def mean_peak_notes(configs: list[dict[str, Any]], axis: str) -> list[str]:
+    """One line per configuration whose trials peaked at different loads (Peak.trials_peak_apart): its mean
+    curve's peak is lower than the trials' own, and a reader comparing them must be told why."""
+    lines = []
+    for c in configs:
+        peak = c["peak"]
+        if not peak["trials_peak_apart"]:
+            continue
+        pairs = list(zip(peak["trial_peaks"], peak["trial_peak_loads"], strict=False))
+        own = (", ".join(f"trial {i} {fmt.rps(r)} req/s at {fmt.load(load, axis)}" for i, (r, load) in
+                         enumerate(pairs, start=1))
+               if len(pairs) <= 4 else f"{len(pairs)} trials, {fmt.trial_peaks(peak, axis)}")  # fmt: skip
+        lower = ("below every trial's own peak" if peak["rps"] < peak["trial_peaks_min"]
+                 else "below the average of the trials' own peaks")  # fmt: skip
+        lines.append(f"{c['label']}: the mean curve peaks at {fmt.rps(peak['rps'])} req/s at"
+                     f" {fmt.load(peak['load'], axis)}, {lower} ({own}), because the trials peaked at"
+                     " different loads: at every load some trial was below its own peak, and the mean"
+                     " averages it in.")  # fmt: skip
+    return lines
 
 
 def _shapes(configs: list[dict[str, Any]], axis: str) -> list[str]:
@@ -191,15 +236,24 @@ def _cpu_quota(configs: list[dict[str, Any]]) -> list[str]:
 
 
 def _warnings(doc: dict[str, Any]) -> list[str]:
-    warnings: list[str] = []
+    # Every configuration's verdicts in the one order (what decided a result first, whichever configuration),
+    # then the figures' own caveats.
+    judged = sorted(((rank_of(v["kind"]), c["label"], v["message"]) for c in doc["configurations"]
+                     for v in c["summary"]["verdicts"]), key=lambda t: t[0])  # fmt: skip
+    warnings: list[str] = [f"{label}: {message}" for _, label, message in judged]
     for c in doc["configurations"]:
-        s = c["summary"]
-        warnings += [f"{c['label']}: {v['message']}" for v in s["verdicts"]]
         at_peak = next((p for p in c["points"] if p["load"] == c["peak"]["load"]), None)
         if at_peak and not fmt.missing(at_peak["rps_cv"]) and at_peak["rps_cv"] > NOISY_CV:
             warnings.append(f"{c['label']}: its {c['trials']} trials disagree by {fmt.percent(at_peak['rps_cv'])}"
                             " (coefficient of variation) at the peak: differences smaller than that are noise.")  # fmt: skip
-    few = sorted({c["trials"] for c in doc["configurations"] if 1 < c["trials"] < FEW_TRIALS})
+    withheld = sorted({c["trials"] for c in doc["configurations"] if too_few_for_interval(c["trials"])})
+    if withheld:
+        n, t = withheld[0], t_quantile(0.975, withheld[0] - 1)
+        # Two values 10% apart have s/√n = 5% of their mean: the interval is ± t × 5%.
+        warnings.append(f"With {n} trials a 95% confidence interval says little (t = {t:.1f} for {n - 1} degree"
+                        f"{'s' if n > 2 else ''} of freedom: {n} trials 10% apart would give ± {t * 0.05:.0%}),"
+                        f" so none is shown; --repeat {MIN_TRIALS_FOR_INTERVAL} or more gives one.")  # fmt: skip
+    few = sorted({c["trials"] for c in doc["configurations"] if MIN_TRIALS_FOR_INTERVAL <= c["trials"] < FEW_TRIALS})
     if few:
         n = few[0]
         warnings.append(f"With {n} trials a 95% confidence interval is wide (t = {t_quantile(0.975, n - 1):.1f} for"
@@ -221,10 +275,11 @@ def _ranked(configs: list[dict[str, Any]], comparison: dict[str, Any]) -> list[d
 
 
 def _ci(peak: dict[str, Any]) -> str:
-    if peak["n"] > 1 and peak["rps_ci95"]:
-        lo, hi = peak["rps_ci95"]
-        return f" (mean of {peak['n']} trials, 95% CI {fmt.rps(lo)} to {fmt.rps(hi)})"
-    return ""
+    n = peak["n"]
+    if too_few_for_interval(n):
+        return f" (mean of {n} trials, too few for an interval: --repeat {MIN_TRIALS_FOR_INTERVAL} or more)"
+    interval = fmt.mean_interval(peak["rps_ci95"], n) if n > 1 else ""
+    return f" (mean of {n} trials, {interval})" if interval else ""
 
 
 def _join(parts: list[str]) -> str:
