@@ -4,6 +4,9 @@ table fits the terminal as every crest table does (cli.terminal.FitTable)."""
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Callable
+
 from crest.analysis.specweb99 import Iteration, Result
 from crest.cli.terminal import Column, FitTable, render_text, terminal_width
 
@@ -14,11 +17,12 @@ def print_specweb99(result: Result, width: int | None = None) -> None:
     median = result.median
     verdict = result.verdict()
     metric = f"{median.conforming} conforming connections" if median else "no iteration stored"
-    print(f"SPECweb99: {metric} · {verdict}")
+    say = _sayer(width)
+    say(f"SPECweb99: {metric} · {verdict}")
     for failure in result.failures:
-        print(f"  INVALID: {failure}")
+        say(f"  INVALID: {failure}")
     if not result.conforming_length and result.valid:
-        print("  not a conforming run length: the kit requires 1200 s warm-up, 3 × 1200 s runs, 300 s ramps")
+        say("  not a conforming run length: the kit requires 1200 s warm-up, 3 × 1200 s runs, 300 s ramps")
     print()
     names = ("requested", "valid", "invalid", "conforming", "ops/s", "ops/s/conn", "msec/op", "bit rate kbit/s")
     table = FitTable([Column("iteration")] + [Column(name) for name in names])
@@ -34,8 +38,18 @@ def print_specweb99(result: Result, width: int | None = None) -> None:
     print(render_text(table, width, indent=2))
     if median is None:
         return
-    print("  (* the median iteration, by conforming connections then ops/s; bit rate: mean (min–max))")
+    say("  (* the median iteration, by conforming connections then ops/s; bit rate: mean (min–max))")
     _median_tables(median, width)
+
+
+def _sayer(width: int) -> Callable[[str], None]:
+    """print, a line longer than `width` wrapped at spaces under its text."""
+
+    def say(line: str) -> None:
+        indent = " " * (len(line) - len(line.lstrip()) + 2)
+        print(textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False))
+
+    return say
 
 
 def _median_tables(it: Iteration, width: int) -> None:
@@ -56,7 +70,8 @@ def _median_tables(it: Iteration, width: int) -> None:
         )  # fmt: skip
     print(render_text(classes, width, indent=2))
     ops = ", ".join(f"{name} {n}" for name, n in it.operations.items())
-    print(f"  operations: {ops}")
+    say = _sayer(width)
+    say(f"  operations: {ops}")
     if it.post_log:
         log = it.post_log
-        print(f"  POST log: {log['records']} records of {log['sent']} POSTs sent, {log['missing']} missing")
+        say(f"  POST log: {log['records']} records of {log['sent']} POSTs sent, {log['missing']} missing")

@@ -232,7 +232,7 @@ def _peaks(doc: dict[str, Any]) -> FitTable:
     leader = configs[0]["label"]
     gains = {(g["a"], g["b"]): g["pct"] for g in cmp["improvement_pct"]} if cmp else {}
     columns = [Column("configuration", "left", legend=True), Column("trials"), Column("peak req/s"),
-               Column("± 95% CI"), Column("at load"), Column("MB/s"), Column("p99 ms"),
+               Column("± 95% CI", wrap=True), Column("at load"), Column("MB/s"), Column("p99 ms"),
                Column("saturation", "left", wrap=True), Column("past the peak", "left", wrap=True)]  # fmt: skip
     sweep = doc.get("sweep")
     weighted = {w["index"]: w for w in sweep["configurations"]} if sweep else {}

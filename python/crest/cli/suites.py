@@ -10,6 +10,7 @@ import json
 from typing import Annotated, Any
 
 import typer
+from rich.text import Text
 
 from crest.cli import EXIT_OK, terminal
 from crest.cli.terminal import Column, FitTable
@@ -116,9 +117,10 @@ def suites_command(
         # One suite: every detail, as plain lines (they wrap in the terminal, not in a cell).
         print("\n".join(_details(suites[0], profile)))
         return EXIT_OK
-    terminal.console().print(_table(suites, profile))
+    out = terminal.console()
+    out.print(_table(suites, profile))
     for name, (source, factors) in GROUPS.items():
         members = ", ".join(s for names in factors.values() for s in names)
-        print(f"group {name}: {source}; `crest run {name}` runs {members}")
-    print("Details of one suite: crest suites NAME; as JSON: crest suites --json")
+        out.print(Text(f"group {name}: {source}; `crest run {name}` runs {members}"))
+    out.print(Text("Details of one suite: crest suites NAME; as JSON: crest suites --json"))
     return EXIT_OK

@@ -53,6 +53,7 @@ Justify = Literal["left", "right"]
 # Between two columns: the left one's padding, the (blank) divider, the right one's padding.
 _GAP = 3
 _PAIR_GAP = "   "
+_MAX_GROUPS = 3  # a table dealt into more reads better stacked
 _INDENT = "  "
 
 
@@ -76,19 +77,23 @@ class Column:
 
 @dataclass(frozen=True)
 class Layout:
-    """How a `FitTable` is drawn at one width: `table` with these column `widths`; `legend`, the same with
-    the legend columns' labels numbered (`labels`: the legend's entries in order); or `stacked`, one block
-    per row (a heading line, then `header value` pairs)."""
+    """How a `FitTable` is drawn at one width. `table`: one table, its column `widths`; `legend`: the same
+    with the legend columns' labels numbered (`labels`: the legend, in order); `split`: the columns dealt
+    into several tables (`groups` of column indices, each led by the first column, with their `widths`),
+    labels numbered when there is a legend; `stacked`: one block per row, a heading line then `header value`
+    pairs."""
 
-    kind: Literal["table", "legend", "stacked"]
-    widths: tuple[int, ...] = ()
+    kind: Literal["table", "legend", "split", "stacked"]
+    groups: tuple[tuple[int, ...], ...] = ()
+    widths: tuple[tuple[int, ...], ...] = ()
     labels: tuple[str, ...] = ()
 
 
 class FitTable:
-    """A table that keeps every digit and every word of its cells at any width: laid out when the console
-    draws it, as a table whose label columns wrap at spaces, else with long labels moved to a numbered
-    legend, else stacked one block per row. Every table crest prints in the terminal is one."""
+    """A table that keeps every digit and every word of its cells at any width, laid out when the console
+    draws it: one table whose label columns wrap at spaces; else long labels moved to a numbered legend;
+    else its columns dealt into two or three tables that each fit; else one block per row. Every table
+    crest prints in the terminal is one."""
 
     def __init__(
         self, columns: Sequence[Column], *, title: str | Text | None = None, caption: str | Text | None = None
@@ -104,16 +109,27 @@ class FitTable:
         self.rows.append([cell if isinstance(cell, Text) else Text(cell) for cell in cells])
 
     def layout(self, width: int) -> Layout:
-        """The layout this table takes at `width` columns."""
-        widths = self._widths(width, self.rows)
-        if widths is not None:
-            return Layout("table", widths)
-        if any(c.legend for c in self.columns):
-            labels = self._legend_labels()
-            widths = self._widths(width, self._numbered(labels))
+        """The layout this table takes at `width` columns: the first of one table (rows at most two lines
+        tall), the same with a legend, the columns dealt into tables of one-line (then two-line) rows, one
+        table or a legend with three-line rows, and one block per row."""
+        every = tuple(range(len(self.columns)))
+        labels = self._legend_labels() if any(c.legend for c in self.columns) else []
+        numbered = self._numbered(labels)
+
+        def whole(lines: int) -> Layout | None:
+            widths = self._widths(width, self.rows, every, lines)
             if widths is not None:
-                return Layout("legend", widths, tuple(labels))
-        return Layout("stacked")
+                return Layout("table", (every,), (widths,))
+            widths = self._widths(width, numbered, every, lines) if labels else None
+            return None if widths is None else Layout("legend", (every,), (widths,), tuple(labels))
+
+        def split(lines: int) -> Layout | None:
+            groups = self._groups(width, numbered, lines)
+            if groups is None:
+                return None
+            return Layout("split", tuple(g for g, _ in groups), tuple(w for _, w in groups), tuple(labels))
+
+        return whole(2) or split(1) or split(2) or whole(3) or Layout("stacked")
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         layout = self.layout(options.max_width)
@@ -123,45 +139,86 @@ class FitTable:
             yield from self._stacked(options.max_width)
         else:
             rows = self.rows
-            if layout.kind == "legend":
+            if layout.labels:
                 yield from (Text(f"[{n}] ") + Text(label) for n, label in enumerate(layout.labels, 1))
                 rows = self._numbered(list(layout.labels))
-            yield self._table(layout.widths, rows)
+            for n, (group, widths) in enumerate(zip(layout.groups, layout.widths)):
+                if n:
+                    yield Text()
+                yield self._table(group, widths, rows)
         if self.caption is not None:
             yield Text(self.caption) if isinstance(self.caption, str) else self.caption
 
-    def _widths(self, width: int, rows: list[list[Text]]) -> tuple[int, ...] | None:
-        """Each column's width when the table fits `width`, the spare shared by the columns that lack it most;
-        None when even each column's narrowest (its widest figure, its longest word) cannot fit."""
+    def _groups(
+        self, width: int, rows: list[list[Text]], lines: int
+    ) -> list[tuple[tuple[int, ...], tuple[int, ...]]] | None:
+        """The columns dealt in order into at most _MAX_GROUPS tables, each led by the first column, each
+        fitting `width` with rows at most `lines` tall; None when they need more, or a column cannot fit
+        beside the first."""
+        groups: list[tuple[int, ...]] = []
+        group: tuple[int, ...] = (0,)
+        for i in range(1, len(self.columns)):
+            if self._widths(width, rows, (*group, i), lines) is not None:
+                group = (*group, i)
+                continue
+            if len(group) == 1:
+                return None
+            groups.append(group)
+            group = (0, i)
+        groups.append(group)
+        if len(groups) > _MAX_GROUPS:
+            return None
+        fitted = [(g, self._widths(width, rows, g, lines)) for g in groups]
+        return [(g, w) for g, w in fitted if w is not None] if all(w is not None for _, w in fitted) else None
+
+    def _widths(
+        self, width: int, rows: list[list[Text]], columns: tuple[int, ...], lines: int
+    ) -> tuple[int, ...] | None:
+        """The widths of `columns` drawn side by side in `width`, or None when they cannot fit: even each
+        column's narrowest (its widest figure, its longest word) is too wide, or a row would wrap onto more
+        than `lines` lines."""
         least, most = [], []
-        for i, column in enumerate(self.columns):
+        for i in columns:
+            column = self.columns[i]
             cells = [row[i].plain for row in rows]
-            lines = [line for text in [column.header, *cells] for line in text.splitlines()]
             header_words = [cell_len(w) for w in column.header.split()]
             if column.wraps:
                 narrowest = [cell_len(w) for text in cells for w in text.split()] + header_words
             else:
                 narrowest = [cell_len(line) for text in cells for line in text.splitlines()] + header_words
             least.append(max(narrowest, default=0))
-            most.append(max((cell_len(line) for line in lines), default=0))
-        gaps = _GAP * (len(self.columns) - 1)
+            most.append(
+                max((cell_len(line) for text in [column.header, *cells] for line in text.splitlines()), default=0)
+            )
+        gaps = _GAP * (len(columns) - 1)
         if sum(least) + gaps > width:
             return None
         widths = list(least)
         spare = width - gaps - sum(widths)
-        # A figure's header on one line first (it costs a few columns once); then the labels that lack the
-        # most, since a wrapped label costs a line in every row.
-        for i, column in enumerate(self.columns):
-            if not column.wraps and spare >= most[i] - widths[i]:
-                spare -= most[i] - widths[i]
-                widths[i] = most[i]
+        # A figure's header on one line first (it costs a few columns once), then whole configuration labels;
+        # then a column at a time to the wrapping column whose cells take the most lines.
+        for first in (lambda c: not c.wraps, lambda c: c.legend):
+            for k, i in enumerate(columns):
+                if first(self.columns[i]) and spare >= most[k] - widths[k]:
+                    spare -= most[k] - widths[k]
+                    widths[k] = most[k]
+        wrapping = [k for k, i in enumerate(columns) if self.columns[i].wraps]
+        tall = {k: self._tallest(rows, columns[k], widths[k]) for k in wrapping}
         while spare > 0:
-            lacking, i = max((most[i] - widths[i], i) for i in range(len(widths)))
-            if lacking <= 0:
+            lacking = [k for k in wrapping if widths[k] < most[k]]
+            if not lacking:
                 break
-            widths[i] += 1
+            k = max(lacking, key=lambda k: (tall[k], most[k] - widths[k]))
+            widths[k] += 1
             spare -= 1
+            tall[k] = self._tallest(rows, columns[k], widths[k])
+        if any(tallest > lines for tallest in tall.values()):
+            return None
         return tuple(max(w, 1) for w in widths)
+
+    @staticmethod
+    def _tallest(rows: list[list[Text]], i: int, width: int) -> int:
+        return max((_lines(row[i].plain, width) for row in rows), default=1)
 
     def _legend_labels(self) -> list[str]:
         labels: list[str] = []
@@ -177,12 +234,13 @@ class FitTable:
 
         return [[ref(cell) if column.legend else cell for cell, column in zip(row, self.columns)] for row in self.rows]
 
-    def _table(self, widths: Sequence[int], rows: list[list[Text]]) -> Table:
+    def _table(self, group: Sequence[int], widths: Sequence[int], rows: list[list[Text]]) -> Table:
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-        for column, w in zip(self.columns, widths):
+        for i, w in zip(group, widths):
+            column = self.columns[i]
             table.add_column(column.header, justify=column.justify, style=column.style, width=w, overflow="fold")
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*(row[i] for i in group))
         return table
 
     def _stacked(self, width: int) -> Iterator[Text]:
@@ -208,6 +266,20 @@ class FitTable:
                 line.append_text(pair)
             if line.plain.strip():
                 yield line
+
+
+def _lines(text: str, width: int) -> int:
+    """How many lines `text` takes wrapped at spaces into `width` columns (a longer word: a line of its own)."""
+    count = 0
+    for paragraph in text.splitlines() or [""]:
+        count += 1
+        used = 0
+        for word in paragraph.split():
+            if used and used + 1 + cell_len(word) > width:
+                count += 1
+                used = 0
+            used += (1 if used else 0) + cell_len(word)
+    return count
 
 
 def terminal_width() -> int:
