@@ -106,10 +106,16 @@ def test_builtin_combinations_are_separate_runs_with_factors_and_monitoring(
 ) -> None:
     db = tmp_path / "r.db"
     out = run_cli("run", str(_suite(tmp_path)), "--server", "builtin", "--cpus", "1", "--repeat", "2",
-                  "--fileset", str(fileset), "--db", str(db), "-q", timeout_s=WAIT_S * 2)  # fmt: skip
+                  "--fileset", str(fileset), "--db", str(db), timeout_s=WAIT_S * 2)  # fmt: skip
     assert out.returncode == 0, out.stderr
     runs = _rows(db, "SELECT id, factors_json, config_json, status FROM runs ORDER BY started_at")
     assert len(runs) == 2
+    # What runs is said before it runs, and each run says which configuration and trial it is (stderr is
+    # not a terminal here: the headers stay, the live line does not).
+    said = out.stderr.splitlines()
+    assert said[0].startswith("crest: 2 runs, 4 mixes, ")
+    assert said[1:3] == [f"run {i}/2 · server=builtin cpus=1 · trial {i} of 2 · 2 mixes ({runs[i - 1][0]})"
+                         for i in (1, 2)]  # fmt: skip
     experiments = set()
     for _, factors, config, status in runs:
         assert status == "complete"

@@ -214,7 +214,8 @@ def limited_points(kind: str, loads: list[float], example: Verdict) -> Verdict:
     its own): the loads, then one point's own sentence (`example`: the peak's, when it is one of them)."""
     name = {LINK_BOUND: "link-bound", TARGET_OOM: "out of memory", LISTEN_OVERFLOW: "listen queue overflow",
             NOISY_HOST: "noisy host"}.get(kind, kind)  # fmt: skip
-    return Verdict(kind, f"{name} at load {', '.join(_load(x) for x in loads)}: {example.message}",
+    said = example.message.removeprefix(f"{name}: ")  # a sentence that names its kind is not named twice
+    return Verdict(kind, f"{name} at load {', '.join(_load(x) for x in loads)}: {said}",
                    {**example.figures, "loads": list(loads)})  # fmt: skip
 
 

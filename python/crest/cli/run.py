@@ -9,6 +9,7 @@ prints.
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -175,7 +176,7 @@ def run_command(
     Web suites take an http(s) URL or a web server; file suites (mindcraft-netbench, netbench-nbdm60) take
     file:///DIR, smb://USER@HOST[:PORT]/SHARE or --server samba.
     """
-    watcher = Progress(enabled=not quiet and sys.stderr.isatty())
+    watcher = Progress(enabled=not quiet and sys.stderr.isatty(), headers=not quiet)
     try:
         if resume is not None:
             if suite or target or cluster or nodes or target_node:
@@ -229,7 +230,9 @@ def run_command(
             axes.update(_protocol_axes(http, streams))
             plan = plan_runs(base, members, {**axes, **options}, options=list(options))
             experiment = plan.experiment
-            run_ids = execute(plan, store_path=db, on_event=watcher.on_event, on_ready=None if quiet else _announce)
+            run_ids = execute(
+                plan, store_path=db, on_event=watcher.on_event, on_ready=partial(_announce, watcher, quiet)
+            )
             if len(run_ids) > 1:
                 print(
                     f"experiment {experiment}: {len(run_ids)} runs; compare them with `crest compare {experiment}`",
@@ -255,8 +258,11 @@ def run_command(
     return EXIT_OK
 
 
-def _announce(plan: Plan) -> None:
+def _announce(watcher: Progress, quiet: bool, plan: Plan) -> None:
     """What is about to run, once every check passed: runs, mixes and the time under load."""
+    watcher.ready(plan)
+    if quiet:
+        return
     runs, mixes, profiles = len(plan.trials), plan.mixes(), sorted({c.request.profile for c in plan.configurations})
     # Past a few minutes a newcomer wants to know the short way before committing to the long one.
     hint = "; --profile quick makes each mix 4 s" if plan.load_s() > 300 and "quick" not in profiles else ""
@@ -349,17 +355,35 @@ def _server_options(pairs: list[str]) -> dict[str, list[str]]:
 
 
 class Progress:
-    """The live line on stderr: suite progress, current mix and load, req/s, errors, time left."""
+    """What `crest run` shows while it runs, on stderr: a header as each run starts (which configuration,
+    which trial) and the live line (the run and its configuration, the mix of the ladder, req/s, errors,
+    time left in the mix and in the whole plan)."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, *, headers: bool = True) -> None:
         self.enabled = enabled
+        self.headers = headers  # the run headers, also when stderr is not a terminal (a log keeps them)
         self.console = Console(stderr=True)
         self.status: Any = None
         self.run_ids: list[str] = []
+        self.plan: Plan | None = None
+        self.runs_started = 0
+        self.left_s = 0.0  # seconds of load the plan has left once the current mix ends
+        self.mixes = 0
+        self.label = ""
+
+    def ready(self, plan: Plan) -> None:
+        """The plan about to run (every check passed): the runs to count and the load to count down."""
+        self.plan = plan
+        self.left_s = plan.load_s()
 
     def on_event(self, event: Event) -> None:
         if event.kind == "run-started":
             self.run_ids.append(event.run_id)
+            self.runs_started += 1
+            self.mixes = event.mixes
+            self._run_header(event)
+        if event.mix is not None and event.mixes:
+            self.mixes = event.mixes
         if not self.enabled:
             return
         if self.status is None:
@@ -368,14 +392,19 @@ class Progress:
         if event.mix is None:
             return
         mix, t = event.mix, event.mix.timing
-        head = f"run {event.run_id} · mix {mix.index}/{event.mixes or '?'} · {mix.clients} clients × {mix.threads_per_client} threads"
+        head = (f"{self._run_words()} · mix {mix.index}/{self.mixes or '?'} · {mix.clients} clients ×"
+                f" {mix.threads_per_client} threads")  # fmt: skip
         if event.kind == "mix-progress":
             live = event.live
             elapsed = float(live.get("elapsed_s", 0.0))
             rate = live.get("requests", 0) / elapsed if elapsed > 0 else 0.0
             left = max(0.0, t.length_s - elapsed)
-            self.status.update(f"{head} · {rate:,.0f} req/s · {live.get('errors', 0)} errors · {left:.0f}s left in mix")
+            total = f" · {format_span(self.left_s - t.length_s + left)} left in all" if self.plan else ""
+            self.status.update(
+                f"{head} · {rate:,.0f} req/s · {live.get('errors', 0)} errors · {left:.0f}s left in mix{total}"
+            )
         elif event.kind == "mix-finished" and event.record is not None:
+            self.left_s -= t.length_s
             r = event.record
             self.console.print(
                 f"  mix {mix.index:>3}: {mix.clients:>4} clients  {r.rps:>12,.1f} req/s  "
@@ -385,10 +414,40 @@ class Progress:
         else:
             self.status.update(head)
 
+    def _run_words(self) -> str:
+        runs = len(self.plan.trials) if self.plan else 0
+        where = f"run {self.runs_started}/{runs}" if runs > 1 else f"run {self.run_ids[-1] if self.run_ids else ''}"
+        return f"{where} {self.label}".rstrip()
+
+    def _run_header(self, event: Event) -> None:
+        """`run 2/6 · server=lighttpd cpus=1 · trial 1 of 2 · 16 mixes` when a plan has several runs."""
+        if self.plan is None or len(self.plan.trials) < 2 or self.runs_started > len(self.plan.trials):
+            return
+        trial = self.plan.trials[self.runs_started - 1]
+        config = self.plan.configurations[trial.configuration]
+        self.label = config_words(config.request)
+        if not self.headers:
+            return
+        trials = sum(1 for t in self.plan.trials if t.configuration == trial.configuration)
+        of = f" · trial {trial.index + 1} of {trials}" if trials > 1 else ""
+        self.console.print(
+            f"run {self.runs_started}/{len(self.plan.trials)} · {self.label}{of} · {event.mixes} mixes"
+            f" ({event.run_id})",
+            style="bold" if self.enabled else None,
+            highlight=False,
+        )
+
     def stop(self) -> None:
         if self.status is not None:
             self.status.stop()
             self.status = None
+
+
+def config_words(request: RunRequest) -> str:
+    """A configuration as its levels (`server=nginx cpus=1`), else the server or the target it loads."""
+    if request.factors:
+        return " ".join(f"{k}={v}" for k, v in request.factors.items())
+    return request.server or request.target or ""
 
 
 def _summaries(db: Path, run_ids: list[str]) -> None:
