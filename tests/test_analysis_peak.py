@@ -42,13 +42,29 @@ def test_highest_takes_the_first_of_equal_maxima_and_never_a_nan() -> None:
 def test_the_peak_is_the_top_of_the_mean_curve_not_the_mean_of_the_trials_peaks() -> None:
     peak = peak_of([points_from_run(d) for d in trials()])
     assert (peak.rps, peak.load, peak.n) == (37.0, 3.0, 2)  # the mean of the trials' own peaks would be 47
-    half = t_quantile(0.975, 1) * 98.0**0.5 / 2.0**0.5  # values 30 and 44 at 3 clients
-    assert peak.rps_sd == pytest.approx(98.0**0.5)
-    assert peak.rps_ci95 == pytest.approx((37.0 - half, 37.0 + half))
+    assert peak.rps_sd == pytest.approx(98.0**0.5)  # values 30 and 44 at 3 clients
+    assert peak.rps_ci95 is None  # 2 trials: too few for an interval
     assert (peak.throughput_Bps, peak.throughput_load) == (37_000.0, 3.0)
     assert [(t.trial, t.rps, t.load) for t in peak.trials] == [(1, 50.0, 2.0), (2, 44.0, 3.0)]
     assert (peak.trial_rps_min, peak.trial_rps_max) == (44.0, 50.0)
     assert peak.trial_rps_sd == pytest.approx(18.0**0.5)
+    assert peak.trials_peak_apart  # 2 clients and 3: the mean curve's 37 is below both own peaks
+
+
+def test_a_third_trial_gives_the_peak_its_interval() -> None:
+    details = [*trials(), run([10.0, 30.0, 40.0], factors={"server": "a"}, repeat_index=2, run_id="a2")]
+    peak = peak_of([points_from_run(d) for d in details])
+    assert (peak.rps, peak.load, peak.n) == (38.0, 3.0, 3)  # 30, 44, 40 at 3 clients: s = √52
+    half = t_quantile(0.975, 2) * 52.0**0.5 / 3.0**0.5
+    assert peak.rps_ci95 == pytest.approx((38.0 - half, 38.0 + half))
+
+
+def test_trials_peaking_at_one_load_are_not_apart() -> None:
+    details = [run(rps, factors={"server": "a"}, repeat_index=i, run_id=f"a{i}")
+               for i, rps in enumerate(([10.0, 50.0, 30.0], [10.0, 44.0, 20.0]))]  # fmt: skip
+    peak = peak_of([points_from_run(d) for d in details])
+    assert (peak.rps, peak.load) == (47.0, 2.0) and not peak.trials_peak_apart
+    assert not peak_of([points_from_run(details[0])]).trials_peak_apart  # one trial is its own peak
 
 
 def test_every_peak_agrees_with_the_mean_curve() -> None:

@@ -19,8 +19,7 @@ def test_trials_merge_by_load() -> None:
     assert (first.n, first.rps_mean) == (2, 12.0)
     assert first.rps_sd == pytest.approx(2.0**0.5 * 2.0)  # values 10, 14: s = 2√2
     sd = 8.0**0.5
-    half = t_quantile(0.975, 1) * sd / 2.0**0.5
-    assert first.rps_ci95 == pytest.approx((12.0 - half, 12.0 + half))
+    assert first.rps_ci95 is None and first.throughput_Bps_ci95 is None  # 2 trials: too few for an interval
     assert first.rps_cv == pytest.approx(sd / 12.0)
     assert (second.rps_sd, second.rps_cv) == (0.0, 0.0)
     assert first.latency_us == {
@@ -31,6 +30,20 @@ def test_trials_merge_by_load() -> None:
         "max": 5000.0,
         "mean": 1200.0,
     }
+
+
+def test_three_trials_give_an_interval_that_never_goes_below_zero() -> None:
+    trials = [points_from_run(run([10.0, 20.0], repeat_index=i)) for i in range(3)]
+    trials[2][0].rps = 100.0  # at 1 client 10, 10, 100: mean 40, s = √2700, t(2) = 4.3: 40 − 129 < 0
+    trials[1][1].rps = 24.0  # at 2 clients 20, 24, 20: mean 21⅓, well inside 0
+    first, second = aggregate_trials(trials)
+    half = t_quantile(0.975, 2) * 2700.0**0.5 / 3.0**0.5
+    assert first.rps_ci95 == pytest.approx((0.0, 40.0 + half))
+    assert first.rps_ci95 is not None and first.rps_ci95[0] == 0.0
+    half = t_quantile(0.975, 2) * (16.0 / 3.0) ** 0.5 / 3.0**0.5  # values 20, 24, 20: s² = 16/3
+    assert second.rps_ci95 == pytest.approx((64.0 / 3.0 - half, 64.0 / 3.0 + half))
+    for stats in (first, second):
+        assert stats.throughput_Bps_ci95 is not None and stats.throughput_Bps_ci95[0] >= 0.0
 
 
 def test_a_load_missing_from_a_trial_has_a_smaller_n() -> None:

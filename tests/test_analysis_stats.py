@@ -7,16 +7,21 @@ import math
 import pytest
 
 from crest.analysis.stats import (
+    MIN_TRIALS_FOR_INTERVAL,
+    clipped_at_zero,
     coefficient_of_variation,
     confidence_interval,
     describe,
     excludes_zero,
     interval_from_summary,
     mean,
+    nonnegative_interval,
     sample_sd,
     t_quantile,
+    too_few_for_interval,
 )
 from crest.errors import ConfigError
+from crest.report import fmt
 
 
 def test_t_quantiles_match_the_tables() -> None:
@@ -64,6 +69,31 @@ def test_interval_from_summary_needs_two_values() -> None:
         interval_from_summary(0.0, 1.0, 1)
     with pytest.raises(ConfigError, match="invalid confidence"):
         interval_from_summary(0.0, 1.0, 5, confidence=95)
+
+
+def test_two_rates_get_no_interval_rather_than_a_negative_bound() -> None:
+    # The "21,820 req/s (mean of 2 trials, 95% CI −28,535 to 72,174)": t(1) = 12.7.
+    rates = [17_857.0, 25_783.0]
+    low, high = confidence_interval(rates) or (0.0, 0.0)
+    assert (round(low, -2), round(high, -2)) == (-28_500, 72_200)
+    assert MIN_TRIALS_FOR_INTERVAL == 3 and nonnegative_interval(rates) is None
+    assert describe(rates, nonnegative=True).ci95 is None and describe(rates, nonnegative=True).sd is not None
+    assert too_few_for_interval(2) and not too_few_for_interval(1) and not too_few_for_interval(3)
+    assert fmt.mean_interval(None, 2) == "too few trials for an interval (n=2; --repeat 3 or more)"
+    assert fmt.half_width(None, 2) == "too few (n<3)" and fmt.plus_minus(None, 1) == ""
+
+
+def test_a_rate_interval_of_three_or_more_never_goes_below_zero() -> None:
+    spread = [1.0, 1.0, 100.0]  # mean 34, s = 57.2, t(2) = 4.3: the t interval reaches −108
+    assert (confidence_interval(spread) or (0.0, 0.0))[0] < 0
+    interval = nonnegative_interval(spread)
+    assert interval == pytest.approx((0.0, (confidence_interval(spread) or (0.0, 0.0))[1]))
+    assert clipped_at_zero(interval) and not clipped_at_zero((0.0, 0.0)) and not clipped_at_zero((1.0, 2.0))
+    assert fmt.mean_interval(interval, 3) == "95% CI 0 to 176, its 0 a clipped floor, not a measurement"
+    assert fmt.half_width(interval, 3) == "0–176" and fmt.plus_minus(interval, 3) == "CI 0–176"
+    steady = [10.0, 12.0, 14.0]
+    assert nonnegative_interval(steady) == confidence_interval(steady)  # an interval above 0 is left alone
+    assert fmt.plus_minus(nonnegative_interval(steady), 3) == "± 5.0"
 
 
 def test_excludes_zero() -> None:

@@ -3,6 +3,7 @@ the report's capacity section, and bad input refused before anything is sent."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -52,12 +53,15 @@ def test_replaying_the_stored_probes_gives_the_answer_and_its_confidence() -> No
     assert [p.passed for p in result.probes] == [True, True, True, False, False, True, True, True]
     assert result.probes[3].failures == ("p99<50ms",)
     assert result.pass_probability_lower == pytest.approx(0.05 ** (1 / 3))
+    # Success reads as success; the bound says what 3 passes can prove, and how to prove more.
     assert result.statement() == (
-        "5 clients met p99<50ms in 3 of 3 trials and 6 clients broke it;"
-        " with 95% confidence a trial at 5 clients meets it with probability at least 37%"
+        "5 clients met p99<50ms in all 3 trials and 6 clients broke it; with 3 trials that means, with 95%"
+        " confidence, a trial at 5 clients meets the rule at least 37% of the time (more trials, a higher"
+        " --confirm, tighten that bound)"
     )
     (margin,) = result.margins
     assert margin.mean == pytest.approx(49_000) and margin.at_failed == pytest.approx(58_800)
+    assert margin.interval == pytest.approx((49_000, 49_000))  # 3 equal values: an interval of no width
 
 
 def test_a_client_bound_answer_says_so_before_anything_else() -> None:
@@ -71,9 +75,21 @@ def test_a_client_bound_answer_says_so_before_anything_else() -> None:
     assert result.limited_by == (bound,)
     assert result.statement() == (
         "the load engine was client-bound at the answer, so it measures crest, not the target: give the engine"
-        " more cores (a lower --cpus) or more load nodes (--cluster); 5 clients met p99<50ms in 3 of 3 trials"
-        " and 6 clients broke it; with 95% confidence a trial at 5 clients meets it with probability at least 37%"
+        " more cores (a lower --cpus) or more load nodes (--cluster); 5 clients met p99<50ms in all 3 trials"
+        " and 6 clients broke it; with 3 trials that means, with 95% confidence, a trial at 5 clients meets the"
+        " rule at least 37% of the time (more trials, a higher --confirm, tighten that bound)"
     )
+
+
+def test_two_trials_at_the_answer_give_a_looser_bound_and_no_margin_interval() -> None:
+    latency = {n: 9.8 * n for n in range(1, 20)}
+    two = capacity_result(capacity_run(latency, [1, 2, 4, 8, 6, 5, 5], confirm=1))
+    assert two.trials == 2 and two.statement().endswith(
+        "in all 2 trials and 6 clients broke it; with 2 trials that means, with 95% confidence, a trial at 5"
+        " clients meets the rule at least 22% of the time (more trials, a higher --confirm, tighten that bound)"
+    )
+    (margin,) = two.margins
+    assert margin.mean == pytest.approx(49_000) and margin.interval is None  # 2 trials: too few for one
 
 
 def test_an_answer_at_the_ceiling_says_the_search_stopped_there() -> None:
@@ -133,8 +149,9 @@ def test_every_probe_is_a_stored_mix_and_the_report_marks_the_answer(builtin_tar
     assert result.returncode == 0, result.stderr
     assert (
         "capacity: the search stopped at its ceiling (--max 4), not at a load that broke the rule;"
-        " 4 connections met errors<1% in 2 of 2 trials and no higher load was tried;" in result.stdout
+        " 4 connections met errors<1% in all 2 trials and no higher load was tried;" in result.stdout
     )
+    assert "errors<1%: 0.00% at 4, too few trials for an interval (n=2; a higher --confirm)" in result.stdout
     with Store(db) as store:
         (summary,) = store.runs()
         detail = store.run(summary.id)
@@ -143,6 +160,10 @@ def test_every_probe_is_a_stored_mix_and_the_report_marks_the_answer(builtin_tar
     doc = build_report([detail])
     (search,) = doc["capacity"]
     assert search["answer"] == 4 and [p["phase"] for p in search["probes"]] == ["grow", "grow", "grow", "confirm"]
+    # The stored search reads as one in `crest runs`, with its answer, not as a ladder's peak.
+    (listed,) = json.loads(run_cli_in_process("runs", "--db", str(db), "--json").stdout)
+    assert (listed["kind"], listed["capacity"]["answer"]) == ("capacity", 4)
+    assert listed["result"].startswith("4 connections") and listed["configuration"] == f"{builtin_target}/1k.html"
 
 
 @pytest.mark.integration

@@ -71,6 +71,35 @@ def test_repeats_give_confidence_intervals(tmp_path: Path) -> None:
     assert config["peak"]["rps_ci95"] is not None
     assert "mean of 3 trials, 95% CI" in doc["summary"]["headline"]
     assert {c["trial"] for c in config["fairness"]["clients"]} == {1, 2, 3}
+    assert render(doc, "html").count('class="band"') == 2  # req/s and throughput, shaded by their intervals
+
+
+def test_trials_peaking_at_one_load_need_no_note_on_the_mean_curve() -> None:
+    details = [run(rps, factors={"server": "a"}, repeat_index=i, run_id=f"a{i}")
+               for i, rps in enumerate(([1000.0, 5000.0, 3000.0], [1000.0, 4400.0, 2000.0]))]  # fmt: skip
+    doc = build_report(details)
+    (config,) = doc["configurations"]
+    assert (config["peak"]["rps"], config["peak"]["load"]) == (4700.0, 2.0) and not config["peak"]["trials_peak_apart"]
+    findings = " ".join(doc["summary"]["findings"])
+    assert "the mean curve peaks at" not in findings  # its peak is the mean of theirs: nothing to explain
+    assert ("Each trial's own peak req/s (the peaks above are the tops of the mean curves over trials): server=a"
+            " 4,400–5,000 at 2 clients.") in findings  # fmt: skip
+
+
+def test_two_trials_are_too_few_for_an_interval_and_every_output_says_so(tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    store_lab(db, curves=[THREE[0]], trials=2)
+    doc = build_report(select(db, "exp-1"))
+    check_schema(doc)
+    (config,) = doc["configurations"]
+    assert config["peak"]["rps_ci95"] is None and all(p["rps_ci95"] is None for p in config["points"])
+    assert "(mean of 2 trials, too few for an interval: --repeat 3 or more)" in doc["summary"]["headline"]
+    assert "95% CI" not in doc["summary"]["headline"]
+    assert any("so none is shown; --repeat 3 or more gives one" in w for w in doc["summary"]["warnings"])
+    markdown = render(doc, "md")
+    assert "too few (n<3)" in markdown
+    html = render(doc, "html")
+    assert 'class="band"' not in html and "no band below 3 trials" in html and "(too few trials for a CI)" in html
 
 
 def test_two_or_more_configurations_are_compared(tmp_path: Path) -> None:
@@ -210,7 +239,11 @@ def test_the_peak_is_the_top_of_the_mean_curve_everywhere_the_report_names_it() 
     assert (a["summary"]["peak_rps"], a["summary"]["peak_rps_load"]) == (3700.0, 3.0)
     assert a["fairness"]["load"] == 3.0
     assert doc["summary"]["headline"].startswith("server=a had the highest peak: 3,700 req/s")
-    assert any("server=a 4,400–5,000 at 2–3 clients" in line for line in doc["summary"]["findings"])
+    # The trials peaked at different loads, which is why the mean curve's 3,700 is below both: one line says so.
+    assert peak["trials_peak_apart"]
+    assert ("server=a: the mean curve peaks at 3,700 req/s at 3 clients, below every trial's own peak (trial 1"
+            " 5,000 req/s at 2 clients, trial 2 4,400 req/s at 3 clients), because the trials peaked at different"
+            " loads") in " ".join(doc["summary"]["findings"])  # fmt: skip
     (rps_chart,) = [c for c in build_charts(doc) if "chart-rps" in c.svg]
     assert "server=a: peak 3,700 req/s at 3" in rps_chart.svg
     markdown = render(doc, "markdown")

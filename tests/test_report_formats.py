@@ -122,7 +122,7 @@ def test_html_has_every_chart_and_table(doc: dict[str, Any]) -> None:
     ]  # fmt: skip
     assert f'data-charts="{len(charts)}"' in html
     assert html.count('<svg class="chart ') == len(charts)
-    assert html.count('class="band"') == 2 * 3  # rps and throughput, one band per configuration (2 trials)
+    assert 'class="band"' not in html  # 2 trials each: too few for an interval, so no band to shade
     for heading in ("Peaks", "Charts", "Comparison", "Percent improvement at the peak", "Paired-difference test (req/s)",
                     "Requests/s at each load", "Load points", "Every mix", "Runs and host", "Servers"):  # fmt: skip
         assert f">{heading}<" in html, heading

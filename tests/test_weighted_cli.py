@@ -54,6 +54,7 @@ def test_stored_runs_per_run_and_configuration(capsys: pytest.CaptureFixture[str
     assert code == 0, err
     assert f"{hand_weighted_Mbps(A):,.2f}" in out
     assert "per configuration" in out and "server=a" in out
+    assert "too few (n<3)" in out  # 2 trials: no interval, and the table says why
 
 
 def test_not_a_sweep_and_bad_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -39,7 +39,16 @@ from crest.analysis.published import (
 )
 from crest.analysis.repeats import PointStats, aggregate_trials, mean_curve
 from crest.analysis.scaling import ScalingRow, scaling
-from crest.analysis.stats import Summary, describe, interval_from_summary, t_quantile
+from crest.analysis.stats import (
+    MIN_TRIALS_FOR_INTERVAL,
+    Summary,
+    clipped_at_zero,
+    describe,
+    interval_from_summary,
+    nonnegative_interval,
+    t_quantile,
+    too_few_for_interval,
+)
 from crest.analysis.summary import GRACEFUL_RATIO, PLATEAU_RATIO, CurveSummary, summarize
 from crest.analysis.weighted import (
     SIZE_CLASS_BOUNDS,
@@ -60,6 +69,7 @@ from crest.analysis.weighted import (
 __all__ = [
     "GRACEFUL_RATIO",
     "LOAD_AXES",
+    "MIN_TRIALS_FOR_INTERVAL",
     "PLATEAU_RATIO",
     "PUBLISHED_DATA_DIR",
     "SIZE_CLASS_BOUNDS",
@@ -85,6 +95,7 @@ __all__ = [
     "aggregate_trials",
     "alias_structure",
     "analyze",
+    "clipped_at_zero",
     "configurations",
     "default_load_axis",
     "defining_relation",
@@ -98,6 +109,7 @@ __all__ = [
     "load_published_runs",
     "mean_curve",
     "metric_value",
+    "nonnegative_interval",
     "paired_difference",
     "parse_factors",
     "parse_weights",
@@ -119,5 +131,6 @@ __all__ = [
     "sweep_points",
     "sweep_weighted_throughput",
     "t_quantile",
+    "too_few_for_interval",
     "weighted_throughput",
 ]

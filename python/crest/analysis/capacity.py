@@ -15,7 +15,7 @@ from crest.analysis.capacity_search import CapacitySearch
 from crest.analysis.points import LoadPoint, point_from_mix
 from crest.analysis.rule import Condition, Rule, parse_rule
 from crest.analysis.specweb99 import iteration
-from crest.analysis.stats import CONFIDENCE, confidence_interval, mean
+from crest.analysis.stats import CONFIDENCE, mean, nonnegative_interval
 from crest.store import MixRecord, RunDetail
 from crest.verdicts import DECIDING, Verdict, decided_by
 
@@ -46,8 +46,9 @@ class ProbeResult:
 
 @dataclass(frozen=True)
 class Margin:
-    """One condition at the answer: its values over the answer's trials, their mean and 95 % interval,
-    and the value at the lowest failing load (what broke it), in the condition's stored unit."""
+    """One condition at the answer: its values over the answer's trials, their mean and 95 % interval
+    (None below 3 trials, never below 0: stats.nonnegative_interval), and the value at the lowest
+    failing load (what broke it), in the condition's stored unit."""
 
     condition: Condition
     values: tuple[float, ...]
@@ -90,10 +91,14 @@ class CapacityResult:
             else "and no higher load was tried" + ("" if self.at_ceiling else " (the ceiling, --max)")
         )
         lower = self.pass_probability_lower or 0.0
+        # Success first, then what n passing trials can and cannot promise: "at least 47%" read alone
+        # sounds like a failure rate, when it is the most 4 passes out of 4 can prove.
+        every = f"all {self.trials} trials" if self.trials > 1 else "its one trial"
         found = (
-            f"{self.answer:g} {unit} met {self.rule} in {self.trials} of {self.trials} trials {bracket};"
-            f" with {CONFIDENCE:.0%} confidence a trial at {self.answer:g} {unit} meets it with"
-            f" probability at least {lower:.0%}"
+            f"{self.answer:g} {unit} met {self.rule} in {every} {bracket};"
+            f" with {self.trials} trial{'s' if self.trials > 1 else ''} that means, with {CONFIDENCE:.0%}"
+            f" confidence, a trial at {self.answer:g} {unit} meets the rule at least {lower:.0%} of the time"
+            " (more trials, a higher --confirm, tighten that bound)"
         )
         # What decided the answer comes first: a reader who stops after one clause must not take a
         # measurement of the load generator, the network or the ceiling for one of the target.
@@ -160,11 +165,10 @@ def capacity_result(detail: RunDetail) -> CapacityResult:
 
 def _margin(condition: Condition, at_answer: list[ProbeResult], failed: ProbeResult | None) -> Margin:
     values = tuple(v for v in (condition.value(p.point) for p in at_answer) if v is not None)
-    interval = confidence_interval(values) if len(values) >= 2 else None
-    if interval is not None:
-        # Every metric a rule names is at least 0, and a share (errors, conforming) at most 1.
-        high = min(1.0, interval[1]) if condition.metric in ("error_rate", "conforming") else interval[1]
-        interval = (max(0.0, interval[0]), high)
+    # Every metric a rule names is at least 0, and a share (errors, conforming) at most 1.
+    interval = nonnegative_interval(values)
+    if interval is not None and condition.metric in ("error_rate", "conforming"):
+        interval = (interval[0], min(1.0, interval[1]))
     return Margin(
         condition=condition,
         values=values,

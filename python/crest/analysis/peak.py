@@ -2,11 +2,13 @@
 
 The peak of a configuration is the highest point of its mean curve over
 trials (mean req/s per load, as the seed reports print it); its interval is
-that load's 95% t CI over trials. Each trial's own peak (often at another
-load) is kept beside it as secondary information, never averaged into the
-headline. Owns finding a curve's highest point (NaN never peaks; the first
-of equal maxima wins). It must not judge the curve's shape (summary.py) nor
-compare configurations (compare.py).
+that load's 95% t CI over trials (none below 3 trials, never below 0: see
+stats.nonnegative_interval). Each trial's own peak (often at another load) is
+kept beside it as secondary information, never averaged into the headline;
+`trials_peak_apart` says when the two differ because the trials peaked at
+different loads. Owns finding a curve's highest point (NaN never peaks; the
+first of equal maxima wins). It must not judge the curve's shape (summary.py)
+nor compare configurations (compare.py).
 """
 
 from __future__ import annotations
@@ -63,6 +65,13 @@ class Peak:
     trial_rps_min: float = math.nan
     trial_rps_max: float = math.nan
     trial_rps_sd: float | None = None
+
+    @property
+    def trials_peak_apart(self) -> bool:
+        """Whether the trials peaked at different loads. Then at every load some trial is off its peak, so
+        the mean curve's peak is lower than the mean of the trials' own peaks, often lower than each:
+        a reader comparing the two needs to be told why."""
+        return len({t.load for t in self.trials if not math.isnan(t.rps)}) > 1
 
 
 def peak_of(trials: Sequence[Sequence[LoadPoint]]) -> Peak:

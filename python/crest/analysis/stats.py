@@ -9,6 +9,11 @@ freedom unless a caller asks otherwise: `quantile="normal"` takes the normal
 quantile instead, and a number is used as the critical value itself (a
 table's rounded 1.645), so a published interval computed that way can be
 reproduced digit for digit (Kornecki et al.'s, see docs/analysis.md).
+
+Owns the rule for intervals of quantities that cannot be negative (req/s,
+bytes/s, latency): none below MIN_TRIALS_FOR_INTERVAL trials, and a lower end
+below 0 clipped to 0 (a floor, not a measurement; `clipped_at_zero` tells a
+renderer so). Renderers word these cases; they must not decide them.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from crest.errors import ConfigError
 CONFIDENCE = 0.95  # the level of every interval crest reports unless asked otherwise
 QUANTILES = ("t", "normal")  # the distributions an interval's critical value may come from
 Quantile = str | float  # "t", "normal", or a critical value given outright
+# Below 3 trials t[0.975; n − 1] is 12.7: two rates 10% apart give an interval wider than the rate and
+# reaching below 0, which says nothing; from 3 (t = 4.3) an interval starts to bound something.
+MIN_TRIALS_FOR_INTERVAL = 3
 
 
 @dataclass
@@ -29,7 +37,9 @@ class Summary:
     """n values described: mean, sample sd, CI of the mean and coefficient of variation.
 
     `sd`, `cv` and `ci95` are None when n = 1 (one value has no spread), and
-    `cv` is None when the mean is 0 (the ratio is undefined).
+    `cv` is None when the mean is 0 (the ratio is undefined). Described as
+    non-negative, `ci95` is also None below MIN_TRIALS_FOR_INTERVAL values and
+    its lower end is at least 0.
     """
 
     n: int
@@ -95,6 +105,31 @@ def confidence_interval(
     return interval_from_summary(mean(values), sd, len(values), confidence, quantile)
 
 
+def nonnegative_interval(
+    values: Sequence[float], confidence: float = CONFIDENCE, quantile: Quantile = "t"
+) -> tuple[float, float] | None:
+    """The CI of the mean of a quantity that cannot be negative (a rate, a size, a latency): None below
+    MIN_TRIALS_FOR_INTERVAL values, else confidence_interval with its lower end raised to 0 if below."""
+    if len(values) < MIN_TRIALS_FOR_INTERVAL:
+        return None
+    interval = confidence_interval(values, confidence, quantile)
+    if interval is None:
+        return None
+    return (max(0.0, interval[0]), interval[1])
+
+
+def too_few_for_interval(n: int) -> bool:
+    """Whether n repeated values (2 or more) are too few for nonnegative_interval to give one: the case a
+    reader must be told about, where one value has no interval to withhold."""
+    return 2 <= n < MIN_TRIALS_FOR_INTERVAL
+
+
+def clipped_at_zero(interval: Sequence[float] | None) -> bool:
+    """Whether a non-negative quantity's interval had its lower end clipped: it starts at exactly 0 and
+    is not the interval of values that are all 0. Its 0 is then a floor, not a measured bound."""
+    return interval is not None and len(interval) == 2 and interval[0] == 0.0 and interval[1] > 0.0
+
+
 def interval_from_summary(
     m: float, sd: float, n: int, confidence: float = CONFIDENCE, quantile: Quantile = "t"
 ) -> tuple[float, float]:
@@ -115,13 +150,16 @@ def coefficient_of_variation(values: Sequence[float]) -> float | None:
     return sd / abs(m)
 
 
-def describe(values: Sequence[float], confidence: float = CONFIDENCE, quantile: Quantile = "t") -> Summary:
-    """All of the above at once."""
+def describe(
+    values: Sequence[float], confidence: float = CONFIDENCE, quantile: Quantile = "t", *, nonnegative: bool = False
+) -> Summary:
+    """All of the above at once; `nonnegative` takes nonnegative_interval's rule for the CI."""
+    interval = nonnegative_interval if nonnegative else confidence_interval
     return Summary(
         n=len(values),
         mean=mean(values),
         sd=sample_sd(values),
-        ci95=confidence_interval(values, confidence, quantile),
+        ci95=interval(values, confidence, quantile),
         cv=coefficient_of_variation(values),
     )
 

@@ -214,7 +214,7 @@ class SweepConfiguration:
     run_ids: list[str]
     trials: list[WeightedResult]
     mean_Bps: float
-    ci95_Bps: tuple[float, float] | None  # None with one trial
+    ci95_Bps: tuple[float, float] | None  # None below 3 trials (stats.nonnegative_interval)
     points: list[tuple[int, float]]  # (size, mean throughput over trials) for the chart
 
 
@@ -232,7 +232,7 @@ def sweep_configurations(
     for config in configurations(details):
         trial_points = [sweep_points(t) for t in config.trials]
         results = [sweep_weighted_throughput(p, weights) for p in trial_points]
-        summary = describe([r.value_Bps for r in results])
+        summary = describe([r.value_Bps for r in results], nonnegative=True)
         by_size: dict[int, list[float]] = {}
         for points in trial_points:
             for size, value in points:

@@ -288,7 +288,7 @@ def print_result(result: CapacityResult) -> None:
         if margin.mean is None or result.answer is None:
             continue
         spread = rfmt.mean_interval(margin.interval, len(margin.values), show, "a higher --confirm")
-        spread = f" ({spread})" if spread else ""
+        spread = f" ({spread})" if margin.interval else f", {spread}" if spread else ""
         broke = f"; {show(margin.at_failed)} at {result.failed:g}" if margin.at_failed is not None else ""
         print(f"  {c.text}: {show(margin.mean)} at {result.answer:g}{spread}{broke}")
 

@@ -47,8 +47,9 @@ def peak_bar_chart(chart_id: str, peaks: dict[str, Any], width: int = 2 * WIDTH)
         value = float(b["rps"])
         ci = b["ci95"]
         tip = f"{b['label']}: peak {fmt.rps(value)} req/s at {fmt.load_number(b['load'])}"
-        if ci:
-            tip += f", 95% CI {fmt.rps(ci[0])} to {fmt.rps(ci[1])} over {b['n']} trials"
+        interval = fmt.mean_interval(ci, b["n"])
+        if interval:
+            tip += f", {interval} over {b['n']} trials" if ci else f", {interval}"
         if b["ratio"] is not None:
             tip += f", index {fmt.index(b['ratio'])}"
         parts = [

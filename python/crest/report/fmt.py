@@ -11,6 +11,8 @@ import math
 from datetime import datetime, timezone
 from typing import Any
 
+from crest.analysis.stats import MIN_TRIALS_FOR_INTERVAL, clipped_at_zero, too_few_for_interval
+
 DASH = "–"
 
 LOAD_UNITS = {"clients": ("client", "clients"), "threads": ("thread", "threads"),
@@ -149,6 +151,61 @@ def interval(pair: Any, fmt: Any = None) -> str:
         return DASH
     f = fmt or signed_rps
     return f"{f(pair[0])} to {f(pair[1])}"
+
+
+def no_interval(n: int, fix: str = f"--repeat {MIN_TRIALS_FOR_INTERVAL} or more") -> str:
+    """What stands where a mean of n trials has no interval (stats.too_few_for_interval), with its fix."""
+    return f"too few trials for an interval (n={n}; {fix})"
+
+
+def mean_interval(pair: Any, n: int, fmt: Any = None, fix: str = f"--repeat {MIN_TRIALS_FOR_INTERVAL} or more") -> str:
+    """A mean's 95% interval in words: "95% CI 18,000 to 24,000"; a lower end the analysis clipped at 0
+    says so; below stats.MIN_TRIALS_FOR_INTERVAL trials, no_interval; "" with one trial (no spread)."""
+    f = fmt or rps
+    if too_few_for_interval(n):
+        return no_interval(n, fix)
+    if not pair or any(missing(v) for v in pair):
+        return ""
+    if clipped_at_zero(pair):
+        return f"95% CI 0 to {f(pair[1])}, its 0 a clipped floor, not a measurement"
+    return f"95% CI {f(pair[0])} to {f(pair[1])}"
+
+
+def half_width(pair: Any, n: int, fmt: Any = None) -> str:
+    """A table cell under "± 95% CI": the half-width; "0–HIGH" for an interval clipped at 0 (its halves
+    differ); "too few (n<3)" below stats.MIN_TRIALS_FOR_INTERVAL trials; a dash with one trial."""
+    f = fmt or rps
+    if too_few_for_interval(n):
+        return f"too few (n<{MIN_TRIALS_FOR_INTERVAL})"
+    if not pair or any(missing(v) for v in pair):
+        return DASH
+    if clipped_at_zero(pair):
+        return f"0–{f(pair[1])}"
+    return str(f((float(pair[1]) - float(pair[0])) / 2))
+
+
+def interval_cell(pair: Any, n: int, fmt: Any = None) -> str:
+    """A table cell under "95% CI": "18,000–24,000"; "0–HIGH (clipped)"; "too few (n<3)"; a dash with one
+    trial."""
+    f = fmt or rps
+    if too_few_for_interval(n):
+        return half_width(pair, n, f)
+    if not pair or any(missing(v) for v in pair):
+        return DASH
+    if clipped_at_zero(pair):
+        return f"0–{f(pair[1])} (clipped)"
+    return f"{f(pair[0])}–{f(pair[1])}"
+
+
+def plus_minus(pair: Any, n: int, fmt: Any = None) -> str:
+    """What follows a mean in a cell: "± 1,234"; "CI 0–HIGH" clipped at 0; "(too few trials for a CI)";
+    "" with one trial."""
+    if too_few_for_interval(n):
+        return "(too few trials for a CI)"
+    text = half_width(pair, n, fmt)
+    if text == DASH:
+        return ""
+    return f"CI {text}" if clipped_at_zero(pair) else f"± {text}"
 
 
 def when(unix_s: Any) -> str:

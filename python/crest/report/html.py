@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from crest.analysis.stats import MIN_TRIALS_FOR_INTERVAL, too_few_for_interval
 from crest.report import fmt
 from crest.report.bars import peak_bar_chart
 from crest.report.counters import counter_charts
@@ -24,6 +26,8 @@ from crest.report.network import network_charts
 from crest.report.svg import MARKERS, PALETTE, WIDTH, Axis, Series, el, geometric, line_chart, short_number, strip_chart
 
 _LATENCY = (("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"))
+# Where a configuration label may break when its column is narrow: after each = , _ / (cpus=2 · max_request_workers).
+_LABEL_BREAK = re.compile(r"(?<=[=,_/])")
 
 
 @dataclass
@@ -50,6 +54,7 @@ def render_html(doc: dict[str, Any]) -> str:
         error_rate=fmt.error_rate, cpu=fmt.cpu, number=fmt.number, load=fmt.load, load_number=fmt.load_number,
         interval=fmt.interval, when=fmt.when, duration=fmt.duration, factor=fmt.factor_value, pct=fmt.pct,
         trial_peaks=fmt.trial_peaks, signed_mbytes=fmt.signed_mbytes, index=fmt.index,
+        plus_minus=fmt.plus_minus, half_width=fmt.half_width, label=breakable,
     )  # fmt: skip
     guard = _asset("guard.js")
     script = _asset("report.js")
@@ -86,7 +91,9 @@ def build_charts(doc: dict[str, Any]) -> list[Chart]:
     label = "content length (bytes)" if axis_name == "size" else f"load ({axis_name})"
     x = Axis(label, log=geometric(loads), fmt=fmt.load_number, unit=axis_name)
     several = any(c["trials"] > 1 for c in configs)
-    band_note = " · shaded: 95% CI over trials" if several else ""
+    band_note = " · shaded: 95% CI over trials" if any(c["trials"] >= MIN_TRIALS_FOR_INTERVAL for c in configs) else ""
+    if several and any(too_few_for_interval(c["trials"]) for c in configs):
+        band_note += f" · no band below {MIN_TRIALS_FOR_INTERVAL} trials"
     charts = [
         Chart("Capacity", f"Requests/s vs load{band_note}",
               line_chart("chart-rps", "Requests per second vs load", x, Axis("req/s", fmt=short_number, unit="req/s", value=fmt.rps),
@@ -125,6 +132,8 @@ def build_charts(doc: dict[str, Any]) -> list[Chart]:
     peaks = doc.get("peaks")
     if peaks:  # VeriTest's figure 1 leads (after a search's or a sweep's own figure), as the seed's summary did
         whisker = " · whiskers: 95% CI over trials" if any(b["ci95"] for b in peaks["bars"]) else ""
+        if any(too_few_for_interval(b["n"]) for b in peaks["bars"]):
+            whisker += f" · none below {MIN_TRIALS_FOR_INTERVAL} trials"
         index = f" · in brackets: index against {peaks['baseline']} = 1.00" if peaks["baseline"] else ""
         charts.insert(len(searches) + (sweep is not None), Chart("Peaks", f"Peak requests/s by configuration{whisker}{index}",
                                peak_bar_chart("chart-peaks", peaks)))  # fmt: skip
@@ -254,6 +263,12 @@ def _fairness_chart(configs: list[dict[str, Any]], axis_name: str) -> Chart | No
     svg = strip_chart("chart-fairness", "Per-client req/s at each configuration's peak", x, rows, 100.0,
                       domain=(max(0.0, 100 - span * 1.15), 100 + span * 1.15), width=2 * WIDTH)  # fmt: skip
     return Chart("Fairness", "Per-client req/s at each configuration's peak load (WebBench client scores)", svg)
+
+
+def breakable(text: Any) -> Markup:
+    """A label (a configuration, a run's setup) escaped, with break opportunities inside its factors, so that a
+    table of several configurations fits the page by wrapping its labels instead of scrolling sideways."""
+    return Markup("<wbr>").join(_LABEL_BREAK.split(str(text)))
 
 
 def _ranked(doc: dict[str, Any]) -> list[dict[str, Any]]:
