@@ -252,3 +252,37 @@ def test_weighted_doe_and_suites_fit(
         ):  # fmt: skip
             assert main(args) == 0
             assert_fits(capsys.readouterr().out, width, figures, labels)
+
+
+def test_crest_servers_folds_its_lines_under_their_indent(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = ["profile", "max_request_workers", "server_limit", "start_servers", "requests_per_child", "backlog",
+               "keepalive_timeout", "keepalive_requests", "sendfile", "mmap", "file_cache", "access_log"]  # fmt: skip
+    rows = [{"name": "apache-event", "installed": False, "version": None, "install": "apt-get install -y apache2",
+             "kinds": ["cgi", "fastcgi", "inproc", "specweb99", "specweb99-get", "webstone-cgi"],
+             "title": "Apache httpd (event MPM)", "http2": True, "http3": False, "options": options,
+             "missing": [{"needed_for": "cgi", "part": "needs mod_cgid", "install": "apt-get install -y apache2-bin"}]}]  # fmt: skip
+    monkeypatch.setattr("crest.cli.servers.describe_all", lambda: rows)
+    for width in WIDTHS:
+        monkeypatch.setenv("COLUMNS", str(width))
+        assert main(["servers"]) == 0
+        out = capsys.readouterr().out
+        assert_fits(out, width, ["apt-get install -y apache2", "webstone-cgi", *options])
+        body = out.split("\n\n")[0].splitlines()[1:]  # the lines after the name's, before the --json hint
+        assert len(body) >= 3 and all(line.startswith(" " * 14) for line in body)  # under the name, not at column 0
+
+
+def test_a_capacity_result_folds_between_words(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from crest.analysis.capacity import capacity_result
+    from crest.cli.capacity import print_result
+    from test_capacity_run import capacity_run
+
+    result = capacity_result(capacity_run({n: 9.8 * n for n in range(1, 20)}, [1, 2, 4, 8, 6, 5, 5, 5]))
+    for width in WIDTHS:
+        monkeypatch.setenv("COLUMNS", str(width))
+        print_result(result)
+        out = capsys.readouterr().out
+        assert_fits(out, width, ["49.00ms", "58.80ms", "(confirm)", "broke p99<50ms"], [result.statement()])

@@ -18,6 +18,7 @@ import typer
 from crest.analysis.capacity import CapacityResult, capacity_result
 from crest.analysis.rule import parse_rule
 from crest.cli import EXIT_INTERRUPTED, EXIT_OK, engine_options
+from crest.cli.terminal import fold
 from crest.errors import ConfigError
 from crest.report import fmt as rfmt
 from crest.runner.trials import Event, RunInterrupted, RunRequest
@@ -278,10 +279,11 @@ class _Probes:
 
 def print_result(result: CapacityResult) -> None:
     """The answer, how sure it is, and each condition's margin at it."""
-    print(f"capacity: {result.statement()}")
+    print(fold(f"capacity: {result.statement()}"))  # prose and figures: folded between words, never inside
     for probe in result.probes:
         verdict = "met" if probe.passed else "broke " + ", ".join(probe.failures)
-        print(f"  probe {probe.index:>3} ({probe.phase:>7}): {probe.load:>10g}  {verdict}")
+        line = f"  probe {probe.index:>3} ({probe.phase:>7}): {probe.load:>10g}  {verdict}"
+        print(fold(line, hang=33))  # a long verdict continues under itself
     for margin in result.margins:
         c = margin.condition
         show = _shower(c.metric)
@@ -290,7 +292,7 @@ def print_result(result: CapacityResult) -> None:
         spread = rfmt.mean_interval(margin.interval, len(margin.values), show, "a higher --confirm")
         spread = f" ({spread})" if margin.interval else f", {spread}" if spread else ""
         broke = f"; {show(margin.at_failed)} at {result.failed:g}" if margin.at_failed is not None else ""
-        print(f"  {c.text}: {show(margin.mean)} at {result.answer:g}{spread}{broke}")
+        print(fold(f"  {c.text}: {show(margin.mean)} at {result.answer:g}{spread}{broke}"))
 
 
 def _shower(metric: str) -> Callable[[float], str]:

@@ -4,11 +4,8 @@ table fits the terminal as every crest table does (cli.terminal.FitTable)."""
 
 from __future__ import annotations
 
-import textwrap
-from collections.abc import Callable
-
 from crest.analysis.specweb99 import Iteration, Result
-from crest.cli.terminal import Column, FitTable, render_text, terminal_width
+from crest.cli.terminal import Column, FitTable, fold, render_text, terminal_width
 
 
 def print_specweb99(result: Result, width: int | None = None) -> None:
@@ -17,12 +14,13 @@ def print_specweb99(result: Result, width: int | None = None) -> None:
     median = result.median
     verdict = result.verdict()
     metric = f"{median.conforming} conforming connections" if median else "no iteration stored"
-    say = _sayer(width)
-    say(f"SPECweb99: {metric} · {verdict}")
+    print(fold(f"SPECweb99: {metric} · {verdict}", width))
     for failure in result.failures:
-        say(f"  INVALID: {failure}")
+        print(fold(f"  INVALID: {failure}", width))
     if not result.conforming_length and result.valid:
-        say("  not a conforming run length: the kit requires 1200 s warm-up, 3 × 1200 s runs, 300 s ramps")
+        print(
+            fold("  not a conforming run length: the kit requires 1200 s warm-up, 3 × 1200 s runs, 300 s ramps", width)
+        )
     print()
     names = ("requested", "valid", "invalid", "conforming", "ops/s", "ops/s/conn", "msec/op", "bit rate kbit/s")
     table = FitTable([Column("iteration")] + [Column(name) for name in names])
@@ -38,18 +36,8 @@ def print_specweb99(result: Result, width: int | None = None) -> None:
     print(render_text(table, width, indent=2))
     if median is None:
         return
-    say("  (* the median iteration, by conforming connections then ops/s; bit rate: mean (min–max))")
+    print(fold("  (* the median iteration, by conforming connections then ops/s; bit rate: mean (min–max))", width))
     _median_tables(median, width)
-
-
-def _sayer(width: int) -> Callable[[str], None]:
-    """print, a line longer than `width` wrapped at spaces under its text."""
-
-    def say(line: str) -> None:
-        indent = " " * (len(line) - len(line.lstrip()) + 2)
-        print(textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False))
-
-    return say
 
 
 def _median_tables(it: Iteration, width: int) -> None:
@@ -70,8 +58,9 @@ def _median_tables(it: Iteration, width: int) -> None:
         )  # fmt: skip
     print(render_text(classes, width, indent=2))
     ops = ", ".join(f"{name} {n}" for name, n in it.operations.items())
-    say = _sayer(width)
-    say(f"  operations: {ops}")
+    print(fold(f"  operations: {ops}", width))
     if it.post_log:
         log = it.post_log
-        say(f"  POST log: {log['records']} records of {log['sent']} POSTs sent, {log['missing']} missing")
+        print(
+            fold(f"  POST log: {log['records']} records of {log['sent']} POSTs sent, {log['missing']} missing", width)
+        )

@@ -1,4 +1,5 @@
-"""`crest servers`: the server adapters, whether each is installed, its version and how to install it."""
+"""`crest servers`: the server adapters, whether each is installed, its version and how to install it;
+each line folded to the terminal's width under its own indent."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Annotated
 import typer
 
 from crest.cli import EXIT_OK
+from crest.cli.terminal import fold
 from crest.servers.registry import describe_all
 
 
@@ -27,7 +29,7 @@ def servers_command(
             state = f"installed   {r['version']}"
         else:
             state = f"missing     install: {r['install']}"
-        print(f"{r['name']:<{width}}  {state}")
+        print(fold(f"{r['name']:<{width}}  {state}"))
         if r["name"] == "external":
             kinds = ""
         elif "loadfile" in r["kinds"]:  # a file server: file-operation suites, no web ones
@@ -35,10 +37,12 @@ def servers_command(
         else:
             protocols = ["HTTP/1.1"] + ["HTTP/2"] * bool(r.get("http2")) + ["HTTP/3"] * bool(r.get("http3"))
             kinds = f"; {', '.join(protocols)}; dynamic: {', '.join(r['kinds']) or 'static only'}"
-        print(f"{'':<{width}}  {r['title']}{kinds}")
+        print(fold(f"{'':<{width}}  {r['title']}{kinds}"))
         for part in r.get("missing", []):
-            print(f"{'':<{width}}  for {part['needed_for'].upper()} it {part['part']}, missing: {part['install']}")
+            print(
+                fold(f"{'':<{width}}  for {part['needed_for'].upper()} it {part['part']}, missing: {part['install']}")
+            )
         if r["options"]:
-            print(f"{'':<{width}}  --server-opt: {', '.join(r['options'])}")
+            print(fold(f"{'':<{width}}  --server-opt: {', '.join(r['options'])}"))
     print("\n--json shows what each --server-opt key means.")
     return EXIT_OK

@@ -3,8 +3,9 @@ characters made visible, and `FitTable`, the one table every command prints.
 
 Every string that came from a target, a suite or a results file goes through `safe`, so it can
 inject neither rich markup nor terminal escape sequences. A `FitTable` never cuts a figure or a word:
-it wraps labels at spaces, else numbers long labels into a legend, else stacks its rows. Owns no
-command; prints nothing itself.
+it wraps labels at spaces, else numbers long labels into a legend, else deals its columns into
+several tables, else stacks its rows; `fold` wraps a printed line the same way. Owns no command;
+prints nothing itself.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -280,6 +282,14 @@ def _lines(text: str, width: int) -> int:
                 used = 0
             used += (1 if used else 0) + cell_len(word)
     return count
+
+
+def fold(line: str, width: int | None = None, hang: int = 2) -> str:
+    """`line` wrapped at spaces to `width` columns (default: the terminal's), never inside a word; each
+    further line indented `hang` columns past the line's own indent."""
+    width = terminal_width() if width is None else width
+    indent = " " * (len(line) - len(line.lstrip(" ")) + hang)
+    return textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 
 
 def terminal_width() -> int:
