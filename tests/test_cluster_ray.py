@@ -28,7 +28,7 @@ import pytest
 
 from crest.filesets.cache import cached_fileset
 from crest.servers.registry import adapter
-from support import run_cli, start_cli, static_suite, wait_until
+from support import run_cli, run_cli_in_process, start_cli, static_suite, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -171,6 +171,11 @@ def test_a_cluster_mix_is_the_exact_union_of_its_nodes(cluster: Any, nginx: None
         monitor = json.loads(monitor_json)
         assert monitor["target"]["cpu_user_s"] + monitor["target"]["cpu_system_s"] > 0  # sampled on node3
         assert "busiest_node" in monitor["engine"]
+        assert {n["names"][0] for n in nodes} == {"node1", "node2"}  # as the user names them
+    assert server["node_names"] == ["node3"]
+    (run_id,) = _rows(db, "SELECT id FROM runs")[0]
+    shown = run_cli_in_process("show", run_id, "--db", str(db)).stdout
+    assert "on node node3 (" in shown and "  setup     nginx on node3\n" in shown and node3[:8] not in shown
     _no_leftovers()
 
 

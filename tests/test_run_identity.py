@@ -216,3 +216,14 @@ def test_cluster_nodes_are_named_as_the_user_names_them(db: Path) -> None:
     (listed,) = runs_json(db).values()
     assert (listed["kind"], listed["cluster"]) == ("ladder", True)
     assert "ladder (cluster)" in ok("runs", "--db", str(db))
+
+
+def test_a_report_comparing_a_started_server_with_a_url_target_names_the_url_never_none(db: Path) -> None:
+    started = store_run(db, {"options": options()}, ladder(100, 200), factors={"server": "nginx", "cpus": 1})
+    external = store_run(
+        db, {"options": options(server=None, cpus=None, target=EXTERNAL_URL)}, ladder(90, 150), target=EXTERNAL_URL
+    )
+    with Store(db) as store:
+        doc = build_report([store.run(started), store.run(external)])
+    assert [c["label"] for c in doc["configurations"]] == ["server=nginx cpus=1", EXTERNAL_URL]
+    assert "=none" not in doc["title"] and "=none" not in render(doc, "md")

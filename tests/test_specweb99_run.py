@@ -6,6 +6,7 @@ substitution and answers every other POST itself."""
 from __future__ import annotations
 
 import http.client
+import json
 import re
 import shutil
 import tempfile
@@ -20,7 +21,7 @@ from crest.analysis.specweb99 import specweb99_result
 from crest.filesets.cache import cached_fileset
 from crest.servers import BuiltinServer, ServeSpec
 from crest.store import Store
-from support import run_cli
+from support import run_cli, run_cli_in_process
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +57,15 @@ def test_a_quick_run_against_the_builtin_target_is_valid_with_the_median_of_thre
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert f"SPECweb99: {CONNECTIONS} conforming connections · VALID (not a conforming run length)" in result.stdout
+    assert "  iteration 1 of 3: " in result.stderr  # said as it starts, not only when it is stored
     assert_valid(db, iterations=3)
+    # The stored test reads as one in `crest runs` and `crest show`, not as a ladder.
+    (listed,) = json.loads(run_cli_in_process("runs", "--db", str(db), "--json").stdout)
+    assert (listed["kind"], listed["configuration"]) == ("specweb99", "builtin")
+    assert listed["result"] == f"{CONNECTIONS} conn VALID"
+    assert listed["specweb99"]["conforming_connections"] == CONNECTIONS
+    shown = run_cli_in_process("show", listed["id"], "--db", str(db)).stdout
+    assert f"  result    {CONNECTIONS} conforming connections · VALID (not a conforming run length)\n" in shown
 
 
 @pytest.mark.timeout(RUN_TIMEOUT_S)
@@ -171,10 +180,12 @@ def test_a_target_that_drops_the_ad_substitution_fails_validation_before_any_loa
         "specweb99", "--connections", str(CONNECTIONS), "--target", faulty_target, "--profile", "quick", "--db", str(db),
     )  # fmt: skip
     assert result.returncode == 1, result.stdout
-    assert result.stderr.startswith("crest: error: SPECweb99 operational validation failed: custom-ad GET:"), (
-        result.stderr
-    )
-    assert "tags name dir00000/class0_0, not Ad_id" in result.stderr and result.stderr.count("\n") == 1
+    # The plan and the start of the validation come first (it can take a while); the failure is one line.
+    plan, started, error = result.stderr.splitlines()
+    assert plan.startswith(f"crest: SPECweb99 at {CONNECTIONS} connections: the kit's validation, then 3 iterations")
+    assert started.endswith("validating the target (the kit's checks of each kind of request), then the load")
+    assert error.startswith("crest: error: SPECweb99 operational validation failed: custom-ad GET:"), result.stderr
+    assert "tags name dir00000/class0_0, not Ad_id" in error
 
 
 @pytest.mark.timeout(RUN_TIMEOUT_S)

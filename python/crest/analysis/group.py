@@ -10,7 +10,8 @@ taken out) and the server's version (an upgrade alone changes what is
 measured). Runs stored without settings (published tables) are told apart
 by suite, profile and factors, and by target when they have no factors. Labels
 name only what differs between the configurations at hand, so a table of
-nginx vs apache says "server=nginx", not every factor. It must not compute
+nginx vs apache says "server=nginx", not every factor; a target crest did not
+start is named by its URL, never "server=none cpus=none". It must not compute
 statistics.
 """
 
@@ -32,6 +33,9 @@ _SETTINGS = (
     "engine_threads",
 )  # fmt: skip
 _DIGEST_LABEL = 8  # hex digits of a server configuration's digest shown when only it tells two apart
+# The factors that set a target crest starts (crest.experiment.plan's), and how --server names a URL target.
+_STARTED_TARGET = ("server", "cpus", "memory")
+_EXTERNAL = "external"
 
 
 @dataclass
@@ -112,12 +116,24 @@ def _labels(firsts: list[RunDetail]) -> list[str]:
         return [factor_label(only.meta.factors, list(only.meta.factors)) or f"{only.meta.suite} on {only.meta.target}"]
     names = differing_factors([d.meta.factors for d in firsts])
     if names:
-        labels = [factor_label(d.meta.factors, names) for d in firsts]
+        labels = [_factor_label(d, names) for d in firsts]
     else:
         labels = _settings_labels(firsts) or _fallback(firsts)
     if len(set(labels)) < len(labels):  # different configurations must never share a label
         labels = [f"{label} ({d.id})" for label, d in zip(labels, firsts)]
     return labels
+
+
+def _factor_label(detail: RunDetail, names: list[str]) -> str:
+    """factor_label, but a target crest did not start is named by its URL: the settings of a started
+    target (server, cpus, memory) do not apply to it, so they never read "none" there."""
+    factors = detail.meta.factors
+    options = detail.meta.config.get("options") if isinstance(detail.meta.config, dict) else None
+    external = isinstance(options, dict) and not options.get("server") and factors.get("server") in (None, _EXTERNAL)
+    if not external:
+        return factor_label(factors, names)
+    rest = [n for n in names if n not in _STARTED_TARGET or (n in factors and n != "server")]
+    return " ".join(filter(None, [detail.meta.target if "server" in names else "", factor_label(factors, rest)]))
 
 
 def _settings_labels(firsts: list[RunDetail]) -> list[str]:
