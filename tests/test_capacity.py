@@ -94,3 +94,20 @@ def test_a_probe_out_of_turn_is_refused() -> None:
     s = CapacitySearch(start=10)
     with pytest.raises(ValueError, match="asked for a probe at 10"):
         s.record(20, True)
+
+
+def test_the_plan_of_a_search_bounds_its_probes_before_it_starts() -> None:
+    from crest.analysis.capacity_search import CapacitySearch, probe_range, probes_needed
+    from crest.analysis.rule import parse_rule
+    from crest.capacity.runner import CapacityRequest
+    from crest.cli.capacity import search_plan
+
+    # Growth 1, 2, 4, 8 (8 fails), bisection 6 (fails), 5 (passes), then three confirmations at 5.
+    assert probes_needed(CapacitySearch(start=1), 5) == 9
+    fewest, most = probe_range(lambda: CapacitySearch(start=1, max_load=64), 64)
+    assert fewest >= 1 and most == max(probes_needed(CapacitySearch(start=1, max_load=64), c) for c in range(1, 65))
+    request = CapacityRequest(rule=parse_rule("p99<50ms"), start=1, max_load=64)
+    assert search_plan(request, 4.0) == (
+        f"crest: capacity search on clients from 1: each probe 4 s of load; at most {most} probes up to --max 64"
+        f" (with 3 confirmations): up to {most * 4 // 60} min of load"
+    )

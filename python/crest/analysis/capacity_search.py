@@ -9,6 +9,7 @@ answer `confirm` times: any failed repeat makes that load a fail and the bisecti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from crest.errors import ConfigError
@@ -147,3 +148,23 @@ class CapacitySearch:
             self._shrink(load)
             return
         self._narrow()
+
+
+def probes_needed(search: CapacitySearch, capacity: float, limit: int = 1000) -> int:
+    """How many probes `search` (a fresh one) makes against a target that meets the rule up to `capacity`
+    and never above: the plan of a search before it runs (`crest capacity` states the range it spans)."""
+    count = 0
+    while count < limit and (load := search.next_load()) is not None:
+        search.record(load, load <= capacity)
+        count += 1
+    return count
+
+
+def probe_range(make: Callable[[], CapacitySearch], highest: float) -> tuple[int, int]:
+    """The fewest and the most probes of searches like `make()` for targets whose capacity lies anywhere
+    from below the start to `highest` (the ceiling, or a bound the caller names when there is none)."""
+    first = make()
+    low = first.start / first.factor
+    capacities = [low * (highest / low) ** (i / 64) for i in range(65)]
+    counts = [probes_needed(make(), c) for c in capacities]
+    return min(counts), max(counts)

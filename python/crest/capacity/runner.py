@@ -9,7 +9,7 @@ prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -78,11 +78,13 @@ def run_capacity(
     *,
     hooks: MixHooks | None = None,
     ladder_mix: Mix | None = None,
+    on_ready: Callable[[Mix], None] | None = None,
 ) -> str:
     """Run the search against `request`'s target; returns the run id (the probes are its mixes).
 
     hooks: a harness around each probe (SPECweb99's Reset and POST-log check); ladder_mix: the mix whose
-    timing each probe takes (default: the suite's first at the request's profile).
+    timing each probe takes (default: the suite's first at the request's profile); on_ready: told that mix
+    once every check passed, before anything is sent.
     """
     ladder = request.suite.ladder
     if ladder.restart_target not in (False, []) or ladder.warmup == "first":
@@ -106,4 +108,6 @@ def run_capacity(
 
     runner = SuiteRunner(replace(request, capacity=capacity.settings()), judge, hooks)
     runner.preflight()
+    if on_ready is not None:
+        on_ready(first)
     return runner.run_trial(store, 0, probes())

@@ -10,8 +10,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,8 +25,19 @@ from crest.report import fmt as rfmt
 from crest.runner.trials import Event, RunInterrupted, RunRequest
 from crest.servers import cpus as cpu_split
 from crest.store import DEFAULT_PATH, Store
-from crest.suite import PROFILES, Suite, load_suite
-from crest.units import format_latency_us, parse_count, parse_duration, parse_rate, parse_share, parse_values
+from crest.suite import PROFILES, Mix, Suite, load_suite
+from crest.units import (
+    format_latency_us,
+    format_span,
+    parse_count,
+    parse_duration,
+    parse_rate,
+    parse_share,
+    parse_values,
+)
+
+if TYPE_CHECKING:
+    from crest.capacity.runner import CapacityRequest
 
 DEFAULT_URL_LENGTH = "10s"
 
@@ -188,7 +200,8 @@ def capacity_command(
     printer = _Probes(search.axis, parsed.text, enabled=not quiet)
     with Store(db) as store:
         try:
-            run_id = run_capacity(request, search, store, printer.on_event)
+            run_id = run_capacity(request, search, store, printer.on_event,
+                                  on_ready=None if quiet else partial(announce_search, search))  # fmt: skip
         except RunInterrupted as exc:
             # Not resumable (each probe or iteration depends on the harness's state): say so.
             print(
@@ -275,6 +288,29 @@ class _Probes:
             f"  probe {mix.index:>3}: {load:>14}  {r.rps:>11,.1f} req/s  p99 {p99:>9}  errors {r.error_count}",
             file=sys.stderr,
         )
+
+
+# With no --max, the plan is stated for answers up to this many times the start.
+_UNBOUNDED_SPAN = 1024
+
+
+def announce_search(search: CapacityRequest, probe: Mix, word: str = "capacity") -> None:
+    """The plan, once every check passed (stderr: stdout keeps the answer)."""
+    print(search_plan(search, probe.timing.length_s, word), file=sys.stderr, flush=True)
+
+
+def search_plan(search: CapacityRequest, probe_s: float, word: str = "capacity") -> str:
+    """What a search is about to do, before it starts: the length of a probe and the most probes it takes
+    (the sans-IO search replayed against every capacity up to its ceiling), as time under load."""
+    from crest.analysis.capacity_search import probe_range
+
+    ceiling = search.max_load if search.max_load is not None else search.start * _UNBOUNDED_SPAN
+    _, most = probe_range(search.search, ceiling)
+    unit = "req/s" if search.axis == "rate" else search.axis
+    reach = f"up to --max {ceiling:g}" if search.max_load is not None else f"for an answer up to {ceiling:g} {unit}"
+    return (f"crest: {word} search on {search.axis} from {search.start:g}: each probe {format_span(probe_s)} of"
+            f" load; at most {most} probes {reach} (with {search.confirm} confirmations): up to"
+            f" {format_span(most * probe_s)} of load")  # fmt: skip
 
 
 def print_result(result: CapacityResult) -> None:

@@ -8,6 +8,7 @@ kit's housekeeping to the suite runner, crest.analysis.specweb99 judges the stor
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +17,7 @@ import typer
 from crest.cli import EXIT_INTERRUPTED, EXIT_OK, engine_options
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
-from crest.units import parse_count, parse_share
+from crest.units import format_span, parse_count, parse_share
 
 PROFILES = ("quick", "standard", "full")
 SEARCH_RULE = "conforming>=95%"
@@ -91,7 +92,7 @@ def specweb99_command(
     from crest.analysis.rule import parse_rule
     from crest.analysis.specweb99 import specweb99_result
     from crest.capacity.runner import CapacityRequest, run_capacity
-    from crest.cli.capacity import one_cpus, one_value, print_result
+    from crest.cli.capacity import announce_search, one_cpus, one_value, print_result
     from crest.cli.render_specweb99 import print_specweb99
     from crest.filesets.specweb import specweb99_directories
     from crest.runner.trials import RunInterrupted, RunRequest, SuiteRunner
@@ -134,7 +135,8 @@ def specweb99_command(
     harness = Harness(
         spec, maxload=count, dirs=specweb99_directories(count), conforming_length=spec.conforming_length()
     )
-    shown = _Iterations(enabled=not quiet, word="probe" if search else "iteration")
+    mixes = iteration_mixes(spec, count)
+    shown = _Iterations(enabled=not quiet, word="probe" if search else "iteration", total=0 if search else len(mixes))
     with Store(db) as store:
         try:
             if search:
@@ -147,15 +149,24 @@ def specweb99_command(
                     max_load=float(count),
                     specweb99=True,
                 )
-                ladder = iteration_mixes(spec, count)[0]
-                run_id = run_capacity(request, capacity, store, shown.on_event, hooks=harness, ladder_mix=ladder)
+                ladder = mixes[0]
+                ready = None if quiet else partial(announce_search, capacity, word="SPECweb99")
+                run_id = run_capacity(request, capacity, store, shown.on_event, hooks=harness, ladder_mix=ladder,
+                                      on_ready=ready)  # fmt: skip
                 detail = store.run(run_id)
                 print()
                 print_result(capacity_result(detail))
             else:
                 runner = SuiteRunner(request, shown.on_event, harness)
                 runner.preflight()
-                run_id = runner.run_trial(store, 0, iteration_mixes(spec, count))
+                if not quiet:  # every check passed: what is about to run
+                    load_s = sum(m.timing.length_s for m in mixes)
+                    print(f"crest: SPECweb99 at {count} connections: the kit's validation, then {len(mixes)}"
+                          f" iterations of {format_span(spec.run_s)} measured (a {format_span(spec.warmup_s)} warm-up"
+                          f" before the first, {format_span(spec.rampup_s)} of ramp-up before the others,"
+                          f" {format_span(spec.rampdown_s)} of ramp-down after each): {format_span(load_s)} of load"
+                          f" (profile {profile})", file=sys.stderr, flush=True)  # fmt: skip
+                run_id = runner.run_trial(store, 0, mixes)
                 detail = store.run(run_id)
         except RunInterrupted as exc:
             # Not resumable (each probe or iteration depends on the harness's state): say so.
@@ -174,15 +185,27 @@ def specweb99_command(
 
 
 class _Iterations:
-    """One line per iteration (or probe) as it is stored."""
+    """A line when the run starts (the kit validates the target first, then warms it up: minutes in which
+    nothing else would be said), one as each iteration (or probe) starts, and one as each is stored."""
 
-    def __init__(self, enabled: bool, word: str) -> None:
+    def __init__(self, enabled: bool, word: str, total: int = 0) -> None:
         self.enabled = enabled
         self.word = word
+        self.total = total  # iterations to run; 0 for a search (its probes are not counted ahead)
 
     def on_event(self, event: object) -> None:
         from crest.analysis.specweb99 import iteration
 
+        kind, mix = getattr(event, "kind", ""), getattr(event, "mix", None)
+        if self.enabled and kind == "run-started":
+            print(f"  run {getattr(event, 'run_id', '')}: validating the target (the kit's checks of each kind of"
+                  " request), then the load", file=sys.stderr, flush=True)  # fmt: skip
+        if self.enabled and kind == "mix-started" and mix is not None:
+            of = f" of {self.total}" if self.total else ""
+            t = mix.timing
+            print(f"  {self.word} {mix.index}{of}: {mix.clients} connections, {format_span(t.ramp_up_s)} of"
+                  f" {'warm-up' if mix.index == 1 else 'ramp-up'}, then {format_span(t.window_s)} measured",
+                  file=sys.stderr, flush=True)  # fmt: skip
         record = getattr(event, "record", None)
         if not self.enabled or getattr(event, "kind", "") != "mix-finished" or record is None:
             return
