@@ -92,3 +92,28 @@ def test_crest_show_names_the_limit_right_under_the_run_id_and_ranks_its_warning
     warnings = [" ".join(line.split()) for line in lines if line.strip().startswith("warning:")]
     assert warnings[0].startswith("warning: mix 2: the subnet 1 link (down)")
     assert warnings[1].startswith("warning: mix 2: cache cold")
+
+
+def test_a_capacity_search_and_a_specweb99_test_are_headlined_by_their_results(tmp_path: Path) -> None:
+    from analysis_records import mix
+    from crest.analysis.rule import parse_rule
+    from crest.capacity.runner import CapacityRequest
+    from test_run_identity import options, store_run
+    from test_specweb99_checks import connection_score, stored_iteration
+
+    settings = CapacityRequest(parse_rule("p99<50ms"), axis="clients", start=1, confirm=2).settings()
+    probes = [mix(i, load, 100.0 * load, latency_us={"p99": 9800.0 * load, "mean": 1.0}, threads_per_client=1,
+                  connections=load) for i, load in enumerate([1, 2, 4, 8, 6, 5, 5, 5], start=1)]  # fmt: skip
+    search = store_run(tmp_path / "a.db", {"options": options(), "capacity": settings}, probes)
+    with Store(tmp_path / "a.db") as store:
+        summary = build_report(store.select([search]))["summary"]
+    assert summary["headline"].startswith("webbench-static on nginx at http://127.0.0.1:41000/: capacity 5 clients met")
+    assert not any("not saturated" in w or "target idle" in w for w in summary["warnings"])
+    good = [connection_score() for _ in range(20)]
+    test = store_run(tmp_path / "b.db", {"options": options()}, [stored_iteration(i, good) for i in (1, 2, 3)])
+    with Store(tmp_path / "b.db") as store:
+        summary = build_report(store.select([test]))["summary"]
+    assert summary["headline"] == (
+        "webbench-static on nginx at http://127.0.0.1:41000/: SPECweb99 20 conforming connections · VALID"
+        " (not a conforming run length)."
+    )

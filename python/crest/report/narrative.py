@@ -40,10 +40,36 @@ def findings(doc: dict[str, Any]) -> dict[str, Any]:
         # File servers (and NetBench tables) are judged by throughput: it leads; operations/s follow.
         lines.insert(0, f"In operations: {headline}")
         headline = "; ".join(f"{c['label']}: throughput {c['statement']}" for c in curves[:3]) + "."
+    results = _results(doc)
+    if results is not None:
+        # Every run is a SPECweb99 test or a capacity search: its result is the headline, and a curve over
+        # its iterations or probes (paced connections, a search's jumps) says nothing a reader should heed.
+        return {"headline": results, "findings": _cpu_quota(configs), "warnings": _result_warnings(doc)}
     lines += _trial_peaks(configs, axis)
     lines += _scaling(doc.get("scaling"))
     lines += _cpu_quota(configs)
     return {"headline": headline, "findings": lines, "warnings": _warnings(doc)}
+
+
+def _results(doc: dict[str, Any]) -> str | None:
+    """The headline of a document whose every run is a SPECweb99 test or a capacity search; else None."""
+    tests = doc.get("specweb99") or []
+    searches = doc.get("capacity") or []
+    if (not tests and not searches) or len(tests) + len(searches) != len(doc.get("runs") or []):
+        return None
+    said = [f"{t['label']}: SPECweb99 {t['conforming']} conforming connections · {t['verdict']}" for t in tests]
+    said += [f"{c['label']}: capacity {c['statement']}" for c in searches]
+    return "; ".join(said) + "."
+
+
+def _result_warnings(doc: dict[str, Any]) -> list[str]:
+    """What decided a SPECweb99 test or a search first (the kit's failures, a DECIDING verdict of any of its
+    points), then the runs that did not complete; the curve's own verdicts do not apply to them."""
+    warnings = [f"{t['label']}: INVALID: {failure}" for t in doc.get("specweb99") or [] for failure in t["failures"]]
+    judged = sorted(((rank_of(v["kind"]), c["label"], v["message"]) for c in doc["configurations"]
+                     for v in c["summary"]["verdicts"] if v["kind"] in DECIDING), key=lambda t: t[0])  # fmt: skip
+    warnings += [f"{label}: {message}" for _, label, message in judged]
+    return warnings + [w for w in _warnings(doc) if w.startswith("run ")]
 
 
 def _limited(configs: list[dict[str, Any]]) -> str:
