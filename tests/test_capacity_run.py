@@ -133,6 +133,16 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
     assert message in result.stderr and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(("option", "value"), [("--cpus", "1,2"), ("--server", "nginx,lighttpd")])
+@pytest.mark.parametrize("command", [["capacity", "veritest-static", "--rule", "errors<1%"], ["specweb99", "-c", "4"]])
+def test_a_search_measures_one_configuration(command: list[str], option: str, value: str) -> None:
+    """--cpus and --server take what `crest run` takes, and a list is refused in one line saying why."""
+    given = {"--server": "nginx", "--cpus": "1", option: value}
+    result = run_cli_in_process(*command, *(word for pair in given.items() for word in pair))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert f"{option} {value}: crest {command[0]} measures one configuration, so give one value" in result.stderr
+
+
 def test_a_suite_needs_its_target() -> None:
     result = run_cli_in_process("capacity", "veritest-static", "--rule", "errors<1%")
     assert result.returncode == 2 and "--server NAME (crest starts it) or --target URL" in result.stderr

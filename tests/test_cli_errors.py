@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from crest.cli.main import COMMANDS
 from support import SilentListener, run_cli_in_process
 
 
@@ -86,6 +88,30 @@ def test_help_is_plain_and_complete() -> None:
     for option in ("--connections", "--duration", "--rate", "--http", "--no-keepalive", "--json"):
         assert option in bench.stdout
     assert "╭" not in bench.stdout  # no Rich boxes
+
+
+HELP_PAGES = [*(name for name in COMMANDS if not COMMANDS[name].group), "fileset generate", "fileset verify",
+              "network plan", "network clean"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", HELP_PAGES)
+def test_every_value_in_help_is_named(name: str) -> None:
+    """--help names each value (URL, NAME, N, PATH, KEY=VALUE), never typer's Python types (<str>, <int range>)."""
+    result = run_cli_in_process(*name.split(), "--help")
+    assert result.returncode == 0, result.stderr
+    assert not re.search(r"<[a-z][a-z \[\]]*>", result.stdout), result.stdout
+    assert "[[" not in result.stdout.splitlines()[0]  # the usage line: [SUITE], not [[SUITE]]
+
+
+@pytest.mark.parametrize("name", ["run", "capacity", "specweb99"])
+def test_profile_defaults_to_full_everywhere_and_says_how_long(name: str) -> None:
+    text = " ".join(run_cli_in_process(name, "--help").stdout.split())
+    option = text[text.index("--profile quick|standard|full") :][:400]
+    assert "[default: full]" in option and re.search(r"full \(the [a-z' ]+, the default: (about )?\d", option), option
+
+
+def test_server_options_are_spelled_as_crest_servers_lists_them() -> None:
+    assert "max_request_workers=400" in " ".join(run_cli_in_process("run", "--help").stdout.split())
 
 
 def test_no_arguments_prints_help_and_exits_2() -> None:

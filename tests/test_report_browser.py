@@ -23,7 +23,7 @@ import pytest
 import crest.report.html as report_html
 from crest.report import build_report, render
 from crest.report.svg import PALETTE
-from report_lab import store_lab
+from report_lab import Curve, store_lab
 from report_png import read_png
 from test_report_build import select
 
@@ -88,6 +88,20 @@ def doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """3 configurations × 2 trials × 10 load points, stored in a real store."""
     db = tmp_path_factory.mktemp("browser") / "lab.db"
     store_lab(db, trials=2)
+    return build_report(select(db, "exp-1"))
+
+
+@pytest.fixture(scope="module")
+def wide_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """6 configurations of 4 factors each × 2 trials: labels as long as a multi-configuration run's."""
+    db = tmp_path_factory.mktemp("browser-wide") / "lab.db"
+    settings = [(server, cpus) for server in ("apache-event", "nginx", "lighttpd") for cpus in (1, 2)]
+    curves = [
+        Curve({"server": server, "cpus": cpus, "max_request_workers": str(150 * cpus),
+               "network": "webcat-10mbit" if cpus == 1 else "webcat-100mbit,subnets=2"}, 20_000 + 3_000 * i, 16)
+        for i, (server, cpus) in enumerate(settings)
+    ]  # fmt: skip
+    store_lab(db, curves=curves, trials=2)
     return build_report(select(db, "exp-1"))
 
 
@@ -159,18 +173,38 @@ PROBE = """
   document.querySelector('.legend button[data-series="1"]').click();
   var hidden = document.querySelectorAll('svg.chart .series.off[data-series="1"]').length;
   document.body.setAttribute("data-probe-hidden", String(hidden));
+  // Sideways scrolling at this width: the page's, and any table's inside its scrolling wrapper (details opened).
+  document.querySelectorAll("details").forEach(function (d) { d.open = true; });
+  var wide = [];
+  if (document.documentElement.scrollWidth > window.innerWidth) wide.push("page " + document.documentElement.scrollWidth);
+  document.querySelectorAll(".table-wrap, pre, dl").forEach(function (el) {
+    if (el.scrollWidth > el.clientWidth + 1) {
+      var head = el.previousElementSibling;
+      while (head && !/^H[23]$/.test(head.tagName)) head = head.previousElementSibling;
+      wide.push((head ? head.textContent : el.tagName) + " " + el.scrollWidth + ">" + el.clientWidth);
+    }
+  });
+  document.body.setAttribute("data-probe-wide", wide.join("; "));
 })();
 """
 
 
-def test_hover_read_out_and_legend_toggle(doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The enhancements run: a pointer over a chart shows every configuration's value, a legend click hides one."""
+def test_hover_read_out_and_legend_toggle(
+    wide_doc: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The enhancements run: a pointer over a chart shows every configuration's value, a legend click hides one;
+    and at 1,280 px the report of six long-labelled configurations scrolls sideways nowhere (its tables wrap)."""
+    doc = wide_doc
     original: Callable[[str], str] = report_html._asset
     monkeypatch.setattr(report_html, "_asset", lambda name: original(name) + (PROBE if name == "report.js" else ""))
     path = tmp_path / "probe.html"
     path.write_text(render(doc, "html"), encoding="utf-8")
-    body, _, console = dump_dom(path, tmp_path / "profile")
+    result = chromium(path, tmp_path / "profile", "--virtual-time-budget=2000", f"--window-size={WINDOW[0]},{WINDOW[1]}",
+                      "--dump-dom")  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    body, console = body_attributes(result.stdout), console_lines(result.stderr)
     assert console == [] and "data-script-errors" not in body
+    assert body.get("data-probe-wide") == ""
     display, _, text = (body.get("data-probe-tip") or "").partition("|")
     assert display == "block"
     assert all(f"{c['label']}: " in text for c in doc["configurations"]), text
