@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from crest.cli.terminal import Column, FitTable, render_text, safe, terminal_width
+from crest.cli.width import columns
 from crest.load.runspec import RunSpec
 from crest.units import format_bytes, format_count, format_latency_us, format_seconds
 
@@ -96,7 +96,7 @@ def render_report(report: dict[str, Any], spec: RunSpec, width: int | None = Non
         lines.append(_line("Client CPU", text))
     if report.get("cancelled"):
         lines.append(f"  Interrupted after {duration_s:.2f}s: partial result")
-    return "\n".join(_fit(line, terminal_width() if width is None else width) for line in lines)
+    return "\n".join(_fit(line, columns() if width is None else width) for line in lines)
 
 
 def _line(label: str, text: str) -> str:
@@ -190,6 +190,8 @@ def render_nodes(cluster: dict[str, Any], width: int | None = None, *, titled: b
     """A cluster mix's per-node breakdown: which clients each node ran, what it achieved, its engine's
     CPU and its clock offset from the driver (± half the best round trip); `width` as render_report's,
     the title left out unless `titled`."""
+    from crest.cli.terminal import Column, FitTable, render_text, safe, terminal_width  # rich: a cluster's bench only
+
     table = FitTable([Column("node", "left"), Column("ip", "left"), Column("clients", wrap=True), Column("requests"),
                       Column("req/s"), Column("engine CPU", wrap=True), Column("clock offset")])  # fmt: skip
     for n in cluster.get("nodes", []):

@@ -24,10 +24,10 @@ from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from crest.cli.width import PIPE_WIDTH
+
 # C0 and C1 control characters and DEL: a target could send ESC sequences that repaint a terminal.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-# Piped output is read in logs and files, where wrapping a table row helps nobody.
-PIPE_WIDTH = 200
 
 
 def safe_str(text: Any) -> str:
