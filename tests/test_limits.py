@@ -33,8 +33,8 @@ def test_a_link_bound_peak_leads_the_headline_and_the_warnings() -> None:
     detail = _config("nginx", [100.0, 200.0, 300.0, 290.0], "a", m2=[link], m3=[link])
     summary = build_report([detail])["summary"]
     assert summary["headline"].startswith(
-        "server=nginx: a shaped link of the client network ran at its rate at the peak, so the peak measures"
-        " the network, not the target."
+        "server=nginx: subnet 1's link (100 Mbit/s, down) ran at 99.8% of its rate at the peak, so the peak"
+        " measures the network, not the target."
     )
     assert "peaked at 300 req/s" in summary["headline"]
     assert summary["warnings"][0].startswith("server=nginx: link-bound at load 3, 4: the subnet 1 link (down)")
@@ -88,7 +88,10 @@ def test_crest_show_names_the_limit_right_under_the_run_id_and_ranks_its_warning
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("Run ")
-    assert lines[1].split()[:1] == ["limit"] and "a shaped link of the client network ran at its rate" in lines[1]
+    assert (
+        lines[1].split()[:1] == ["limit"]
+        and "subnet 1's link (100 Mbit/s, down) ran at 99.8% of its rate at the peak" in lines[1]
+    )
     warnings = [" ".join(line.split()) for line in lines if line.strip().startswith("warning:")]
     assert warnings[0].startswith("warning: mix 2: the subnet 1 link (down)")
     assert warnings[1].startswith("warning: mix 2: cache cold")

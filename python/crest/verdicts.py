@@ -191,15 +191,15 @@ def target_oom(kills: int, limit_bytes: int, peak_bytes: int | None) -> Verdict:
     )
 
 
-def decided_by(kind: str, where: str, what: str = "it") -> str | None:
+def decided_by(kind: str, where: str, what: str = "it", figures: dict[str, Any] | None = None) -> str | None:
     """How a result opens when a LIMITS verdict of `kind` was found `where` (e.g. "at the answer"): what
     `what` (the result: "it", "the peak") then measures instead of the target; None for a kind that decides
-    nothing."""
+    nothing. The verdict's `figures` name the link of a link-bound result."""
+    link = _link_words(figures or {}) or "a shaped link of the client network ran at its rate"
     return {
         CLIENT_BOUND: f"the load engine was client-bound {where}, so {what} measures crest, not the target:"
         " give the engine more cores (a lower --cpus) or more load nodes (--cluster)",
-        LINK_BOUND: f"a shaped link of the client network ran at its rate {where}, so {what} measures the network,"
-        " not the target",
+        LINK_BOUND: f"{link} {where}, so {what} measures the network, not the target",
         NOT_SATURATED: f"req/s was still rising at the highest load, so {what} is not the target's peak: add load"
         " (more clients, a longer ladder) to find it",
         TARGET_OOM: f"the kernel killed target processes for going over --memory {where}",
@@ -207,6 +207,20 @@ def decided_by(kind: str, where: str, what: str = "it") -> str | None:
         NOISY_HOST: f"this host was noisy {where} (steal time or the engine waiting for a CPU): its figures"
         " are unreliable",
     }.get(kind)
+
+
+def _link_words(figures: dict[str, Any]) -> str | None:
+    """`subnet 1's link (100 Mbit/s, down) ran at 99.8% of its rate` from link_bound's figures; None without them."""
+    if "rate_bps" not in figures or "utilisation_pct" not in figures:
+        return None
+    if figures.get("per_client"):
+        who = "a client's own line"
+    elif figures.get("subnet"):
+        who = f"subnet {figures['subnet']}'s link"
+    else:
+        who = "the target's link"
+    way = "down" if figures.get("downstream") else "up"
+    return f"{who} ({_human_bps(float(figures['rate_bps']))}, {way}) ran at {figures['utilisation_pct']:g}% of its rate"
 
 
 def limited_points(kind: str, loads: list[float], example: Verdict) -> Verdict:

@@ -102,7 +102,7 @@ class CapacityResult:
         )
         # What decided the answer comes first: a reader who stops after one clause must not take a
         # measurement of the load generator, the network or the ceiling for one of the target.
-        first = [decided_by(v.kind, "at the answer") or v.message for v in self.limited_by]
+        first = [decided_by(v.kind, "at the answer", figures=v.figures) or v.message for v in self.limited_by]
         if self.at_ceiling:
             first.append(
                 f"the search stopped at its ceiling (--max {self.answer:g}), not at a load that broke the rule"

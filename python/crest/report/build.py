@@ -249,7 +249,9 @@ def _summary(curve: CurveSummary, trial_summaries: list[CurveSummary]) -> dict[s
         "max_error_rate": curve.max_error_rate,
         "verdicts": sorted(found, key=lambda v: rank_of(v["kind"])),
         "limit": curve.limit.to_json() if curve.limit else None,
-        "limited_by": decided_by(curve.limit.kind, "at the peak", "the peak") if curve.limit else None,
+        "limited_by": decided_by(curve.limit.kind, "at the peak", "the peak", curve.limit.figures)
+        if curve.limit
+        else None,
     }
 
 
