@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -100,13 +102,19 @@ def test_bad_design_is_one_line_and_runs_nothing(tmp_path: Path, extra: str, nee
     assert not db.exists()
 
 
-def test_server_options_are_design_factors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_server_options_are_design_factors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
     from crest.servers.registry import adapter
 
     nginx = adapter("nginx")
     if not nginx.installed():
         pytest.skip(f"{nginx.title} is not installed: {nginx.install_hint()}")
-    cache = tmp_path / "cache"
+    # nginx's workers drop root: the cache must not sit under pytest's private (0700) tmp_path, or every
+    # request is a 403 and the run, having no success, fails.
+    cache = Path(tempfile.mkdtemp(prefix="crest-doe-cache-"))
+    request.addfinalizer(lambda: shutil.rmtree(cache, ignore_errors=True))
+    cache.chmod(0o755)
     monkeypatch.setenv("CREST_CACHE_DIR", str(cache))
     generate("webcat-large-filemix", cache / "filesets" / "webcat-large-filemix")
     suite = tmp_path / "suite.toml"
@@ -130,3 +138,6 @@ def test_server_options_are_design_factors(tmp_path: Path, monkeypatch: pytest.M
     ]
     assert [json.loads(c)["server"]["options"]["worker_connections"] for _, c in runs] == ["512", "1024"]
     assert "worker_connections 1024;" in json.loads(runs[1][1])["server"]["config_text"]
+    with sqlite3.connect(db) as conn:  # and it measured nginx serving the files, not refusing them
+        statuses = [json.loads(s) for (s,) in conn.execute("SELECT status_json FROM mixes")]
+    assert statuses and all(set(s) == {"200"} for s in statuses)

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options
 from crest.cli.runs import show_command
-from crest.errors import ConfigError, TargetError
+from crest.errors import ConfigError, PeerError, TargetError
 from crest.experiment.plan import Plan, execute, plan_runs
 from crest.load.preflight import parse_url
 from crest.load.runspec import HTTP_VERSIONS
@@ -243,7 +243,7 @@ def run_command(
         _summaries(db, [exc.run_id])
         print(f"crest: {exc}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except TargetError as exc:
+    except (TargetError, PeerError) as exc:
         watcher.stop()
         if watcher.run_ids:
             # The target died mid-run: show what was measured, then the reason.

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
-from crest.errors import ConfigError, DiskFullError, MachineError, NodeLostError, TargetError
+from crest.errors import ConfigError, DiskFullError, MachineError, NodeLostError, PeerError, TargetError
 from crest.filesets.cache import cached_fileset, empty_docroot
 from crest.host import disclosure
 from crest.host.facts import host_facts
@@ -49,7 +49,7 @@ from crest.servers.group import settings_by_server
 from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError
 from crest.suite import Mix, Suite
 from crest.suite.roles import roles_by_class
-from crest.verdicts import ERRORS
+from crest.verdicts import DECIDING, ERRORS, decided_by, ranked
 
 __all__ = ["Event", "EventCallback", "MixHooks", "RunInterrupted", "RunRequest", "SuiteRunner", "close_clusters"]
 
@@ -353,7 +353,7 @@ class SuiteRunner:
 
     def _fail_if_nothing_succeeded(self, store: Store, trial: _Trial, records: list[MixRecord]) -> None:
         """A run in which not one request of any mix succeeded measured nothing: it is failed, not complete,
-        with the first error's reason."""
+        with the first error's reason (a PeerError: the target, not the input, failed; exit 1)."""
         if not records or any(r.requests for r in records) or not any(r.error_count for r in records):
             return
         records = store.run(trial.run_id).mixes  # a resumed run: the mixes stored before count too
@@ -362,8 +362,12 @@ class SuiteRunner:
         failed = sum(r.error_count for r in records)
         first = next((v.message for r in records for v in r.verdicts if v.kind == ERRORS), "see crest show")
         reason = f"no request succeeded in any of its {len(records)} mixes ({failed:,} failed; {first})"
+        # What decided it first, when the mixes say (the accept queues overflowing, a link at its rate).
+        found = ranked([v for r in records for v in r.verdicts if v.kind in DECIDING])
+        why = decided_by(found[0].kind, "in them", "the run", found[0].figures) if found else None
+        reason += f"; {why}" if why else ""
         self._finish(store, trial, "failed", reason)
-        raise TargetError(reason)
+        raise PeerError(reason)
 
     def _dead_target_reason(self, trial: _Trial, mix: Mix) -> str | None:
         try:
