@@ -120,3 +120,16 @@ def test_a_capacity_search_and_a_specweb99_test_are_headlined_by_their_results(t
         "webbench-static on nginx at http://127.0.0.1:41000/: SPECweb99 20 conforming connections · VALID"
         " (not a conforming run length)."
     )
+
+
+def test_configurations_limited_alike_are_named_together_and_the_target_idle_note_gives_way() -> None:
+    bound = verdicts.client_bound(98.0, 1)
+    a = _config("nginx", [100.0, 200.0, 330.0, 320.0], "a", m2=[bound])
+    b = _config("lighttpd", [100.0, 200.0, 300.0, 290.0], "b", m2=[bound])
+    c = _config("apache", [100.0, 200.0, 250.0, 240.0], "c")
+    summary = build_report([a, b, c])["summary"]
+    assert summary["headline"].startswith(
+        "server=nginx and server=lighttpd: the load engine was client-bound at their peaks, so their peaks measure"
+        " crest, not the target"
+    )
+    assert not any("target idle" in w for w in summary["warnings"] if w.startswith(("server=nginx", "server=lighttpd")))

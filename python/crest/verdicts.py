@@ -196,10 +196,11 @@ def decided_by(kind: str, where: str, what: str = "it", figures: dict[str, Any] 
     `what` (the result: "it", "the peak") then measures instead of the target; None for a kind that decides
     nothing. The verdict's `figures` name the link of a link-bound result."""
     link = _link_words(figures or {}) or "a shaped link of the client network ran at its rate"
+    measures = "measure" if what.endswith("s") else "measures"  # "their peaks measure", "the peak measures"
     return {
-        CLIENT_BOUND: f"the load engine was client-bound {where}, so {what} measures crest, not the target:"
+        CLIENT_BOUND: f"the load engine was client-bound {where}, so {what} {measures} crest, not the target:"
         " give the engine more cores (a lower --cpus) or more load nodes (--cluster)",
-        LINK_BOUND: f"{link} {where}, so {what} measures the network, not the target",
+        LINK_BOUND: f"{link} {where}, so {what} {measures} the network, not the target",
         NOT_SATURATED: f"req/s was still rising at the highest load, so {what} is not the target's peak: add load"
         " (more clients, a longer ladder) to find it",
         TARGET_OOM: f"the kernel killed target processes for going over --memory {where}",

@@ -19,6 +19,7 @@ from crest.verdicts import (
     BUSY_AT_PEAK_PCT,
     CLIENT_BOUND,
     DECIDING,
+    TARGET_IDLE,
     Verdict,
     client_bound_points,
     collapse,
@@ -95,6 +96,10 @@ def summarize(points: Sequence[LoadPoint], *, sweep: bool = False) -> CurveSumma
         shape, saturated, ratio = "content-length sweep", True, None
         verdict = "content-length sweep: one load at every size, so saturation does not apply (see weighted throughput)"
     found = ranked(_verdicts(ordered, peak) + _shape_verdicts(shape, ratio, ordered))
+    limit = _limit(found, peak)
+    if limit is not None and limit.kind in DECIDING:
+        # What limited the peak is known: "the target idled, something else limited it" adds nothing.
+        found = [v for v in found if v.kind != TARGET_IDLE]
     return CurveSummary(
         peak_rps=peak.rps,
         peak_rps_load=peak.load,
@@ -107,7 +112,7 @@ def summarize(points: Sequence[LoadPoint], *, sweep: bool = False) -> CurveSumma
         max_error_rate=max(p.error_rate for p in ordered),
         verdicts=found,
         points=len(ordered),
-        limit=_limit(found, peak),
+        limit=limit,
     )
 
 

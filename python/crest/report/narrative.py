@@ -10,7 +10,7 @@ from typing import Any
 
 from crest.analysis import MIN_TRIALS_FOR_INTERVAL, t_quantile, too_few_for_interval
 from crest.report import fmt
-from crest.verdicts import DECIDING, LIMIT_FIXES, LIMIT_NAMES, NOT_SATURATED, rank_of
+from crest.verdicts import DECIDING, LIMIT_FIXES, LIMIT_NAMES, NOT_SATURATED, decided_by, rank_of
 
 # A coefficient of variation of the peak's req/s across trials above this makes
 # differences of that size noise; 10% is where repeated web benchmarks stop agreeing.
@@ -82,8 +82,16 @@ def _limited(configs: list[dict[str, Any]]) -> str:
         every = "both" if len(deciding) == 2 else "all"
         return (f"{_join(list(deciding))} were {every} {LIMIT_NAMES.get(kind, kind)} at their peaks, so the difference"
                 f" between them is not the servers': {LIMIT_FIXES.get(kind, 'see the warnings')}. ")  # fmt: skip
-    leads = [f"{label}: {configs[i]['summary']['limited_by']}" for i, (label, v) in enumerate(limits.items())
-             if v and v["kind"] in DECIDING and configs[i]["summary"].get("limited_by")]  # fmt: skip
+    by_kind: dict[str, list[str]] = {}
+    for label, v in deciding.items():
+        by_kind.setdefault(v["kind"], []).append(label)
+    leads = []
+    for kind, labels in sorted(by_kind.items(), key=lambda kv: rank_of(kv[0])):
+        one = len(labels) == 1
+        figures = {k: x for k, x in deciding[labels[0]].items() if k not in ("kind", "message")}
+        said = decided_by(kind, "at the peak" if one else "at their peaks", "the peak" if one else "their peaks",
+                          figures) or deciding[labels[0]]["message"]  # fmt: skip
+        leads.append(f"{_join(labels)}: {said}")
     if leads:
         tail = " The comparison is therefore not of the servers alone." if len(configs) > 1 else ""
         return "; ".join(leads) + "." + tail + " "
