@@ -173,7 +173,9 @@ def _limit_lines(detail: RunDetail, width: int) -> list[Text]:
         return []
     if limit is None:
         return []
-    return _label_block("limit", decided_by(limit.kind, "at the peak", "the peak", limit.figures) or limit.message, width, "bold")
+    return _label_block(
+        "limit", decided_by(limit.kind, "at the peak", "the peak", limit.figures) or limit.message, width, "bold"
+    )
 
 
 def _print_throughput(console: Console, detail: RunDetail) -> None:
