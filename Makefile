@@ -1,4 +1,4 @@
-# crest: make demo | make test (make lint first) | make bench | make clean
+# crest: make demo | make test (make lint first) | make bench | make soak | make fuzz | make clean
 # Works from a clean clone with python3 (>= 3.10) and cargo; stamps under .stamps/
 # make a second run with nothing changed skip the venv and the Rust build.
 
@@ -16,7 +16,7 @@ BUILD_INPUTS := $(shell find crates python -type f \( -name '*.rs' -o -name '*.t
                   -o -name '*.pyi' -o -name '*.json' \) -not -path '*/target/*' 2>/dev/null) \
                 Cargo.toml $(wildcard Cargo.lock) pyproject.toml
 
-.PHONY: build demo lint test bench clean
+.PHONY: build demo lint test bench soak fuzz clean
 
 build: $(STAMPS)/build
 
@@ -82,6 +82,19 @@ test: lint
 bench: build
 	$(PY) scripts/bench.py
 	$(PY) scripts/bench_fileservers.py
+
+# Not in `make test`: crest's RSS and descriptors over a 30-minute bench and a run of many mixes, and two runs
+# writing one results file (SOAK_S, SOAK_MIXES shorten it).
+soak: build
+	$(PY) scripts/soak.py
+
+# Not in `make test` (which runs each fuzz target's 256 cases): the engine's parser fuzz targets
+# (crates/engine/tests/fuzz_*.rs, proptest) and the suite-file fuzzing with FUZZ_CASES cases each;
+# a failure's seed lands in crates/engine/tests/proptest-regressions/ (commit it with the fix).
+FUZZ_CASES ?= 200000
+fuzz: build
+	PROPTEST_CASES=$(FUZZ_CASES) cargo test $(CARGO_ALL) --test all fuzz_
+	CREST_FUZZ_CASES=$(FUZZ_CASES) $(PY) -m pytest -q tests/test_suite_fuzz.py
 
 clean:
 	rm -rf $(VENV) $(STAMPS) target .pytest_cache

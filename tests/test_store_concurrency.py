@@ -97,7 +97,11 @@ def test_mixes_survive_sigkill_of_the_writer(tmp_path: Path) -> None:
         assert [m.index for m in detail.mixes] == [0, 1, 2]
         # The writer stores copies of mix 0 under new indexes.
         assert detail.mixes == [dataclasses.replace(make_mix(0), index=i) for i in range(3)]
-        assert detail.status == "running"  # nobody finished it: the runner marks it on resume or by hand
+        # Nobody finished it; its writer is gone, so it reads as interrupted (the file still says running).
+        assert (detail.status, detail.reason) == (
+            "interrupted",
+            f"its crest (pid {proc.pid}) ended without finishing it",
+        )
         assert store.next_mix_index(run_id) == 3
         store.finish_run(run_id, "interrupted", "writer killed")  # and the file is writable again
         assert store.runs()[0].status == "interrupted"
@@ -201,3 +205,41 @@ def test_one_store_shared_by_threads(tmp_path: Path) -> None:
             thread.join(timeout=WAIT_S)
         assert errors == []
         assert store.next_mix_index(run_id) == mixes
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_two_runs_writing_one_results_file_both_keep_every_mix(tmp_path: Path) -> None:
+    # Two crest processes, one results file: WAL and the busy timeout let both commit each mix.
+    from crest.filesets import generate
+    from support import run_cli, static_suite
+
+    fileset = tmp_path / "fs"
+    generate("webcat-large-filemix", fileset)
+    target = subprocess.Popen(
+        [sys.executable, "-m", "crest", "serve", "--docroot", str(fileset), "--port", "0", "--threads", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert target.stdout is not None
+    try:
+        url = target.stdout.readline().strip().rstrip("/")
+        db = tmp_path / "shared.db"
+        runs = []
+        for name in ("one", "two"):
+            suite = tmp_path / f"{name}.toml"
+            suite.write_text(static_suite(name, "three short mixes", [1, 2, 3], length_s=1, ramp_s=0))
+            runs.append(subprocess.Popen(
+                [sys.executable, "-m", "crest", "run", str(suite), "--target", url, "--db", str(db), "-q"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            ))  # fmt: skip
+        for proc in runs:
+            _, err = proc.communicate(timeout=WAIT_S * 2)
+            assert proc.returncode == 0, err
+        listed = json.loads(run_cli("runs", "--db", str(db), "--json").stdout)
+        assert sorted((r["suite"], r["status"], r["mixes"]) for r in listed) == [
+            ("one", "complete", 3), ("two", "complete", 3)
+        ]  # fmt: skip
+    finally:
+        target.terminate()
+        target.wait(10)
+        target.stdout.close()
