@@ -2,7 +2,8 @@
 traceback; during `crest run` the finished mixes stay stored and `--resume` completes the run.
 
 Real conditions only: the engine refused file descriptors (RLIMIT_NOFILE used up in a child process), and
-the results disk filling up (a small tmpfs mounted by the test; needs root, skipped otherwise)."""
+the results disk filling up (a small tmpfs mounted by the test; needs root, skipped otherwise). A failure while
+cleaning up after such an error (keeping a started target's logs) is told after it, never instead of it."""
 
 from __future__ import annotations
 
@@ -102,11 +103,16 @@ def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
 
 
 @pytest.fixture(scope="module")
-def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def fileset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("fileset")
     generate("webcat-large-filemix", root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def target(fileset: Path) -> Iterator[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "crest", "serve", "--docroot", str(root), "--port", "0", "--threads", "1"],
+        [sys.executable, "-m", "crest", "serve", "--docroot", str(fileset), "--port", "0", "--threads", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     assert proc.stdout is not None
@@ -145,10 +151,10 @@ def test_a_disk_that_fills_during_a_run_fails_it_in_one_line_and_resume_complete
         f"crest: error: cannot store mix 2: the disk holding {db} is full (No space left on device):"
         f" free space, then crest run --resume {run_id} --db {db}"
     ]
-    # Failed when the store could still write that; else still "running", which --resume continues too.
-    assert (status, reason) in (
-        ("running", None),
-        ("failed", f"cannot store mix 2: the disk holding {db} is full (No space left on device)"),
+    # Failed: the store gave up its reserve (crest.db-reserve) to write that.
+    assert (status, reason) == (
+        "failed",
+        f"cannot store mix 2: the disk holding {db} is full (No space left on device)",
     )
     assert _rows(db, "SELECT idx FROM mixes") == [(1,)]
 
@@ -171,3 +177,49 @@ def test_a_full_disk_before_a_run_blames_the_disk_not_the_file(tmp_path: Path, s
         " free space and try again"
     ]
     assert "not a usable crest results file" not in result.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_failure_cleaning_up_after_a_full_disk_is_told_after_it(
+    tmp_path: Path, small_disk: Path, fileset: Path
+) -> None:
+    db = small_disk / "crest.db"
+    # Where the started target's logs are kept (crest-results/logs/RUN) cannot be made: the copy fails.
+    (small_disk / "logs").write_text("a file where the logs directory would be\n")
+    suite = tmp_path / "suite.toml"
+    suite.write_text(static_suite("disk-fills-server", "two short mixes", [1, 2]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "crest", "run", str(suite), "--server", "builtin", "--fileset", str(fileset),
+         "--db", str(db), "-q"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+    def first_mix_stored() -> bool:
+        assert proc.poll() is None, "crest run ended before it stored its first mix"
+        try:
+            return bool(_rows(db, "SELECT COUNT(*) FROM mixes")[0][0] >= 1)
+        except sqlite3.Error:
+            return False
+
+    wait_until(first_mix_stored, WAIT_S, "the first mix stored")
+    _fill(small_disk)
+    _, err = proc.communicate(timeout=WAIT_S)
+    [(run_id, status, reason)] = _rows(db, "SELECT id, status, reason FROM runs")
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err
+    first, also = err.splitlines()
+    assert first == (
+        f"crest: error: cannot store mix 2: the disk holding {db} is full (No space left on device):"
+        f" free space, then crest run --resume {run_id} --db {db}"
+    )
+    assert also.startswith(f"crest: also: cannot keep the target's logs in {small_disk}/logs/{run_id}: "), also
+    assert "Not a directory" in also
+    # Nothing lost: the server's log stays where it wrote it, and the line says where.
+    kept = Path(also.rsplit(": they stay in ", 1)[1])
+    assert (kept / "server.log").is_file()
+    shutil.rmtree(kept.parent)
+    assert (status, reason) == (
+        "failed",
+        f"cannot store mix 2: the disk holding {db} is full (No space left on device)",
+    )
+    assert _rows(db, "SELECT idx FROM mixes") == [(1,)]

@@ -23,6 +23,7 @@ from crest.store import (
     RunMeta,
     Store,
     StoreError,
+    StoreFileError,
     mix_from_report,
 )
 
@@ -101,11 +102,11 @@ def test_opening_creates_the_directory_schema_and_version(db: Path) -> None:
     assert db.is_file()
     conn = raw(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # WAL is a property of the file
         assert columns(conn, "runs") == [
             "id", "suite", "target", "profile", "repeat_index", "status", "reason", "started_at", "ended_at",
-            "config_json", "factors_json", "host_json",
+            "config_json", "factors_json", "host_json", "owner_json",
         ]  # fmt: skip
         assert columns(conn, "mixes") == [
             "run_id", "idx", "clients", "threads_per_client", "connections", "started_at", "ended_at", "window_s",
@@ -143,24 +144,24 @@ def test_default_path_is_relative_to_the_cwd(tmp_path: Path, monkeypatch: pytest
 def test_a_newer_schema_is_refused(db: Path) -> None:
     Store(db).close()
     conn = raw(db)
-    conn.execute("PRAGMA user_version = 9")
+    conn.execute("PRAGMA user_version = 10")
     conn.close()
     with pytest.raises(
-        StoreError, match=r"was written by a newer crest \(store schema 9, this crest reads 8\): upgrade crest"
+        StoreError, match=r"was written by a newer crest \(store schema 10, this crest reads 9\): upgrade crest"
     ):
         Store(db)
 
 
 def test_an_older_schema_is_refused(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     Store(db).close()
-    monkeypatch.setattr(crest.store.schema, "SCHEMA_VERSION", 9)  # as if this crest were one schema ahead
+    monkeypatch.setattr(crest.store.schema, "SCHEMA_VERSION", 10)  # as if this crest were one schema ahead
     with pytest.raises(
-        StoreError, match=r"uses store schema 8, which this crest cannot upgrade to 9: move the file aside"
+        StoreError, match=r"uses store schema 9, which this crest cannot upgrade to 10: move the file aside"
     ):
         Store(db)
     conn = raw(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 8  # the failed upgrade left it as it was
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 9  # the failed upgrade left it as it was
     finally:
         conn.close()
 
@@ -185,10 +186,13 @@ def test_another_programs_database_is_left_alone(tmp_path: Path) -> None:
 def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "notes.db"
     path.write_text("these are not the tables you are looking for\n" * 100)
-    with pytest.raises(
-        StoreError, match=r"notes\.db is not a usable crest results file \(file is not a database\): pass --db"
-    ):
+    # Exit 1, not 2: garbage where a results file should be is a damaged file, whatever made it.
+    with pytest.raises(StoreFileError) as caught:
         Store(path)
+    assert str(caught.value) == (
+        f"{path} is damaged or not an SQLite file (file is not a database):"
+        " move it aside (crest then starts a new one), or pass --db with another file"
+    )
 
 
 def test_an_impossible_directory_is_one_line(tmp_path: Path) -> None:
@@ -281,6 +285,8 @@ def as_written_by_schema(db: Path, version: int, *later_columns: str) -> str:
     conn = raw(db)
     for column in later_columns:
         conn.execute(f"ALTER TABLE mixes DROP COLUMN {column}")
+    if version < 9:
+        conn.execute("ALTER TABLE runs DROP COLUMN owner_json")
     conn.execute(f"PRAGMA user_version = {version}")
     conn.close()
     return run_id
@@ -309,8 +315,22 @@ def test_a_schema_7_file_gains_naps_not_recorded_for_its_mixes(db: Path) -> None
         assert [m.naps for m in store.run(run_id).mixes] == [None, 0]  # not recorded, then none taken
     conn = raw(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 8
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert [r[0] for r in conn.execute("SELECT naps FROM mixes ORDER BY idx")] == [None, 0]
+    finally:
+        conn.close()
+
+
+def test_a_schema_8_file_gains_owners_and_its_running_runs_stay_running(db: Path) -> None:
+    run_id = as_written_by_schema(db, 8)
+    with Store(db) as store:
+        # No owner recorded: nothing tells whether its crest is gone, so it reads as it was stored.
+        assert store.run(run_id).status == "running"
+        assert [s.status for s in store.runs()] == ["running"]
+    conn = raw(db)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("SELECT owner_json FROM runs").fetchall() == [(None,)]
     finally:
         conn.close()
 

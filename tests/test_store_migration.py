@@ -58,7 +58,7 @@ def test_opening_upgrades_verdicts_and_columns_in_place(db: Path) -> None:
     before = v1_rows()
     runs = runs_by_suite(db)
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     assert set(runs) == {"tiny-sweep", "tiny-ladder", "hand-written", "published"}
     kinds = {suite: [[v.kind for v in m.verdicts] for m in d.mixes] for suite, d in runs.items()}
     assert kinds == {

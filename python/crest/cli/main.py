@@ -280,6 +280,12 @@ def error(message: str) -> None:
     print(f"crest: error: {' '.join(message.split())}", file=sys.stderr, flush=True)
 
 
+def also(exc: BaseException) -> None:
+    """Print what failed while cleaning up after `exc` (its notes), one `crest: also:` line each, after its line."""
+    for note in getattr(exc, "__notes__", ()):
+        print(f"crest: also: {' '.join(str(note).split())}", file=sys.stderr, flush=True)
+
+
 def _terminate(signum: int, frame: FrameType | None) -> None:
     # SIGTERM ends crest the way Ctrl-C does: finished mixes kept, started targets stopped.
     raise KeyboardInterrupt
@@ -302,10 +308,12 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except (ConfigError, TargetError) as exc:
         error(str(exc))
+        also(exc)
         return EXIT_USAGE
     except (EngineError, MachineError, PeerError) as exc:
         # A failure of crest, of the machine or of a peer, not of the input: one line, exit 1, no traceback.
         error(str(exc))
+        also(exc)
         return EXIT_FAILURE
     except (typer.Abort, KeyboardInterrupt):
         rv = EXIT_INTERRUPTED

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 
 from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options
+from crest.cli.main import also
 from crest.cli.runs import show_command
 from crest.errors import ConfigError, PeerError, TargetError
 from crest.experiment.plan import Plan, execute, plan_runs
@@ -242,6 +243,7 @@ def run_command(
         watcher.stop()
         _summaries(db, [exc.run_id])
         print(f"crest: {exc}", file=sys.stderr)
+        also(exc)
         return EXIT_INTERRUPTED
     except (TargetError, PeerError) as exc:
         watcher.stop()
@@ -249,6 +251,7 @@ def run_command(
             # The target died mid-run: show what was measured, then the reason.
             _summaries(db, watcher.run_ids)
             print(f"crest: error: {exc}", file=sys.stderr)
+            also(exc)
             return EXIT_FAILURE
         raise
     finally:

@@ -4,19 +4,21 @@ Owns the order of a run and its status: check the request and the placement befo
 recorded or sent, start the target, create the run record, then for each mix build its engine run
 (crest.runner.specs), measure it (crest.runner.measure) and store it in one transaction before the next.
 Ctrl-C keeps every finished mix and marks the run interrupted; a target that dies marks it failed with
-the reason. Where the load runs is the placement's (crest.placement), chosen once: no branch here asks.
+the reason. Cleanup never replaces the error that caused it: a failure to stop the target (or to keep its
+logs) after another error is added to that error as a note, which the CLI prints after it ("crest: also: ..."). Where the load runs is the placement's (crest.placement), chosen once: no branch here asks.
 Never prints (progress goes to a callback) and never plans (which runs an experiment has is
 crest.experiment's).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
 from crest.errors import ConfigError, DiskFullError, MachineError, NodeLostError, PeerError, TargetError
@@ -51,6 +53,8 @@ from crest.suite import Mix, Suite
 from crest.suite.roles import roles_by_class
 from crest.verdicts import DECIDING, ERRORS, decided_by, ranked
 
+E = TypeVar("E", bound=BaseException)
+
 __all__ = ["Event", "EventCallback", "MixHooks", "RunInterrupted", "RunRequest", "SuiteRunner", "close_clusters"]
 
 
@@ -62,6 +66,14 @@ class _Trial:
     repeat_index: int
     target: Any
     bound: Bound
+
+
+def _clean_up_after(first: BaseException, clean_up: Callable[[], None]) -> None:
+    """Run `clean_up` after `first` ended the trial; its own failure is told after `first`, never instead."""
+    try:
+        clean_up()
+    except Exception as exc:
+        first.add_note(" ".join(str(exc).split()) or type(exc).__name__)
 
 
 class SuiteRunner:
@@ -174,8 +186,10 @@ class SuiteRunner:
             target = self.placement.start_target(self._target_plan())
             try:
                 yield target, binding.bind_started(self.request, self.manifest, target)
-            finally:
-                target.stop()
+            except BaseException as exc:
+                _clean_up_after(exc, target.stop)
+                raise
+            target.stop()
 
     def _cached_docroot(self) -> Path:
         """The suite's fileset from the cache, checked once per runner (not again for every trial)."""
@@ -247,6 +261,12 @@ class SuiteRunner:
             detail = store.run(run_id)
             if detail.status == "complete":
                 raise ConfigError(f"run {detail.id} is already complete: nothing to resume")
+            owner = store.live_owner(detail.id)
+            if owner is not None and owner != os.getpid():
+                raise ConfigError(
+                    f"run {detail.id} is still running in crest (pid {owner}): let it finish, or stop that crest"
+                    " (Ctrl-C) and resume it then"
+                )
             if detail.meta.config["options"].get("capacity"):
                 raise ConfigError(
                     f"run {detail.id} is a capacity search, whose next probe depends on every earlier one:"
@@ -283,18 +303,18 @@ class SuiteRunner:
                 self._execute_mixes(store, trial, mixes)
         except KeyboardInterrupt:
             # Ctrl-C outside a mix's load (a preflight, storing a mix): still interrupted, not "running".
-            self._finish(store, trial, "interrupted", "interrupted between mixes")
-            raise RunInterrupted(trial.run_id) from None
+            raise self._end(
+                store, trial, "interrupted", "interrupted between mixes", RunInterrupted(trial.run_id)
+            ) from None
         except NodeLostError as exc:
-            self._fail_if_running(store, trial, str(exc))
             db = "" if store.path == DEFAULT_PATH else f" --db {store.path}"
             why = str(exc).removeprefix(f"node {exc.node} ")
             hint = f"the mixes before it are stored; when the cluster is whole again, crest run --resume {trial.run_id}{db}"
-            raise NodeLostError(exc.node, f"{why}: {hint}") from None
+            raise self._fail_if_running(store, trial, str(exc), NodeLostError(exc.node, f"{why}: {hint}")) from None
         except Exception as exc:
             # A failure outside a mix's load (placing the load nodes, a node's monitor, the access log): the
             # run must not stay "running".
-            self._fail_if_running(store, trial, str(exc))
+            self._fail_if_running(store, trial, str(exc), exc)
             raise
 
     def _execute_mixes(self, store: Store, trial: _Trial, mixes: Iterable[Mix]) -> None:
@@ -308,10 +328,10 @@ class SuiteRunner:
                 load = self.placement.load(spec, mix.clients, mix.index, trial.target)
                 load.preflight()
             except TargetError as exc:
-                self._finish(store, trial, "failed", f"target unreachable before mix {mix.index}: {exc}")
+                self._end(store, trial, "failed", f"target unreachable before mix {mix.index}: {exc}", exc)
                 raise
             except NodeLostError as exc:
-                self._finish(store, trial, "failed", f"before mix {mix.index}: {exc}")
+                self._end(store, trial, "failed", f"before mix {mix.index}: {exc}", exc)
                 raise
             if self.hooks is not None:
                 self.hooks.before_mix(mix)
@@ -319,11 +339,10 @@ class SuiteRunner:
             try:
                 record = measure.measure(mix, spec, load, lab, progress)
             except Interrupted:
-                self._finish(store, trial, "interrupted", f"interrupted during mix {mix.index}")
-                raise RunInterrupted(trial.run_id) from None
+                why = f"interrupted during mix {mix.index}"
+                raise self._end(store, trial, "interrupted", why, RunInterrupted(trial.run_id)) from None
             except LoadFailed as failed:
-                self._finish(store, trial, "failed", f"mix {mix.index}: {failed.cause}")
-                raise failed.cause from None
+                raise self._end(store, trial, "failed", f"mix {mix.index}: {failed.cause}", failed.cause) from None
             if self.hooks is not None:
                 self.hooks.after_mix(mix, record)
             try:
@@ -348,8 +367,7 @@ class SuiteRunner:
             return
         reason = self._dead_target_reason(trial, mix)
         if reason:
-            self._finish(store, trial, "failed", reason)
-            raise TargetError(reason)
+            raise self._end(store, trial, "failed", reason, TargetError(reason))
 
     def _fail_if_nothing_succeeded(self, store: Store, trial: _Trial, records: list[MixRecord]) -> None:
         """A run in which not one request of any mix succeeded measured nothing: it is failed, not complete,
@@ -366,8 +384,7 @@ class SuiteRunner:
         found = ranked([v for r in records for v in r.verdicts if v.kind in DECIDING])
         why = decided_by(found[0].kind, "in them", "the run", found[0].figures) if found else None
         reason += f"; {why}" if why else ""
-        self._finish(store, trial, "failed", reason)
-        raise PeerError(reason)
+        raise self._end(store, trial, "failed", reason, PeerError(reason))
 
     def _dead_target_reason(self, trial: _Trial, mix: Mix) -> str | None:
         try:
@@ -387,23 +404,33 @@ class SuiteRunner:
     def _stop_on_full_disk(self, store: Store, trial: _Trial, mix: Mix, exc: DiskFullError) -> NoReturn:
         """Fail the run (if the store can still write that) and say how to go on: the mixes stored stay."""
         reason = f"cannot store mix {mix.index}: {exc.problem}"
-        try:
-            self._finish(store, trial, "failed", reason)
-        except (DiskFullError, StoreError):
-            pass  # left "running": --resume continues it all the same
         db = "" if store.path == DEFAULT_PATH else f" --db {store.path}"
-        raise MachineError(f"{reason}: free space, then crest run --resume {trial.run_id}{db}") from None
+        # The store gives up its reserve to write "failed"; if even that fails, the run reads as interrupted
+        # once this crest has ended, and --resume continues it all the same.
+        error = MachineError(f"{reason}: free space, then crest run --resume {trial.run_id}{db}")
+        raise self._end(store, trial, "failed", reason, error) from None
 
     def _finish(self, store: Store, trial: _Trial, status: str, reason: str | None) -> None:
         store.finish_run(trial.run_id, status, reason)
         self.on_event(Event("run-finished", trial.run_id, trial.repeat_index, status=status, reason=reason))
 
-    def _fail_if_running(self, store: Store, trial: _Trial, reason: str) -> None:
+    def _end(self, store: Store, trial: _Trial, status: str, reason: str, error: E) -> E:
+        """Mark the run ended by `error` and return `error` to raise: a store that cannot take the end is
+        told after it (a note), never instead of it; the run then reads as interrupted once crest has ended."""
         try:
-            if store.run(trial.run_id).status == "running":
-                self._finish(store, trial, "failed", reason)
-        except (StoreError, DiskFullError):
-            pass  # the store cannot take it: --resume continues a "running" run all the same
+            self._finish(store, trial, status, reason)
+        except (StoreError, MachineError) as exc:
+            error.add_note(f"cannot mark run {trial.run_id} {status}: {' '.join(str(exc).split())}")
+        return error
+
+    def _fail_if_running(self, store: Store, trial: _Trial, reason: str, error: E) -> E:
+        """Mark the run failed by `error` unless it already ended; returns `error` to raise, as _end does."""
+        try:
+            running = store.run(trial.run_id).status == "running"
+        except (StoreError, MachineError) as exc:
+            error.add_note(f"cannot read run {trial.run_id}: {' '.join(str(exc).split())}")
+            return error
+        return self._end(store, trial, "failed", reason, error) if running else error
 
     # -- what is stored with the run
 

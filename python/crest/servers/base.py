@@ -11,6 +11,7 @@ nothing left behind. Adapters never start long-running processes themselves.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -26,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar
 
-from crest.errors import ConfigError, TargetError
+from crest.errors import ConfigError, MachineError, TargetError
 from crest.network.netns import call_in
 from crest.servers.cgroup import Cgroup
 from crest.servers.cpus import CpuQuota
@@ -699,7 +700,12 @@ class Target:
         }
 
     def stop(self) -> None:
-        """Stop every process (SIGTERM, then SIGKILL), remove the cgroup and the site; safe to call twice."""
+        """Stop every process (SIGTERM, then SIGKILL), remove the cgroup and the site; safe to call twice.
+
+        Raises:
+            MachineError: the logs could not be copied to `keep_logs` (a full disk): everything else is
+                stopped and removed, and the logs stay in the site's logs directory, which the message names.
+        """
         try:
             self.processes.stop()
         except KeyboardInterrupt:
@@ -715,11 +721,24 @@ class Target:
             self.cgroup.remove()
             self.cgroup = None
         if self.site is not None:
-            if self.keep_logs is not None:
-                shutil.copytree(self.site.logs, self.keep_logs, dirs_exist_ok=True)
-            remove_site(self.site)
-            self.site = None
-            self.login = None
+            site, self.site, self.login = self.site, None, None
+            try:
+                if self.keep_logs is not None:
+                    shutil.copytree(site.logs, self.keep_logs, dirs_exist_ok=True)
+            except OSError as exc:  # shutil.Error too: one per file that failed
+                # Nothing lost: the logs stay where the server wrote them; the rest of the site goes.
+                for part in site.root.iterdir():
+                    if part == site.logs:
+                        continue
+                    if part.is_dir() and not part.is_symlink():
+                        shutil.rmtree(part, ignore_errors=True)
+                    else:
+                        part.unlink(missing_ok=True)
+                raise MachineError(
+                    f"cannot keep the target's logs in {self.keep_logs}: {_copy_failure(exc, self.keep_logs)}:"
+                    f" they stay in {site.logs}"
+                ) from None
+            remove_site(site)
 
     def __enter__(self) -> Target:
         self.start()
@@ -729,6 +748,15 @@ class Target:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def _copy_failure(exc: OSError, to: Path | None) -> str:
+    """Why a copy failed, in words: a full disk by name, else the first file's error."""
+    failed = exc.args[0] if exc.args else None
+    whys = [str(f[-1]) for f in failed] if isinstance(exc, shutil.Error) and isinstance(failed, list) else [str(exc)]
+    if exc.errno == errno.ENOSPC or any(os.strerror(errno.ENOSPC) in why for why in whys):
+        return f"the disk holding {to} is full ({os.strerror(errno.ENOSPC)})"
+    return whys[0] if whys else "copy failed"
 
 
 def _settings_digest(

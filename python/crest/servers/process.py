@@ -2,16 +2,21 @@
 
 Owns the lifetime of server and helper processes: nothing crest starts for a
 target outlives the `Processes` that started it — not on errors, not on
-Ctrl-C, not when the interpreter exits. Knows nothing of server configs.
+Ctrl-C, not when the interpreter exits, and not when crest is killed (SIGKILL):
+each process the main thread starts gets SIGTERM from the kernel when crest dies
+(PR_SET_PDEATHSIG), and a server ends its own workers on SIGTERM. Knows nothing
+of server configs.
 """
 
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
 import pwd
 import signal
 import subprocess
+import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -27,6 +32,13 @@ from crest.network.netns import enter as enter_netns
 STOP_GRACE_S = 5.0
 # Lines of a server's log quoted in a start-up error.
 LOG_TAIL_LINES = 5
+# prctl(2)'s option: the signal the kernel sends the calling process when its parent dies.
+_PR_SET_PDEATHSIG = 1
+# Loaded before any fork: the child's setup may only call what is already there.
+try:
+    _LIBC: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
+except OSError:
+    _LIBC = None
 
 
 @dataclass
@@ -84,11 +96,19 @@ class Processes:
                 enter_netns(netns)
             if cpus:
                 os.sched_setaffinity(0, set(cpus))
-            if account is not None:  # last: joining the cgroup needs root
+            if account is not None:  # joining the cgroup needs root
                 os.setgroups([])
                 os.setgid(account.pw_gid)
                 os.setuid(account.pw_uid)
+            if die_with_crest:  # last: a change of user clears it
+                _LIBC.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)  # type: ignore[union-attr]
+                if os.getppid() != crest_pid:  # crest died before prctl took hold
+                    os.kill(os.getpid(), signal.SIGTERM)
 
+        # The kernel sends it when the thread that forked the child ends, not the process: only the main
+        # thread's children may have it (a child started from a worker thread is stopped by stop_all()).
+        die_with_crest = _LIBC is not None and threading.current_thread() is threading.main_thread()
+        crest_pid = os.getpid()
         try:
             account = pwd.getpwnam(user) if user is not None else None
         except KeyError:

@@ -4,7 +4,7 @@ Only the runner writes (a run, then one transaction per finished mix); the CLI,
 reports and analysis read. Nothing here prints, measures or analyses.
 """
 
-from crest.store.errors import StoreError
+from crest.store.errors import StoreError, StoreFileError
 from crest.store.from_engine import mix_from_report
 from crest.store.records import STATUSES, MixRecord, RunDetail, RunMeta, RunSummary
 from crest.store.schema import SCHEMA_VERSION
@@ -20,6 +20,7 @@ __all__ = [
     "RunSummary",
     "Store",
     "StoreError",
+    "StoreFileError",
     "mix_from_report",
     "no_run_error",
 ]

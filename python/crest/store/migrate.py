@@ -121,7 +121,12 @@ def _v7_to_v8(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE mixes ADD COLUMN naps INTEGER")
 
 
+def _v8_to_v9(conn: sqlite3.Connection) -> None:
+    """The owner of a run (which crest process writes it): earlier crests recorded none (NULL: never judged)."""
+    conn.execute("ALTER TABLE runs ADD COLUMN owner_json TEXT")
+
+
 # From version N to N + 1.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8,
+    1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7, 7: _v7_to_v8, 8: _v8_to_v9,
 }  # fmt: skip

@@ -23,7 +23,9 @@ from crest.store.migrate import MIGRATIONS
 #    refused streams); NULL for HTTP/1.x.
 # 8: naps, how often the engine's threads napped instead of blocking on their sockets (crest run --no-nap:
 #    none); NULL for a mix stored before crest napped, whose engine always blocked.
-SCHEMA_VERSION = 8
+# 9: owner_json, the crest process writing a run (host, boot id, pid, start time): a "running" run whose
+#    owner is gone reads as interrupted; NULL for a run stored before crest recorded it (never judged).
+SCHEMA_VERSION = 9
 # "CRST": marks the file as crest's, so a foreign SQLite file is refused instead of written into.
 APPLICATION_ID = 0x43525354
 
@@ -43,7 +45,8 @@ _TABLES = (
         ended_at      REAL,
         config_json   TEXT NOT NULL,
         factors_json  TEXT NOT NULL,
-        host_json     TEXT NOT NULL
+        host_json     TEXT NOT NULL,
+        owner_json    TEXT             -- the crest process writing it (store/owner.py); NULL: not recorded
     )
     """,
     "CREATE INDEX runs_started_at ON runs (started_at)",

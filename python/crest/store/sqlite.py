@@ -3,6 +3,11 @@
 One writer (the runner) and any number of readers (`crest runs`, `crest show`,
 reports) may use the same file at once, from threads or processes: WAL lets
 readers see the last committed mix without blocking the writer.
+
+Each run records the crest process that writes it (owner.py), so a reader sees a
+"running" run whose crest is gone as interrupted; each writer keeps a small
+reserve file beside the store, given up on a full disk to write a run's end.
+A damaged or locked file is a StoreFileError (exit 1), never a traceback.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from types import TracebackType
 from typing import Any
 
 from crest.errors import DiskFullError
-from crest.store.errors import StoreError
+from crest.store import owner
+from crest.store.errors import StoreError, StoreFileError
 from crest.store.records import FINAL_STATUSES, MixRecord, RunDetail, RunMeta, RunSummary
 from crest.store.schema import ensure_schema
 from crest.verdicts import Verdict
@@ -40,6 +46,12 @@ _AMBIGUOUS_SHOWN = 5
 # Less free space than this on the store's disk when SQLite fails to write: the disk is full,
 # whatever SQLite called it (a full disk during a WAL write often reads "disk I/O error").
 _FULL_BELOW_BYTES = 1 << 20
+# A file of this size beside the store, kept by every writer (its name: the store's plus "-reserve"): when
+# the disk fills mid-run, removing it makes room to write the run's end ("failed"), a few WAL pages.
+RESERVE_BYTES = 256 << 10
+# SQLite's names for a file that is not (or no longer) an SQLite database, and for a lock held past the timeout.
+_DAMAGED = ("SQLITE_NOTADB", "SQLITE_CORRUPT")
+_LOCKED = ("SQLITE_BUSY", "SQLITE_LOCKED")
 
 _MIX_COLUMNS = (
     "idx", "clients", "threads_per_client", "connections", "started_at", "ended_at", "window_s",
@@ -82,6 +94,7 @@ class Store:
             if self._disk_full(exc):
                 raise DiskFullError(f"open {self.path}", self._full()) from exc
             raise StoreError(f"cannot open {self.path}: {exc}: pass --db with a writable file") from exc
+        self.reserve = self.path.with_name(self.path.name + "-reserve")
         try:
             self._conn.execute("PRAGMA foreign_keys = ON")
             ensure_schema(self._conn, self.path)  # before WAL: never switch another program's file to WAL
@@ -96,6 +109,8 @@ class Store:
             if self._disk_full(exc):
                 # Not the file's fault: SQLite could not write the schema or switch to WAL.
                 raise DiskFullError(f"open {self.path}", self._full()) from exc
+            if _named(exc, _DAMAGED + _LOCKED):
+                raise self._file_error(None, exc) from exc
             raise StoreError(
                 f"{self.path} is not a usable crest results file ({exc}): pass --db with another file"
             ) from exc
@@ -121,11 +136,13 @@ class Store:
     def create_run(self, meta: RunMeta) -> str:
         """Record a new run with status "running", started now; returns its id, e.g. "20261122-0712-a3f9"."""
         started_at = time.time()
+        self._keep_reserve()
         row = (
             meta.suite, meta.target, meta.profile, int(meta.repeat_index), "running", None, started_at, None,
-            _dump(meta.config), _dump(meta.factors), _dump(meta.host),
+            _dump(meta.config), _dump(meta.factors), _dump(meta.host), _dump(owner.current()),
         )  # fmt: skip
-        sql = f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))})"
+        columns = (*_RUN_COLUMNS, "owner_json")
+        sql = f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
         for _ in range(_ID_ATTEMPTS):
             run_id = new_run_id(started_at)
             try:
@@ -173,19 +190,29 @@ class Store:
         """Mark a run complete, interrupted or failed (with a reason), ended now."""
         if status not in FINAL_STATUSES:
             raise ValueError(f"a run ends as one of {', '.join(FINAL_STATUSES)}, not {status!r}")
-        with self._write(f"finish run {run_id}") as conn:
-            updated = conn.execute(
-                "UPDATE runs SET status = ?, reason = ?, ended_at = ? WHERE id = ?",
-                (status, reason, time.time(), run_id),
-            ).rowcount
+        sql, values = (
+            "UPDATE runs SET status = ?, reason = ?, ended_at = ? WHERE id = ?",
+            (status, reason, time.time(), run_id),
+        )
+        try:
+            with self._write(f"finish run {run_id}") as conn:
+                updated = conn.execute(sql, values).rowcount
+        except DiskFullError:
+            # The disk filled: give up the reserve so that the run's end is written, then try once more.
+            if not self._use_reserve():
+                raise
+            with self._write(f"finish run {run_id}") as conn:
+                updated = conn.execute(sql, values).rowcount
         if updated == 0:
             raise self._unknown(run_id)
 
     def reopen_run(self, run_id: str) -> None:
         """Mark a stopped run "running" again for resume: reason and end time cleared, start time kept."""
+        self._keep_reserve()
         with self._write(f"reopen run {run_id}") as conn:
             updated = conn.execute(
-                "UPDATE runs SET status = 'running', reason = NULL, ended_at = NULL WHERE id = ?", (run_id,)
+                "UPDATE runs SET status = 'running', reason = NULL, ended_at = NULL, owner_json = ? WHERE id = ?",
+                (_dump(owner.current()), run_id),
             ).rowcount
         if updated == 0:
             raise self._unknown(run_id)
@@ -199,7 +226,7 @@ class Store:
             rows = conn.execute(
                 "SELECT r.id, r.suite, r.target, r.profile, r.repeat_index, r.status, r.reason,"
                 " r.started_at, r.ended_at, COUNT(m.idx), r.factors_json, r.config_json,"
-                " COUNT(m.specweb99_json), COUNT(m.size_bytes)"
+                " COUNT(m.specweb99_json), COUNT(m.size_bytes), r.owner_json"
                 " FROM runs r LEFT JOIN mixes m ON m.run_id = r.id"
                 " GROUP BY r.id ORDER BY r.started_at DESC, r.id DESC"
             ).fetchall()
@@ -210,26 +237,30 @@ class Store:
             ):
                 mix_rps.setdefault(run_id, []).append(_real(rps))
                 mix_throughput.setdefault(run_id, []).append(_real(throughput))
+        states = [_state(row[5], row[6], row[14]) for row in rows]
         return [
             RunSummary(
-                id=row[0], suite=row[1], target=row[2], profile=row[3], repeat_index=row[4], status=row[5],
-                reason=row[6], started_at=row[7], ended_at=row[8], mixes=row[9], mix_rps=mix_rps.get(row[0], []),
+                id=row[0], suite=row[1], target=row[2], profile=row[3], repeat_index=row[4], status=state[0],
+                reason=state[1], started_at=row[7], ended_at=row[8], mixes=row[9], mix_rps=mix_rps.get(row[0], []),
                 factors=json.loads(row[10]), config=json.loads(row[11]),
                 mix_throughput_Bps=mix_throughput.get(row[0], []), specweb99_mixes=row[12], sized_mixes=row[13],
             )
-            for row in rows
+            for row, state in zip(rows, states, strict=True)
         ]  # fmt: skip
 
     def run(self, run_id: str) -> RunDetail:
         """One run with all its stored mixes in ladder order; `run_id` may be a unique prefix of the id."""
         with self._read(f"read run {run_id}") as conn:
             full_id = self._resolve(conn, run_id)
-            row = conn.execute(f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE id = ?", (full_id,)).fetchone()
+            row = conn.execute(
+                f"SELECT {', '.join(_RUN_COLUMNS)}, owner_json FROM runs WHERE id = ?", (full_id,)
+            ).fetchone()
             mix_rows = conn.execute(
                 f"SELECT {', '.join(_MIX_COLUMNS)} FROM mixes WHERE run_id = ? ORDER BY idx", (full_id,)
             ).fetchall()
         (id_, suite, target, profile, repeat_index, status, reason, started_at, ended_at,
-         config_json, factors_json, host_json) = row  # fmt: skip
+         config_json, factors_json, host_json, owner_json) = row  # fmt: skip
+        status, reason = _state(status, reason, owner_json)
         meta = RunMeta(suite, target, profile, repeat_index, json.loads(config_json), json.loads(factors_json),
                        json.loads(host_json))  # fmt: skip
         return RunDetail(id_, meta, status, reason, started_at, ended_at, [_mix(r) for r in mix_rows])
@@ -258,6 +289,16 @@ class Store:
         """The full id of the run that `run_id` names exactly or as a unique prefix."""
         with self._read(f"look up run {run_id}") as conn:
             return self._resolve(conn, run_id)
+
+    def live_owner(self, run_id: str) -> int | None:
+        """The pid of the crest process on this machine that is still writing run `run_id`; None when no
+        such process is known (the run ended, its crest is gone, or it ran elsewhere)."""
+        with self._read(f"read run {run_id}") as conn:
+            row = conn.execute("SELECT status, owner_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise self._unknown(run_id)
+        stored: dict[str, Any] = {} if row[1] is None else json.loads(row[1])
+        return int(stored["pid"]) if row[0] == "running" and owner.alive(stored) else None
 
     def next_mix_index(self, run_id: str) -> int:
         """Where a resumed run continues: 1 + the last stored mix index, 0 when none is stored."""
@@ -303,9 +344,47 @@ class Store:
         except sqlite3.Error as exc:
             if self._disk_full(exc):
                 raise DiskFullError(action, self._full()) from exc
+            if _named(exc, _DAMAGED + _LOCKED):
+                raise self._file_error(action, exc) from exc
             raise StoreError(
                 f"cannot {action} in {self.path}: {exc}: check the disk has space and no other program locks the file"
             ) from exc
+
+    def _file_error(self, action: str | None, exc: sqlite3.Error) -> StoreFileError:
+        """The file itself failed: damaged, or locked past the busy timeout; `action` what crest was doing."""
+        cannot = "" if action is None else f"cannot {action}: "
+        if _named(exc, _LOCKED):
+            return StoreFileError(
+                f"{cannot}{self.path} is locked ({exc}): another crest process is writing it:"
+                " wait for it to end, or pass --db with another file"
+            )
+        return StoreFileError(
+            f"{cannot}{self.path} is damaged or not an SQLite file ({exc}):"
+            " move it aside (crest then starts a new one), or pass --db with another file"
+        )
+
+    def _keep_reserve(self) -> None:
+        """Make the reserve file if it is missing; a disk too full for it is left to fail at the next write."""
+        try:
+            if self.reserve.stat().st_size >= RESERVE_BYTES:
+                return
+        except OSError:
+            pass
+        try:
+            with open(self.reserve, "wb") as f:
+                f.write(b"\0" * RESERVE_BYTES)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError:
+            self.reserve.unlink(missing_ok=True)
+
+    def _use_reserve(self) -> bool:
+        """Remove the reserve file to make room; whether there was one."""
+        try:
+            self.reserve.unlink()
+        except OSError:
+            return False
+        return True
 
     def _full(self) -> str:
         return f"the disk holding {self.path} is full ({os.strerror(errno.ENOSPC)})"
@@ -355,6 +434,22 @@ def new_run_id(at: float) -> str:
     UTC, so ids from different time zones, or either side of a DST change, still sort by time.
     """
     return time.strftime("%Y%m%d-%H%M", time.gmtime(at)) + "-" + secrets.token_hex(2)
+
+
+def _named(exc: sqlite3.Error, names: tuple[str, ...]) -> bool:
+    """Whether SQLite's error name (e.g. SQLITE_BUSY, or an extended SQLITE_BUSY_SNAPSHOT) is one of `names`."""
+    name = str(getattr(exc, "sqlite_errorname", ""))
+    return any(name == n or name.startswith(n + "_") for n in names)
+
+
+def _state(status: str, reason: str | None, owner_json: str | None) -> tuple[str, str | None]:
+    """A run's status and reason as a reader should see them: "running" whose crest is gone is interrupted."""
+    if status != "running" or owner_json is None:
+        return status, reason
+    stored = json.loads(owner_json)
+    if not owner.gone(stored):
+        return status, reason
+    return "interrupted", f"its crest (pid {stored.get('pid')}) ended without finishing it"
 
 
 def _dump(value: Any) -> str:
