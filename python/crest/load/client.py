@@ -18,7 +18,8 @@ from crest import _engine
 from crest.errors import ConfigError, EngineError
 from crest.load import fanout
 from crest.load.preflight import TargetUrl, check_reachable, check_source_addrs
-from crest.load.runspec import Origin, RunSpec, engine_config_error
+from crest.load.runspec import Origin, RunSpec, engine_config_error, engine_json
+from crest.secrets import without_secrets
 
 ProgressCallback = Callable[[dict[str, Any]], None]
 
@@ -34,11 +35,16 @@ SPARE_FDS = 64
 
 @dataclass(frozen=True)
 class RunResult:
-    """The outcome of one run: the engine's report, the config sent, whether Ctrl-C stopped it."""
+    """The outcome of one run: the engine's report, the config sent (less its secrets: `crest bench
+    --json` prints it), whether Ctrl-C stopped it."""
 
     report: dict[str, Any]
     config: dict[str, Any]
     interrupted: bool
+
+    def __post_init__(self) -> None:
+        # Every placement makes its result here: none of them can hand on a password.
+        object.__setattr__(self, "config", without_secrets(self.config))
 
 
 def engine_version() -> str:
@@ -71,7 +77,7 @@ class LoadClient:
         if self.target.scheme == "smb":
             # The login and the share, before anything is recorded or sent.
             try:
-                _engine.probe_file_target(json.dumps(self.config))
+                _engine.probe_file_target(engine_json(self.config))
             except _engine.ConfigError as exc:
                 raise engine_config_error(exc, self.origin) from None
         self._preflighted = True

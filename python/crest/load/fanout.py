@@ -17,7 +17,7 @@ from typing import Any
 
 from crest import _engine
 from crest.errors import ConfigError, EngineError, MachineError
-from crest.load.runspec import Origin, RunSpec, engine_config_error
+from crest.load.runspec import Origin, RunSpec, engine_config_error, engine_json
 
 # Salt between a run's seed and a share's first client: every client draws its own requests, so a
 # share's seed depends on where its clients start, never on how many shares there are.
@@ -99,7 +99,7 @@ def start(config: dict[str, Any], origin: Origin = "suite") -> Any:
         MachineError: the machine refused the engine an event loop, a thread or TLS.
     """
     try:
-        return _engine.start_run(json.dumps(config))
+        return _engine.start_run(engine_json(config))
     except _engine.ConfigError as exc:
         raise engine_config_error(exc, origin) from None
     except _engine.MachineError as exc:

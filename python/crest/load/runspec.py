@@ -4,7 +4,8 @@ The engine (crates/engine plan.rs) is the one gate for input rules; this module
 asks it (`_engine.validate`, no DNS, no socket) and rewords its messages to name
 the `crest bench` flag or the `crest run` setting each field came from. Only what
 the engine cannot know is checked here: how text is parsed (headers, address
-ranges, the URL form the preflight needs). It does no I/O and never prints.
+ranges, the URL form the preflight needs). engine_json is the one place a
+password (crest.secrets.Secret) is revealed. It does no I/O and never prints.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Literal
 from crest import _engine
 from crest.errors import ConfigError
 from crest.load.preflight import TargetUrl, parse_file_url, parse_url
+from crest.secrets import Secret, reveal_for_engine
 
 # A range of more source addresses than this is almost certainly a typo.
 MAX_SOURCE_ADDRS = 4096
@@ -84,6 +86,12 @@ def engine_config_error(exc: _engine.ConfigError, origin: Origin) -> ConfigError
     return ConfigError(engine_message(exc.template, origin))
 
 
+def engine_json(config: dict[str, Any]) -> str:
+    """A RunConfig as the JSON text the engine takes: the one place a Secret in it (an SMB password)
+    is revealed. The text goes straight to the engine and is never kept, logged or stored."""
+    return json.dumps(config, default=reveal_for_engine)
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """What one engine run does; field names and units follow RunConfig."""
@@ -134,9 +142,16 @@ class RunSpec:
     # SPECweb99's request generator and validator (RunConfig.specweb99): base_url, dynamic_url, cgi_url,
     # dirs, users, first_connection, request_mix, class_mix. Replaces the request table.
     specweb99: dict[str, Any] | None = None
-    # A file-operation run (RunConfig.loadfile): path, password (smb:// only; never stored), cleanup.
-    # `url` is then file:///DIR or smb://USER@HOST:PORT/SHARE.
+    # A file-operation run (RunConfig.loadfile): path, password (smb:// only: a crest.secrets.Secret,
+    # revealed only by engine_json, never stored), cleanup. `url` is then file:///DIR or
+    # smb://USER@HOST:PORT/SHARE.
     loadfile: dict[str, Any] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        # A password given as text becomes a Secret here, so no RunSpec holds one that could print.
+        password = (self.loadfile or {}).get("password")
+        if isinstance(password, str):
+            object.__setattr__(self, "loadfile", {**(self.loadfile or {}), "password": Secret(password)})
 
     def validate(self, origin: Origin = "suite") -> TargetUrl:
         """Check every setting with the engine's rules (no DNS, no socket); return the parsed URL.
@@ -153,13 +168,14 @@ class RunSpec:
             label = field_label("http_version", origin)
             raise ConfigError(f"invalid {label} {self.http_version!r}: expected 1.0, 1.1, 2 or 3")
         try:
-            _engine.validate(json.dumps(self.to_config()))
+            _engine.validate(engine_json(self.to_config()))
         except _engine.ConfigError as exc:
             raise engine_config_error(exc, origin) from None
         return target
 
     def to_config(self) -> dict[str, Any]:
-        """The RunConfig dict the engine takes (engine defaults fill the keys left out)."""
+        """The RunConfig dict the engine takes (engine defaults fill the keys left out). A password stays a
+        Secret in it: engine_json reveals it for the engine, crest.secrets.without_secrets leaves it out."""
         config: dict[str, Any] = {
             "url": self.url,
             "method": self.method,

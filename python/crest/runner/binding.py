@@ -14,6 +14,7 @@ from crest.errors import ConfigError, TargetError
 from crest.filesets import Manifest, build_manifest, load_manifest
 from crest.runner.request import RunRequest, fileset_connections
 from crest.runner.table import RequestTable, build_table
+from crest.secrets import Secret
 from crest.suite import Mix
 from crest.suite.roles import RoleUrls, url_role_map
 
@@ -33,7 +34,7 @@ class Bound:
     table: RequestTable
     # A sweep's mixes each have their own table (static files of one size), by size.
     sized_tables: dict[int, RequestTable] = field(default_factory=dict)
-    password: str | None = None  # the file server crest started made this login; never stored
+    password: Secret | None = None  # the file server crest started made this login; never stored
 
     def table_for(self, mix: Mix) -> RequestTable:
         """The request table of one mix: the suite's, or for a sweep's mix the one of its size."""
@@ -59,7 +60,7 @@ def manifest(request: RunRequest) -> Manifest | None:
 
 def bind(
     request: RunRequest, found: Manifest | None, url: str | None, tls_url: str | None,
-    role_urls: RoleUrls | None = None, *, insecure: bool | None = None, password: str | None = None,
+    role_urls: RoleUrls | None = None, *, insecure: bool | None = None, password: Secret | None = None,
 ) -> Bound:  # fmt: skip
     """The tables of `request`'s workload for a target at `url` (and `tls_url`, and each role's URLs)."""
     workload = request.suite.workload
@@ -90,7 +91,7 @@ def bind_stand_in(request: RunRequest, found: Manifest | None, roles: dict[str, 
     url = STAND_IN_SMB if workload.is_file else STAND_IN_HTTPS if workload.over_quic else STAND_IN_HTTP
     stand_ins = {r: (STAND_IN_HTTP, STAND_IN_HTTPS) for r in roles or {}}
     return bind(request, found, url, STAND_IN_HTTPS, stand_ins or None,
-                password="stand-in" if workload.is_file else None)  # fmt: skip
+                password=Secret("stand-in") if workload.is_file else None)  # fmt: skip
 
 
 def bind_started(request: RunRequest, found: Manifest | None, target: Any) -> Bound:
@@ -107,7 +108,7 @@ def bind_started(request: RunRequest, found: Manifest | None, target: Any) -> Bo
     role_urls = target.role_urls() if hasattr(target, "role_urls") else None  # a TargetGroup
     secret = getattr(target, "secret_file", None)
     try:
-        password = Path(secret).read_text().strip() if secret else None
+        password = Secret(Path(secret).read_text().strip()) if secret else None
     except (OSError, UnicodeDecodeError) as exc:
         raise TargetError(f"cannot read the file server's password file {secret}: {exc}") from None
     return bind(request, found, plain, target.tls_url, role_urls, insecure=True, password=password)

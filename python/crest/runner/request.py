@@ -18,6 +18,7 @@ from crest.load.runspec import RunSpec
 from crest.network.lines import check_fits
 from crest.network.spec import NetworkSpec, parse_network
 from crest.network.url import on_network
+from crest.secrets import Secret
 from crest.servers import cpus as cpu_split
 from crest.store import DEFAULT_PATH, MixRecord
 from crest.suite import Mix, Suite
@@ -250,15 +251,16 @@ def _check_cluster_options(request: RunRequest) -> None:
 PASSWORD_ENV = "CREST_SMB_PASSWORD"
 
 
-def smb_password(password_file: Path | None) -> str | None:
-    """The SMB password: the first line of `password_file` (which only its owner may read), else
-    $CREST_SMB_PASSWORD; None when neither is given (the engine then names what is missing).
+def smb_password(password_file: Path | None) -> Secret | None:
+    """The SMB password, as a Secret: the first line of `password_file` (which only its owner may read),
+    else $CREST_SMB_PASSWORD; None when neither is given (the engine then names what is missing).
 
     Raises:
         ConfigError: the file cannot be read, or others may read it.
     """
     if password_file is None:
-        return os.environ.get(PASSWORD_ENV)
+        found = os.environ.get(PASSWORD_ENV)
+        return None if found is None else Secret(found)
     try:
         mode = password_file.stat().st_mode
         text = password_file.read_text()
@@ -273,7 +275,7 @@ def smb_password(password_file: Path | None) -> str | None:
             f"--password-file {password_file} may be read by others (mode {mode & 0o777:04o}):"
             f" chmod 600 {password_file}"
         )
-    return text.splitlines()[0] if text else ""
+    return Secret(text.splitlines()[0] if text else "")
 
 
 def fileset_connections(suite: Suite) -> int | None:
