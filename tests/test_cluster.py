@@ -3,12 +3,14 @@ nodes, clock offsets, each node's share of a spec, the option rules and the per-
 
 from __future__ import annotations
 
+import stat
 import sys
 from pathlib import Path
 
 import pytest
 
 from crest.cli.render import render_nodes
+from crest.cluster import auth
 from crest.cluster.address import parse_cluster
 from crest.cluster.clock import measure
 from crest.cluster.placement import Node, check_clients, choose_nodes, find_node
@@ -186,3 +188,79 @@ def test_cluster_flags_without_cluster_are_one_line_exit_2(tmp_path: Path) -> No
         "crest: error: --target-node places work on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)"
     ]
     assert not (tmp_path / "r.db").exists()
+
+
+def test_local_nodes_share_a_token_only_the_user_can_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    path = auth.ensure_local_token()
+    assert path == tmp_path / "state" / "crest" / "ray-auth-token"
+    token = path.read_text()
+    assert len(token) == 64 and int(token, 16) >= 0  # 256 random bits, as hex
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert auth.ensure_local_token().read_text() == token  # kept from one invocation to the next
+    path.chmod(0o644)  # others could have read it: it is worth nothing now
+    fresh = auth.ensure_local_token().read_text()
+    assert fresh != token and len(fresh) == 64 and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert sorted(p.name for p in path.parent.iterdir()) == ["ray-auth-token"]
+
+
+def test_the_users_token_is_found_where_ray_looks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in (auth.TOKEN_ENV, auth.TOKEN_PATH_ENV):
+        monkeypatch.delenv(name, raising=False)
+    assert auth.user_token() is None
+    (tmp_path / ".ray").mkdir()
+    (tmp_path / ".ray" / "auth_token").write_text("default-token\n")
+    assert auth.user_token() == ("default-token", "~/.ray/auth_token")
+    named = tmp_path / "cluster-token"
+    named.write_text("named-token")
+    monkeypatch.setenv(auth.TOKEN_PATH_ENV, str(named))
+    assert auth.user_token() == ("named-token", f"RAY_AUTH_TOKEN_PATH={named}")
+    monkeypatch.setenv(auth.TOKEN_PATH_ENV, str(tmp_path / "missing"))
+    assert auth.user_token() is None  # Ray reads no further once the variable names a file
+    monkeypatch.setenv(auth.TOKEN_ENV, "env-token")
+    assert auth.user_token() == ("env-token", "RAY_AUTH_TOKEN")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.3.0.1", "localhost", "[::1]"])
+def test_a_loopback_cluster_without_authentication_is_used(host: str) -> None:
+    auth.check_authentication(f"{host}:6379", host, required=False, token=None)
+    assert not auth.is_loopback("10.0.0.5") and not auth.is_loopback("head.example")
+
+
+def test_a_reachable_cluster_without_authentication_is_refused_unless_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(auth.MODE_ENV, raising=False)
+    with pytest.raises(ConfigError) as refused:
+        auth.check_authentication("10.0.0.5:6379", "10.0.0.5", required=False, token=None)
+    message = str(refused.value)
+    assert "does not require authentication" in message and "RAY_AUTH_MODE=token" in message
+    assert message.endswith("or pass --allow-unauthenticated-cluster") and "\n" not in message
+    monkeypatch.setattr(auth, "_allow_unauthenticated", False)  # put back whatever the option below sets
+    auth.allow_unauthenticated_clusters()
+    auth.check_authentication("10.0.0.5:6379", "10.0.0.5", required=False, token=None)
+    auth.check_authentication("10.0.0.5:6379", "10.0.0.5", required=None, token=None)  # TLS or no answer: Ray's call
+
+
+def test_a_cluster_that_requires_a_token_names_the_missing_or_wrong_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(auth.MODE_ENV, raising=False)
+    with pytest.raises(
+        ConfigError, match="requires a Ray authentication token and none was found: set RAY_AUTH_TOKEN_PATH"
+    ):
+        auth.check_authentication("head:6379", "head", required=True, token=None)
+    with pytest.raises(ConfigError, match=r"refused the Ray token from ~/.ray/auth_token: use the token its nodes"):
+        auth.check_authentication("head:6379", "head", required=True, token=("secret-x", "~/.ray/auth_token"),
+                                  token_refused=True)  # fmt: skip
+    with pytest.raises(ConfigError) as refused:
+        auth.check_authentication("head:6379", "head", required=True, token=("secret-x", "RAY_AUTH_TOKEN"),
+                                  token_refused=True)  # fmt: skip
+    assert "from RAY_AUTH_TOKEN:" in str(refused.value) and "secret-x" not in str(refused.value)  # never the token
+    auth.check_authentication("head:6379", "head", required=True, token=("secret-x", "RAY_AUTH_TOKEN"))
+    monkeypatch.setenv(auth.MODE_ENV, "disabled")
+    with pytest.raises(ConfigError, match="RAY_AUTH_MODE=disabled here sends none: unset RAY_AUTH_MODE"):
+        auth.check_authentication("head:6379", "head", required=True, token=("secret-x", "RAY_AUTH_TOKEN"))
+
+
+@pytest.mark.parametrize("command", ["run", "bench", "doe"])
+def test_every_command_with_cluster_takes_allow_unauthenticated_cluster(command: str) -> None:
+    out = run_cli_in_process(command, "--help")
+    assert out.returncode == 0 and "--allow-unauthenticated-cluster" in out.stdout

@@ -2,7 +2,8 @@
 1 CPU, every address 127.0.0.1), driven through the CLI as a user drives it: an exact merge checked
 against nginx's access log and the nodes' own histograms, whole clients dealt evenly, clock offsets
 stored, a node lost mid-mix and the run resumed, the target on a named node, Ctrl-C, bad input, and
-nothing left running afterwards."""
+nothing left running afterwards. The nodes require Ray's token authentication: crest with the token runs
+every test here, and a client without it is refused."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import jsonschema
 import psutil
 import pytest
 
+from crest.cluster import auth
 from crest.filesets.cache import cached_fileset
 from crest.servers.registry import adapter
 from support import run_cli, run_cli_in_process, start_cli, static_suite, wait_until
@@ -40,12 +42,18 @@ WAIT_S = 120
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The nodes require Ray's token authentication, as an operator's should: the token is a file only the
+    user can read, named by RAY_AUTH_TOKEN_PATH for the nodes, this process and each crest it starts."""
     from ray.cluster_utils import Cluster
 
-    env = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
-    saved = {k: os.environ.get(k) for k in env}
+    token = auth.ensure_local_token(tmp_path_factory.mktemp("ray-auth") / "token")
+    env = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", auth.MODE_ENV: "token",
+           auth.TOKEN_PATH_ENV: str(token)}  # fmt: skip
+    saved = {k: os.environ.get(k) for k in [*env, auth.TOKEN_ENV]}
+    os.environ.pop(auth.TOKEN_ENV, None)
     os.environ.update(env)
+    auth.refresh_ray()  # Ray is imported already (above): have it read the mode and the token again
     c = Cluster(initialize_head=True, head_node_args={**NODE, "resources": {"node1": 1}})
     c.nodes_by_name = {"node1": c.head_node}  # type: ignore[attr-defined]
     for name in ("node2", "node3"):
@@ -60,6 +68,7 @@ def cluster() -> Iterator[Any]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+        auth.refresh_ray()
 
 
 @pytest.fixture
@@ -191,6 +200,36 @@ def builtin_url() -> Iterator[tuple[str, int]]:
     finally:
         server.send_signal(signal.SIGINT)
         server.communicate(timeout=10)
+
+
+def test_a_client_without_the_token_is_refused(cluster: Any, builtin_url: tuple[str, int], tmp_path: Path) -> None:
+    import grpc
+    from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc
+
+    # Ray itself: the head refuses a call that carries no token.
+    with grpc.insecure_channel(cluster.address) as channel, pytest.raises(grpc.RpcError) as refused:
+        gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel).GetAllNodeInfo(
+            gcs_service_pb2.GetAllNodeInfoRequest(), timeout=30
+        )
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    # crest without the token (none in the environment, none in ~/.ray), then with another: one line, exit 2.
+    bare = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH_")} | {"HOME": str(tmp_path)}
+    wrong = tmp_path / "wrong-token"
+    wrong.write_text("0" * 64)
+    expected = {
+        "none was found: set RAY_AUTH_TOKEN_PATH to a file holding the token its nodes were started with": bare,
+        f"refused the Ray token from RAY_AUTH_TOKEN_PATH={wrong}: use the token": {
+            **bare,
+            auth.TOKEN_PATH_ENV: str(wrong),
+        },
+    }
+    for message, env in expected.items():
+        out = subprocess.run([sys.executable, "-m", "crest", "bench", builtin_url[0] + "/", "-d", "1s", "--cluster",
+                              cluster.address], capture_output=True, text=True, env=env, timeout=WAIT_S, check=False)  # fmt: skip
+        lines = out.stderr.strip().splitlines()
+        assert out.returncode == 2 and len(lines) == 1, out.stderr
+        assert lines[0].startswith(f"crest: error: --cluster {cluster.address}: the cluster ") and message in lines[0]
+        assert "0" * 64 not in out.stderr + out.stdout
 
 
 def test_merged_histogram_is_the_sum_of_the_nodes_histograms(cluster: Any, builtin_url: tuple[str, int]) -> None:

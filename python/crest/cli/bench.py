@@ -191,6 +191,7 @@ def bench_command(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No live progress line and no warnings.")] = False,
     cluster: cluster_options.Cluster = None,
     nodes: cluster_options.Nodes = None,
+    allow_unauthenticated_cluster: cluster_options.AllowUnauthenticated = False,
     network: Annotated[
         str | None,
         typer.Option(

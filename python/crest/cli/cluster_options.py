@@ -1,4 +1,5 @@
-"""The cluster options of `crest run`, `crest bench` and `crest doe`, declared once (crest.cluster runs them).
+"""The cluster options of `crest run`, `crest bench` and `crest doe`, declared once (crest.cluster runs them;
+--allow-unauthenticated-cluster is a policy for the whole invocation, handed to crest.cluster.auth as parsed).
 
 Counts are taken as text and parsed by crest.units like every other count: a typed int option would make
 typer load pydantic to coerce it, on `crest bench`'s start-up path."""
@@ -52,6 +53,26 @@ MonitorPid = Annotated[
     typer.Option("--monitor-pid", metavar="PID", help="The target's pid there (with its children).",
                  rich_help_panel=PANEL),
 ]  # fmt: skip
+
+
+def _allow_unauthenticated(value: bool) -> bool:
+    if value:
+        from crest.cluster.auth import allow_unauthenticated_clusters
+
+        allow_unauthenticated_clusters()
+    return value
+
+
+AllowUnauthenticated = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unauthenticated-cluster",
+        help="Use a --cluster beyond loopback that does not require Ray's token authentication (anyone who"
+        " reaches it can run code on its nodes). See docs/cluster.md.",
+        callback=_allow_unauthenticated,
+        rich_help_panel=PANEL,
+    ),
+]
 MonitorName = Annotated[
     str | None,
     typer.Option("--monitor-name", metavar="NAME", help="The target's process name there (every such process).",

@@ -61,6 +61,7 @@ def doe_command(
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON to stdout and nothing else.")] = False,
     cluster: cluster_options.Cluster = None,
     nodes: cluster_options.Nodes = None,
+    allow_unauthenticated_cluster: cluster_options.AllowUnauthenticated = False,
     target_node: cluster_options.TargetNode = None,
     network: Annotated[str | None, typer.Option("--network", metavar="SPEC", help=NETWORK_HELP)] = None,
 ) -> int:

@@ -146,6 +146,7 @@ def run_command(
     ] = None,
     cluster: cluster_options.Cluster = None,
     nodes: cluster_options.Nodes = None,
+    allow_unauthenticated_cluster: cluster_options.AllowUnauthenticated = False,
     target_node: cluster_options.TargetNode = None,
     monitor_node: cluster_options.MonitorNode = None,
     monitor_pid: cluster_options.MonitorPid = None,

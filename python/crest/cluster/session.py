@@ -1,8 +1,10 @@
 """The connection to a Ray cluster for one crest invocation: connect (or start local:N), list the alive
 nodes, place load actors and a target actor, and one teardown that removes everything crest created.
 
-The only module that imports Ray, and only when --cluster is given. crest makes no outbound connection
-on the user's behalf: Ray's usage statistics stay off and no dashboard is started. Never prints.
+The only module that starts or joins Ray, and only when --cluster is given (crest.cluster.auth asks a
+head whether it checks tokens). local:N's nodes require a token; an existing cluster is checked for one
+before ray.init. crest makes no outbound connection on the user's behalf: Ray's usage statistics stay off
+and no dashboard is started. Never prints.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import socket
 from types import TracebackType
 from typing import Any
 
+from crest.cluster import auth
 from crest.cluster.actors import LoadNode, TargetNode
 from crest.cluster.address import ClusterAddress, parse_cluster
 from crest.cluster.placement import Node
@@ -58,6 +61,9 @@ class ClusterSession:
         self._actors: list[Any] = []
         self._targets: list[Any] = []  # TargetNode actors: told to stop their server before they are killed
         self._groups: list[Any] = []
+        # Whether the cluster checks Ray's token on every call (local:N's always does): what may travel to its
+        # nodes can depend on it.
+        self.authenticated = False
 
     def open(self) -> ClusterSession:
         """Connect (starting local:N first).
@@ -70,7 +76,11 @@ class ClusterSession:
         if self.address.kind in ("gcs", "client"):
             _check_answers(self.address)
         if self.address.kind == "local":
+            auth.use_local_token(auth.ensure_local_token())
             self._start_local(self.address.local_nodes)
+            self.authenticated = True
+        else:
+            self.authenticated = _authenticate(self.address)
         kwargs: dict[str, Any] = {
             "include_dashboard": False,
             "logging_level": "ERROR",
@@ -84,6 +94,12 @@ class ClusterSession:
         target = self._local.address if self._local is not None else self.address.ray_address()
         try:
             ray.init(address=target, **kwargs)
+        except getattr(ray.exceptions, "AuthenticationError", ()) as exc:
+            self.close()
+            raise ConfigError(
+                f"--cluster {self.address.text}: the cluster refused this machine's Ray token ({first_line(exc)}):"
+                f" set {auth.TOKEN_PATH_ENV} to a file holding the token its nodes were started with"
+            ) from None
         except ConnectionError as exc:
             self.close()
             raise ConfigError(
@@ -253,6 +269,43 @@ def _check_answers(address: ClusterAddress) -> None:
             f"--cluster {address.text}: nothing answers there ({(exc.strerror or str(exc)).lower()}):"
             " check the head's address and port (`ray status` on the head prints it)"
         ) from None
+
+
+def _authenticate(address: ClusterAddress) -> bool:
+    """Ask the cluster whether it requires a token (one call without one), refuse what crest must not use
+    (see auth.check_authentication), and present the user's token only to a cluster that checks it.
+    Returns whether the cluster checks it."""
+    if address.kind == "auto":
+        found = _auto_address()
+        if found is None:
+            auth.present_user_token()  # ray.init finds no cluster either, and says so
+            return False
+        kind, host, port = "gcs", *found
+    else:
+        kind, host, port = address.kind, address.host, address.port
+    required = auth.requires_token(kind, host, port)
+    token = None if os.environ.get(auth.MODE_ENV) == "disabled" else auth.user_token()
+    refused = bool(required and token and auth.requires_token(kind, host, port, token[0]))
+    auth.check_authentication(address.text, host, required, token, refused)
+    if required:
+        os.environ[auth.MODE_ENV] = "token"
+        auth.refresh_ray()
+    elif required is None:
+        auth.present_user_token()  # nothing conclusive answered: do as Ray would
+    # A cluster that checks no token is sent none, unless RAY_AUTH_MODE=token says to.
+    return bool(required)
+
+
+def _auto_address() -> tuple[str, int] | None:
+    """The GCS address `auto` means (RAY_ADDRESS, or the cluster `ray start` joined last), as Ray finds it."""
+    from ray._private.services import canonicalize_bootstrap_address
+
+    try:
+        found = canonicalize_bootstrap_address("auto")
+    except Exception:
+        return None
+    host, _, port = (found or "").rpartition(":")
+    return (host, int(port)) if host and port.isdigit() else None
 
 
 def first_line(exc: BaseException) -> str:
