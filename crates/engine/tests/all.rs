@@ -6,6 +6,18 @@
 mod buffers;
 #[path = "drain.rs"]
 mod drain;
+#[path = "fuzz_h1.rs"]
+mod fuzz_h1;
+#[path = "fuzz_h2.rs"]
+mod fuzz_h2;
+#[path = "fuzz_h3.rs"]
+mod fuzz_h3;
+#[path = "fuzz_loadfile.rs"]
+mod fuzz_loadfile;
+#[path = "fuzz_smb2.rs"]
+mod fuzz_smb2;
+#[path = "fuzz_support.rs"]
+mod fuzz_support;
 #[path = "gate.rs"]
 mod gate;
 #[path = "h1_chunked.rs"]

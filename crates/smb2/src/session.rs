@@ -91,11 +91,13 @@ impl Session {
     /// Bytes read from the socket, split anywhere. An error means the
     /// server broke the protocol; the session is dead.
     pub fn receive(&mut self, input: &[u8]) -> Result<(), ProtocolError> {
-        if matches!(self.core.phase, Phase::Dead | Phase::Closed) {
-            return Ok(());
-        }
         let mut input = input;
         loop {
+            // Checked per message, not per read: bytes after the message that ended the session
+            // (a failed handshake, LOGOFF's reply) are ignored however the reads split them.
+            if matches!(self.core.phase, Phase::Dead | Phase::Closed) {
+                return Ok(());
+            }
             let handled = match self.inbound.next(&mut input) {
                 Ok(Some(message)) => self.core.handle(message.bytes()),
                 Ok(None) => return Ok(()),

@@ -43,7 +43,8 @@ def show(value: Any) -> str:
     if value is None:
         return "nothing"
     if isinstance(value, str):
-        return f"'{value}'"
+        # Control characters escaped (a newline as \n), so the problem stays one line.
+        return "'" + "".join(c if c.isprintable() else repr(c)[1:-1] for c in value) + "'"
     if isinstance(value, float):
         return repr(value)  # 1.0 stays 1.0: the user typed a float where a string or integer was due
     if isinstance(value, dict):

@@ -30,6 +30,8 @@ _FALLBACK_FILESETS = (
     "webbench",
     "sizes",
 )
+# The most load points a ladder may define: far more than any published test ran (Mindcraft's 16).
+MAX_LOAD_POINTS = 10_000
 WEBSTONE_CGI_DEFAULT_SIZE = 10240  # WebStone cgi-send's default response size (bytes)
 
 # "url": the target URL itself, path and query as given (`crest capacity URL` builds such a suite).
@@ -414,6 +416,14 @@ class Ladder(BaseModel):
             )
         elif self.clients is None and self.start is not None and self.stop is not None and self.stop < self.start:
             problems.append((("stop",), f"must be ≥ start (got {self.stop} < {self.start})"))
+        elif (count := self._arithmetic_points()) > MAX_LOAD_POINTS:
+            # Counted, never listed: a stop of 2**31 would otherwise exhaust memory before any check.
+            problems.append(
+                (
+                    (),
+                    f"defines {count} load points, more than crest runs ({MAX_LOAD_POINTS}): raise step or lower stop",
+                )
+            )
         if self.sizes_bytes is not None and self.sizes is not None:
             problems.append(
                 ((), (f"define at most one of sizes_bytes or sizes (got sizes_bytes and sizes = {show(self.sizes)})"))
@@ -441,6 +451,14 @@ class Ladder(BaseModel):
         if problems:
             raise RuleError(problems)
         return self
+
+    def _arithmetic_points(self) -> int:
+        """How many load points start, step and stop define (0 for a clients list), without listing them."""
+        if self.start is None or self.step is None or self.stop is None:
+            return 0
+        first_multiple = (self.start // self.step + 1) * self.step
+        # Arithmetic, not len(range(...)): that overflows past sys.maxsize.
+        return 1 + max(0, (self.stop - first_multiple) // self.step + 1)
 
     def client_counts(self) -> list[int]:
         """The client count of each load point, in order."""
