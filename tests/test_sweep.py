@@ -73,8 +73,9 @@ def test_sweep_run_and_weighted_throughput(tmp_path: Path, fileset: Path) -> Non
     throughput: dict[int, float] = {}
     for (_, responses, body_bytes, tput, errors_json, stored_size, verdicts_json), size in zip(rows, SIZES):
         assert stored_size == size
-        # Typed; an idle target at the peak is the analysis's verdict, never stored by the runner.
-        assert {v["kind"] for v in json.loads(verdicts_json)} <= {"client_bound"}
+        # Typed; an idle target at the peak is the analysis's verdict, never stored by the runner (the host's
+        # own verdicts, client-bound or noisy on a busy 2-core machine, may be).
+        assert {v["kind"] for v in json.loads(verdicts_json)} <= {"client_bound", "noisy_host"}
         assert {k: n for k, n in json.loads(errors_json).items() if n} == {}
         assert responses > 0
         assert body_bytes == responses * size, f"mix of {size} B: {body_bytes} body bytes over {responses} responses"
