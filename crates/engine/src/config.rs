@@ -4,6 +4,33 @@
 
 use serde::Deserialize;
 
+/// A password as it crosses the binding: `{:?}` shows that one is there,
+/// never what it is, so no debug print, panic message or log of a config
+/// carries it (crest.secrets.Secret is its Python side).
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The password itself, for the one place that needs it (NTLM's key).
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(s: &str) -> Self {
+        Self(s.to_string())
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<hidden>)")
+    }
+}
+
 /// HTTP version spoken on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 pub enum HttpVersion {
@@ -225,7 +252,7 @@ pub struct Loadfile {
     pub path: String,
     /// The SMB user's password (smb:// only); it never appears in a report.
     #[serde(default)]
-    pub password: Option<String>,
+    pub password: Option<Secret>,
     /// At the end, delete each client's workspace (`clients/client<id>`) and
     /// then `clients` if empty: NetBench's Save Workspace = No.
     #[serde(default)]

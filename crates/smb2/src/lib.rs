@@ -54,11 +54,23 @@ pub use request::pattern_byte;
 pub use session::Session;
 
 /// Who logs on. `domain` may be empty (a standalone server takes any).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Credentials {
     pub user: String,
     pub password: String,
     pub domain: String,
+}
+
+/// Names the user and domain, never the password: a debug print or a panic
+/// message must not carry it.
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("user", &self.user)
+            .field("password", &"<hidden>")
+            .field("domain", &self.domain)
+            .finish()
+    }
 }
 
 /// An open handle: SMB2_FILEID, persistent then volatile half.

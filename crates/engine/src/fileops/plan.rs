@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::RunConfig;
+use crate::config::{RunConfig, Secret};
 use crate::error::ConfigError;
 use crate::gate;
 
@@ -34,7 +34,7 @@ pub enum Backend {
         /// Domain, empty if none.
         domain: String,
         /// The password (from `Loadfile::password`).
-        password: String,
+        password: Secret,
     },
 }
 
@@ -78,7 +78,7 @@ impl FilePlan {
     pub fn new(config: &RunConfig) -> Result<Self, ConfigError> {
         let spec = config.loadfile.as_ref().expect("invariant: called for a loadfile run");
         let shared = gate::check(config)?;
-        let backend = backend(&config.url, spec.password.as_deref())?;
+        let backend = backend(&config.url, spec.password.as_ref())?;
         let text = std::fs::read(&spec.path).map_err(|e| {
             ConfigError::new(
                 "loadfile",
@@ -141,7 +141,7 @@ impl FilePlan {
 }
 
 /// The backend a URL names.
-fn backend(url: &str, password: Option<&str>) -> Result<Backend, ConfigError> {
+fn backend(url: &str, password: Option<&Secret>) -> Result<Backend, ConfigError> {
     let bad = |why: String| ConfigError::new("url", why);
     let parsed = url::Url::parse(url).map_err(|e| {
         bad(format!("invalid URL '{url}' ({e}): a file run needs file:///DIR or smb://USER@HOST[:PORT]/SHARE"))
@@ -203,7 +203,7 @@ fn backend(url: &str, password: Option<&str>) -> Result<Backend, ConfigError> {
                 share: percent_decode(share),
                 user,
                 domain,
-                password: password.to_string(),
+                password: password.clone(),
             })
         }
         other => Err(bad(format!(
@@ -224,7 +224,7 @@ mod tests {
 
     #[test]
     fn smb_urls_name_user_host_port_and_share() {
-        let b = backend("smb://crest@127.0.0.1:4455/crest", Some("pw")).expect("ok");
+        let b = backend("smb://crest@127.0.0.1:4455/crest", Some(&Secret::from("pw"))).expect("ok");
         assert_eq!(
             b,
             Backend::Smb {
@@ -233,10 +233,10 @@ mod tests {
                 share: "crest".into(),
                 user: "crest".into(),
                 domain: String::new(),
-                password: "pw".into()
+                password: Secret::from("pw")
             }
         );
-        let b = backend("smb://WORK%3Bbob@host/share", Some("pw")).expect("ok");
+        let b = backend("smb://WORK%3Bbob@host/share", Some(&Secret::from("pw"))).expect("ok");
         assert!(matches!(b, Backend::Smb { ref domain, ref user, port: 445, .. } if domain == "WORK" && user == "bob"));
         for (url, want) in [
             ("smb://host/share", "names no user"),
@@ -245,7 +245,7 @@ mod tests {
             ("smb://u@host/a/b", "one share"),
             ("ftp://u@host/a", "unsupported URL scheme 'ftp'"),
         ] {
-            let e = backend(url, Some("pw")).expect_err(url);
+            let e = backend(url, Some(&Secret::from("pw"))).expect_err(url);
             assert!(e.template.contains(want), "{url}: {}", e.template);
         }
         assert_eq!(backend("smb://u@h/s", None).unwrap_err().field, "password");
@@ -258,5 +258,14 @@ mod tests {
         assert_eq!(backend(&url, None).unwrap(), Backend::Fileio { dir: dir.path().display().to_string() });
         let missing = format!("file://{}/nope", dir.path().display());
         assert!(backend(&missing, None).unwrap_err().template.contains("No such file"));
+    }
+
+    #[test]
+    fn a_debug_print_of_the_backend_or_credentials_never_shows_the_password() {
+        let b = backend("smb://crest@127.0.0.1/crest", Some(&Secret::from("marker-4d1c"))).expect("ok");
+        let shown = format!("{b:?}");
+        assert!(shown.contains("crest") && shown.contains("hidden") && !shown.contains("marker-4d1c"), "{shown}");
+        let c = crest_smb2::Credentials { user: "u".into(), password: "marker-4d1c".into(), domain: String::new() };
+        assert!(!format!("{c:?}").contains("marker-4d1c"));
     }
 }

@@ -56,7 +56,8 @@ pub(super) fn start(plan: Arc<FilePlan>) -> Result<RunHandle, StartError> {
     let addr = resolve(host, *port)?;
     let mut sessions = Vec::with_capacity(plan.connections as usize);
     for _ in 0..plan.connections {
-        let credentials = Credentials { user: user.clone(), password: password.clone(), domain: domain.clone() };
+        let credentials =
+            Credentials { user: user.clone(), password: password.expose().to_string(), domain: domain.clone() };
         sessions.push(set_up(addr, host, share, credentials)?);
     }
     let origin = start_instant(plan.start_at_unix_s);
@@ -95,7 +96,8 @@ pub(super) fn start(plan: Arc<FilePlan>) -> Result<RunHandle, StartError> {
 /// up and dropped, as `start` would, before any load.
 pub fn probe(plan: &FilePlan) -> Result<(), ConfigError> {
     let Backend::Smb { host, port, share, user, domain, password } = &plan.backend else { return Ok(()) };
-    let credentials = Credentials { user: user.clone(), password: password.clone(), domain: domain.clone() };
+    let credentials =
+        Credentials { user: user.clone(), password: password.expose().to_string(), domain: domain.clone() };
     set_up(resolve(host, *port)?, host, share, credentials).map(drop)
 }
 
