@@ -112,6 +112,24 @@ def test_a_refused_password_is_one_line_before_any_load(samba_target: Target, tm
     assert done.returncode == 2 and "chmod 600" in done.stderr
 
 
+@pytest.mark.timeout(60)
+def test_crest_bench_of_a_share_prints_the_file_server_summary(samba_target: Target, tmp_path: Path) -> None:
+    """`crest bench smb://…` as a dbench user would run it: clients replay the loadfile for a duration, the
+    password from a file only its owner reads, one JSON object out."""
+    loadfile = tmp_path / "tiny.txt"
+    loadfile.write_text(LOADFILE)
+    secret = tmp_path / "pw"
+    secret.write_text(_password(samba_target) + "\n")
+    secret.chmod(0o600)
+    done = run_cli("bench", samba_target.url, "-c", "2", "-d", "2s", "--loadfile", str(loadfile), "--password-file",
+                   str(secret), "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["requests"] > 0 and report["classes"]["WriteX"]["requests"] > 0
+    assert _password(samba_target) not in done.stdout + done.stderr
+    assert not list((samba_target.site.share_dir / "clients").glob("client*")), "each client's tree is removed"
+
+
 @pytest.mark.timeout(90)
 def test_ctrl_c_leaves_no_smbd(tmp_path: Path) -> None:
     if not adapter("samba").installed():

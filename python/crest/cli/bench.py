@@ -1,4 +1,5 @@
-"""`crest bench URL`: parse options into a RunSpec, run it through a LoadClient, print the result.
+"""`crest bench URL`: parse options into a RunSpec, run it through a LoadClient, print the result (a file
+target's bench is crest.cli.bench_files).
 
 All validation happens before any traffic; request errors are data (exit 0) unless no request
 succeeded at all (exit 1, with the first error and its likely fix); Ctrl-C prints the partial result
@@ -11,6 +12,7 @@ import json
 import os
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -26,12 +28,19 @@ from crest.load.runspec import RunSpec, parse_header, parse_source_addrs
 from crest.units import parse_count, parse_duration, parse_rate, parse_size
 
 DEFAULT_DURATION = "10s"
+# A file target's URL (crest.cli.bench_files runs it); anything else is a web target.
+FILE_SCHEMES = ("file:", "smb:")
 
 
 def bench_command(
     url: Annotated[
         str,
-        typer.Argument(metavar="URL", help="Target URL: http://host[:port]/path or https://...", show_default=False),
+        typer.Argument(
+            metavar="URL",
+            help="Target URL: http://host[:port]/path or https://..., or a file target (file:///DIR,"
+            " smb://USER@HOST[:PORT]/SHARE) that -c clients replay dbench's loadfile against.",
+            show_default=False,
+        ),
     ],
     connections: Annotated[
         str, typer.Option("-c", "--connections", metavar="N", help="Connections kept open (10k style suffixes ok).")
@@ -192,6 +201,24 @@ def bench_command(
     cluster: cluster_options.Cluster = None,
     nodes: cluster_options.Nodes = None,
     allow_unauthenticated_cluster: cluster_options.AllowUnauthenticated = False,
+    loadfile: Annotated[
+        Path | None,
+        typer.Option(
+            "--loadfile",
+            metavar="PATH",
+            help="File targets: the dbench loadfile each client replays [default: dbench's client.txt, as a suite's].",
+            show_default=False,
+        ),
+    ] = None,
+    password_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--password-file",
+            metavar="FILE",
+            help="smb:// targets: a file (mode 0600) whose first line is the password (else $CREST_SMB_PASSWORD).",
+            show_default=False,
+        ),
+    ] = None,
     network: Annotated[
         str | None,
         typer.Option(
@@ -216,6 +243,27 @@ def bench_command(
             " receive buffer) or --socket-rcvbuf BYTES (the socket's SO_RCVBUF, what --recv-buffer set)"
         )
     conns = parse_count(connections, what="--connections")
+    if url.lower().startswith(FILE_SCHEMES):
+        http_given = [name for name, given in (
+            ("--http", http != "1.1"), ("--keepalive/--no-keepalive", keepalive is not None), ("--header", bool(header)),
+            ("--method", method is not None), ("--body", body is not None), ("--requests", requests is not None),
+            ("--rate", rate is not None), ("--think-time", think_time != "0s"), ("--pipeline", pipeline != "1"),
+            ("--streams", streams != "1"), ("--h2-window", h2_window is not None),
+            ("--h2-connection-window", h2_connection_window is not None), ("--read-buffer", read_buffer is not None),
+            ("--socket-rcvbuf", socket_rcvbuf is not None), ("--insecure", insecure),
+            ("--no-tls-resumption", not tls_resumption), ("--source-addrs", source_addrs is not None),
+        ) if given]  # fmt: skip
+        from crest.cli.bench_files import bench_files
+
+        return bench_files(
+            url, clients=conns, threads=parse_count(threads, what="--threads") if threads is not None else
+            _default_threads(conns), duration_s=_duration(duration, None) or 0.0, timeout_s=parse_duration(timeout,
+            what="--timeout"), loadfile=loadfile, password_file=password_file, http_options=http_given,
+            json_output=json_output, quiet=quiet, cluster=cluster, network=network,
+        )  # fmt: skip
+    for option, value in (("--loadfile", loadfile), ("--password-file", password_file)):
+        if value is not None:
+            raise ConfigError(f"{option} is for file targets (file:///DIR or smb://USER@HOST/SHARE): leave it out")
     spec = RunSpec(
         url=url,
         method=method if method is not None else ("POST" if body is not None else "GET"),

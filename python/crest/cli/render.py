@@ -99,6 +99,27 @@ def render_report(report: dict[str, Any], spec: RunSpec, width: int | None = Non
     return "\n".join(_fit(line, columns() if width is None else width) for line in lines)
 
 
+def render_file_report(report: dict[str, Any], width: int | None = None) -> str:
+    """A file bench's summary (dbench's loadfile replayed): operations and ops/s, MB/s moved, latency
+    per operation, errors; the operation kinds' table is render_throughput.classes_table."""
+    duration_s, ops = float(report.get("duration_s", 0.0)), int(report.get("requests", 0))
+    moved = float(report.get("throughput_Bps", 0.0))
+    lines = [
+        _line("Latency", _latency(report.get("latency_us", {}), ops)),
+        _line("Operations", f"{format_count(ops)} in {duration_s:.2f}s  →  {float(report.get('rps', 0.0)):,.1f} ops/s"),
+        _line(
+            "Transfer",
+            f"{format_bytes(float(report.get('bytes', 0)))} read and written  →  "
+            f"{format_bytes(moved)}/s ({moved * 8 / 1e6:,.1f} Mbit/s)",
+        ),
+        _line("Errors", _errors(report.get("errors", {}))),
+    ]
+    lines.extend(f"  note: {note}" for note in report.get("error_notes", []))
+    if report.get("cancelled"):
+        lines.append(f"  Interrupted after {duration_s:.2f}s: partial result")
+    return "\n".join(_fit(line, columns() if width is None else width) for line in lines)
+
+
 def _line(label: str, text: str) -> str:
     return f"  {label:<{_LABEL_WIDTH}}{text}"
 

@@ -1,12 +1,14 @@
 """The throughput view `crest show` prints for runs judged by throughput (file-server suites, published
 NetBench tables): per mix total Mbit/s (10^6 and NetBench's 2^20), MB/s, per-client Mbit/s and ops/s;
-the peak and the shape past it; and, for a file run, each operation kind at the peak. Formats only:
+the peak and the shape past it; and, for a file run, each operation kind at the peak (and in a file bench). Formats only:
 every figure comes from crest.analysis.throughput and the stored mixes.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from rich.text import Text
 
@@ -32,11 +34,16 @@ def throughput_table(curve: ThroughputCurve) -> FitTable:
 
 def operations_table(mix: MixRecord) -> FitTable | None:
     """A file mix's operation kinds: count, ops/s, MB/s moved, mean and p99 latency, errors."""
-    rows = [(name, c) for name, c in sorted(mix.classes.items()) if c.get("requests") or c.get("errors")]
+    return classes_table(mix.classes, f"operations at mix {mix.index}")
+
+
+def classes_table(classes: Mapping[str, Mapping[str, Any]], title: str) -> FitTable | None:
+    """One row per operation kind of a file run's report (its `classes`); None when none ran."""
+    rows = [(name, c) for name, c in sorted(classes.items()) if c.get("requests") or c.get("errors")]
     if not rows:
         return None
     columns = [Column("operation", "left")] + [Column(n) for n in ("count", "ops/s", "MB/s", "mean", "p99", "errors")]
-    table = FitTable(columns, title=f"operations at mix {mix.index}")
+    table = FitTable(columns, title=title)
     for name, c in rows:
         lat = c.get("latency_us") or {}
         table.add_row(

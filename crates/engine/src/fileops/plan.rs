@@ -191,7 +191,13 @@ fn backend(url: &str, password: Option<&Secret>) -> Result<Backend, ConfigError>
                 ));
             }
             let password = password.ok_or_else(|| {
-                ConfigError::new("password", format!("the SMB user {user} needs a password (none was given)"))
+                ConfigError::new(
+                    "password",
+                    format!(
+                        "the SMB user {user} needs a password (none was given): set CREST_SMB_PASSWORD or give \
+                         --password-file FILE (mode 0600)"
+                    ),
+                )
             })?;
             let (domain, user) = match user.split_once([';', '\\']) {
                 Some((d, u)) => (d.to_string(), u.to_string()),
