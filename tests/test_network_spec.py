@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from crest.errors import ConfigError
@@ -125,3 +127,17 @@ def test_a_subnet_holds_at_most_its_block_of_shaped_lines() -> None:
 def test_network_options_that_do_not_fit_are_one_line_errors(args: list[str], words: str) -> None:
     out = run_cli_in_process(*args)
     assert out.returncode == 2 and words in out.stderr and out.stderr.count("\n") == 1, out.stderr
+
+
+@pytest.mark.integration
+def test_a_server_listening_on_loopback_only_is_named_not_the_url() -> None:
+    """The subnets reach the target address, which a server bound to 127.0.0.1 never hears: crest says so,
+    and what to change, instead of blaming a URL the user did not write."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        out = run_cli_in_process("bench", "--network", "subnets=2", "-d", "1s", f"http://127.0.0.1:{port}/")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert f"the server on port {port} listens only on 127.0.0.1" in out.stderr and "listen on 0.0.0.0" in out.stderr
+    assert "check the URL" not in out.stderr

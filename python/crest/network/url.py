@@ -1,13 +1,17 @@
 """A URL target seen from a client network: the same server, reached at the network's target address.
 A URL target stays in this (root) namespace, where it already runs; the network's target link ends
 here with that address, so only a server on this machine can be reached, and it must listen on all
-addresses (0.0.0.0) or on the target address itself. Pure apart from one bind to test locality.
+addresses (0.0.0.0) or on the target address itself; one that listens on loopback only is refused in one
+line that says so. Pure apart from one bind to test locality and a look at the listening sockets.
 """
 
 from __future__ import annotations
 
 import socket
+from ipaddress import ip_address
 from urllib.parse import urlsplit, urlunsplit
+
+import psutil
 
 from crest.errors import ConfigError
 from crest.load.preflight import parse_url
@@ -43,5 +47,25 @@ def on_network(url: str) -> str:
             f"--network reaches only a target on this machine, and {target.host} is not one of its addresses:"
             " run the server here, or leave out --network"
         )
+    only = _loopback_only(target.port)
+    if only:
+        raise ConfigError(
+            f"--network: the server on port {target.port} listens only on {only}, which a client subnet cannot"
+            f" reach: have it listen on 0.0.0.0 (or on {TARGET_ADDRESS}, the target address the subnets reach),"
+            " or leave out --network"
+        )
     parts = urlsplit(url)
     return urlunsplit(parts._replace(netloc=f"{TARGET_ADDRESS}:{target.port}"))
+
+
+def _loopback_only(port: int) -> str | None:
+    """The loopback addresses a TCP server on `port` listens on, when it listens on no other; None when
+    something listens beyond loopback, nothing listens, or the sockets cannot be read."""
+    try:
+        listening = [c.laddr.ip for c in psutil.net_connections("tcp") if c.status == psutil.CONN_LISTEN
+                     and c.laddr and c.laddr.port == port]  # fmt: skip
+    except (psutil.Error, OSError):
+        return None
+    if not listening or not all(ip_address(ip.split("%")[0]).is_loopback for ip in listening):
+        return None
+    return " and ".join(sorted(set(listening)))
