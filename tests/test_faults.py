@@ -1,6 +1,7 @@
 """Faults that end a run honestly: crest killed mid-run (SIGKILL), and a results file that is damaged or locked.
 
-A killed crest leaves no target behind (its children get SIGTERM from the kernel) and its run reads as
+A killed crest leaves no target behind (its children get SIGTERM from the kernel; the next target crest
+starts reaps the run directory and cgroup, and any server that outlived it) and its run reads as
 `interrupted` to the next `crest runs` or `crest show` (its owner, stored with the run, is gone), which
 `crest run --resume` completes. A results file that is not SQLite, or that another process holds locked,
 is one line naming the file and what to do, exit 1, for `crest runs`, `crest show` and `crest run`.
@@ -10,18 +11,22 @@ The full disk is tests/test_machine_failures.py's.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
+import crest.servers.cgroup
 import crest.store.sqlite
 from crest.filesets import generate
+from crest.servers.reap import reap_dead
 from crest.store import Store
 from support import run_cli, run_cli_in_process, static_suite, wait_until
 from test_store import make_meta
@@ -185,6 +190,8 @@ def test_crest_killed_mid_run_leaves_no_target_and_its_run_reads_interrupted(tmp
         assert proc.stderr is not None
         proc.stderr.close()
     wait_until(lambda: all(_ended(t) for t in targets), WAIT_S, "the killed crest's targets ended")
+    left = list(Path(tempfile.gettempdir()).glob(f"crest-target-{proc.pid}-*"))
+    assert left, "the killed crest's run directory is named by its pid"
 
     [listed] = json.loads(run_cli("runs", "--db", str(db), "--json").stdout)
     assert (listed["status"], listed["reason"]) == (
@@ -197,6 +204,45 @@ def test_crest_killed_mid_run_leaves_no_target_and_its_run_reads_interrupted(tmp
     assert resumed.returncode == 0, resumed.stderr
     [again] = json.loads(run_cli("runs", "--db", str(db), "--json").stdout)
     assert (again["status"], again["mixes"]) == ("complete", 3)
+    assert not any(d.exists() for d in left), "the next target crest started reaped the dead one's directory"
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(60)
+def test_a_dead_crests_run_directory_and_its_server_are_reaped(tmp_path: Path) -> None:
+    """What a killed crest's target left (a server that outlived it, its run directory, its cgroup) goes;
+    what a live crest made stays."""
+    dead, live = tmp_path / f"crest-target-{_dead_pid()}-x1", tmp_path / f"crest-target-{os.getpid()}-x2"
+    for d in (dead, live):
+        (d / "conf").mkdir(parents=True)
+    server = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(120)", str(dead / "conf" / "server.conf")]
+    )
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", str(live / "conf" / "x")])
+    cgroups = crest.servers.cgroup.own_parents()
+    made = None
+    if os.geteuid() == 0 and cgroups:
+        made = cgroups[0] / f"crest-{_dead_pid()}-abcdef"
+        made.mkdir()
+    try:
+        reaped = reap_dead(tmp_path)
+        assert reaped.sites == [str(dead)] and not dead.exists() and live.exists()
+        assert server.pid in reaped.killed and not psutil.pid_exists(server.pid)  # reap_dead waited for it
+        assert bystander.poll() is None
+        if made is not None:
+            assert reaped.cgroups == [str(made)] and not made.exists()
+    finally:
+        for p in (server, bystander):
+            p.kill()
+            p.wait()
+        if made is not None and made.exists():
+            made.rmdir()
 
 
 def test_a_run_its_crest_still_writes_is_not_resumed_beside_it(tmp_path: Path) -> None:

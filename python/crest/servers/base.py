@@ -32,6 +32,7 @@ from crest.network.netns import call_in
 from crest.servers.cgroup import Cgroup
 from crest.servers.cpus import CpuQuota
 from crest.servers.process import LOG_TAIL_LINES, Processes, wait_until
+from crest.servers.reap import reap_dead
 from crest.servers.site import Site, create_site, remove_site
 
 # Request kinds a workload may need beyond static files (see crest.suite's RequestKind).
@@ -565,6 +566,7 @@ class Target:
 
     def _start(self) -> None:
         settings = self.settings
+        reap_dead()  # what a killed crest left of its targets goes first
         # Free ports are found where the server will listen (its namespace has its own ports).
         self.site = site = call_in(settings.netns, lambda: create_site(
             settings.docroot, tls=settings.tls, host=settings.bind_host, cgi=not self.adapter.serves_files(),

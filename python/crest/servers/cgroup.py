@@ -120,16 +120,21 @@ class Cgroup:
         return 0
 
     def remove(self) -> None:
-        """Remove every directory once its processes are gone (retrying briefly while the kernel lets go)."""
+        """Remove every directory once its processes are gone."""
         for d in dict.fromkeys(self.dirs.values()):
-            for _ in range(50):
-                try:
-                    d.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.05)
+            self.remove_dir(d)
+
+    @staticmethod
+    def remove_dir(d: Path) -> None:
+        """Remove one cgroup directory, retrying briefly while the kernel lets go of its processes."""
+        for _ in range(50):
+            try:
+                d.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.05)
 
     def __enter__(self) -> Cgroup:
         self.create()
@@ -165,6 +170,17 @@ def _parents(root: Path, controllers: list[str]) -> tuple[int, dict[str, Path]]:
         f"{flag} needs the cgroup {missing[0]} controller but {root} has none mounted: run without {flag},"
         " or run on a machine with cgroups"
     )
+
+
+def own_parents(root: Path = ROOT) -> list[Path]:
+    """The directories where this process's cgroups would be made: v2's one, or v1's memory and cpu ones
+    (those that exist)."""
+    own = _own_cgroups()
+    if (root / "cgroup.controllers").exists():
+        found = [root / own.get("", "/").lstrip("/")]
+    else:
+        found = [root / c / own.get(c, "/").lstrip("/") for c in ("memory", "cpu")]
+    return [d for d in dict.fromkeys(found) if d.is_dir()]
 
 
 def _enable_controllers(parent: Path, controllers: list[str]) -> None:

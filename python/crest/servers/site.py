@@ -120,7 +120,7 @@ def create_site(
     Raises:
         ConfigError: the directory, the programs or the key cannot be made.
     """
-    root = Path(tempfile.mkdtemp(prefix="crest-target-", dir=base))
+    root = Path(tempfile.mkdtemp(prefix=f"crest-target-{os.getpid()}-", dir=base))  # the owner, for reap.py
     user, group = _server_account()
     try:
         for sub in ("conf", "logs", "run", "tls", "specweb99"):
