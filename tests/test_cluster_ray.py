@@ -320,6 +320,52 @@ def test_a_lost_node_fails_the_mix_and_resume_completes_the_run(cluster: Any, ng
     _no_leftovers()
 
 
+def _node_processes(node: Any) -> list[psutil.Process]:
+    """A node's raylet and every process it started (its workers, the actors' processes among them)."""
+    from ray._private import ray_constants
+
+    (raylet,) = node.all_processes[ray_constants.PROCESS_TYPE_RAYLET]
+    root = psutil.Process(raylet.process.pid)
+    return [root, *root.children(recursive=True)]
+
+
+def test_a_paused_node_fails_the_mix_within_10_s_naming_it(cluster: Any, nginx: None, tmp_path: Path) -> None:
+    """A node that stops answering without dying (SIGSTOP on its raylet and workers: what a hung machine or a
+    cut network looks like from the driver) fails the mix through the heartbeat, and nothing is left behind
+    once it wakes."""
+    db = tmp_path / "r.db"
+    args = ["run", str(_suite(tmp_path, [2, 3], length_s=5)), "--cluster", cluster.address, "--server", "nginx",
+            "--target-node", "node3", "--db", str(db), "-q"]  # fmt: skip
+    paused: list[psutil.Process] = []
+    try:
+        with _running(*args) as proc:
+            stored = lambda: db.exists() and _rows(db, "SELECT COUNT(*) FROM mixes")[0][0] >= 1  # noqa: E731
+            wait_until(lambda: proc.poll() is not None or stored(), timeout_s=WAIT_S, what="the first mix stored")
+            assert proc.poll() is None, proc.communicate()[1]
+            time.sleep(1.5)  # inside the second mix
+            paused = _node_processes(cluster.nodes_by_name["node2"])
+            for p in paused:
+                p.send_signal(signal.SIGSTOP)
+            paused_at = time.monotonic()
+            _, err = proc.communicate(timeout=60)
+            took = time.monotonic() - paused_at
+    finally:
+        for p in paused:
+            try:
+                p.send_signal(signal.SIGCONT)
+            except psutil.NoSuchProcess:
+                pass
+    assert proc.returncode == 1, err
+    assert took < 10, f"the paused node failed the mix after {took:.1f}s"
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("crest: error: node node2 ") and "--resume" in lines[0], err
+    assert "stopped answering" in lines[0], err
+    ((status, reason),) = _rows(db, "SELECT status, reason FROM runs")
+    assert status == "failed" and "during mix 2" in reason
+    assert [m[0] for m in _rows(db, "SELECT idx FROM mixes")] == [1]
+    _no_leftovers()
+
+
 def test_ctrl_c_stops_every_node_and_the_target(cluster: Any, nginx: None, tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     args = ["run", str(_suite(tmp_path, [2], length_s=30)), "--cluster", cluster.address, "--server", "nginx",
