@@ -158,10 +158,11 @@ def test_every_probe_is_a_stored_mix_and_the_report_marks_the_answer(builtin_tar
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     said = " ".join(result.stdout.split())  # the statement is folded to the terminal's width
-    assert (
+    # A busy 2-core machine may be judged noisy at the answer: that verdict rightly leads the statement then.
+    assert "capacity: this host was noisy at the answer" in said or (
         "capacity: the search stopped at its ceiling (--max 4), not at a load that broke the rule;"
         " 4 connections met errors<1% in all 2 trials and no higher load was tried;" in said
-    )
+    ), said
     assert "errors<1%: 0.00% at 4, too few trials for an interval (n=2; a higher --confirm)" in said
     with Store(db) as store:
         (summary,) = store.runs()

@@ -71,7 +71,9 @@ def test_without_http3_no_quic_is_served(name: str, www: Path) -> None:
         )
         errors = report["errors"]
         assert report["requests"] == 0
-        assert isinstance(errors, dict) and errors["connect"] > 0 and sum(errors.values()) == errors["connect"]
+        # Refused attempts; on a busy machine an ICMP answer may come after the 300 ms timeout.
+        assert isinstance(errors, dict) and errors["connect"] > 0
+        assert {kind for kind, n in errors.items() if n} <= {"connect", "timeout"}, errors
 
 
 @pytest.mark.integration
