@@ -4,6 +4,7 @@ the report's capacity section, and bad input refused before anything is sent."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from crest.analysis.rule import parse_rule
 from crest.capacity.runner import CapacityRequest
 from crest.report.build import build_report
 from crest.store import RunDetail, RunMeta, Store
-from support import run_cli, run_cli_in_process
+from support import run_cli, run_cli_in_process, static_suite
 
 
 def capacity_run(p99_ms_by_load: dict[int, float], loads: list[int], **settings: object) -> RunDetail:
@@ -221,3 +222,29 @@ def test_an_open_loop_rate_is_searched_and_stored_as_asked(docroot: Path, tmp_pa
     assert outcome.complete and outcome.answer is not None and 16 <= outcome.answer < 64
     assert [m.rate_rps for m in detail.mixes][:4] == [8.0, 16.0, 32.0, 64.0]  # the rates asked for, stored
     assert "requests/s met mean<100ms" in result.stdout
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_a_search_of_nginx_takes_its_settings_memory_and_access_log(tmp_path: Path) -> None:
+    """capacity takes the target options crest run takes (crest.cli.target_options), one value each: the
+    server runs with them, and the run stores them as crest run would."""
+    if shutil.which("nginx") is None:
+        pytest.skip("nginx is not installed: apt-get install -y nginx-light")
+    suite = tmp_path / "small.toml"
+    suite.write_text(static_suite("small", "a small static suite", [1], length_s=2, ramp_s=0))
+    db = tmp_path / "lab.db"
+    # --profile full: the suite's own 2 s probes with no ramp, so the access log counts exactly what crest did.
+    result = run_cli(
+        "capacity", str(suite), "--server", "nginx", "--server-opt", "workers=2", "--memory", "256M", "--access-log",
+        "--rule", "errors<1%", "--max", "2", "--confirm", "1", "--profile", "full", "--db", str(db), timeout_s=100,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    with Store(db) as store:
+        (summary,) = store.runs()
+        detail = store.run(summary.id)
+    server = detail.meta.config["server"]
+    assert server["options"] == {"workers": "2"} and server["memory_bytes"] == 256 * 2**20
+    assert server["access_log"] and "worker_processes 2;" in server["config_text"]
+    assert detail.meta.config["options"]["factors"] == {"workers": "2"}
+    assert [m.access_log_requests for m in detail.mixes] == [m.requests for m in detail.mixes]  # each probe logged

@@ -18,12 +18,11 @@ import typer
 
 from crest.analysis.capacity import CapacityResult, capacity_result
 from crest.analysis.rule import parse_rule
-from crest.cli import EXIT_INTERRUPTED, EXIT_OK, engine_options
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, target_options
 from crest.cli.terminal import fold
 from crest.errors import ConfigError
 from crest.report import fmt as rfmt
 from crest.runner.trials import Event, RunInterrupted, RunRequest
-from crest.servers import cpus as cpu_split
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, Mix, Suite, load_suite
 from crest.units import (
@@ -33,7 +32,6 @@ from crest.units import (
     parse_duration,
     parse_rate,
     parse_share,
-    parse_values,
 )
 
 if TYPE_CHECKING:
@@ -60,19 +58,8 @@ def capacity_command(
             show_default=False,
         ),
     ],
-    target: Annotated[
-        str | None,
-        typer.Option("--target", metavar="URL", help="Base URL of a target crest does not start (SUITE only)."),
-    ] = None,
-    server: Annotated[
-        str | None,
-        typer.Option(
-            "--server",
-            metavar="NAME",
-            help="The target crest starts for the search, e.g. nginx (SUITE only; one: a search measures one"
-            " configuration, `crest run --server a,b` compares several).",
-        ),
-    ] = None,
+    target: target_options.Target = None,
+    server: target_options.Server = None,
     axis: Annotated[
         str,
         typer.Option(
@@ -120,21 +107,21 @@ def capacity_command(
             " probes).",
         ),
     ] = "full",
-    cpus: Annotated[
-        str | None,
-        typer.Option(
-            "--cpus",
-            metavar="N",
-            help="CPUs of a target crest starts, e.g. 1 or 0.5 (the engine gets the rest; one value: a search"
-            " measures one configuration, `crest run --cpus 1,2` compares several).",
-        ),
-    ] = None,
-    insecure: Annotated[bool, typer.Option("--insecure", help="Accept any TLS certificate.")] = False,
-    timeout: Annotated[
-        str, typer.Option("--timeout", metavar="DURATION", help="Per-request timeout, e.g. 10s.")
-    ] = "10s",
+    cpus: target_options.Cpus = None,
+    memory: target_options.Memory = None,
+    server_opt: target_options.ServerOpt = None,
+    access_log: target_options.AccessLog = False,
+    insecure: target_options.Insecure = False,
+    timeout: target_options.Timeout = "10s",
+    http: target_options.Http = None,
+    streams: target_options.Streams = None,
     db: Annotated[Path, typer.Option("--db", metavar="PATH", help="Results store (SQLite).")] = DEFAULT_PATH,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No line per probe.")] = False,
+    cluster: cluster_options.Cluster = None,
+    nodes: cluster_options.Nodes = None,
+    allow_unauthenticated_cluster: cluster_options.AllowUnauthenticated = False,
+    target_node: cluster_options.TargetNode = None,
+    network: Annotated[str | None, typer.Option("--network", metavar="SPEC", help=cluster_options.NETWORK_HELP)] = None,
     nap: engine_options.Nap = True,
 ) -> int:
     """Find the highest load (clients, connections or an open-loop rate) that meets a rule: grow, bisect, confirm.
@@ -187,15 +174,20 @@ def capacity_command(
         base_target = target
         run_profile = profile
     request = RunRequest(
-        suite=the_suite,
+        suite=target_options.with_protocol(the_suite, http, streams),
         target=base_target,
-        server=one_value(server, "--server", "capacity", example="nginx"),
-        cpus=one_cpus(cpus, "capacity"),
+        **target_options.one_configuration(
+            "capacity", server=server, cpus=cpus, memory=memory, server_opt=server_opt, access_log=access_log
+        ),
         profile=run_profile,
         store_path=db,
         insecure=insecure,
         timeout_s=parse_duration(timeout, what="--timeout"),
         nap=nap,
+        cluster=cluster,
+        nodes=cluster_options.count(nodes, "--nodes"),
+        target_node=target_node,
+        network=network,
     )
     printer = _Probes(search.axis, parsed.text, enabled=not quiet)
     with Store(db) as store:
@@ -214,29 +206,6 @@ def capacity_command(
     print_result(result)
     print(f"stored in {db} (run {run_id}); `crest report {run_id}` plots the probes")
     return EXIT_OK
-
-
-def one_value(text: str | None, option: str, command: str, *, example: str) -> str | None:
-    """The one value of an option that `crest run` takes as a list; a list is refused in one line.
-
-    Raises:
-        ConfigError: several comma-separated values.
-    """
-    if text is None or "=" in text:
-        return text  # a role map (ROLE=NAME,...) is one configuration; the runner judges it
-    values = parse_values(text, what=option, example=example)
-    if len(values) > 1:
-        raise ConfigError(
-            f"{option} {text}: crest {command} measures one configuration, so give one value"
-            f" (e.g. {option} {values[0]}); crest run {option} {text} compares several"
-        )
-    return values[0]
-
-
-def one_cpus(text: str | None, command: str) -> float | None:
-    """--cpus as `crest run` reads it (1, 2, 0.5), one value only."""
-    value = one_value(text, "--cpus", command, example="1")
-    return None if value is None else cpu_split.share(value).cpus
 
 
 def _load(text: str, axis: str, option: str) -> float:

@@ -18,12 +18,13 @@ from rich.text import Text
 
 from crest.analysis.csvdata import read_csv
 from crest.analysis.doe import ERROR, MEAN, DoeResult, analyze
-from crest.cli import EXIT_OK, cluster_options, terminal
+from crest.cli import EXIT_OK, cluster_options, engine_options, target_options, terminal
 from crest.cli.cluster_options import NETWORK_HELP
 from crest.cli.terminal import Column, FitTable
 from crest.cli.terminal import safe as _safe
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
+from crest.units import parse_duration
 
 # Piped output is read in logs and files, where wrapping a table row helps nobody.
 _PIPE_WIDTH = 200
@@ -64,13 +65,19 @@ def doe_command(
     allow_unauthenticated_cluster: cluster_options.AllowUnauthenticated = False,
     target_node: cluster_options.TargetNode = None,
     network: Annotated[str | None, typer.Option("--network", metavar="SPEC", help=NETWORK_HELP)] = None,
+    access_log: target_options.AccessLog = False,
+    insecure: target_options.Insecure = False,
+    timeout: target_options.Timeout = "10s",
+    nap: engine_options.Nap = True,
 ) -> int:
     """Analyse a 2^k (or fractional 2^(k-p)) factorial experiment: effects, allocation of variation, CIs."""
     if design is not None:
         if analyze_path is not None:
             raise ConfigError("give either a DESIGN to run or --analyze DATA.csv, not both")
+        # What every run of the design shares, beside the design's own settings and factors.
         placement = {"cluster": cluster, "nodes": cluster_options.count(nodes, "--nodes"), "target_node": target_node,
-                     "network": network}  # fmt: skip
+                     "network": network, "access_log": access_log, "insecure": insecure,
+                     "timeout_s": parse_duration(timeout, what="--timeout"), "nap": nap}  # fmt: skip
         return _run_design(design, db, quiet, json_output, placement)
     if analyze_path is None:
         raise ConfigError("nothing to do: give a DESIGN.toml to run, or --analyze DATA.csv --response COLUMN")

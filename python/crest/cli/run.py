@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options
+from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, target_options
 from crest.cli.main import also
 from crest.cli.runs import show_command
 from crest.errors import ConfigError, PeerError, TargetError
@@ -46,52 +46,12 @@ def run_command(
     suite: Annotated[
         str | None, typer.Argument(help="A built-in suite (see `crest suites`) or a suite .toml file.")
     ] = None,
-    target: Annotated[
-        str | None,
-        typer.Option(
-            "--target",
-            metavar="URL",
-            help="Base URL of a target crest does not start, e.g. http://127.0.0.1:8080; or one per class role,"
-            " e.g. static=http://127.0.0.1:8080,dynamic=http://127.0.0.1:8081",
-        ),
-    ] = None,
-    server: Annotated[
-        str | None,
-        typer.Option(
-            "--server",
-            metavar="NAME",
-            help="Targets crest starts, comma-separated, e.g. nginx,apache-event (see `crest servers`); or servers"
-            " side by side, one per class role, e.g. static=lighttpd,dynamic=apache-event.",
-        ),
-    ] = None,
-    cpus: Annotated[
-        str | None,
-        typer.Option(
-            "--cpus",
-            metavar="N",
-            help="CPUs of the target, comma-separated (e.g. 1,2 or 0.5): ceil(N) cores pinned, a CFS quota for"
-            " a fraction; the engine gets the other cores.",
-        ),
-    ] = None,
-    memory: Annotated[
-        str | None,
-        typer.Option(
-            "--memory", metavar="SIZE", help="Memory limits for the target (cgroup), comma-separated, e.g. 256M,1G."
-        ),
-    ] = None,
-    server_opt: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--server-opt",
-            metavar="KEY=VALUE",
-            help="A setting of the server (repeatable, once per KEY; the keys `crest servers` lists), e.g."
-            " max_request_workers=400;"
-            " KEY=V1,V2 runs each value as its own configuration (a comma inside a value: \\,).",
-        ),
-    ] = None,
-    access_log: Annotated[
-        bool, typer.Option("--access-log", help="The started target logs every request; each mix stores the count.")
-    ] = False,
+    target: target_options.Target = None,
+    server: target_options.Server = None,
+    cpus: target_options.Cpus = None,
+    memory: target_options.Memory = None,
+    server_opt: target_options.ServerOpt = None,
+    access_log: target_options.AccessLog = False,
     tls_target: Annotated[
         str | None, typer.Option("--tls-target", metavar="URL", help="Base https URL for the suite's TLS classes.")
     ] = None,
@@ -117,12 +77,8 @@ def run_command(
     resume: Annotated[
         str | None, typer.Option("--resume", metavar="RUN_ID", help="Continue an interrupted run with its next mix.")
     ] = None,
-    insecure: Annotated[
-        bool, typer.Option("--insecure", help="Accept any TLS certificate (self-signed targets).")
-    ] = False,
-    timeout: Annotated[
-        str, typer.Option("--timeout", metavar="DURATION", help="Per-request timeout, e.g. 10s.")
-    ] = "10s",
+    insecure: target_options.Insecure = False,
+    timeout: target_options.Timeout = "10s",
     seed: Annotated[int, typer.Option("--seed", metavar="N", help="Seed for request selection and client delays.")] = 0,
     validate_content: Annotated[
         bool, typer.Option("--validate-content", help="Check each static file's first line too, not only its size.")
@@ -157,20 +113,8 @@ def run_command(
             "--network", metavar="SPEC", help=cluster_options.NETWORK_HELP + " Repeat it to compare networks."
         ),
     ] = None,
-    http: Annotated[
-        str | None,
-        typer.Option(
-            "--http",
-            metavar="VERSIONS",
-            help="Speak this HTTP version instead of the suite's: 1.0, 1.1, 2 or 3; several (1.1,2,3) compare them.",
-        ),
-    ] = None,
-    streams: Annotated[
-        str | None,
-        typer.Option(
-            "--streams", metavar="N", help="HTTP/2 or HTTP/3: concurrent streams per connection (like h2load -m)."
-        ),
-    ] = None,
+    http: target_options.Http = None,
+    streams: target_options.Streams = None,
     nap: engine_options.Nap = True,
 ) -> int:
     """Run a suite's ladder of mixes against a target and store every mix.

@@ -14,10 +14,10 @@ from typing import Annotated
 
 import typer
 
-from crest.cli import EXIT_INTERRUPTED, EXIT_OK, engine_options
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK, engine_options, target_options
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
-from crest.units import format_span, parse_count, parse_share
+from crest.units import format_span, parse_count, parse_duration, parse_share
 
 PROFILES = ("quick", "standard", "full")
 SEARCH_RULE = "conforming>=95%"
@@ -33,18 +33,8 @@ def specweb99_command(
             help="Simultaneous connections (with --search: the most the search may try).",
         ),
     ],
-    target: Annotated[
-        str | None, typer.Option("--target", metavar="URL", help="Base URL of a target crest does not start.")
-    ] = None,
-    server: Annotated[
-        str | None,
-        typer.Option(
-            "--server",
-            metavar="NAME",
-            help="The target crest starts, e.g. nginx or builtin (see `crest servers`); one: a SPECweb99 test"
-            " measures one configuration.",
-        ),
-    ] = None,
+    target: target_options.Target = None,
+    server: target_options.Server = None,
     profile: Annotated[
         str,
         typer.Option(
@@ -75,10 +65,12 @@ def specweb99_command(
     confirm: Annotated[
         int, typer.Option("--confirm", metavar="N", help="--search: repeats of the answer (median of 3).")
     ] = 2,
-    cpus: Annotated[
-        str | None,
-        typer.Option("--cpus", metavar="N", help="CPUs of a target crest starts, e.g. 1 or 0.5 (one value)."),
-    ] = None,
+    cpus: target_options.Cpus = None,
+    memory: target_options.Memory = None,
+    server_opt: target_options.ServerOpt = None,
+    access_log: target_options.AccessLog = False,
+    insecure: target_options.Insecure = False,
+    timeout: target_options.Timeout = "10s",
     db: Annotated[Path, typer.Option("--db", metavar="PATH", help="Results store (SQLite).")] = DEFAULT_PATH,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No line per iteration.")] = False,
     nap: engine_options.Nap = True,
@@ -92,7 +84,7 @@ def specweb99_command(
     from crest.analysis.rule import parse_rule
     from crest.analysis.specweb99 import specweb99_result
     from crest.capacity.runner import CapacityRequest, run_capacity
-    from crest.cli.capacity import announce_search, one_cpus, one_value, print_result
+    from crest.cli.capacity import announce_search, print_result
     from crest.cli.render_specweb99 import print_specweb99
     from crest.filesets.specweb import specweb99_directories
     from crest.runner.trials import RunInterrupted, RunRequest, SuiteRunner
@@ -126,10 +118,13 @@ def specweb99_command(
     request = RunRequest(
         suite=suite,
         target=target,
-        server=one_value(server, "--server", "specweb99", example="nginx"),
-        cpus=one_cpus(cpus, "specweb99"),
+        **target_options.one_configuration(
+            "specweb99", server=server, cpus=cpus, memory=memory, server_opt=server_opt, access_log=access_log
+        ),
         profile=profile,
         store_path=db,
+        insecure=insecure,
+        timeout_s=parse_duration(timeout, what="--timeout"),
         nap=nap,
     )
     harness = Harness(
