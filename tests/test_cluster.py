@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import stat
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -264,3 +265,19 @@ def test_a_cluster_that_requires_a_token_names_the_missing_or_wrong_one(monkeypa
 def test_every_command_with_cluster_takes_allow_unauthenticated_cluster(command: str) -> None:
     out = run_cli_in_process(command, "--help")
     assert out.returncode == 0 and "--allow-unauthenticated-cluster" in out.stdout
+
+
+def test_a_password_never_goes_to_a_cluster_that_checks_no_token() -> None:
+    """A file run's SMB password travels to the nodes only over token-authenticated connections: a cluster
+    joined with --allow-unauthenticated-cluster is refused it, in one line, before any node gets a spec."""
+    from crest.cluster.driver import ClusterLoad
+    from crest.cluster.session import ClusterSession
+    from crest.secrets import Secret
+
+    session = ClusterSession(parse_cluster("198.18.0.9:6379"))  # never opened: only its authentication state
+    spec = RunSpec(url="smb://bob@198.18.0.9/share", connections=2, duration_s=1.0,
+                   loadfile={"path": "/usr/share/dbench/client.txt", "password": Secret("marker-77")})  # fmt: skip
+    with pytest.raises(ConfigError, match="the SMB password would travel to nodes of a cluster that does not check"):
+        ClusterLoad(session, [], spec)
+    session.authenticated = True
+    assert ClusterLoad(session, [], replace(spec, loadfile={"path": "/x"})).spec.connections == 2

@@ -320,6 +320,46 @@ def test_a_lost_node_fails_the_mix_and_resume_completes_the_run(cluster: Any, ng
     _no_leftovers()
 
 
+def test_file_clients_dealt_over_nodes_against_samba_keep_the_password_secret(cluster: Any, tmp_path: Path) -> None:
+    """A NetBench-style file ladder from two load nodes: against a Samba crest did not start (its password from
+    a 0600 file) and against one crest starts on node3 (its login read there); every operation met as the
+    loadfile expects (trees numbered globally, so no two clients share one), and the password in no output,
+    the results file or Ray's logs: it crossed the cluster only as a Secret, over token authentication."""
+    from crest.filesets.cache import empty_docroot
+    from crest.servers.base import ServerSettings, Target
+    from test_fileops import LOADFILE, SUITE
+
+    samba = adapter("samba")
+    if not samba.installed():
+        pytest.skip("apt-get install samba smbclient")
+    loadfile = tmp_path / "tiny.txt"
+    loadfile.write_text(LOADFILE)
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(SUITE.format(loadfile=loadfile).replace("clients = [1, 3]", "clients = [4]"))
+    db = tmp_path / "r.db"
+    with Target(samba, ServerSettings(docroot=empty_docroot(), kinds=frozenset({"loadfile"}))) as target:
+        assert target.secret_file is not None
+        password = Path(target.secret_file).read_text().strip()
+        pw = tmp_path / "pw"
+        pw.write_text(password + "\n")
+        pw.chmod(0o600)
+        given = run_cli("run", str(suite), "--target", target.url, "--password-file", str(pw), "--cluster",
+                        cluster.address, "--nodes", "2", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+    started = run_cli("run", str(suite), "--server", "samba", "--cluster", cluster.address, "--target-node", "node3",
+                      "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+    for out in (given, started):
+        assert out.returncode == 0, out.stderr
+    for errors_json, cluster_json in _rows(db, "SELECT errors_json, cluster_json FROM mixes"):
+        assert not any(json.loads(errors_json).values()), errors_json
+        assert [n["clients"] for n in json.loads(cluster_json)["nodes"]] == [2, 2]
+    logs = Path(cluster.head_node.get_session_dir_path()) / "logs"
+    assert logs.is_dir()
+    for where in [db, *sorted(p for p in logs.rglob("*") if p.is_file())]:
+        assert password.encode() not in where.read_bytes(), where
+    assert password not in given.stdout + given.stderr + started.stdout + started.stderr
+    _no_leftovers()
+
+
 def _node_processes(node: Any) -> list[psutil.Process]:
     """A node's raylet and every process it started (its workers, the actors' processes among them)."""
     from ray._private import ray_constants

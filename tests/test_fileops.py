@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from pathlib import Path
 
 import pytest
 
 from crest import _engine
 from crest.analysis.published import PUBLISHED_DATA_DIR
+from crest.load import fanout
+from crest.load.runspec import RunSpec
 from support import run_cli, run_cli_in_process
 
 # Each client writes its own file and reads part of it back: 100 + 50 bytes written, 64 read per pass.
@@ -94,6 +97,31 @@ def test_each_client_works_in_its_own_tree_and_moves_the_bytes_it_counts(tmp_pat
     for tree in trees:
         assert [p.name for p in (work / "clients" / tree).iterdir()] == ["data.doc"]
         assert (work / "clients" / tree / "data.doc").stat().st_size == 150
+
+
+def test_engines_sharing_a_run_number_their_clients_globally(tmp_path: Path, loadfile: Path) -> None:
+    """Clients dealt over two engines (as over cluster nodes or client subnets) keep their own trees:
+    client0 … client3 on the shared target, and the merged bytes are the bytes on it."""
+    work = tmp_path / "work"
+    work.mkdir()
+    spec = RunSpec(url=f"file://{work}", connections=4, threads=2, duration_s=20.0, max_requests=4 * LINES,
+                   loadfile={"path": str(loadfile), "cleanup": False})  # fmt: skip
+    shares = fanout.deal(4, 2)
+    specs = fanout.share_specs(spec, shares, "engines", "fewer engines")
+    assert [s.loadfile["first_client"] for s in specs if s.loadfile] == [0, 2]
+    at = time.time() + 0.2
+    runs = [fanout.start_part(s.to_config(), at) for s in specs]
+    reports = []
+    for run in runs:
+        while (text := run.wait(1.0)) is None:
+            pass
+        reports.append(json.loads(text))
+    merged = fanout.merge(reports, shares, "the engines' results")
+    assert not any(merged["errors"].values()), merged["error_notes"]
+    trees = sorted(p.name for p in (work / "clients").iterdir())
+    assert trees == ["client0", "client1", "client2", "client3"]
+    on_disk = sum((work / "clients" / t / "data.doc").stat().st_size for t in trees)
+    assert merged["classes"]["WriteX"]["bytes"] == on_disk == 4 * 150
 
 
 def test_cleanup_deletes_the_workspace(tmp_path: Path, loadfile: Path) -> None:

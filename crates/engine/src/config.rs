@@ -257,6 +257,11 @@ pub struct Loadfile {
     /// then `clients` if empty: NetBench's Save Workspace = No.
     #[serde(default)]
     pub cleanup: bool,
+    /// dbench id of this engine's connection 0: a cluster or a client
+    /// network splits the clients over engines, and every client keeps its
+    /// own `clients/client<id>` tree on the shared target.
+    #[serde(default)]
+    pub first_client: u32,
 }
 
 impl Default for RunConfig {

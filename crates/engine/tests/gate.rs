@@ -188,7 +188,12 @@ fn http() -> RunConfig {
 fn file(dir: &std::path::Path, loadfile: &std::path::Path) -> RunConfig {
     RunConfig {
         url: format!("file://{}", dir.display()),
-        loadfile: Some(Loadfile { path: loadfile.display().to_string(), password: None, cleanup: true }),
+        loadfile: Some(Loadfile {
+            path: loadfile.display().to_string(),
+            password: None,
+            cleanup: true,
+            first_client: 0,
+        }),
         ..http()
     }
 }

@@ -17,12 +17,13 @@ from typing import Any
 from crest.cluster import clock
 from crest.cluster.placement import Node
 from crest.cluster.session import ClusterSession, close_all, ray_failure
-from crest.errors import EngineError
+from crest.errors import ConfigError, EngineError
 from crest.host.monitor import CLIENT_BOUND_PCT
 from crest.load import fanout
 from crest.load.client import OVERRUN_GRACE_S, ProgressCallback, RunResult
 from crest.load.fanout import Share
 from crest.load.runspec import RunSpec
+from crest.secrets import Secret
 
 # A node that has not answered a poll for this long is lost (the bound for failing the mix is 10 s).
 HEARTBEAT_S = 4.0
@@ -56,6 +57,11 @@ class ClusterLoad:
         self.side = Placed(side.node, Share(0, 0, 0), side.actor) if side is not None else None
         self.spec = spec
         self.mix_index = mix_index
+        if isinstance((spec.loadfile or {}).get("password"), Secret) and not session.authenticated:
+            raise ConfigError(
+                f"--cluster {session.address.text}: the SMB password would travel to nodes of a cluster that does"
+                " not check Ray's token: start its nodes with RAY_AUTH_MODE=token (docs/cluster.md)"
+            )
         self.specs = fanout.share_specs(spec, [p.share for p in placed], "load nodes", "fewer --nodes")
         self.offsets: list[clock.Offset] = []
         self.threads: list[int] = []

@@ -11,6 +11,7 @@ from crest.cluster import clock
 from crest.cluster.placement import Node
 from crest.cluster.session import ClusterSession, ray_failure
 from crest.errors import CrestError, NodeLostError, TargetError
+from crest.secrets import Secret
 from crest.servers.base import ServerSettings
 from crest.verdicts import Verdict
 
@@ -67,6 +68,8 @@ class NodeTarget:
         self._metadata: dict[str, Any] = {**info["metadata"], "node_id": node.node_id, "node_ip": node.ip,
                                           "node_names": list(node.resources)}  # fmt: skip
         self.access_log_flush_s: float = float(info["access_log_flush_s"])
+        # A file server's login (a Secret), read on its node: the binding takes it as it reads a local one's file.
+        self.login_password: Secret | None = info.get("password")
 
     def metadata(self) -> dict[str, Any]:
         return dict(self._metadata)

@@ -71,13 +71,15 @@ def budgets(max_requests: int | None, shares: Sequence[Share], places: str, fewe
 def share_specs(spec: RunSpec, shares: Sequence[Share], places: str, fewer: str) -> list[RunSpec]:
     """The part of `spec` each share runs: its whole clients, its part of an open-loop rate, its request
     budget (see budgets) and its own seed. A SPECweb99 share numbers its connections from its first
-    global one (user ids, POST forms). Threads and source addresses are the placement's to set."""
+    global one (user ids, POST forms), a loadfile share its dbench clients (their trees). Threads and source addresses are the placement's to set."""
     total = sum(s.clients for s in shares)
     split = budgets(spec.max_requests, shares, places, fewer)
     k = spec.connections_per_client
     out = []
     for share, budget in zip(shares, split):
         specweb99 = {**spec.specweb99, "first_connection": share.first_client * k} if spec.specweb99 else None
+        # dbench's client ids are global too: each client's tree on the shared target is its own.
+        loadfile = {**spec.loadfile, "first_client": share.first_client * k} if spec.loadfile is not None else None
         out.append(
             replace(
                 spec,
@@ -86,6 +88,7 @@ def share_specs(spec: RunSpec, shares: Sequence[Share], places: str, fewer: str)
                 max_requests=budget,
                 seed=spec.seed * SHARE_SEED_STRIDE + share.first_client,
                 specweb99=specweb99,
+                loadfile=loadfile,
             )
         )
     return out

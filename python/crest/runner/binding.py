@@ -108,7 +108,9 @@ def bind_started(request: RunRequest, found: Manifest | None, target: Any) -> Bo
     role_urls = target.role_urls() if hasattr(target, "role_urls") else None  # a TargetGroup
     secret = getattr(target, "secret_file", None)
     try:
-        password = Secret(Path(secret).read_text().strip()) if secret else None
+        # A target on a cluster node read its file there (crest.cluster.target.NodeTarget).
+        password = getattr(target, "login_password", None) or (Secret(Path(secret).read_text().strip()) if secret
+                                                                  else None)  # fmt: skip
     except (OSError, UnicodeDecodeError) as exc:
         raise TargetError(f"cannot read the file server's password file {secret}: {exc}") from None
     return bind(request, found, plain, target.tls_url, role_urls, insecure=True, password=password)

@@ -219,11 +219,6 @@ def _check_cluster_options(request: RunRequest) -> None:
         if given:
             raise ConfigError(f"{given[0]} places work on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)")
         return
-    if request.suite.workload.is_file:
-        # Each node would number its dbench clients from 0, so their trees would collide on the share.
-        raise ConfigError(
-            f"suite {request.suite.name} is a file workload, which runs from one machine for now: drop --cluster"
-        )
     from crest.cluster.address import parse_cluster
 
     parse_cluster(request.cluster)

@@ -55,10 +55,11 @@ fn run_client(plan: &FilePlan, index: u32, origin: Instant, cancel: &AtomicBool,
     let end = plan.duration.map(|d| origin + d);
     let past_end = |now: Instant| end.is_some_and(|e| now >= e);
     let mut stats = Stats::new(plan.duration, OpKind::COUNT, plan.clients() as usize, plan.window);
-    let mut fileio = Fileio::new(dir, index);
+    let id = plan.first_client + index; // dbench's id, in every path; `index` is this run's
+    let mut fileio = Fileio::new(dir, id);
     let first = super::first_start(plan, origin, index);
     let score = (index / plan.connections_per_client) as usize;
-    let mut client = Client::new(index, score, first, super::quota(plan, index));
+    let mut client = Client::new(id, score, first, super::quota(plan, index));
     super::sleep_until(first, cancelled);
     let mut since_publish = 0;
     loop {
@@ -99,7 +100,7 @@ fn run_client(plan: &FilePlan, index: u32, origin: Instant, cancel: &AtomicBool,
     fileio.close_all();
     if plan.cleanup {
         // NetBench's Save Workspace = No: the client's tree, then the shared parent once empty.
-        let _ = std::fs::remove_dir_all(format!("{dir}/clients/client{index}"));
+        let _ = std::fs::remove_dir_all(format!("{dir}/clients/client{id}"));
         let _ = std::fs::remove_dir(format!("{dir}/clients"));
     }
     Outcome { stats, cpu: thread_cpu_time(), ended }

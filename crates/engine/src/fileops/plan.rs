@@ -67,6 +67,9 @@ pub struct FilePlan {
     pub seed: u64,
     /// Delete each client's workspace at the end.
     pub cleanup: bool,
+    /// dbench id of connection 0 (`Loadfile::first_client`): paths name
+    /// `client<first_client + connection>`.
+    pub first_client: u32,
     /// Start at this Unix time.
     pub start_at_unix_s: Option<f64>,
     /// Report a part.
@@ -124,6 +127,7 @@ impl FilePlan {
             timeout: shared.timeout,
             seed: config.seed,
             cleanup: spec.cleanup,
+            first_client: spec.first_client,
             start_at_unix_s: config.start_at_unix_s,
             report_part: config.report_part,
         })

@@ -226,7 +226,8 @@ impl Worker {
                 Slot {
                     stream,
                     session: r.session,
-                    client: Client::new(id, score, first, super::quota(plan, id)),
+                    // dbench's id (in every path) is global; quotas and scores are this run's.
+                    client: Client::new(plan.first_client + id, score, first, super::quota(plan, id)),
                     handles: Handles::default(),
                     state: State::Waiting(first),
                     writable_wanted: false,
