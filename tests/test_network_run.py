@@ -241,3 +241,33 @@ def test_without_cap_net_admin_one_line_and_nothing_made(served: str) -> None:
     assert out.returncode == 2, out.stderr
     assert out.stderr.count("\n") == 1 and "CAP_NET_ADMIN" in out.stderr and "Traceback" not in out.stderr
     assert _ours() == before
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_smb_clients_reach_samba_over_the_subnets_and_their_delay(tmp_path: Path) -> None:
+    """A file ladder over a client network: Samba in the target namespace, one client per subnet bound to its
+    line's address, every operation through the 10 ms round trip, both subnets' links carrying the traffic."""
+    from test_fileops import LOADFILE, SUITE
+
+    samba = adapter("samba")
+    if not samba.installed():
+        pytest.skip(f"{samba.title} is not installed: {samba.install_hint()}")
+    loadfile = tmp_path / "tiny.txt"
+    loadfile.write_text(LOADFILE)
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(SUITE.format(loadfile=loadfile).replace("clients = [1, 3]", "clients = [2]"))
+    db = tmp_path / "n.db"
+    before = _ours()
+    out = run_cli("run", str(suite), "--server", "samba", "--network", "subnets=2,rtt=10ms", "--db", str(db), "-q",
+                  timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert _ours() == before, "nothing is left after the run"
+    with sqlite3.connect(db) as conn:
+        errors_json, latency_json, network_json = conn.execute(
+            "SELECT errors_json, latency_us_json, network_json FROM mixes"
+        ).fetchone()
+    assert not any(json.loads(errors_json).values()), errors_json
+    assert json.loads(latency_json)["p50"] >= 10_000  # each operation is a round trip through the delay line
+    down = {x["link"]: x["bytes"] for x in json.loads(network_json)["links"] if x["direction"] == "down"}
+    assert down["subnet 1"] > 0 and down["subnet 2"] > 0, down

@@ -121,7 +121,10 @@ def test_a_subnet_holds_at_most_its_block_of_shaped_lines() -> None:
             ["run", "veritest-static", "--server", "nginx", "--network", "subnets=2", "--cluster", "local:2"],
             "--cluster",
         ),
-        (["run", "mindcraft-netbench", "--server", "samba", "--network", "subnets=2"], "file workload"),
+        (
+            ["run", "mindcraft-netbench", "--target", "file:///tmp", "--network", "subnets=2"],
+            "this machine's directory",
+        ),
     ],
 )
 def test_network_options_that_do_not_fit_are_one_line_errors(args: list[str], words: str) -> None:

@@ -8,6 +8,7 @@
 //! Messages are templates whose `{key}` placeholders name `RunConfig` keys
 //! (the Python side rewords them as the flag or setting its user wrote).
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use crate::config::{RunConfig, Selection};
@@ -110,4 +111,21 @@ fn span(field: &'static str, key: &str, v: f64) -> Result<Duration, ConfigError>
         return Err(ConfigError::new(field, format!("{key} must be at most a year (got {v} s)")));
     }
     Ok(Duration::from_secs_f64(v))
+}
+
+/// The local addresses connections are made from (round-robin by
+/// connection index), for HTTP and SMB alike.
+pub(crate) fn source_addrs(config: &RunConfig) -> Result<Vec<IpAddr>, ConfigError> {
+    config
+        .source_addrs
+        .iter()
+        .map(|s| {
+            s.parse::<IpAddr>().map_err(|_| {
+                ConfigError::new(
+                    "source_addrs",
+                    format!("invalid {{source_addrs}} '{s}': not an IP address (e.g. 127.0.0.2)"),
+                )
+            })
+        })
+        .collect()
 }

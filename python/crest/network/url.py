@@ -1,4 +1,5 @@
-"""A URL target seen from a client network: the same server, reached at the network's target address.
+"""A URL target (http, https or an SMB share) seen from a client network: the same server, reached at the
+network's target address.
 A URL target stays in this (root) namespace, where it already runs; the network's target link ends
 here with that address, so only a server on this machine can be reached, and it must listen on all
 addresses (0.0.0.0) or on the target address itself; one that listens on loopback only is refused in one
@@ -14,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psutil
 
 from crest.errors import ConfigError
-from crest.load.preflight import parse_url
+from crest.load.preflight import parse_file_url, parse_url
 from crest.network.addresses import TARGET_ADDRESS
 
 
@@ -39,9 +40,16 @@ def on_network(url: str) -> str:
     Raises:
         ConfigError: not http(s), or a host that is not this machine (the network cannot reach it).
     """
-    target = parse_url(url)
-    if target.scheme not in ("http", "https"):
-        raise ConfigError(f"--network carries HTTP: {url!r} is {target.scheme}://; give an http:// or https:// URL")
+    if url.lower().startswith("file:"):
+        raise ConfigError(
+            f"--network: {url!r} is this machine's directory, which no client network reaches: give the share as"
+            " smb://USER@HOST/SHARE (or --server samba), or leave out --network"
+        )
+    target = parse_file_url(url) if url.lower().startswith("smb:") else parse_url(url)
+    if target.scheme not in ("http", "https", "smb"):
+        raise ConfigError(
+            f"--network carries HTTP and SMB: {url!r} is {target.scheme}://; give an http(s):// or smb:// URL"
+        )
     if not _is_local(target.host):
         raise ConfigError(
             f"--network reaches only a target on this machine, and {target.host} is not one of its addresses:"
@@ -55,7 +63,8 @@ def on_network(url: str) -> str:
             " or leave out --network"
         )
     parts = urlsplit(url)
-    return urlunsplit(parts._replace(netloc=f"{TARGET_ADDRESS}:{target.port}"))
+    user = f"{parts.username}@" if parts.username else ""  # smb://USER@HOST/SHARE keeps its user
+    return urlunsplit(parts._replace(netloc=f"{user}{TARGET_ADDRESS}:{target.port}"))
 
 
 def _loopback_only(port: int) -> str | None:

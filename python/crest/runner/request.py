@@ -193,8 +193,6 @@ def _check_network_options(
         raise ConfigError("--network builds the client network on this machine: leave out --cluster or --network")
     if server_roles is not None or request.role_targets:
         raise ConfigError("--network carries one target: give one --server or --target, not a role map")
-    if request.suite.workload.is_file:
-        raise ConfigError(f"suite {request.suite.name} is a file workload; --network carries HTTP: drop --network")
     for url in filter(None, (request.target, request.tls_target)):
         on_network(url)  # a target on this machine
     check_fits(stand_in(max(mixes, key=lambda m: m.connections)), spec)  # every client line its own address

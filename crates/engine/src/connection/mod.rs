@@ -10,7 +10,7 @@ use std::io::{self, Read, Write};
 use mio::net::TcpStream;
 use rustls::ClientConnection;
 
-pub use socket::{connect, connect_finished, connect_udp, is_addr_not_available};
+pub use socket::{connect, connect_blocking, connect_finished, connect_udp, is_addr_not_available};
 pub use tls::{client_config, Alpn, TlsSettings};
 
 /// One live connection.

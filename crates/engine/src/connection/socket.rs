@@ -5,6 +5,7 @@
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
 
 use mio::net::{TcpStream, UdpSocket};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
@@ -28,6 +29,24 @@ pub fn connect(addr: SocketAddr, source: Option<IpAddr>, rcvbuf_bytes: Option<u3
         Err(e) => return Err(e),
     }
     Ok(TcpStream::from_std(socket.into()))
+}
+
+/// A blocking connect within `timeout`, from `source` when given (a client
+/// subnet's line): for protocols that set a session up before the event
+/// loop takes the socket (SMB).
+pub fn connect_blocking(
+    addr: SocketAddr,
+    source: Option<IpAddr>,
+    timeout: Duration,
+) -> io::Result<std::net::TcpStream> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_tcp_nodelay(true)?;
+    if let Some(ip) = source {
+        bind_address_no_port(&socket)?;
+        socket.bind(&SockAddr::from(SocketAddr::new(ip, 0)))?;
+    }
+    socket.connect_timeout(&SockAddr::from(addr), timeout)?;
+    Ok(socket.into())
 }
 
 /// A UDP socket connected to `addr` (QUIC): from `source` when given, with a

@@ -3,6 +3,7 @@
 //! the rules every run shares (`gate`), then the URL, the loadfile and what
 //! a loadfile run cannot do. Reads the loadfile; opens no socket.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,6 +71,9 @@ pub struct FilePlan {
     /// dbench id of connection 0 (`Loadfile::first_client`): paths name
     /// `client<first_client + connection>`.
     pub first_client: u32,
+    /// SMB connections are made from these addresses, round-robin by
+    /// connection (a client subnet's lines); empty: the kernel's choice.
+    pub source_addrs: Vec<IpAddr>,
     /// Start at this Unix time.
     pub start_at_unix_s: Option<f64>,
     /// Report a part.
@@ -82,6 +86,14 @@ impl FilePlan {
         let spec = config.loadfile.as_ref().expect("invariant: called for a loadfile run");
         let shared = gate::check(config)?;
         let backend = backend(&config.url, spec.password.as_ref())?;
+        let source_addrs = gate::source_addrs(config)?;
+        if matches!(backend, Backend::Fileio { .. }) && !source_addrs.is_empty() {
+            return Err(ConfigError::new(
+                "source_addrs",
+                "a file:// run makes this machine's file calls, not connections: drop {source_addrs} (an SMB \
+                 share over a client network is smb://USER@HOST/SHARE)",
+            ));
+        }
         let text = std::fs::read(&spec.path).map_err(|e| {
             ConfigError::new(
                 "loadfile",
@@ -128,6 +140,7 @@ impl FilePlan {
             seed: config.seed,
             cleanup: spec.cleanup,
             first_client: spec.first_client,
+            source_addrs,
             start_at_unix_s: config.start_at_unix_s,
             report_part: config.report_part,
         })

@@ -7,7 +7,7 @@
 //! replies to outcomes; judging and recording are `client`'s.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use crest_smb2::{Credentials, Event as SmbEvent, FileId, Session, SetupError};
 use mio::{Events, Interest, Poll, Token, Waker};
 
+use crate::connection::connect_blocking;
 use crate::error::{ConfigError, ErrorKind, StartError};
 use crate::exec::live::LiveCounters;
 use crate::exec::{start_instant, RunHandle};
@@ -55,10 +56,11 @@ pub(super) fn start(plan: Arc<FilePlan>) -> Result<RunHandle, StartError> {
     };
     let addr = resolve(host, *port)?;
     let mut sessions = Vec::with_capacity(plan.connections as usize);
-    for _ in 0..plan.connections {
+    for index in 0..plan.connections as usize {
         let credentials =
             Credentials { user: user.clone(), password: password.expose().to_string(), domain: domain.clone() };
-        sessions.push(set_up(addr, host, share, credentials)?);
+        let source = (!plan.source_addrs.is_empty()).then(|| plan.source_addrs[index % plan.source_addrs.len()]);
+        sessions.push(set_up(addr, source, host, share, credentials)?);
     }
     let origin = start_instant(plan.start_at_unix_s);
     let (tx, mut handle) = RunHandle::new(super::facts(&plan, plan.threads), plan.duration, plan.report_part, origin);
@@ -98,7 +100,7 @@ pub fn probe(plan: &FilePlan) -> Result<(), ConfigError> {
     let Backend::Smb { host, port, share, user, domain, password } = &plan.backend else { return Ok(()) };
     let credentials =
         Credentials { user: user.clone(), password: password.expose().to_string(), domain: domain.clone() };
-    set_up(resolve(host, *port)?, host, share, credentials).map(drop)
+    set_up(resolve(host, *port)?, plan.source_addrs.first().copied(), host, share, credentials).map(drop)
 }
 
 fn machine(what: &str, e: &io::Error) -> StartError {
@@ -115,7 +117,13 @@ fn resolve(host: &str, port: u16) -> Result<SocketAddr, ConfigError> {
 
 /// One session set up over a blocking socket: negotiate, log on, connect the tree.
 /// Every failure is the target refusing or missing: bad input (`ConfigError`), found before any load.
-fn set_up(addr: SocketAddr, host: &str, share: &str, credentials: Credentials) -> Result<Ready, ConfigError> {
+fn set_up(
+    addr: SocketAddr,
+    source: Option<IpAddr>,
+    host: &str,
+    share: &str,
+    credentials: Credentials,
+) -> Result<Ready, ConfigError> {
     let user = credentials.user.clone();
     let unreachable = |e: io::Error| -> ConfigError {
         ConfigError::new(
@@ -123,7 +131,7 @@ fn set_up(addr: SocketAddr, host: &str, share: &str, credentials: Credentials) -
             format!("cannot reach the SMB server at {addr}: {}: is it running?", super::fileio::io_reason(&e)),
         )
     };
-    let mut stream = TcpStream::connect_timeout(&addr, SETUP_TIMEOUT).map_err(unreachable)?;
+    let mut stream = connect_blocking(addr, source, SETUP_TIMEOUT).map_err(unreachable)?;
     stream.set_read_timeout(Some(SETUP_TIMEOUT)).map_err(unreachable)?;
     stream.set_nodelay(true).map_err(unreachable)?;
     let mut session = Session::new(host, share, credentials);

@@ -359,7 +359,7 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
     check_client(config)?;
     if let Some(sw) = &config.specweb99 {
         let urls = check_specweb99(config, sw)?;
-        let source_addrs = source_addrs(config)?;
+        let source_addrs = gate::source_addrs(config)?;
         let entries = std::borrow::Cow::Owned(Vec::new());
         return Ok(Checked { shared, entries, urls, classes: specweb99::class_names(), source_addrs });
     }
@@ -427,23 +427,8 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
             ));
         }
     }
-    let source_addrs = source_addrs(config)?;
+    let source_addrs = gate::source_addrs(config)?;
     Ok(Checked { shared, entries, urls, classes, source_addrs })
-}
-
-fn source_addrs(config: &RunConfig) -> Result<Vec<IpAddr>, ConfigError> {
-    config
-        .source_addrs
-        .iter()
-        .map(|s| {
-            s.parse::<IpAddr>().map_err(|_| {
-                ConfigError::new(
-                    "source_addrs",
-                    format!("invalid {{source_addrs}} '{s}': not an IP address (e.g. 127.0.0.2)"),
-                )
-            })
-        })
-        .collect()
 }
 
 /// The client-emulation settings: line speed and keep-alive counts.
