@@ -271,3 +271,29 @@ def test_smb_clients_reach_samba_over_the_subnets_and_their_delay(tmp_path: Path
     assert json.loads(latency_json)["p50"] >= 10_000  # each operation is a round trip through the delay line
     down = {x["link"]: x["bytes"] for x in json.loads(network_json)["links"] if x["direction"] == "down"}
     assert down["subnet 1"] > 0 and down["subnet 2"] > 0, down
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_http3_crosses_the_delay_line(tmp_path: Path) -> None:
+    """QUIC is UDP: its datagrams go through the subnets' links and the delay line like TCP's segments."""
+    (tmp_path / "small.txt").write_bytes(b"x" * 100)
+    with socket.socket() as a, socket.socket() as b:
+        a.bind(("127.0.0.1", 0))
+        b.bind(("127.0.0.1", 0))
+        port, tls_port = a.getsockname()[1], b.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "crest", "serve", "--host", "0.0.0.0", "--port", str(port),
+                             "--tls-port", str(tls_port), "--http3", "--docroot", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        urls = [proc.stdout.readline().strip() for _ in range(2)]
+        assert urls[1].startswith("https://"), urls
+        report = _bench("--http", "3", "--insecure", "--network", "subnets=1,rtt=10ms", "-c", "2", "-d", "2s",
+                        f"https://127.0.0.1:{tls_port}/small.txt")  # fmt: skip
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    assert report["requests"] and not any(report["errors"].values())  # type: ignore[union-attr]
+    assert report["latency_us"]["p50"] >= 10_000  # type: ignore[index]
+    assert _link(report, "subnet 1", "down")["bytes"]
