@@ -297,3 +297,36 @@ def test_http3_crosses_the_delay_line(tmp_path: Path) -> None:
     assert report["requests"] and not any(report["errors"].values())  # type: ignore[union-attr]
     assert report["latency_us"]["p50"] >= 10_000  # type: ignore[index]
     assert _link(report, "subnet 1", "down")["bytes"]
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_a_server_on_loopback_only_is_reached_through_the_forward(tmp_path: Path) -> None:
+    """The usual local server listens on 127.0.0.1: the network forwards its target address to it
+    (nftables DNAT on the target link, route_localnet), for crest bench and crest run alike, and the
+    forward goes with the network."""
+    if shutil.which("nft") is None:
+        pytest.skip("nftables is not installed: apt-get install -y nftables")
+    generate("sizes", tmp_path / "fs")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "crest", "serve", "--port", str(port), "--docroot",
+                             str(tmp_path / "fs")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    before = _ours()
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().startswith("http://127.0.0.1:")
+        report = _bench("--network", "subnets=2", "-c", "2", "-d", "1s", f"http://127.0.0.1:{port}/sizes/1000.html")
+        db = tmp_path / "n.db"
+        out = run_cli("run", str(_suite(tmp_path)), "--target", f"http://127.0.0.1:{port}", "--fileset",
+                      str(tmp_path / "fs"), "--network", "subnets=2", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    assert report["requests"] and not any(report["errors"].values())  # type: ignore[union-attr]
+    assert out.returncode == 0, out.stderr
+    with sqlite3.connect(db) as conn:
+        assert all(r > 0 for (r,) in conn.execute("SELECT requests FROM mixes"))
+    assert _ours() == before
+    tables = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True, check=True).stdout
+    assert "crest-" not in tables, "the forward goes with its network"

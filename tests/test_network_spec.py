@@ -9,7 +9,7 @@ import pytest
 from crest.errors import ConfigError
 from crest.load.fanout import deal
 from crest.load.runspec import RunSpec
-from crest.network import addresses
+from crest.network import addresses, forward
 from crest.network.lines import check_fits, lines_needed
 from crest.network.shaping import Shape, tc_lines
 from crest.network.spec import PRESETS, parse_network
@@ -133,14 +133,17 @@ def test_network_options_that_do_not_fit_are_one_line_errors(args: list[str], wo
 
 
 @pytest.mark.integration
-def test_a_server_listening_on_loopback_only_is_named_not_the_url() -> None:
-    """The subnets reach the target address, which a server bound to 127.0.0.1 never hears: crest says so,
-    and what to change, instead of blaming a URL the user did not write."""
+def test_without_nftables_a_loopback_only_server_is_named_not_the_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The subnets reach the target address, which a server bound to 127.0.0.1 never hears unless crest
+    forwards it (nftables): without nft crest says so, and what to change, never blaming a URL the user
+    did not write."""
+    monkeypatch.setattr(forward, "available", lambda: False)
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
         port = server.getsockname()[1]
         out = run_cli_in_process("bench", "--network", "subnets=2", "-d", "1s", f"http://127.0.0.1:{port}/")
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
-    assert f"the server on port {port} listens only on 127.0.0.1" in out.stderr and "listen on 0.0.0.0" in out.stderr
+    assert f"the server on port {port} listens only on 127.0.0.1" in out.stderr
+    assert "apt-get install -y nftables" in out.stderr and "listen on 0.0.0.0" in out.stderr
     assert "check the URL" not in out.stderr

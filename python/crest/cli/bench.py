@@ -341,7 +341,7 @@ def _bench_on_network(spec: RunSpec, text: str, cluster: str | None, json_output
     from crest.network.lines import check_fits, lines_needed
     from crest.network.spec import parse_network
     from crest.network.topology import Network, check_capability
-    from crest.network.url import on_network
+    from crest.network.url import loopback_port, on_network
     from crest.placement.subnets import SubnetLoad
 
     net_spec = parse_network(text)
@@ -354,6 +354,9 @@ def _bench_on_network(spec: RunSpec, text: str, cluster: str | None, json_output
     check_capability()
     network = Network(net_spec, lines_needed(moved, net_spec.subnets, net_spec.link_per), target_in_root=True)
     with network:
+        port = loopback_port(spec.url)
+        if port is not None:
+            network.forward_to_loopback(port)  # a server on 127.0.0.1 only: the network forwards to it
         load = SubnetLoad(moved, network, origin="bench")
         load.preflight()
         if not json_output:

@@ -1,6 +1,6 @@
 """Removing what crest's networks left behind: a network whose owning process is gone (killed, crashed)
-is deleted by the state file it wrote before it made anything, and a `crest-` namespace no state file
-names is an orphan of the same kind. Owns only removal; a live run's network is never touched.
+is deleted by the state file it wrote before it made anything, and a `crest-` namespace (or nftables
+table) no state file names is an orphan of the same kind. Owns only removal; a live run's network is never touched.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 import signal
 from dataclasses import dataclass, field
 
-from crest.network import topology
+from crest.network import forward, topology
 
 
 @dataclass
@@ -40,6 +40,7 @@ def clean_dead() -> Cleaned:
     """Remove every network whose owner is no longer running, and `crest-` namespaces of no network."""
     done = Cleaned()
     named: set[str] = set()
+    tables: set[str] = set()
     state_dir = topology.STATE_DIR
     files = sorted(state_dir.glob("*.json")) if state_dir.is_dir() else []
     for path in files:
@@ -51,6 +52,7 @@ def clean_dead() -> Cleaned:
             continue
         namespaces = [str(n) for n in state.get("namespaces", [])]
         named.update(namespaces)
+        tables.update(str(t) for t in state.get("nft_tables", []))
         owner = int(state.get("owner_pid") or 0)
         if owner and _alive(owner):
             done.kept_live.append(path.stem)
@@ -63,8 +65,10 @@ def clean_dead() -> Cleaned:
             except ProcessLookupError:
                 pass
         done.removed += topology.remove(namespaces, [str(n) for n in state.get("root_links", [])])
+        done.removed += forward.remove([str(t) for t in state.get("nft_tables", [])])
         for leftover in state_dir.glob(f"{path.stem}.*"):
             leftover.unlink(missing_ok=True)
     orphans = [n for n in topology.list_namespaces() if n.startswith(topology.PREFIX) and n not in named]
     done.removed += topology.remove(orphans, [])
+    done.removed += forward.remove([t for t in forward.list_tables() if t not in tables])
     return done

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from crest.errors import ConfigError, MachineError
-from crest.network import addresses, netns
+from crest.network import addresses, forward, netns
 from crest.network.shaping import Shape, tc_lines
 from crest.network.spec import NetworkSpec
 
@@ -64,6 +64,7 @@ class Network:
     ends: list[LinkEnd] = field(default_factory=list)
     relay: subprocess.Popen[bytes] | None = None
     created: bool = False
+    forwarded: set[int] = field(default_factory=set)  # ports forwarded to a loopback-only target (forward.py)
 
     @property
     def router(self) -> str:
@@ -143,6 +144,7 @@ class Network:
         self.state_file.write_text(json.dumps({
             "owner_pid": os.getpid(), "namespaces": self.namespaces,
             "root_links": [self.root_link] if self.target_in_root else [], "relay_pid": None,
+            "nft_tables": [forward.table_name(self.network_id)] if self.target_in_root else [],
         }))  # fmt: skip
         self.created = True
         try:
@@ -255,6 +257,20 @@ class Network:
         except (OSError, ValueError):
             return None
 
+    def forward_to_loopback(self, port: int) -> None:
+        """Have the target address's `port` (TCP and UDP) reach a server on this machine that listens on
+        127.0.0.1 only (a URL target in the root namespace); once per port.
+
+        Raises:
+            MachineError: nftables is missing or refused.
+        """
+        assert self.target_in_root, "only a URL target in the root namespace is forwarded"
+        if port in self.forwarded:
+            return
+        first = not self.forwarded
+        forward.forward(forward.table_name(self.network_id), self.root_link, self.target_address, port, first=first)
+        self.forwarded.add(port)
+
     # -- removing -------------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -270,6 +286,9 @@ class Network:
                 self.relay.wait()
             self.relay = None
         remove(self.namespaces, [self.root_link] if self.target_in_root else [])
+        if self.forwarded:
+            forward.remove([forward.table_name(self.network_id)])
+            self.forwarded.clear()
         for path in (self.state_file, self.stats_file, STATE_DIR / f"{self.network_id}.relay.log"):
             path.unlink(missing_ok=True)
         self.created = False

@@ -2,8 +2,8 @@
 network's target address.
 A URL target stays in this (root) namespace, where it already runs; the network's target link ends
 here with that address, so only a server on this machine can be reached, and it must listen on all
-addresses (0.0.0.0) or on the target address itself; one that listens on loopback only is refused in one
-line that says so. Pure apart from one bind to test locality and a look at the listening sockets.
+addresses (0.0.0.0), on the target address itself, or on loopback only: then the network forwards the
+target address to it (crest.network.forward), or, without nftables, crest says what to change. Pure apart from one bind to test locality and a look at the listening sockets.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import psutil
 
 from crest.errors import ConfigError
 from crest.load.preflight import parse_file_url, parse_url
+from crest.network import forward
 from crest.network.addresses import TARGET_ADDRESS
 
 
@@ -56,15 +57,22 @@ def on_network(url: str) -> str:
             " run the server here, or leave out --network"
         )
     only = _loopback_only(target.port)
-    if only:
+    if only and not forward.available():
         raise ConfigError(
             f"--network: the server on port {target.port} listens only on {only}, which a client subnet cannot"
-            f" reach: have it listen on 0.0.0.0 (or on {TARGET_ADDRESS}, the target address the subnets reach),"
-            " or leave out --network"
+            " reach without a forward: apt-get install -y nftables (crest then forwards the target address to"
+            f" it), or have it listen on 0.0.0.0 (or on {TARGET_ADDRESS}), or leave out --network"
         )
     parts = urlsplit(url)
     user = f"{parts.username}@" if parts.username else ""  # smb://USER@HOST/SHARE keeps its user
     return urlunsplit(parts._replace(netloc=f"{user}{TARGET_ADDRESS}:{target.port}"))
+
+
+def loopback_port(url: str) -> int | None:
+    """The port to forward to loopback for `url` (a target on this machine that listens on loopback only,
+    see crest.network.forward), else None."""
+    target = parse_file_url(url) if url.lower().startswith("smb:") else parse_url(url)
+    return target.port if _loopback_only(target.port) else None
 
 
 def _loopback_only(port: int) -> str | None:

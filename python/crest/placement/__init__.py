@@ -10,7 +10,7 @@ from crest.placement.base import Placement
 
 
 def choose(
-    *, cpus: float | None, network: NetworkSpec | None, largest: RunSpec, target_in_root: bool,
+    *, cpus: float | None, network: NetworkSpec | None, largest: RunSpec, target_urls: tuple[str, ...],
     cluster: str | None, nodes: int | None, target_node: str | None, monitor_node: str | None,
     monitor_pid: int | None, monitor_name: str | None, most_clients: int,
 ) -> Placement:  # fmt: skip
@@ -19,7 +19,8 @@ def choose(
     Args:
         cpus: --cpus; on this machine it splits the cores between target and engine (a node splits its own).
         largest: the run's largest load (its connections and clients), which sizes a client network.
-        target_in_root: a client network's target is a --target URL on this machine's namespace.
+        target_urls: the --target URLs (none when crest starts the target): a client network's target is then
+            on this machine, in its namespace.
         most_clients: the clients of the run's largest mix (every load node must get one).
     """
     if cluster is not None:
@@ -30,7 +31,7 @@ def choose(
         from crest.placement.subnets import SubnetsPlacement
 
         lines = lines_needed(largest, network.subnets, network.link_per)
-        return SubnetsPlacement(cpus, network, lines, target_in_root)
+        return SubnetsPlacement(cpus, network, lines, target_urls)
     from crest.placement.local import LocalPlacement
 
     return LocalPlacement(cpus)

@@ -26,7 +26,7 @@ from crest.network.addresses import TARGET_ADDRESS
 from crest.network.counters import LinkSampler
 from crest.network.spec import NetworkSpec
 from crest.network.topology import Network, check_capability
-from crest.network.url import on_network
+from crest.network.url import loopback_port, on_network
 from crest.placement.base import Load, Probe
 from crest.placement.local import LocalPlacement
 from crest.servers.base import ServerSettings
@@ -169,11 +169,11 @@ class SubnetsPlacement(LocalPlacement):
     """This machine's placement with the clients in a client network: the network is built before each
     run and removed after it; a target crest starts runs in the network's target namespace."""
 
-    def __init__(self, cpus: float | None, spec: NetworkSpec, lines: int, target_in_root: bool) -> None:
+    def __init__(self, cpus: float | None, spec: NetworkSpec, lines: int, target_urls: tuple[str, ...]) -> None:
         super().__init__(cpus)
         self.spec = spec
         self.lines = lines  # the most client lines (addresses) a subnet needs
-        self.target_in_root = target_in_root
+        self.target_urls = target_urls  # a --target on this machine; none: crest starts it in the target namespace
         self.network: Network | None = None
 
     def check(self) -> None:
@@ -181,7 +181,11 @@ class SubnetsPlacement(LocalPlacement):
 
     @contextmanager
     def around_run(self) -> Iterator[None]:
-        with Network(self.spec, self.lines, target_in_root=self.target_in_root) as network:
+        with Network(self.spec, self.lines, target_in_root=bool(self.target_urls)) as network:
+            for url in self.target_urls:
+                port = loopback_port(url)
+                if port is not None:
+                    network.forward_to_loopback(port)  # a server on 127.0.0.1 only: the network forwards to it
             self.network = network
             try:
                 yield

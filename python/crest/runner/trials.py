@@ -91,7 +91,8 @@ class SuiteRunner:
         self.server_roles = server_roles(request)
         self.placement = choose(
             cpus=request.cpus, network=net_spec, largest=stand_in(max(self.mixes, key=lambda m: m.connections)),
-            target_in_root=request.server is None, cluster=request.cluster, nodes=request.nodes,
+            target_urls=tuple(filter(None, (request.target, request.tls_target))) if request.server is None else (),
+            cluster=request.cluster, nodes=request.nodes,
             target_node=request.target_node, monitor_node=request.monitor_node, monitor_pid=request.monitor_pid,
             monitor_name=request.monitor_name, most_clients=max(m.clients for m in self.mixes),
         )  # fmt: skip
@@ -115,7 +116,12 @@ class SuiteRunner:
             self._validate(binding.bind_stand_in(self.request, self.manifest, self.server_roles))
             return
         self._validate(self._url_bound)  # a bad option fails before anything is sent
-        self.placement.preflight_target(partial(self._check_target, self._url_bound))
+        r, here = self.request, self._url_bound
+        if here.url != r.target:
+            # The clients reach it elsewhere (a client network's target address, which exists only once the
+            # network is built, each mix checking it from the subnets): check it here as the user gave it.
+            here = binding.bind(r, self.manifest, r.target, r.tls_target)
+        self.placement.preflight_target(partial(self._check_target, here))
 
     def _check_target(self, bound: Bound) -> None:
         """A --target accepts connections: the directory or the SMB server and its login for a file workload;
