@@ -202,7 +202,7 @@ def bench_command(
     nodes: cluster_options.Nodes = None,
     allow_unauthenticated_cluster: cluster_options.AllowUnauthenticated = False,
     loadfile: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--loadfile",
             metavar="PATH",
@@ -211,7 +211,7 @@ def bench_command(
         ),
     ] = None,
     password_file: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--password-file",
             metavar="FILE",
@@ -258,7 +258,8 @@ def bench_command(
         return bench_files(
             url, clients=conns, threads=parse_count(threads, what="--threads") if threads is not None else
             _default_threads(conns), duration_s=_duration(duration, None) or 0.0, timeout_s=parse_duration(timeout,
-            what="--timeout"), loadfile=loadfile, password_file=password_file, http_options=http_given,
+            what="--timeout"), loadfile=Path(loadfile) if loadfile else None,
+            password_file=Path(password_file) if password_file else None, http_options=http_given,
             json_output=json_output, quiet=quiet, cluster=cluster, network=network,
         )  # fmt: skip
     for option, value in (("--loadfile", loadfile), ("--password-file", password_file)):
