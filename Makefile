@@ -76,7 +76,7 @@ lint: build
 # pytest's exit code 5 means it collected no tests: that is a failure here, not a pass.
 test: lint
 	cargo test $(CARGO_ALL)
-	@rc=0; $(PY) -m pytest || rc=$$?; \
+	@rc=0; $(PY) -m pytest --durations=15 || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "no tests ran"; exit 1; fi; exit $$rc
 
 bench: build

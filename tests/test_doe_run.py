@@ -31,8 +31,8 @@ weight = 1
 [ladder]
 clients = [2]
 [timing]
-length_s = 2
-ramp_up_s = 1
+length_s = 1
+ramp_up_s = 0
 ramp_down_s = 0
 """
 

@@ -330,3 +330,17 @@ def test_a_server_on_loopback_only_is_reached_through_the_forward(tmp_path: Path
     assert _ours() == before
     tables = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True, check=True).stdout
     assert "crest-" not in tables, "the forward goes with its network"
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_a_capacity_search_probes_from_the_subnets(served: str, tmp_path: Path) -> None:
+    """crest capacity takes --network like crest run: every probe is a mix sent from the subnets."""
+    db = tmp_path / "c.db"
+    out = run_cli("capacity", f"{served}/small.txt", "--rule", "errors<1%", "--max", "2", "--confirm", "1",
+                  "--length", "2s", "--network", "subnets=2", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    with sqlite3.connect(db) as conn:
+        probes = conn.execute("SELECT connections, requests, network_json FROM mixes ORDER BY idx").fetchall()
+    assert [p[0] for p in probes] == [1, 2, 2] and all(p[1] > 0 for p in probes)
+    assert all(any(x["link"] == "subnet 1" for x in json.loads(p[2])["links"]) for p in probes)
