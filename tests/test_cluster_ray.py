@@ -28,6 +28,7 @@ import psutil
 import pytest
 
 from crest.cluster import auth
+from crest.filesets import build_manifest
 from crest.filesets.cache import cached_fileset
 from crest.servers.registry import adapter
 from support import run_cli, run_cli_in_process, start_cli, static_suite, wait_until
@@ -369,6 +370,28 @@ def test_a_capacity_search_probes_from_the_nodes(cluster: Any, builtin_url: tupl
     probes = _rows(db, "SELECT connections, requests, cluster_json FROM mixes ORDER BY idx")
     assert [p[0] for p in probes] == [1, 2, 2] and all(p[1] > 0 for p in probes)
     assert [len(json.loads(p[2])["nodes"]) for p in probes] == [1, 2, 2]  # one connection: one node
+
+
+def test_a_target_on_its_node_restarts_and_warms_up_between_mixes(cluster: Any, nginx: None, tmp_path: Path) -> None:
+    """restart_target and warm-up passes work on a cluster as on one machine: the server on node3 gets new
+    processes before mix 2, and each mix's warm-up pass requests every file once before its count begins."""
+    suite = _suite(tmp_path, [2, 3], length_s=2)
+    suite.write_text(suite.read_text().replace("[ladder]\n", '[ladder]\nrestart_target = true\nwarmup = "each"\n'))
+    db = tmp_path / "r.db"
+    out = run_cli("run", str(suite), "--cluster", cluster.address, "--server", "nginx", "--target-node", "node3",
+                  "--access-log", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    (lab1, logged1, req1), (lab2, logged2, req2) = [
+        (json.loads(lab or "{}"), logged, requests)
+        for lab, logged, requests in _rows(db, "SELECT lab_json, access_log_requests, requests FROM mixes ORDER BY idx")
+    ]
+    files = len(build_manifest("webcat-large-filemix", seed=0).files)
+    assert lab1["warmup"]["requests"] == lab2["warmup"]["requests"] == files and not lab1["warmup"]["errors"]
+    assert (logged1, logged2) == (req1, req2)  # the pass was logged before each mix's count began
+    assert "restart" not in lab1
+    before, after = lab2["restart"]["pids_before"], lab2["restart"]["pids_after"]
+    assert before and after and not set(before) & set(after), "the restart started new processes on the node"
+    _no_leftovers()
 
 
 def _node_processes(node: Any) -> list[psutil.Process]:

@@ -191,6 +191,12 @@ class TargetNode:
     def access_log_lines(self) -> int:
         return int(self._target.access_log_lines()) if self._target is not None else 0
 
+    def restart(self) -> None:
+        """Stop the provisioned target's processes and start them again, as a local restart does."""
+        if self._target is None:
+            raise MachineError("a node was told to restart a target it did not start")
+        self._target.restart()
+
     def drop_page_cache(self) -> list[Any]:
         """Empty this node's page cache (the target's files come from its disk); verdicts when not permitted."""
         from crest.host.facts import drop_page_cache

@@ -77,6 +77,13 @@ class NodeTarget:
     def access_log_lines(self) -> int:
         return int(self.remote.call("access_log_lines"))
 
+    def pids(self) -> list[int]:
+        return [int(p) for p in self.remote.call("pids")]
+
+    def restart(self) -> None:
+        """New processes on its node (same site, ports and login): a restart between mixes."""
+        self.remote.call("restart", timeout_s=PROVISION_TIMEOUT_S)
+
     def drop_page_cache(self) -> list[Verdict]:
         """Drop the page cache where the target reads its files: its node."""
         return list(self.remote.call("drop_page_cache"))

@@ -174,9 +174,6 @@ def _check_lab_options(request: RunRequest, server_roles: dict[str, str] | None)
         if request.server is None:
             raise ConfigError(f"suite {request.suite.name} restarts its target between mixes, which only a"
                               " target crest starts can do: give --server NAME (see `crest servers`)")  # fmt: skip
-        if request.cluster is not None:
-            raise ConfigError(f"suite {request.suite.name} restarts its target between mixes, which crest"
-                              " does not do on a cluster node yet: run it without --cluster")  # fmt: skip
     if ladder.warmup != "none" and (workload.specweb99 is not None or workload.is_file):
         raise ConfigError(f"suite {request.suite.name}: warmup requests every entry of the request table"
                           " once, and SPECweb99 and file workloads draw their own requests: drop warmup")  # fmt: skip
