@@ -10,6 +10,7 @@ access logs show which paths each one served).
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -23,6 +24,7 @@ import pytest
 from crest.errors import ConfigError
 from crest.filesets import build_manifest, generate
 from crest.load.runspec import RunSpec
+from crest.network import netns
 from crest.runner.table import build_table
 from crest.runner.warmup import warmup_spec
 from crest.servers.registry import adapter
@@ -198,12 +200,17 @@ def _paths(log: Path) -> set[str]:
 
 @pytest.mark.integration
 @pytest.mark.timeout(240)
-def test_servers_side_by_side_serve_only_their_classes(tmp_path: Path, fileset: Path) -> None:
+@pytest.mark.parametrize("network", [None, "subnets=2"])
+def test_servers_side_by_side_serve_only_their_classes(tmp_path: Path, fileset: Path, network: str | None) -> None:
+    """A role map on this machine, and from client subnets (both servers in the target namespace)."""
     _needs("nginx", "lighttpd")
+    if network is not None and (os.geteuid() != 0 or not netns.has_net_admin()):
+        pytest.skip("--network needs root with CAP_NET_ADMIN: run as root")
     db = tmp_path / "r.db"
     data = _suite_data(clients=[2])
     out = run_cli("run", str(_write(tmp_path, data)), "--server", "static=nginx,dynamic=lighttpd", "--access-log",
-                  "--fileset", str(fileset), "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+                  "--fileset", str(fileset), "--db", str(db), "-q", *(["--network", network] if network else []),
+                  timeout_s=WAIT_S)  # fmt: skip
     assert out.returncode == 0, out.stderr
     [(_, requests, logged, lab)] = _mixes(db)
     by_role = lab["access_log_requests_by_role"]
@@ -213,6 +220,9 @@ def test_servers_side_by_side_serve_only_their_classes(tmp_path: Path, fileset: 
     nginx_paths, lighttpd_paths = _paths(logs / "nginx" / "access.log"), _paths(logs / "lighttpd" / "access.log")
     assert nginx_paths and all(not p.startswith("/fcgi/") for p in nginx_paths)
     assert lighttpd_paths and all(p.startswith("/fcgi/") for p in lighttpd_paths)
+    if network is not None:  # each server saw the subnets' addresses, not this machine's
+        for log in (logs / "nginx" / "access.log", logs / "lighttpd" / "access.log"):
+            assert all(line.startswith("198.18.") for line in log.read_text().splitlines() if line), log
     with sqlite3.connect(db) as conn:
         config = json.loads(conn.execute("SELECT config_json FROM runs").fetchone()[0])
     assert set(config["server"]["roles"]) == {"static", "dynamic"}

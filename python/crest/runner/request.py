@@ -188,8 +188,11 @@ def _check_network_options(
     spec = parse_network(request.network)
     if request.cluster is not None:
         raise ConfigError("--network builds the client network on this machine: leave out --cluster or --network")
-    if server_roles is not None or request.role_targets:
-        raise ConfigError("--network carries one target: give one --server or --target, not a role map")
+    if request.role_targets:
+        raise ConfigError(
+            "--network reaches targets crest starts side by side (--server static=NAME,dynamic=NAME) or one --target"
+            " URL, not a map of URLs: give the role map as servers"
+        )
     for url in filter(None, (request.target, request.tls_target)):
         on_network(url)  # a target on this machine
     check_fits(stand_in(max(mixes, key=lambda m: m.connections)), spec)  # every client line its own address
