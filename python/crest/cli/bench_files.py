@@ -47,20 +47,21 @@ def bench_files(
     password = smb_password(password_file) if url.lower().startswith("smb:") else None
     if password_file is not None and password is None:
         raise ConfigError("--password-file is for smb:// targets: leave it out")
+    path = str(loadfile or DEBIAN_LOADFILE)
     spec = RunSpec(
         url=url,
         connections=clients,
         threads=min(threads, clients),
         duration_s=duration_s,
         timeout_s=timeout_s,
-        loadfile={"path": str(loadfile or DEBIAN_LOADFILE), "password": password, "cleanup": True},
+        loadfile={"path": path, "password": password, "cleanup": True},
     )
     client = LoadClient(spec, origin="bench")  # validates every setting: ConfigError before any traffic
     client.preflight()  # the directory, the loadfile, the share and the logon, before the clock starts
     if not json_output:
         print(
             f"Running {format_seconds(duration_s)} test @ {url}\n"
-            f"  {clients} client{'s' if clients != 1 else ''} replaying {spec.loadfile['path']}"  # type: ignore[index]
+            f"  {clients} client{'s' if clients != 1 else ''} replaying {path}"
             " (dbench's loadfile; each client in its own clients/client<N> tree, removed at the end)",
             flush=True,
         )
