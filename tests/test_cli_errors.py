@@ -128,3 +128,11 @@ def test_serve_port_in_use(silent_listener: SilentListener, docroot: Path) -> No
     assert result.returncode == 2
     assert_one_error_line(result.stderr, f"127.0.0.1:{port}")
     assert result.stdout == ""
+
+
+def test_the_specweb99_suite_is_run_by_its_own_command() -> None:
+    """crest run would run its mixes without the kit's harness and judge them all INVALID: it points to
+    crest specweb99 instead, before anything starts."""
+    result = run_cli_in_process("run", "specweb99", "--server", "builtin", "--profile", "quick")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "needs the kit's harness around each iteration: run it with crest specweb99 --connections N" in result.stderr

@@ -146,6 +146,14 @@ def run_command(
             options = _server_options(server_opt or [])
             target, role_targets = _role_targets(target)
             members = load_group(suite) or [(load_suite(suite), {})]
+            for member, _ in members:
+                if member.workload.specweb99 is not None:
+                    # Without the kit's harness (validation, Reset, the POST-log check) the mixes run but every
+                    # iteration would be judged INVALID for what only the harness does.
+                    raise ConfigError(
+                        f"suite {member.name} is SPECweb99, which needs the kit's harness around each iteration:"
+                        " run it with crest specweb99 --connections N --server NAME (or --target URL)"
+                    )
             base = RunRequest(
                 suite=members[0][0],  # each member's own suite replaces it
                 access_log=access_log,
