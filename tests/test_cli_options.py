@@ -23,9 +23,6 @@ LACKS = {
     ("specweb99", "--http"): "SPECweb99's conformance is a per-connection bit rate over HTTP/1.1 keep-alive; over"
     " HTTP/2 or HTTP/3 the streams share a connection, which the kit does not define",
     ("specweb99", "--streams"): "as --http: the kit defines no streams",
-    **{("specweb99", o): "not yet: the kit's harness (validation, Reset, Fetch, the POST log) talks to the target"
-       " from this machine, not from where the clients are" for o in ("--cluster", "--nodes", "--target-node",
-                                                                      "--allow-unauthenticated-cluster", "--network")},
 }  # fmt: skip
 
 

@@ -7,18 +7,21 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
 import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from ipaddress import IPv4Address
 from pathlib import Path
 
 import pytest
 
 from crest.analysis.specweb99 import specweb99_result
 from crest.filesets.cache import cached_fileset
+from crest.network import addresses, netns
 from crest.servers import BuiltinServer, ServeSpec
 from crest.store import Store
 from support import run_cli, run_cli_in_process
@@ -27,6 +30,7 @@ pytestmark = pytest.mark.integration
 
 CONNECTIONS = 20
 RUN_TIMEOUT_S = 280
+SEEN: set[str] = set()  # the addresses the faulty proxy was asked from
 _TAG = re.compile(rb'(<!WEB99CAD><IMG SRC="/file_set/)dir\d{5}/class\d_\d("><!/WEB99CAD>)')
 
 
@@ -111,12 +115,14 @@ class _Faulty(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
+        SEEN.add(self.client_address[0])
         if "command/Reset" in self.path:
             with _Faulty.lock:
                 type(self).resets += 1
         self._forward("GET", None)
 
     def do_POST(self) -> None:
+        SEEN.add(self.client_address[0])
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         with _Faulty.lock:
             type(self).posts += 1
@@ -188,6 +194,22 @@ def test_a_target_that_drops_the_ad_substitution_fails_validation_before_any_loa
     assert started.endswith("validating the target (the kit's checks of each kind of request), then the load")
     assert error.startswith("crest: error: SPECweb99 operational validation failed: custom-ad GET:"), result.stderr
     assert "tags name dir00000/class0_0, not Ad_id" in error
+
+
+@pytest.mark.parametrize("faulty_target", [0], indirect=True)
+def test_the_harness_talks_to_the_target_from_the_client_subnets(faulty_target: str, tmp_path: Path) -> None:
+    """With --network the kit's harness (here its operational validation) asks from where the clients stand:
+    the proxy on 127.0.0.1 (reached through the network's forward) sees only the network's addresses."""
+    if os.geteuid() != 0 or not netns.has_net_admin() or shutil.which("nft") is None:
+        pytest.skip("--network needs root with CAP_NET_ADMIN and nftables: apt-get install -y nftables")
+    SEEN.clear()
+    result = run_cli(
+        "specweb99", "--connections", str(CONNECTIONS), "--target", faulty_target, "--profile", "quick",
+        "--network", "subnets=1", "--db", str(tmp_path / "lab.db"),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stdout
+    assert "SPECweb99 operational validation failed: custom-ad GET:" in result.stderr.splitlines()[-1]
+    assert SEEN and all(IPv4Address(ip) in addresses.RANGE for ip in SEEN), SEEN  # subnet 1's own address
 
 
 @pytest.mark.timeout(RUN_TIMEOUT_S)

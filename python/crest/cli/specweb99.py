@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from crest.cli import EXIT_INTERRUPTED, EXIT_OK, engine_options, target_options
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, target_options
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
 from crest.units import format_span, parse_count, parse_duration, parse_share
@@ -73,6 +73,11 @@ def specweb99_command(
     timeout: target_options.Timeout = "10s",
     db: Annotated[Path, typer.Option("--db", metavar="PATH", help="Results store (SQLite).")] = DEFAULT_PATH,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No line per iteration.")] = False,
+    cluster: cluster_options.Cluster = None,
+    nodes: cluster_options.Nodes = None,
+    allow_unauthenticated_cluster: cluster_options.AllowUnauthenticated = False,
+    target_node: cluster_options.TargetNode = None,
+    network: Annotated[str | None, typer.Option("--network", metavar="SPEC", help=cluster_options.NETWORK_HELP)] = None,
     nap: engine_options.Nap = True,
 ) -> int:
     """Run SPECweb99 against a target: validation, iterations, the POST-log check, VALID or INVALID.
@@ -126,6 +131,10 @@ def specweb99_command(
         insecure=insecure,
         timeout_s=parse_duration(timeout, what="--timeout"),
         nap=nap,
+        cluster=cluster,
+        nodes=cluster_options.count(nodes, "--nodes"),
+        target_node=target_node,
+        network=network,
     )
     harness = Harness(
         spec, maxload=count, dirs=specweb99_directories(count), conforming_length=spec.conforming_length()

@@ -304,8 +304,8 @@ class SuiteRunner:
         self.on_event(Event("run-started", trial.run_id, trial.repeat_index, mixes=len(self.mixes)))
         try:
             with self.placement.loading():
-                if self.hooks is not None:
-                    self.hooks.target_ready(trial.bound.url or "")
+                if self.hooks is not None:  # the harness talks to the target from where the clients stand
+                    self.placement.from_clients(partial(self.hooks.target_ready, trial.bound.url or ""))
                 self._execute_mixes(store, trial, mixes)
         except KeyboardInterrupt:
             # Ctrl-C outside a mix's load (a preflight, storing a mix): still interrupted, not "running".
@@ -340,7 +340,7 @@ class SuiteRunner:
                 self._end(store, trial, "failed", f"before mix {mix.index}: {exc}", exc)
                 raise
             if self.hooks is not None:
-                self.hooks.before_mix(mix)
+                self.placement.from_clients(partial(self.hooks.before_mix, mix))
             progress = partial(self._progress, trial, mix)
             try:
                 record = measure.measure(mix, spec, load, lab, progress)
@@ -350,7 +350,7 @@ class SuiteRunner:
             except LoadFailed as failed:
                 raise self._end(store, trial, "failed", f"mix {mix.index}: {failed.cause}", failed.cause) from None
             if self.hooks is not None:
-                self.hooks.after_mix(mix, record)
+                self.placement.from_clients(partial(self.hooks.after_mix, mix, record))
             try:
                 store.add_mix(trial.run_id, record)
             except DiskFullError as exc:
