@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from crest.cli.main import main
-from crest.cli.run import _server_options
+from crest.cli.target_options import server_options
 from crest.errors import ConfigError
 from crest.experiment.design import load_design, plan_design
 from crest.experiment.plan import combinations, configure, plan, plan_runs
@@ -105,11 +105,11 @@ def test_a_server_option_named_like_a_factor_is_refused() -> None:
 
 
 def test_server_opt_values_split_on_commas_and_an_escaped_comma_stays() -> None:
-    assert _server_options(["MaxRequestWorkers=150,400", "open_file_cache=max=10\\,inactive=60s"]) == {
+    assert server_options(["MaxRequestWorkers=150,400", "open_file_cache=max=10\\,inactive=60s"]) == {
         "MaxRequestWorkers": ["150", "400"],
         "open_file_cache": ["max=10,inactive=60s"],
     }
-    assert _server_options([" K = 1 , 2 "]) == {"K": ["1", "2"]}
+    assert server_options([" K = 1 , 2 "]) == {"K": ["1", "2"]}
 
 
 @pytest.mark.parametrize(
@@ -246,10 +246,10 @@ def test_design_http_factor_takes_http3(tmp_path: Path) -> None:
 
 
 def test_run_http_versions_are_configurations(tmp_path: Path) -> None:
-    from crest.cli.run import _protocol_axes
+    from crest.cli.target_options import protocol_axes
     from crest.suite import load_suite
 
-    axes = _protocol_axes("1.1,2", "10")
+    axes = protocol_axes("1.1,2", "10")
     assert axes == {"http": ["1.1", "2"], "streams": [10]}
     base = RunRequest(suite=load_suite("zeus-cached"), target="http://127.0.0.1:1", store_path=tmp_path / "r.db")
     p = plan_runs(base, [(base.suite, {})], axes)
@@ -258,12 +258,12 @@ def test_run_http_versions_are_configurations(tmp_path: Path) -> None:
 
 
 def test_run_compares_http3_with_streams(tmp_path: Path) -> None:
-    from crest.cli.run import _protocol_axes
+    from crest.cli.target_options import protocol_axes
     from crest.suite import load_suite
 
-    axes = _protocol_axes("1.1,2,3", "10")
+    axes = protocol_axes("1.1,2,3", "10")
     assert axes == {"http": ["1.1", "2", "3"], "streams": [10]}
-    assert _protocol_axes("3", "4") == {"http": ["3"], "streams": [4]}  # --streams needs 2 or 3, and 3 is one
+    assert protocol_axes("3", "4") == {"http": ["3"], "streams": [4]}  # --streams needs 2 or 3, and 3 is one
     base = RunRequest(suite=load_suite("zeus-cached"), target="https://127.0.0.1:1", store_path=tmp_path / "r.db")
     p = plan_runs(base, [(base.suite, {})], axes)
     protocols = [(c.request.suite.workload.http_version, c.request.suite.workload.streams) for c in p.configurations]

@@ -174,7 +174,7 @@ def capacity_command(
         base_target = target
         run_profile = profile
     request = RunRequest(
-        suite=target_options.with_protocol(the_suite, http, streams),
+        suite=target_options.with_protocol(the_suite, http, streams, "capacity"),
         target=base_target,
         **target_options.one_configuration(
             "capacity", server=server, cpus=cpus, memory=memory, server_opt=server_opt, access_log=access_log

@@ -22,20 +22,17 @@ from crest.cli.runs import show_command
 from crest.errors import ConfigError, PeerError, TargetError
 from crest.experiment.plan import Plan, execute, plan_runs
 from crest.load.preflight import parse_url
-from crest.load.runspec import HTTP_VERSIONS
 from crest.runner.trials import Event, RunInterrupted, RunRequest, SuiteRunner
 from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
 from crest.servers.registry import adapter as server_adapter
 from crest.store import DEFAULT_PATH, Store
 from crest.suite import PROFILES, load_group, load_suite
-from crest.suite.models import STREAM_VERSIONS
 from crest.suite.roles import format_role_map, is_role_map, parse_role_map
 from crest.units import (
     format_bytes,
     format_latency_us,
     format_span,
-    parse_count,
     parse_duration,
     parse_size,
     parse_values,
@@ -143,7 +140,7 @@ def run_command(
             if profile not in PROFILES:
                 raise ConfigError(f"invalid --profile {profile!r}: use one of {', '.join(PROFILES)}")
             axes = _axes(server, target, cpus, memory)
-            options = _server_options(server_opt or [])
+            options = target_options.server_options(server_opt or [])
             target, role_targets = _role_targets(target)
             members = load_group(suite) or [(load_suite(suite), {})]
             for member, _ in members:
@@ -181,7 +178,7 @@ def run_command(
             )
             if network and len(network) > 1:
                 axes["network"] = list(network)  # each a configuration of its own, like --server a,b
-            axes.update(_protocol_axes(http, streams))
+            axes.update(target_options.protocol_axes(http, streams))
             plan = plan_runs(base, members, {**axes, **options}, options=list(options))
             experiment = plan.experiment
             run_ids = execute(
@@ -242,25 +239,6 @@ def _role_targets(target: str | None) -> tuple[str | None, dict[str, str]]:
     return next(iter(roles.values())), roles
 
 
-def _protocol_axes(http: str | None, streams: str | None) -> dict[str, list[Any]]:
-    """--http (one version, or several to compare) and --streams, as the factors http and streams."""
-    axes: dict[str, list[Any]] = {}
-    if http is not None:
-        versions = parse_values(http, what="--http", example="1.1,2")
-        for v in versions:
-            if v not in HTTP_VERSIONS:
-                raise ConfigError(f"invalid --http {v!r}: expected 1.0, 1.1, 2 or 3 (several: 1.1,2)")
-        axes["http"] = versions
-    if streams is not None:
-        n = parse_count(streams, what="--streams")
-        if not set(STREAM_VERSIONS) & set(axes.get("http", STREAM_VERSIONS)):
-            raise ConfigError(
-                f"--streams {n} needs HTTP/2 or HTTP/3: add --http 2 or 3 (or a suite with http_version 2 or 3)"
-            )
-        axes["streams"] = [n]
-    return axes
-
-
 def _axes(server: str | None, target: str | None, cpus: str | None, memory: str | None) -> dict[str, list[Any]]:
     """The value lists of --server, --cpus and --memory that were given: the planner combines them."""
     if server is not None and is_role_map(server):
@@ -289,25 +267,6 @@ def _axes(server: str | None, target: str | None, cpus: str | None, memory: str 
             parse_size(m, what="--memory")
         axes["memory"] = values  # stored as written (256M); the planner turns each into bytes
     return axes
-
-
-def _server_options(pairs: list[str]) -> dict[str, list[str]]:
-    """KEY=V1,V2,… per --server-opt: each KEY's values (several sweep it, like --cpus). A comma inside
-    a value is written \\, (e.g. KEY='a\\,b' is the one value a,b)."""
-    options: dict[str, list[str]] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip()
-        if not sep or not key or not value.strip():
-            raise ConfigError(f"--server-opt {pair!r}: give KEY=VALUE, e.g. --server-opt worker_connections=4096")
-        if key in options:
-            raise ConfigError(
-                f"--server-opt {key} is given twice: give its values once, comma-separated, e.g. {key}=150,400"
-            )
-        options[key] = parse_values(
-            value, what=f"--server-opt {key}", example=f"{key}=150,400", hint=" (a comma inside a value is written \\,)"
-        )
-    return options
 
 
 class Progress:

@@ -98,13 +98,56 @@ def one_value(text: str | None, option: str, command: str, *, example: str) -> s
     """
     if text is None or "=" in text:
         return text  # a role map (ROLE=NAME,...) is one configuration; the runner judges it
-    values = parse_values(text, what=option, example=example)
-    if len(values) > 1:
-        raise ConfigError(
-            f"{option} {text}: crest {command} measures one configuration, so give one value"
-            f" (e.g. {option} {values[0]}); crest run {option} {text} compares several"
+    return _one(parse_values(text, what=option, example=example), option, command)
+
+
+def server_options(pairs: list[str]) -> dict[str, list[str]]:
+    """KEY=V1,V2,… per --server-opt: each KEY's values (several sweep it in crest run, like --cpus). A comma
+    inside a value is written \\, (e.g. KEY='a\\,b' is the one value a,b).
+
+    Raises:
+        ConfigError: a pair that is not KEY=VALUE, or a KEY given twice.
+    """
+    options: dict[str, list[str]] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key or not value.strip():
+            raise ConfigError(f"--server-opt {pair!r}: give KEY=VALUE, e.g. --server-opt worker_connections=4096")
+        if key in options:
+            raise ConfigError(
+                f"--server-opt {key} is given twice: give its values once, comma-separated, e.g. {key}=150,400"
+            )
+        options[key] = parse_values(
+            value, what=f"--server-opt {key}", example=f"{key}=150,400", hint=" (a comma inside a value is written \\,)"
         )
-    return values[0]
+    return options
+
+
+def protocol_axes(http: str | None, streams: str | None) -> dict[str, list[Any]]:
+    """--http (one version, or several to compare) and --streams, as the factors http and streams.
+
+    Raises:
+        ConfigError: an unknown version, or streams that none of the versions has.
+    """
+    from crest.load.runspec import HTTP_VERSIONS
+    from crest.suite.models import STREAM_VERSIONS
+
+    axes: dict[str, list[Any]] = {}
+    if http is not None:
+        versions = parse_values(http, what="--http", example="1.1,2")
+        for v in versions:
+            if v not in HTTP_VERSIONS:
+                raise ConfigError(f"invalid --http {v!r}: expected 1.0, 1.1, 2 or 3 (several: 1.1,2)")
+        axes["http"] = versions
+    if streams is not None:
+        n = parse_count(streams, what="--streams")
+        if not set(STREAM_VERSIONS) & set(axes.get("http", STREAM_VERSIONS)):
+            raise ConfigError(
+                f"--streams {n} needs HTTP/2 or HTTP/3: add --http 2 or 3 (or a suite with http_version 2 or 3)"
+            )
+        axes["streams"] = [n]
+    return axes
 
 
 def one_configuration(
@@ -122,17 +165,9 @@ def one_configuration(
     name = one_value(server, "--server", command, example="nginx")
     cpu = one_value(cpus, "--cpus", command, example="1")
     size = one_value(memory, "--memory", command, example="256M")
-    options: dict[str, str] = {}
-    for pair in server_opt or []:
-        key, sep, value = pair.partition("=")
-        key = key.strip()
-        if not sep or not key or not value.strip():
-            raise ConfigError(f"--server-opt {pair!r}: give KEY=VALUE, e.g. --server-opt workers=2")
-        if key in options:
-            raise ConfigError(f"--server-opt {key} is given twice: give it once")
-        one = one_value(value, f"--server-opt {key}", command, example=f"{key}=2")
-        assert one is not None
-        options[key] = one
+    options = {
+        key: _one(values, f"--server-opt {key}", command) for key, values in server_options(server_opt or []).items()
+    }
     return {
         "server": name,
         "cpus": None if cpu is None else cpu_split.share(cpu).cpus,
@@ -143,21 +178,30 @@ def one_configuration(
     }
 
 
-def with_protocol(suite: Suite, http: str | None, streams: str | None) -> Suite:
-    """The suite speaking --http and --streams (one version: a search or a test measures one).
+def with_protocol(suite: Suite, http: str | None, streams: str | None, command: str) -> Suite:
+    """The suite speaking --http and --streams (one version: `command` measures one configuration).
 
     Raises:
         ConfigError: an unknown version, several, or streams without HTTP/2 or HTTP/3.
     """
-    from crest.load.runspec import HTTP_VERSIONS
     from crest.suite.models import STREAM_VERSIONS
 
-    if http is None and streams is None:
+    axes = protocol_axes(http, streams)
+    if not axes:
         return suite
-    version = one_value(http, "--http", "this command", example="2")
-    if version is not None and version not in HTTP_VERSIONS:
-        raise ConfigError(f"invalid --http {version!r}: expected 1.0, 1.1, 2 or 3")
-    n = None if streams is None else parse_count(streams, what="--streams")
+    version = _one(axes["http"], "--http", command) if "http" in axes else None
+    n = axes["streams"][0] if "streams" in axes else None
     if n is not None and (version or suite.workload.http_version) not in STREAM_VERSIONS:
         raise ConfigError(f"--streams {n} needs HTTP/2 or HTTP/3: add --http 2 or 3")
     return suite.with_protocol(version, n)
+
+
+def _one(values: list[str], option: str, command: str) -> str:
+    """The one value of a list `crest run` would compare, refused in one line when there are several."""
+    if len(values) > 1:
+        given = ",".join(values)
+        raise ConfigError(
+            f"{option} {given}: crest {command} measures one configuration, so give one value"
+            f" (e.g. {option} {values[0]}); crest run {option} {given} compares several"
+        )
+    return values[0]

@@ -15,12 +15,11 @@ from typing import Any
 
 import psutil
 
-from crest.errors import ConfigError, MachineError, TargetError
+from crest.errors import ConfigError, MachineError
 from crest.host.monitor import Monitor
 from crest.load import fanout
 from crest.load.client import LoadClient
 from crest.load.runspec import RunSpec
-from crest.secrets import Secret
 
 # A target on a cluster node gets its fileset from that node's own cache (TargetNode.provision), so the
 # driver does not build one it would not serve; a --fileset DIR is passed as is (it must exist there).
@@ -93,18 +92,6 @@ class LoadNode:
             self._run.cancel()
 
 
-def _login_password(target: Any) -> Secret | None:
-    """The login a file server made for its clients (Samba's), as a Secret: it crosses the authenticated
-    cluster to the driver, which hands it to the load nodes the same way (crest.runner.binding)."""
-    secret = getattr(target, "secret_file", None)
-    if not secret:
-        return None
-    try:
-        return Secret(Path(secret).read_text().strip())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TargetError(f"cannot read the file server's password file {secret} on its node: {exc}") from None
-
-
 class TargetNode:
     """The target's side on its node: a server provisioned through its adapter, or a watch on
     processes crest did not start; the per-mix monitor runs here, beside them."""
@@ -158,7 +145,8 @@ class TargetNode:
         quota = target.settings.cpu_quota
         self._cores = quota.cpus if quota is not None else (len(target.settings.cpus) or node_cpus())
         return {"url": target.url, "tls_url": target.tls_url, "h2c_url": target.h2c_url, "metadata": target.metadata(),
-                "access_log_flush_s": target.access_log_flush_s, "password": _login_password(target)}  # fmt: skip
+                # A file server's login (Samba's) crosses the authenticated cluster as a Secret.
+                "access_log_flush_s": target.access_log_flush_s, "password": target.login_password()}  # fmt: skip
 
     def watch(self, pid: int | None, name: str | None) -> dict[str, Any]:
         """Watch an external target: a pid (and its children) or every process of a name."""

@@ -68,11 +68,13 @@ class NodeTarget:
         self._metadata: dict[str, Any] = {**info["metadata"], "node_id": node.node_id, "node_ip": node.ip,
                                           "node_names": list(node.resources)}  # fmt: skip
         self.access_log_flush_s: float = float(info["access_log_flush_s"])
-        # A file server's login (a Secret), read on its node: the binding takes it as it reads a local one's file.
-        self.login_password: Secret | None = info.get("password")
+        self._password: Secret | None = info.get("password")  # a file server's login, read on its node
 
     def metadata(self) -> dict[str, Any]:
         return dict(self._metadata)
+
+    def login_password(self) -> Secret | None:
+        return self._password
 
     def access_log_lines(self) -> int:
         return int(self.remote.call("access_log_lines"))

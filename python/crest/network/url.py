@@ -3,7 +3,8 @@ network's target address.
 A URL target stays in this (root) namespace, where it already runs; the network's target link ends
 here with that address, so only a server on this machine can be reached, and it must listen on all
 addresses (0.0.0.0), on the target address itself, or on loopback only: then the network forwards the
-target address to it (crest.network.forward), or, without nftables, crest says what to change. Pure apart from one bind to test locality and a look at the listening sockets.
+target address to it (crest.network.forward), or, without nftables, crest says what to change. Pure apart
+from one bind to test locality and a look at the listening sockets.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psutil
 
 from crest.errors import ConfigError
-from crest.load.preflight import parse_file_url, parse_url
+from crest.load.preflight import TargetUrl, parse_file_url, parse_url
 from crest.network import forward
 from crest.network.addresses import TARGET_ADDRESS
 
@@ -46,7 +47,7 @@ def on_network(url: str) -> str:
             f"--network: {url!r} is this machine's directory, which no client network reaches: give the share as"
             " smb://USER@HOST/SHARE (or --server samba), or leave out --network"
         )
-    target = parse_file_url(url) if url.lower().startswith("smb:") else parse_url(url)
+    target = _parse(url)
     if target.scheme not in ("http", "https", "smb"):
         raise ConfigError(
             f"--network carries HTTP and SMB: {url!r} is {target.scheme}://; give an http(s):// or smb:// URL"
@@ -71,8 +72,13 @@ def on_network(url: str) -> str:
 def loopback_port(url: str) -> int | None:
     """The port to forward to loopback for `url` (a target on this machine that listens on loopback only,
     see crest.network.forward), else None."""
-    target = parse_file_url(url) if url.lower().startswith("smb:") else parse_url(url)
-    return target.port if _loopback_only(target.port) else None
+    port = _parse(url).port
+    return port if _loopback_only(port) else None
+
+
+def _parse(url: str) -> TargetUrl:
+    """An http(s) URL or an SMB share's, checked as the load would check it."""
+    return parse_file_url(url) if url.lower().startswith("smb:") else parse_url(url)
 
 
 def _loopback_only(port: int) -> str | None:

@@ -7,10 +7,9 @@ Owns reading the suite's manifest and building the tables from it; never starts,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from crest.errors import ConfigError, TargetError
+from crest.errors import ConfigError
 from crest.filesets import Manifest, build_manifest, load_manifest
 from crest.runner.request import RunRequest, fileset_connections
 from crest.runner.table import RequestTable, build_table
@@ -97,8 +96,8 @@ def bind_stand_in(request: RunRequest, found: Manifest | None, roles: dict[str, 
 def bind_started(request: RunRequest, found: Manifest | None, target: Any) -> Bound:
     """A binding to a target crest started: HTTP/2 in cleartext goes where the server takes h2c by prior
     knowledge (a port of its own for nginx); HTTP/3 is always encrypted, so every class goes to the TLS
-    port (QUIC on its UDP twin). A file server crest started made its own login: its password is read
-    here, never stored.
+    port (QUIC on its UDP twin). A file server crest started made its own login: the target gives its
+    password (`login_password`, read where the target runs), which is never stored.
 
     Raises:
         TargetError: the password file cannot be read.
@@ -106,11 +105,5 @@ def bind_started(request: RunRequest, found: Manifest | None, target: Any) -> Bo
     http3 = request.suite.workload.over_quic
     plain = target.tls_url if http3 and target.tls_url else (target.h2c_url or target.url)
     role_urls = target.role_urls() if hasattr(target, "role_urls") else None  # a TargetGroup
-    secret = getattr(target, "secret_file", None)
-    try:
-        # A target on a cluster node read its file there (crest.cluster.target.NodeTarget).
-        password = getattr(target, "login_password", None) or (Secret(Path(secret).read_text().strip()) if secret
-                                                                  else None)  # fmt: skip
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TargetError(f"cannot read the file server's password file {secret}: {exc}") from None
+    password = target.login_password()  # a file server's login, wherever it runs; never stored
     return bind(request, found, plain, target.tls_url, role_urls, insecure=True, password=password)

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 from crest.errors import ConfigError, MachineError, TargetError
 from crest.network.netns import call_in
+from crest.secrets import Secret
 from crest.servers.cgroup import Cgroup
 from crest.servers.cpus import CpuQuota
 from crest.servers.process import LOG_TAIL_LINES, Processes, wait_until
@@ -535,6 +536,20 @@ class Target:
     def secret_file(self) -> Path | None:
         """The file holding the login's password (mode 0600), on targets with a login; None otherwise."""
         return self.login.secret_file if self.login is not None else None
+
+    def login_password(self) -> Secret | None:
+        """The login's password, read from its file (a file server's; None for others).
+
+        Raises:
+            TargetError: the file cannot be read.
+        """
+        secret = self.secret_file
+        if secret is None:
+            return None
+        try:
+            return Secret(secret.read_text().strip())
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TargetError(f"cannot read the file server's password file {secret}: {exc}") from None
 
     @property
     def tls_url(self) -> str | None:

@@ -55,6 +55,9 @@ class TargetGroup:
     def secret_file(self) -> Path | None:
         return None  # file servers serve file suites alone: never part of a group
 
+    def login_password(self) -> None:
+        return None
+
     @property
     def keep_logs(self) -> Path | None:
         return self.primary.keep_logs
