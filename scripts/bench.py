@@ -707,7 +707,7 @@ def bench_http3(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, st
             )
         commands.append(f"taskset -c {TARGET_CPU} crest serve --docroot DIR --tls-port PORT --http3 --threads 1")
         if caddy is not None:
-            commands.append(f"GOMAXPROCS=1 taskset -c {TARGET_CPU} caddy run (protocols h1 h2 h3, file_server)")
+            commands.append(f"GOMAXPROCS=1 taskset -c {TARGET_CPU} caddy run   # protocols h1 h2 h3, file_server")
         # Memory at HTTP/2's goal shape (1,000 connections × 100 streams) over HTTP/3, on the built-in target.
         flags3 = ["--http", "3", "--streams", str(H2_MEMORY_STREAMS), "--insecure", "--timeout", "10s"]
         big = crest(f"https://127.0.0.1:{tls_port}/1k.html", H2_MEMORY_CONNS, *flags3)
@@ -772,7 +772,7 @@ def write_h3_section(rows, commands, notes) -> None:
             "",
             "Commands (URL: the 1 KB file on the target's TLS port, QUIC on its UDP twin):",
             "",
-            "```",
+            "```sh",  # tests/test_docs_examples.py checks the commands of sh blocks
             *commands,
             "```",
             "",
@@ -828,7 +828,7 @@ def main() -> None:
     commands += [
         f"taskset -c {CLIENT_CPU} {' '.join(Path(a).name if a == CREST else a for a in STARTUP_HELP)}",
         f"taskset -c {CLIENT_CPU} {' '.join(Path(a).name if a == CREST else a for a in STARTUP_BENCH)} URL"
-        "  (URL: a socket that accepts and never answers)",
+        "   # URL: a socket that accepts and never answers",
     ]
     with tempfile.TemporaryDirectory(prefix="crest-bench-") as tmp:
         work, docroot = make_docroot(Path(tmp))
@@ -994,7 +994,7 @@ def main() -> None:
         )
         commands += [
             f"taskset -c {TARGET_CPU} crest serve --docroot DIR --threads 1",
-            f"taskset -c {TARGET_CPU} nginx (worker_processes 1, access_log off)",
+            f"taskset -c {TARGET_CPU} nginx   # worker_processes 1, access_log off",
         ]
         h2 = bench_http2(work, docroot)
         h3 = bench_http3(work, docroot)
@@ -1044,7 +1044,7 @@ def write_doc(rows, commands) -> None:
         "",
         "Commands (URL is the 1 KB file on the pinned target):",
         "",
-        "```",
+        "```sh",  # tests/test_docs_examples.py checks the commands of sh blocks
         *commands,
         "```",
         "",
@@ -1103,7 +1103,7 @@ def write_h2_section(rows, commands, notes) -> None:
             "",
             "Commands (H2C_URL and H2_URL: the 1 KB file on nginx's h2c and TLS h2 ports):",
             "",
-            "```",
+            "```sh",  # tests/test_docs_examples.py checks the commands of sh blocks
             *commands,
             "```",
             "",
