@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import signal
 import sqlite3
 import struct
@@ -20,6 +21,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.resources import files
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ import pytest
 from crest.cluster import auth
 from crest.filesets import build_manifest
 from crest.filesets.cache import cached_fileset
+from crest.network import addresses
 from crest.servers.registry import adapter
 from support import run_cli, run_cli_in_process, start_cli, static_suite, wait_until
 
@@ -151,10 +154,16 @@ def _histogram_counts(b64: str) -> dict[int, int]:
     return counts
 
 
-def test_a_cluster_mix_is_the_exact_union_of_its_nodes(cluster: Any, nginx: None, tmp_path: Path) -> None:
+def test_a_cluster_mix_is_the_exact_union_of_its_nodes_each_with_its_own_subnets(
+    cluster: Any, nginx: None, tmp_path: Path
+) -> None:
+    """Nested placement: two load nodes each send from two client subnets of their own (blocks 1-2 and
+    3-4 of 198.18.0.0/15) to nginx on the third node; nginx's log, brought back from its node, shows all
+    four subnets, and the merged counts equal it."""
     db = tmp_path / "r.db"
     out = run_cli("run", str(_suite(tmp_path, [2, 5])), "--cluster", cluster.address, "--server", "nginx",
-                  "--target-node", "node3", "--access-log", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+                  "--target-node", "node3", "--access-log", "--network", "subnets=2,subnet-link=200mbit",
+                  "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
     assert out.returncode == 0, out.stderr
     runs = _rows(db, "SELECT status, config_json FROM runs")
     assert [r[0] for r in runs] == ["complete"]
@@ -182,11 +191,27 @@ def test_a_cluster_mix_is_the_exact_union_of_its_nodes(cluster: Any, nginx: None
         assert monitor["target"]["cpu_user_s"] + monitor["target"]["cpu_system_s"] > 0  # sampled on node3
         assert "busiest_node" in monitor["engine"]
         assert {n["names"][0] for n in nodes} == {"node1", "node2"}  # as the user names them
+        for n in nodes:  # each node's clients dealt over its own subnets
+            assert sum(s["clients"] for s in n["subnets"]) == n["clients"]
+            assert sum(s["requests"] for s in n["subnets"]) == n["requests"]
+    network = json.loads(_rows(db, "SELECT network_json FROM mixes WHERE idx = 1")[0][0])
+    up = {x["link"]: x["bytes"] for x in network["links"] if x["scope"] == "subnet" and x["direction"] == "up"}
+    assert set(up) == {f"node{i} subnet {k}" for i in (1, 2) for k in (1, 2)} and all(up.values()), up
+    assert network["tcp"]["clients"]["out_segs"] > 0
     assert server["node_names"] == ["node3"]
     (run_id,) = _rows(db, "SELECT id FROM runs")[0]
+    logs = list((db.parent / "logs" / run_id).rglob("access*.log"))
+    seen = {m.group(1) for log in logs for m in re.finditer(r"^(\S+) ", log.read_text(), re.M)}
+    blocks = {k for k in range(1, 5) for ip in seen if IPv4Address(ip) in addresses.block(k)}
+    assert blocks == {1, 2, 3, 4} and all(IPv4Address(ip) in addresses.RANGE for ip in seen), seen
+    assert sum(len(log.read_text().splitlines()) for log in logs) == sum(m[2] for m in mixes)
     shown = run_cli_in_process("show", run_id, "--db", str(db)).stdout
-    assert "on node node3 (" in shown and "  setup     nginx on node3\n" in shown and node3[:8] not in shown
+    assert "on node node3 (" in shown and node3[:8] not in shown
+    assert "  setup     nginx on node3 network=subnets=2,subnet-link=200mbit\n" in shown
+    assert "node1 subnet 1" in shown and re.search(r"limit +node[12]'s subnet [12]'s link \(200 Mbit/s", shown)
     _no_leftovers()
+    netns = os.listdir("/run/netns") if os.path.isdir("/run/netns") else []
+    assert not [n for n in netns if n.startswith("crest-")], "each node removed its network"
 
 
 @pytest.fixture(scope="module")
@@ -234,10 +259,11 @@ def test_a_client_without_the_token_is_refused(cluster: Any, builtin_url: tuple[
 
 
 def test_merged_histogram_is_the_sum_of_the_nodes_histograms(cluster: Any, builtin_url: tuple[str, int]) -> None:
-    """`crest bench --cluster --json` keeps each node's own histogram: bucket by bucket, the merge is their sum."""
+    """`crest bench --cluster --json` keeps each node's own histogram: bucket by bucket, the merge is their sum;
+    with each node sending from two subnets of its own through its own delay line (nested placement)."""
     url = builtin_url[0] + "/webcat/6K.html"
     out = run_cli("bench", url, "-c", "4", "-d", "2s", "--cluster", cluster.address, "--nodes", "2",
-                  "--json", timeout_s=WAIT_S)  # fmt: skip
+                  "--network", "subnets=2,rtt=20ms", "--json", timeout_s=WAIT_S)  # fmt: skip
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     jsonschema.validate(report, json.loads(files("crest").joinpath("schemas/bench.schema.json").read_text()))
@@ -249,6 +275,10 @@ def test_merged_histogram_is_the_sum_of_the_nodes_histograms(cluster: Any, built
             total[index] = total.get(index, 0) + count
     assert _histogram_counts(report["histogram_b64"]) == total
     assert sum(total.values()) == report["requests"] == sum(n["requests"] for n in nodes) > 0
+    assert report["latency_us"]["p50"] >= 20_000  # each node's delay line added its round trip
+    up = {x["link"]: x["bytes"] for x in report["network"]["links"] if x["scope"] == "subnet" and x["direction"] == "up"}
+    assert len(up) == 4 and all(up.values()) and {link.split()[0] for link in up} == {n["names"][0] for n in nodes}
+    assert all(sum(s["clients"] for s in n["subnets"]) == 2 for n in nodes)
     _no_leftovers()
 
 

@@ -220,6 +220,10 @@ def _link_words(figures: dict[str, Any]) -> str | None:
         who = f"subnet {figures['subnet']}'s link"
     else:
         who = "the target's link"
+    if figures.get("node"):  # a cluster node's own network: its subnets, its link toward the target
+        who = f"{figures['node']}'s " + (
+            "link toward the target" if who == "the target's link" else who.removeprefix("a ")
+        )
     way = "down" if figures.get("downstream") else "up"
     return f"{who} ({_human_bps(float(figures['rate_bps']))}, {way}) ran at {figures['utilisation_pct']:g}% of its rate"
 
@@ -331,10 +335,11 @@ def _human_bps(bps: float) -> str:
 
 
 def link_bound(link: str, direction: str, utilisation: float, rate_bps: float, subnet: int | None = None,
-               per_client: bool = False) -> Verdict:  # fmt: skip
+               per_client: bool = False, node: str | None = None) -> Verdict:  # fmt: skip
     """A shaped link ran at `utilisation` (≥ LINK_BOUND_UTILISATION) of `rate_bps` in the window. Figures
     name the link by numbers: `subnet` (0: the target's link), `downstream` (1: toward the clients),
-    `per_client` (1: a client's own line, the busiest one)."""
+    `per_client` (1: a client's own line, the busiest one); and `node`, the cluster node whose own network
+    it is, by name (nested placement)."""
     return Verdict(
         LINK_BOUND,
         f"the {link} link ({direction}) ran at {utilisation * 100:.1f}% of its {_human_bps(rate_bps)} in the window:"
@@ -345,5 +350,6 @@ def link_bound(link: str, direction: str, utilisation: float, rate_bps: float, s
             "subnet": subnet or 0,
             "downstream": int(direction == "down"),
             "per_client": int(per_client),
+            **({"node": node} if node else {}),
         },
     )

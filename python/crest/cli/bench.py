@@ -301,9 +301,10 @@ def bench_command(
     client = LoadClient(spec, origin="bench")  # validates every setting: ConfigError before any traffic
     if body is not None and spec.method in ("GET", "HEAD") and method is not None and not (quiet or json_output):
         print(f"crest: warning: sending a body with {spec.method}; many servers ignore it", file=sys.stderr)
-    if network is not None:
-        return _bench_on_network(spec, network, cluster, json_output, quiet)
+    if network is not None and cluster is None:
+        return _bench_on_network(spec, network, json_output, quiet)
     load: Any = client
+    net_spec = None
     if cluster is None:
         if nodes is not None:
             raise ConfigError("--nodes places the load on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)")
@@ -315,39 +316,51 @@ def bench_command(
     else:
         from crest.cluster.driver import OneMix
 
-        load = OneMix(
-            cluster, cluster_options.count(nodes, "--nodes"), spec
-        )  # connects, places the nodes and checks the target from each
+        if network is not None:  # each load node sends from subnets of its own
+            from crest.network.spec import parse_network
+
+            net_spec = parse_network(network)
+            if spec.source_addrs:
+                raise ConfigError("--network gives each client its own address in its subnet: leave out --source-addrs")
+        # Connects, places the nodes (each builds its network) and checks the target from each.
+        load = OneMix(cluster, cluster_options.count(nodes, "--nodes"), spec, net_spec)
     if not json_output:
         print(render_header(spec), flush=True)
     show_progress = not (json_output or quiet) and sys.stderr.isatty()
     with LiveProgress(spec, enabled=show_progress) as progress:
         result = load.run(on_progress=progress.update)
+    from crest.network.counters import take_nodes
+
+    figures = take_nodes((result.report.get("cluster") or {}).get("nodes") or [])
     if json_output:
         document: dict[str, Any] = {**result.report, "url": spec.url, "config": result.config}
+        if figures is not None and net_spec is not None:
+            document["network"] = {**net_spec.describe(), **figures}
         print(json.dumps(document), flush=True)
     else:
         print(render_report(result.report, spec), flush=True)
         if "cluster" in result.report:
             print(render_nodes(result.report["cluster"]), flush=True)
+        if figures is not None:
+            from crest.cli.render_network import render_network
+
+            print(render_network(figures), flush=True)
     _fail_if_nothing_succeeded(result.report, spec, result.interrupted)
     return EXIT_INTERRUPTED if result.interrupted else EXIT_OK
 
 
-def _bench_on_network(spec: RunSpec, text: str, cluster: str | None, json_output: bool, quiet: bool) -> int:
+def _bench_on_network(spec: RunSpec, text: str, json_output: bool, quiet: bool) -> int:
     """The bench from a client network's subnets to a target on this machine (it stays where it is, in
     this namespace, reached at the network's target address)."""
     from crest.cli.render_network import render_network
     from crest.network.counters import LinkSampler
     from crest.network.lines import check_fits, lines_needed
+    from crest.network.load import SubnetLoad
     from crest.network.spec import parse_network
     from crest.network.topology import Network, check_capability
     from crest.network.url import loopback_port, on_network
-    from crest.placement.subnets import SubnetLoad
 
     net_spec = parse_network(text)
-    if cluster is not None:
-        raise ConfigError("--network builds the client network on this machine: leave out --cluster or --network")
     if spec.source_addrs:
         raise ConfigError("--network gives each client its own address in its subnet: leave out --source-addrs")
     moved = replace(spec, url=on_network(spec.url))  # ConfigError: not a target on this machine

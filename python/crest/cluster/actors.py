@@ -7,7 +7,9 @@ method returns plain data (dicts, JSON text) that crosses Ray's object store unc
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +26,9 @@ from crest.load.runspec import RunSpec
 # A target on a cluster node gets its fileset from that node's own cache (TargetNode.provision), so the
 # driver does not build one it would not serve; a --fileset DIR is passed as is (it must exist there).
 NODE_DOCROOT = Path("/nonexistent/crest-node-docroot")
+# A target's logs travel back to the driver's logs directory when its run ends, up to this much (Ray's
+# object store carries them); larger ones stay on their node and go with its site.
+LOGS_CARRIED_BYTES = 64 * 1024 * 1024
 
 
 def node_cpus() -> int:
@@ -35,22 +40,54 @@ def node_cpus() -> int:
 
 
 class LoadNode:
-    """One node's engine for one mix at a time: prepare (its half of the ready barrier), start at T, poll."""
+    """One node's engine for one mix at a time: prepare (its half of the ready barrier), start at T, poll.
+    With a client network of its own (open_network: nested placement) the node's share is sent from its
+    subnets, their links counted beside it, and each subnet's part handed back for the driver's merge."""
 
     def __init__(self) -> None:
         self._client: LoadClient | None = None
+        self._subnets: Any = None  # crest.network.load.SubnetLoad of the prepared mix, with a network
         self._run: Any = None
         self._monitor: Monitor | None = None
+        self._links: Any = None  # crest.network.counters.LinkSampler during a mix, with a network
         self._window: tuple[float, float] = (0.0, 0.0)
+        self._network: Any = None  # crest.network.topology.Network for the length of a run
+        self._start_at = 0.0
 
     def now_unix_s(self) -> float:
         """This node's clock, for the driver's offset rounds."""
         return time.time()
 
+    def open_network(self, spec: Any, lines: int, slot: int) -> dict[str, Any]:
+        """Build this node's client network (a crest.network.spec.NetworkSpec with room for `lines` client
+        lines per subnet) as cluster slot `slot`: its own blocks and target address. Returns its
+        description. Raises the crest error a local network would (no CAP_NET_ADMIN, a command failed)."""
+        from crest.network.topology import Network
+
+        self.close_network()
+        network = Network(spec, lines, target_in_root=True, slot=slot)
+        network.create()
+        self._network = network
+        return network.describe()
+
+    def close_network(self) -> None:
+        """Remove this node's client network (idempotent)."""
+        if self._network is not None:
+            network, self._network = self._network, None
+            network.close()
+
     def prepare(self, spec: RunSpec) -> int:
         """Build and check this node's plan: validate, open-file limit, the target reachable from here.
         Returns the engine threads it will use. Raises the crest error a local run would."""
         spec = replace(spec, threads=max(1, min(node_cpus(), spec.connections)))
+        self._client = self._subnets = None
+        if self._network is not None:
+            from crest.network.load import SubnetLoad, spec_on_network
+
+            subnets = SubnetLoad(spec_on_network(spec, self._network, node=True), self._network)
+            subnets.preflight()
+            self._subnets = subnets
+            return spec.threads
         client = LoadClient(spec)
         client.preflight()
         self._client = client
@@ -58,33 +95,63 @@ class LoadNode:
 
     def start(self, start_at_unix_s: float, window: tuple[float, float]) -> None:
         """Start the prepared plan at `start_at_unix_s` on this node's clock; sample this node over `window`."""
-        if self._client is None:
+        if self._client is None and self._subnets is None:
             raise MachineError("a node was told to start before its plan was prepared")
         self._monitor = Monitor(None, target_cores=0, engine_cores=node_cpus())
         self._window = window
+        self._start_at = start_at_unix_s
         self._monitor.start()
         try:
-            self._run = fanout.start_part(self._client.config, start_at_unix_s)
+            if self._subnets is not None:
+                from crest.network.counters import LinkSampler
+
+                self._links = LinkSampler(self._network)
+                self._links.start()
+                self._run = self._subnets.start(start_at_unix_s)
+            else:
+                assert self._client is not None
+                self._run = fanout.start_part(self._client.config, start_at_unix_s)
         except BaseException:
-            self._monitor.stop()
+            self._stop_samplers()
             raise
+
+    def _stop_samplers(self) -> None:
+        if self._monitor is not None:
+            self._monitor.stop()
+        if self._links is not None:
+            self._links.stop()
 
     def poll(self, timeout_s: float) -> dict[str, Any]:
         """{"live": totals} while the engine runs (waiting up to `timeout_s` for it to end), then
-        {"done": {"report": JSON with its mergeable part, "monitor": this node's summary}}."""
+        {"done": {"report": JSON (with its mergeable part, or merged over the node's subnets), "monitor":
+        this node's summary}}; with a network also "parts" (each subnet's part and its first client within
+        the node), "subnets" (their shares) and "network" (the links' figures over the window)."""
         if self._run is None:
             return {"live": {}}
-        text = self._run.wait(timeout_s)
-        if text is None:
-            return {"live": dict(self._run.live())}
-        self._run = None
+        if self._subnets is not None:
+            if not self._run.wait(timeout_s):
+                return {"live": dict(self._run.live())}
+            text = ""
+        else:
+            text = self._run.wait(timeout_s)
+            if text is None:
+                return {"live": dict(self._run.live())}
+        run, self._run = self._run, None
+        self._stop_samplers()
         summary: dict[str, Any] = {}
         if self._monitor is not None:
-            self._monitor.stop()
             summary = self._monitor.summary(*self._window)
             summary.pop("samples", None)
             self._monitor = None
-        return {"done": {"report": text, "monitor": summary}}
+        done: dict[str, Any] = {"report": text, "monitor": summary}
+        if self._subnets is not None:
+            merged, parts = self._subnets.merge(run.texts, self._start_at)
+            shares = merged.pop("subnets")["shares"]
+            done.update(report=json.dumps(merged), parts=parts, subnets=shares)
+            done["network"] = self._links.figures(*self._window)
+            done["network"]["tcp"].pop("target", None)  # this node's own namespace, not the target's
+            self._links = None
+        return {"done": done}
 
     def cancel(self) -> None:
         """Stop the engine promptly; `poll` then returns its partial report."""
@@ -210,11 +277,37 @@ class TargetNode:
         self._monitor = None
         return {k: v for k, v in summary.items() if k in ("target", "target_idle_pct", "host")}
 
-    def stop(self) -> None:
-        """Stop the provisioned target (idempotent)."""
+    def stop(self, keep_logs: bool = False) -> dict[str, bytes]:
+        """Stop the provisioned target (idempotent); with `keep_logs`, return its logs (path within the logs
+        directory -> bytes, LOGS_CARRIED_BYTES in all; what does not fit is named in NOT-CARRIED.txt)."""
         if self._monitor is not None:
             self._monitor.stop()
             self._monitor = None
-        if self._target is not None:
-            target, self._target = self._target, None
+        if self._target is None:
+            return {}
+        target, self._target = self._target, None
+        if not keep_logs:
             target.stop()
+            return {}
+        with tempfile.TemporaryDirectory(prefix="crest-node-logs-") as tmp:
+            target.keep_logs = Path(tmp)
+            target.stop()
+            return _carry(Path(tmp))
+
+
+def _carry(logs: Path) -> dict[str, bytes]:
+    """The files under `logs` by relative path, smallest first, up to LOGS_CARRIED_BYTES in all."""
+    files = sorted((p for p in logs.rglob("*") if p.is_file()), key=lambda p: p.stat().st_size)
+    out: dict[str, bytes] = {}
+    left, skipped = LOGS_CARRIED_BYTES, []
+    for path in files:
+        size = path.stat().st_size
+        name = str(path.relative_to(logs))
+        if size <= left:
+            out[name] = path.read_bytes()
+            left -= size
+        else:
+            skipped.append(f"{name}: {size} bytes, left on the node and removed with its site")
+    if skipped:
+        out["NOT-CARRIED.txt"] = ("\n".join(skipped) + "\n").encode()
+    return out

@@ -34,6 +34,8 @@ PREPARE_TIMEOUT_S = 30.0
 # From the driver's go to the common start: time for the start call to reach every node.
 START_LEAD_S = 0.3
 START_LEAD_PER_NODE_S = 0.02
+# Building (or removing) a node's client network: namespaces, links, shaping and its delay line.
+NETWORK_TIMEOUT_S = 60.0
 
 
 @dataclass
@@ -127,7 +129,14 @@ class ClusterLoad:
 
     def _merge(self, done: list[dict[str, Any]], start_at: float) -> dict[str, Any]:
         reports = [json.loads(d["report"]) for d in done]
-        merged = fanout.merge(reports, [p.share for p in self.placed], f"the nodes' results of mix {self.mix_index}")
+        # One exact merge of every engine's part: a node with subnets of its own hands on each subnet's.
+        parts: list[dict[str, Any]] = []
+        firsts: list[Share] = []
+        for p, d, report in zip(self.placed, done, reports):
+            for text, first in d.get("parts") or [(None, 0)]:
+                parts.append(report if text is None else json.loads(text))
+                firsts.append(Share(len(firsts), p.share.first_client + int(first), 0))
+        merged = fanout.merge(parts, firsts, f"the nodes' results of mix {self.mix_index}")
         nodes = []
         for p, off, threads, report, d in zip(self.placed, self.offsets, self.threads, reports, done):
             engine = d.get("monitor", {}).get("engine", {})
@@ -151,6 +160,7 @@ class ClusterLoad:
                 "histogram_b64": report.get("histogram_b64"),
                 "clock_offset_s": off.offset_s,
                 "clock_uncertainty_s": off.uncertainty_s,
+                **({"subnets": d["subnets"], "network": d["network"]} if "network" in d else {}),
             })  # fmt: skip
         merged["cluster"] = {"start_at_unix_s": start_at, "nodes": nodes}
         return merged
@@ -192,12 +202,31 @@ def _failed(ray: Any, ref: Any) -> bool:
 
 
 class LoadNodes:
-    """The load actors of one run, one per load node, kept across its mixes; `load()` deals a mix."""
+    """The load actors of one run, one per load node, kept across its mixes; `load()` deals a mix. With a
+    network spec each node builds its own client network for the run (slot i+1: blocks of its own) and
+    removes it at close()."""
 
-    def __init__(self, session: ClusterSession, nodes: list[Node]) -> None:
+    def __init__(self, session: ClusterSession, nodes: list[Node], network: Any = None, lines: int = 0) -> None:
         self.session = session
         self.nodes = nodes
         self.actors, self.group = session.place_load(nodes)
+        self.network = network
+        self.networks: list[dict[str, Any]] = []  # each node's network as it described it
+        if network is not None:
+            try:
+                refs = [a.open_network.remote(network, lines, i + 1) for i, a in enumerate(self.actors)]
+                self.networks = self._gather(refs, NETWORK_TIMEOUT_S, "while building its client network")
+            except BaseException:
+                self.close()
+                raise
+
+    def _gather(self, refs: list[Any], timeout_s: float, when: str) -> list[Any]:
+        ray = self.session.ray
+        try:
+            return list(ray.get(refs, timeout=timeout_s))
+        except ray.exceptions.RayError as exc:
+            who = next((n for n, r in zip(self.nodes, refs) if _failed(ray, r)), self.nodes[0])
+            raise ray_failure(ray, exc, who, when) from None
 
     def load(self, spec: RunSpec, clients: int, mix_index: int, side: Any = None) -> ClusterLoad:
         """A ClusterLoad of one mix: its clients dealt whole over the nodes; `side` (a NodeActor: the
@@ -207,15 +236,33 @@ class LoadNodes:
         return ClusterLoad(self.session, placed, spec, mix_index, side)
 
     def close(self) -> None:
+        if self.network is not None:
+            try:
+                # Each node removes its own network; one that cannot leaves it to the next clean on its
+                # machine (its owner, the actor's process, is then gone) or `crest network clean`.
+                self.session.ray.get([a.close_network.remote() for a in self.actors], timeout=NETWORK_TIMEOUT_S)
+            except Exception:
+                pass
         self.session.release(self.actors)
         self.session.remove_group(self.group)
+
+
+def check_blocks(load_nodes: int, subnets: int) -> None:
+    """Raises ConfigError when every load node's own subnets do not fit 198.18.0.0/15's address blocks."""
+    from crest.network import addresses
+
+    if load_nodes * subnets > addresses.BLOCKS:
+        raise ConfigError(
+            f"--network subnets={subnets} on each of {load_nodes} load nodes needs {load_nodes * subnets} address"
+            f" blocks, and 198.18.0.0/15 holds {addresses.BLOCKS}: use fewer subnets or --nodes"
+        )
 
 
 class OneMix:
     """`crest bench --cluster`: one mix of `spec` over the cluster, each connection its own client,
     with the session opened before and closed after (the same face as LoadClient)."""
 
-    def __init__(self, address: str, nodes: int | None, spec: RunSpec) -> None:
+    def __init__(self, address: str, nodes: int | None, spec: RunSpec, network: Any = None) -> None:
         from crest.cluster import placement
         from crest.cluster.session import session
 
@@ -224,7 +271,13 @@ class OneMix:
         try:
             load = placement.choose_nodes(cluster.nodes(), nodes, set())
             placement.check_clients(spec.connections, load)
-            self.nodes = LoadNodes(cluster, load)
+            lines = 0
+            if network is not None:  # each node its own subnets (nested): as crest run's placement checks it
+                from crest.network.lines import lines_needed
+
+                check_blocks(len(load), network.subnets)
+                lines = lines_needed(self.spec, network.subnets, network.link_per)
+            self.nodes = LoadNodes(cluster, load, network, lines)
             self.load = self.nodes.load(self.spec, spec.connections, 0)
             self.load.preflight()
         except BaseException:

@@ -5,12 +5,13 @@ per-mix monitor it uses locally (NodeMonitor), sampling on the target's node. Ne
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from crest.cluster import clock
 from crest.cluster.placement import Node
 from crest.cluster.session import ClusterSession, ray_failure
-from crest.errors import CrestError, NodeLostError, TargetError
+from crest.errors import CrestError, MachineError, NodeLostError, TargetError
 from crest.secrets import Secret
 from crest.servers.base import ServerSettings
 from crest.verdicts import Verdict
@@ -52,7 +53,7 @@ class NodeTarget:
                  cpus: float | None, fileset: tuple[str | None, int | None]) -> None:  # fmt: skip
         self.remote = NodeActor(session, node)
         self.settings = settings
-        self.keep_logs = None  # the logs stay on the node with its site; crest removes both there
+        self.keep_logs: Path | None = None  # where stop() writes the logs it brings back from the node
         try:
             info = self.remote.call("provision", server, settings, cpus, fileset, timeout_s=PROVISION_TIMEOUT_S)
         except BaseException:
@@ -100,13 +101,27 @@ class NodeTarget:
         return NodeMonitor(self.remote)
 
     def stop(self) -> None:
-        """Stop the server on its node, then its actor; a node already gone took both with it."""
+        """Stop the server on its node, then its actor; a node already gone took both with it. The logs
+        come back into `keep_logs` when it is set, as a local target's are copied there.
+
+        Raises:
+            MachineError: the logs could not be written (a full disk).
+        """
+        logs: dict[str, bytes] = {}
         try:
-            self.remote.call("stop", timeout_s=STOP_TIMEOUT_S)
+            logs = dict(self.remote.call("stop", self.keep_logs is not None, timeout_s=STOP_TIMEOUT_S))
         except CrestError:
             pass
         finally:
             self.remote.release()
+        if self.keep_logs is not None and logs:
+            try:
+                for name, data in logs.items():
+                    path = self.keep_logs / name
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_bytes(data)
+            except OSError as exc:
+                raise MachineError(f"cannot keep the target's logs in {self.keep_logs}: {exc.strerror}") from None
 
 
 class NodeWatch:

@@ -71,15 +71,25 @@ def budgets(max_requests: int | None, shares: Sequence[Share], places: str, fewe
 def share_specs(spec: RunSpec, shares: Sequence[Share], places: str, fewer: str) -> list[RunSpec]:
     """The part of `spec` each share runs: its whole clients, its part of an open-loop rate, its request
     budget (see budgets) and its own seed. A SPECweb99 share numbers its connections from its first
-    global one (user ids, POST forms), a loadfile share its dbench clients (their trees). Threads and source addresses are the placement's to set."""
+    global one (user ids, POST forms), a loadfile share its dbench clients (their trees), both counted on
+    from where `spec` itself starts (a node's share split again over its subnets). Threads and source
+    addresses are the placement's to set."""
     total = sum(s.clients for s in shares)
     split = budgets(spec.max_requests, shares, places, fewer)
     k = spec.connections_per_client
     out = []
     for share, budget in zip(shares, split):
-        specweb99 = {**spec.specweb99, "first_connection": share.first_client * k} if spec.specweb99 else None
+        specweb99 = None
+        if spec.specweb99:
+            first = int(spec.specweb99.get("first_connection", 0)) + share.first_client * k
+            specweb99 = {**spec.specweb99, "first_connection": first}
         # dbench's client ids are global too: each client's tree on the shared target is its own.
-        loadfile = {**spec.loadfile, "first_client": share.first_client * k} if spec.loadfile is not None else None
+        loadfile = None
+        if spec.loadfile is not None:
+            loadfile = {
+                **spec.loadfile,
+                "first_client": int(spec.loadfile.get("first_client", 0)) + share.first_client * k,
+            }
         out.append(
             replace(
                 spec,

@@ -181,3 +181,37 @@ def _clients(end: LinkEnd, a: dict[str, Any], b: dict[str, Any], window: float) 
         "utilisation": round(max(utils), 4), "utilisation_mean": round(sum(utils) / len(utils), 4),
         "clients": len(utils),
     }  # fmt: skip
+
+
+def take_nodes(nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The network figures of a cluster mix's nodes (each node's own network: nested placement), taken out
+    of their entries (crest.cluster.driver's) as one mix's figures; None when no node had a network."""
+    figures = [(_node_name(n), n.pop("network")) for n in nodes if "network" in n]
+    return merge_nodes(figures) if figures else None
+
+
+def _node_name(node: dict[str, Any]) -> str:
+    """A node as the user names it (node1 of --cluster local:N), else its address."""
+    names = node.get("names") or []
+    return str(names[0]) if names else str(node.get("ip"))
+
+
+def merge_nodes(figures: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Cluster nodes' network figures (each node's own network, named as the user names the node) as one
+    mix's: every link kept and named with its node, TCP's counters and the delay lines' summed."""
+    links: list[dict[str, Any]] = []
+    tcp: dict[str, dict[str, int]] = {}
+    delay: dict[str, int] = {}
+    for name, one in figures:
+        links += [{**link, "link": f"{name} {link['link']}", "node": name} for link in one.get("links", [])]
+        for side, counts in one.get("tcp", {}).items():
+            into = tcp.setdefault(side, {})
+            for key, value in counts.items():
+                into[key] = into.get(key, 0) + value
+        for key, value in one.get("delay_line", {}).items():
+            delay[key] = delay.get(key, 0) + value
+    out: dict[str, Any] = {"window_s": max((float(f.get("window_s", 0.0)) for _, f in figures), default=0.0),
+                           "links": links, "tcp": tcp}  # fmt: skip
+    if delay:
+        out["delay_line"] = delay
+    return out

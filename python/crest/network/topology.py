@@ -60,6 +60,9 @@ class Network:
     spec: NetworkSpec
     clients_per_subnet: int
     target_in_root: bool = False
+    # 0 on one machine; a cluster node's network is slot n (from 1): its own blocks and target address,
+    # and its root end stands for the target there (addresses.py).
+    slot: int = 0
     network_id: str = field(default_factory=lambda: secrets.token_hex(3))
     ends: list[LinkEnd] = field(default_factory=list)
     relay: subprocess.Popen[bytes] | None = None
@@ -84,7 +87,11 @@ class Network:
 
     @property
     def target_address(self) -> str:
-        return str(addresses.TARGET_ADDRESS)
+        return str(addresses.slot_link(self.slot)[1])
+
+    def block(self, k: int) -> int:
+        """The address block (addresses.py) of this network's subnet k."""
+        return addresses.first_block(self.slot, self.spec.subnets) + k
 
     @property
     def namespaces(self) -> list[str]:
@@ -101,7 +108,7 @@ class Network:
 
     def client_addresses(self, subnet: int, lines: int) -> list[str]:
         """The addresses of a subnet's first `lines` client lines (one per client or per connection)."""
-        return [str(addresses.client_address(subnet, i)) for i in range(lines)]
+        return [str(addresses.client_address(self.block(subnet), i)) for i in range(lines)]
 
     def describe(self) -> dict[str, Any]:
         """The network as stored with a run (the disclosure's network section)."""
@@ -110,7 +117,7 @@ class Network:
             "delay_by": "crest delay line (TUN relay; the kernel has no netem)" if self.spec.delayed else "none",
             "target_address": self.target_address,
             "target_namespace": self.target_ns or "root",
-            "subnet_ranges": [str(addresses.block(k)) for k in range(1, self.spec.subnets + 1)],
+            "subnet_ranges": [str(addresses.block(self.block(k))) for k in range(1, self.spec.subnets + 1)],
             "network_id": self.network_id,
         }
 
@@ -169,10 +176,18 @@ class Network:
         peer = self.root_link if target is None else "eth0"
         where = ["netns", target] if target is not None else []
         _run(["ip", "link", "add", "name", "t", "netns", router, "type", "veth", "peer", "name", peer, *where])
-        _ip_batch(router, [f"addr add {addresses.ROUTER_ADDRESS}/24 dev t", "link set dev t up"])
+        via, address, prefix = addresses.slot_link(self.slot)
+        _ip_batch(router, [f"addr add {via}/{prefix} dev t", "link set dev t up"])
+        # A cluster node's root routes only its own blocks (and its subnets' own addresses, which a check
+        # without a client address sends from) here: the other nodes' networks share its kernel when the
+        # cluster is one machine's.
+        ranges: list[object] = [addresses.RANGE]
+        if self.slot:
+            blocks = [self.block(k) for k in range(1, self.spec.subnets + 1)]
+            ranges = [*(addresses.block(g) for g in blocks), *(f"{addresses.subnet_link(g)}/32" for g in blocks)]
         _ip_batch(target, [
-            f"addr add {addresses.TARGET_ADDRESS}/24 dev {peer}", f"link set dev {peer} up",
-            f"route add {addresses.RANGE} via {addresses.ROUTER_ADDRESS} dev {peer}",
+            f"addr add {address}/{prefix} dev {peer}", f"link set dev {peer} up",
+            *(f"route add {r} via {via} dev {peer}" for r in ranges),
         ])  # fmt: skip
         rate = self.spec.target_link_bps
         up = LinkEnd(router, "t", "target", "target", None, "up", Shape("t", rate) if rate else None)
@@ -190,7 +205,8 @@ class Network:
             _run(
                 ["ip", "link", "add", "name", dev, "netns", router, "type", "veth", "peer", "name", "up", "netns", sub]
             )
-        r, s, block = addresses.router_link(k), addresses.subnet_link(k), addresses.block(k)
+        g = self.block(k)
+        r, s, block = addresses.router_link(g), addresses.subnet_link(g), addresses.block(g)
         _ip_batch(
             router,
             [f"addr add {r} peer {s} dev {dev}", f"link set dev {dev} up", f"route add {block} via {s} dev {dev}"],
@@ -201,7 +217,7 @@ class Network:
         ])  # fmt: skip
         spec = self.spec
         lines = self.clients_per_subnet if spec.client_link_bps is not None else 0
-        clients = tuple(addresses.client_address(k, i) for i in range(lines))
+        clients = tuple(addresses.client_address(g, i) for i in range(lines))
         shaped = spec.subnet_link_bps is not None or spec.client_link_bps is not None
         for ns, d, direction, match in ((router, dev, "down", "dst"), (sub, "up", "up", "src")):
             shape = Shape(d, spec.subnet_link_bps, spec.client_link_bps, clients, block, match) if shaped else None

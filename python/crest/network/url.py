@@ -36,8 +36,15 @@ def _is_local(host: str) -> bool:
     return False
 
 
-def on_network(url: str) -> str:
-    """`url` with its host replaced by the network's target address.
+ON_A_NODE = (
+    "the node's own machine (its subnets' 198.18 addresses have no route back from another machine):"
+    " run the target on the load nodes' machine, or leave out --network (docs/networks.md#on-a-cluster)"
+)
+
+
+def on_network(url: str, address: str = str(TARGET_ADDRESS), *, node: bool = False) -> str:
+    """`url` with its host replaced by the network's target address (a cluster node's network has its own;
+    `node`: the words for a cluster node's network).
 
     Raises:
         ConfigError: not http(s), or a host that is not this machine (the network cannot reach it).
@@ -52,6 +59,8 @@ def on_network(url: str) -> str:
         raise ConfigError(
             f"--network carries HTTP and SMB: {url!r} is {target.scheme}://; give an http(s):// or smb:// URL"
         )
+    if not _is_local(target.host) and node:
+        raise ConfigError(f"--network on a cluster reaches {target.host} only from {ON_A_NODE}")
     if not _is_local(target.host):
         raise ConfigError(
             f"--network reaches only a target on this machine, and {target.host} is not one of its addresses:"
@@ -66,7 +75,7 @@ def on_network(url: str) -> str:
         )
     parts = urlsplit(url)
     user = f"{parts.username}@" if parts.username else ""  # smb://USER@HOST/SHARE keeps its user
-    return urlunsplit(parts._replace(netloc=f"{user}{TARGET_ADDRESS}:{target.port}"))
+    return urlunsplit(parts._replace(netloc=f"{user}{address}:{target.port}"))
 
 
 def loopback_port(url: str) -> int | None:

@@ -23,14 +23,16 @@ def choose(
             on this machine, in its namespace.
         most_clients: the clients of the run's largest mix (every load node must get one).
     """
-    if cluster is not None:
+    lines = lines_needed(largest, network.subnets, network.link_per) if network is not None else 0
+    if cluster is not None:  # with a network: each load node its own (nested)
         from crest.placement.nodes import NodesPlacement
 
-        return NodesPlacement(cluster, nodes, target_node, monitor_node, monitor_pid, monitor_name, most_clients)
+        return NodesPlacement(
+            cluster, nodes, target_node, monitor_node, monitor_pid, monitor_name, most_clients, network, lines
+        )
     if network is not None:
         from crest.placement.subnets import SubnetsPlacement
 
-        lines = lines_needed(largest, network.subnets, network.link_per)
         return SubnetsPlacement(cpus, network, lines, target_urls)
     from crest.placement.local import LocalPlacement
 

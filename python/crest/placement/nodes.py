@@ -1,10 +1,12 @@
 """Ray nodes: each mix's whole clients dealt over the cluster's load nodes (crest.cluster.driver runs and
 merges them), the target started on its own node (--target-node) or watched there (--monitor-node).
 
-Owns the choice of nodes for one run and what lives for its length (the load actors, the watch); the
-Ray mechanics are crest.cluster's and the dealing the fan-out's. Each node runs its share as this
-machine's placement would, so a node could hold client subnets of its own: that nesting is the node
-actor's to add, with no change here. Imports Ray only through crest.cluster, and only when used.
+Owns the choice of nodes for one run and what lives for its length (the load actors, the watch, each
+node's client network); the Ray mechanics are crest.cluster's and the dealing the fan-out's. With
+--network the placement nests: each load node builds the network of the spec on its own machine (its own
+address blocks and namespaces) and sends its share from its subnets, as the subnets placement does here;
+their links come back per node and are named with it. Imports Ray only through crest.cluster, and only
+when used.
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ from contextlib import contextmanager
 from typing import Any
 
 from crest.load.runspec import RunSpec
+from crest.network import addresses
+from crest.network.counters import take_nodes
+from crest.network.spec import NetworkSpec
 from crest.placement.base import Load, MonitorProbe, Placement, Probe, TargetPlan
+from crest.placement.subnets import link_verdicts
 from crest.servers import cpus as cpu_split
 from crest.store import MixRecord
 from crest.verdicts import Verdict, page_cache_elsewhere
@@ -27,7 +33,10 @@ class NodesPlacement(Placement):
     def __init__(
         self, address: str, nodes: int | None, target_node: str | None, monitor_node: str | None,
         monitor_pid: int | None, monitor_name: str | None, most_clients: int,
+        network: NetworkSpec | None = None, lines: int = 0,
     ) -> None:  # fmt: skip
+        self.network = network  # each load node's own client network (nested placement)
+        self.lines = lines  # the most client lines a subnet needs
         self.address = address
         self.nodes = nodes
         self.target_node = target_node
@@ -51,6 +60,10 @@ class NodesPlacement(Placement):
         side = placement.find_node(alive, where, option) if where else None
         load = placement.choose_nodes(alive, self.nodes, {side.node_id} if side else set())
         placement.check_clients(self.most_clients, load)
+        if self.network is not None:
+            from crest.cluster.driver import check_blocks
+
+            check_blocks(len(load), self.network.subnets)
         return cluster, load, side
 
     def check(self) -> None:
@@ -80,7 +93,7 @@ class NodesPlacement(Placement):
         try:
             if self.monitor_node is not None:
                 self._watch = NodeWatch(cluster, side, self.monitor_pid, self.monitor_name)
-            self._load_nodes = LoadNodes(cluster, nodes)
+            self._load_nodes = LoadNodes(cluster, nodes, self.network, self.lines)
             yield
         finally:
             if self._load_nodes is not None:
@@ -119,6 +132,10 @@ class NodesPlacement(Placement):
         record.started_at = float(report["cluster"]["start_at_unix_s"])
         record.cluster = report["cluster"]
         record.monitor.update(nodes_engine_summary(record.cluster["nodes"]))
+        network = take_nodes(record.cluster["nodes"])  # each node's own links, named with the node
+        if network is not None:
+            record.network = network
+            record.verdicts += link_verdicts(network)
 
     def drop_page_cache(self, target: Any) -> list[Verdict]:
         side: Any = target if target is not None else self._watch  # a NodeTarget or NodeWatch
@@ -127,8 +144,30 @@ class NodesPlacement(Placement):
     def describe(self, target: Any) -> dict[str, Any]:
         return {"cluster": {"address": self.address, "nodes": self.nodes}}
 
+    def network_facts(self) -> dict[str, Any]:
+        if self.network is None:
+            return super().network_facts()
+        _, load, _ = self._cluster()
+        s = self.network.subnets
+        ranges = [
+            str(addresses.block(addresses.first_block(i + 1, s) + k)) for i in range(len(load)) for k in range(1, s + 1)
+        ]
+        return {
+            **self.network.describe(),
+            "delay_by": "crest delay line on each load node (TUN relay)" if self.network.delayed else "none",
+            "placement": f"on each of {len(load)} load nodes, its own {s} subnet(s)",
+            "target_address": "each load node's own end of its network, forwarded to the target's node",
+            "target_namespace": "the target's node (its own machine's network)",
+            "subnet_ranges": ranges,
+            "nodes": [{"node": _short(n), "subnet_ranges": ranges[i * s : (i + 1) * s]} for i, n in enumerate(load)],
+        }
+
     def docroot_here(self) -> bool:
         return False
+
+
+def _short(node: Any) -> str:
+    return str(node.resources[0]) if node.resources else str(node.ip)
 
 
 def close_clusters() -> None:

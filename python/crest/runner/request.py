@@ -186,15 +186,13 @@ def _check_network_options(
     if request.network is None:
         return None
     spec = parse_network(request.network)
-    if request.cluster is not None:
-        raise ConfigError("--network builds the client network on this machine: leave out --cluster or --network")
     if request.role_targets:
         raise ConfigError(
             "--network reaches targets crest starts side by side (--server static=NAME,dynamic=NAME) or one --target"
             " URL, not a map of URLs: give the role map as servers"
         )
-    for url in filter(None, (request.target, request.tls_target)):
-        on_network(url)  # a target on this machine
+    for url in filter(None, (request.target, request.tls_target)) if request.cluster is None else ():
+        on_network(url)  # a target on this machine (with --cluster: on each load node's, checked there)
     check_fits(stand_in(max(mixes, key=lambda m: m.connections)), spec)  # every client line its own address
     return spec
 
