@@ -276,7 +276,9 @@ def test_merged_histogram_is_the_sum_of_the_nodes_histograms(cluster: Any, built
     assert _histogram_counts(report["histogram_b64"]) == total
     assert sum(total.values()) == report["requests"] == sum(n["requests"] for n in nodes) > 0
     assert report["latency_us"]["p50"] >= 20_000  # each node's delay line added its round trip
-    up = {x["link"]: x["bytes"] for x in report["network"]["links"] if x["scope"] == "subnet" and x["direction"] == "up"}
+    up = {
+        x["link"]: x["bytes"] for x in report["network"]["links"] if x["scope"] == "subnet" and x["direction"] == "up"
+    }
     assert len(up) == 4 and all(up.values()) and {link.split()[0] for link in up} == {n["names"][0] for n in nodes}
     assert all(sum(s["clients"] for s in n["subnets"]) == 2 for n in nodes)
     _no_leftovers()
