@@ -118,6 +118,31 @@ def test_a_specweb99_node_numbers_its_connections_from_its_first_global_one() ->
     assert all(s.specweb99 and s.specweb99["dirs"] == 30 for s in specs)
 
 
+def test_a_node_split_again_over_its_subnets_numbers_from_its_own_first_connection() -> None:
+    """Nested placement: a node's share, dealt again over its subnets, keeps the global numbering."""
+    spec = RunSpec(url="http://127.0.0.1:1/", connections=7, specweb99={"base_url": "http://127.0.0.1:1", "dirs": 30})
+    node = share_specs(spec, deal(7, len(NODES)), "load nodes", "fewer --nodes")[1]  # clients 3-4
+    subnets = share_specs(node, deal(2, 2), "subnets", "fewer subnets")
+    assert [s.specweb99["first_connection"] for s in subnets if s.specweb99] == [3, 4]
+
+
+def test_a_table_sent_once_is_dealt_so_every_entry_goes_exactly_once() -> None:
+    """Zeus' non-cached test over nodes (and a node's subnets): disjoint tables that together are the whole,
+    each node's holding small and large files alike."""
+    table = tuple({"url": f"http://127.0.0.1:1/{i}", "weight": 1, "class": 0} for i in range(20))
+    spec = RunSpec(url="http://127.0.0.1:1/", connections=7, requests=table, selection="once")
+    specs = share_specs(spec, deal(7, len(NODES)), "load nodes", "fewer --nodes")
+    urls = [e["url"] for s in specs for e in s.requests]
+    assert sorted(urls) == sorted(e["url"] for e in table)
+    assert [len(s.requests) for s in specs] == [9, 6, 5] and {"http://127.0.0.1:1/0", "http://127.0.0.1:1/19"} & {
+        e["url"] for e in specs[2].requests
+    } == {"http://127.0.0.1:1/19"}
+    again = share_specs(specs[0], deal(3, 2), "subnets", "fewer subnets")
+    assert sorted(e["url"] for s in again for e in s.requests) == sorted(e["url"] for e in specs[0].requests)
+    with pytest.raises(ConfigError, match="sends each of its 2 requests once, too few to deal over 7 clients"):
+        share_specs(replace(spec, requests=table[:2]), deal(7, len(NODES)), "load nodes", "fewer --nodes")
+
+
 def test_a_request_budget_gives_every_node_at_least_one() -> None:
     shares = deal(4, len(NODES))  # clients 2, 1, 1
     assert budgets(3, shares, "load nodes", "fewer --nodes") == [1, 1, 1]

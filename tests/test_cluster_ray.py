@@ -426,6 +426,29 @@ def test_a_target_on_its_node_restarts_and_warms_up_between_mixes(cluster: Any, 
     _no_leftovers()
 
 
+def test_a_table_sent_once_is_dealt_over_the_nodes_so_each_file_is_requested_once(
+    cluster: Any, nginx: None, tmp_path: Path
+) -> None:
+    """Zeus' non-cached selection on a cluster: the nodes' tables are disjoint, so nginx's log (brought back
+    from node3) holds every file of the fileset exactly once."""
+    suite = _suite(tmp_path, [4], length_s=2)
+    suite.write_text(suite.read_text().replace("[workload]\n", '[workload]\nselection = "once"\n'))
+    db = tmp_path / "r.db"
+    out = run_cli("run", str(suite), "--cluster", cluster.address, "--server", "nginx", "--target-node", "node3",
+                  "--access-log", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    ((requests, logged, cluster_json),) = _rows(db, "SELECT requests, access_log_requests, cluster_json FROM mixes")
+    files = build_manifest("webcat-large-filemix", seed=0).files
+    assert requests == logged == len(files) and [n["requests"] > 0 for n in json.loads(cluster_json)["nodes"]] == [
+        True, True,
+    ]  # fmt: skip
+    (run_id,) = _rows(db, "SELECT id FROM runs")[0]
+    paths = [m.group(1) for log in (db.parent / "logs" / run_id).rglob("access*.log")
+             for m in re.finditer(r'"GET (\S+) ', log.read_text())]  # fmt: skip
+    assert sorted(paths) == sorted(f"/{f.path}" for f in files)
+    _no_leftovers()
+
+
 def _node_processes(node: Any) -> list[psutil.Process]:
     """A node's raylet and every process it started (its workers, the actors' processes among them)."""
     from ray._private import ray_constants

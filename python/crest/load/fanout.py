@@ -79,6 +79,9 @@ def share_specs(spec: RunSpec, shares: Sequence[Share], places: str, fewer: str)
     k = spec.connections_per_client
     out = []
     for share, budget in zip(shares, split):
+        requests = spec.requests
+        if spec.selection == "once" and len(shares) > 1:
+            requests = _once(spec.requests, share, total, places, fewer)
         specweb99 = None
         if spec.specweb99:
             first = int(spec.specweb99.get("first_connection", 0)) + share.first_client * k
@@ -99,9 +102,29 @@ def share_specs(spec: RunSpec, shares: Sequence[Share], places: str, fewer: str)
                 seed=spec.seed * SHARE_SEED_STRIDE + share.first_client,
                 specweb99=specweb99,
                 loadfile=loadfile,
+                requests=requests,
             )
         )
     return out
+
+
+def _once(
+    table: tuple[dict[str, Any], ...], share: Share, total: int, places: str, fewer: str
+) -> tuple[dict[str, Any], ...]:
+    """A share's entries of a table whose every entry is sent exactly once (Zeus' non-cached test): entry j
+    belongs to client j mod `total`, so the shares' tables are disjoint, interleaved (each gets small and
+    large files alike) and together the whole table.
+
+    Raises:
+        ConfigError: a share would get no entry (fewer entries than the clients before its last).
+    """
+    mine = tuple(e for j, e in enumerate(table) if share.first_client <= j % total < share.first_client + share.clients)
+    if not mine:
+        raise ConfigError(
+            f"the workload sends each of its {len(table)} requests once, too few to deal over {total} clients on"
+            f" {places}: use fewer clients or {fewer}"
+        )
+    return mine
 
 
 def start(config: dict[str, Any], origin: Origin = "suite") -> Any:

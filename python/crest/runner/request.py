@@ -218,11 +218,6 @@ def _check_cluster_options(request: RunRequest) -> None:
     from crest.cluster.address import parse_cluster
 
     parse_cluster(request.cluster)
-    if request.suite.workload.selection != "weighted":
-        raise ConfigError(
-            f"suite {request.suite.name} sends each request once, which --cluster cannot deal over nodes:"
-            " run it without --cluster"
-        )
     if request.server is not None and request.target_node is None:
         raise ConfigError(
             "with --cluster, a target crest starts needs its node: add --target-node NODE (a node id, IP or resource)"
