@@ -89,6 +89,11 @@ def test_tc_lines_nest_client_lines_under_the_link_and_hash_them() -> None:
     # Each address sits in the bucket of its last byte: ≤ 16 filters walked per packet.
     assert f"ht 100:{int(clients[5]) & 0xFF:x}: match ip dst {clients[5]}/32 flowid 1:{16 + 5:x}" in "\n".join(filters)
     assert tc_lines(Shape("t", None)) == tc_lines(Shape("t", None))[:3]
+    # Each line queues ~100 ms of its rate, never fewer than 8 frames (not the device's 1,000 packets).
+    queues = [line for line in lines if " pfifo limit " in line]
+    assert len(queues) == 300 and queues[5] == f"qdisc add dev s2 parent 1:{16 + 5:x} handle {16 + 5:x}: pfifo limit 8"
+    fast = tc_lines(Shape("s1", None, 100e6, clients[:1], addresses.block(2), "dst"))
+    assert fast[-2].endswith("pfifo limit 825")
 
 
 def test_clients_are_dealt_whole_over_subnets() -> None:

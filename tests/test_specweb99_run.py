@@ -49,17 +49,24 @@ def assert_valid(db: Path, iterations: int) -> None:
         # and the POST log was fetched and held every POST.
         assert it.conforming == it.requested == CONNECTIONS and it.invalid == 0
         assert all(row.requests > 0 for row in it.classes[:3]) and sum(it.operations.values()) > 1000
-        assert it.post_log is not None and it.post_log["sent"] > 0 and it.post_log["missing"] == 0
+        # A POST cut in flight by the iteration's end (its bytes still on a 400 kbit/s line) is the kit's 1%.
+        assert (
+            it.post_log is not None and it.post_log["sent"] > 0 and it.post_log["missing"] <= 0.01 * it.post_log["sent"]
+        )
 
 
 @pytest.mark.timeout(RUN_TIMEOUT_S)
-def test_a_quick_run_of_two_iterations_against_the_builtin_target_is_valid(tmp_path: Path) -> None:
+def test_a_quick_run_of_two_iterations_over_400_kbit_user_lines_is_valid(tmp_path: Path) -> None:
     """Two iterations, each with its own Reset and POST-log check, show the loop (the median of three is
-    test_specweb99_checks.py's, on figures: a third iteration here would add 40 s and nothing new)."""
+    test_specweb99_checks.py's, on figures: a third iteration here would add 40 s and nothing new), each
+    connection a user on its own 400 kbit/s line (`--network specweb99-user`) as the kit models them: every
+    connection still conforms (>= 320 kbit/s) and no class-3 file outlasts the request timeout."""
+    if os.geteuid() != 0 or not netns.has_net_admin() or shutil.which("nft") is None:
+        pytest.skip("--network needs root with CAP_NET_ADMIN and nftables: apt-get install -y nftables")
     db = tmp_path / "lab.db"
     result = run_cli(
         "specweb99", "--connections", str(CONNECTIONS), "--server", "builtin", "--profile", "quick", "--iterations",
-        "2", "--db", str(db), timeout_s=RUN_TIMEOUT_S - 20,
+        "2", "--network", "specweb99-user", "--db", str(db), timeout_s=RUN_TIMEOUT_S - 20,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert f"SPECweb99: {CONNECTIONS} conforming connections · VALID (not a conforming run length)" in result.stdout
@@ -67,11 +74,16 @@ def test_a_quick_run_of_two_iterations_against_the_builtin_target_is_valid(tmp_p
     assert_valid(db, iterations=2)
     # The stored test reads as one in `crest runs` and `crest show`, not as a ladder.
     (listed,) = json.loads(run_cli_in_process("runs", "--db", str(db), "--json").stdout)
-    assert (listed["kind"], listed["configuration"]) == ("specweb99", "builtin")
+    assert (listed["kind"], listed["configuration"]) == ("specweb99", "builtin network=specweb99-user")
     assert listed["result"] == f"{CONNECTIONS} conn VALID"
     assert listed["specweb99"]["conforming_connections"] == CONNECTIONS
     shown = run_cli_in_process("show", listed["id"], "--db", str(db)).stdout
     assert f"  result    {CONNECTIONS} conforming connections · VALID (not a conforming run length)\n" in shown
+    with Store(db) as store:
+        detail = store.run(listed["id"])
+    clients = [x for m in detail.mixes for x in m.network["links"] if x["scope"] == "client"]
+    assert clients and all(x["rate_bps"] == 400_000 and x["clients"] == CONNECTIONS for x in clients)
+    assert detail.meta.config["options"]["timeout_s"] == 29  # the largest file at the conforming rate
 
 
 @pytest.mark.timeout(RUN_TIMEOUT_S)

@@ -18,6 +18,8 @@ UNLIMITED_BPS = 100e9
 DEFAULT_MINOR = 2  # a leaf for what matches no client (the link's own address, ARP): the link's rate
 FIRST_CLIENT_MINOR = 16
 HASH_TABLE = "100"
+LINE_QUEUE_S = 0.1
+LINE_QUEUE_MIN_PACKETS = 8
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,13 @@ def _burst(bps: float) -> int:
     # 5 ms of the line, and at least two frames: below that HTB cannot reach its rate on a VM's timer;
     # much above it a slow line would let a client burst faster than its modem ever could.
     return max(2 * MTU_FRAME_BYTES, int(bps / 8 * 0.005))
+
+
+def _queue_packets(bps: float) -> int:
+    # A client's own line queues about LINE_QUEUE_S of its rate (at least LINE_QUEUE_MIN_PACKETS frames),
+    # as a modem or DSL line's buffer does: left to the device's 1,000 packets, a 400 kbit/s line would
+    # hold 30 s of data, and one TCP flow would fill it and wait behind itself (bufferbloat).
+    return max(LINE_QUEUE_MIN_PACKETS, int(bps / 8 * LINE_QUEUE_S / MTU_FRAME_BYTES))
 
 
 def _quantum(bps: float) -> int:
@@ -75,7 +84,9 @@ def tc_lines(shape: Shape) -> list[str]:
     ]
     for i, address in enumerate(shape.clients):
         minor = shape.client_minor(i)
-        lines.append(_class(dev, "1:1", minor, min(shape.client_bps, top)))
+        rate = min(shape.client_bps, top)
+        lines.append(_class(dev, "1:1", minor, rate))
+        lines.append(f"qdisc add dev {dev} parent 1:{minor:x} handle {minor:x}: pfifo limit {_queue_packets(rate)}")
         bucket = int(address) & 0xFF
         lines.append(
             f"filter add dev {dev} parent 1: prio 1 protocol ip u32 ht {HASH_TABLE}:{bucket:x}:"

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from crest.filesets.specweb import FILES_PER_CLASS, file_size
 from crest.suite.errors import RuleError
 
 _MODEL_CONFIG = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
@@ -18,6 +19,7 @@ _MODEL_CONFIG = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_n
 # The kit's names for the five operations, in the engine's class order (op × 4 + file class).
 OPERATIONS = ("static", "dynamic", "cgi", "cad", "post")
 FILE_CLASSES = 4
+DEFAULT_TIMEOUT_S = 10.0
 
 
 class Specweb99(BaseModel):
@@ -63,6 +65,17 @@ class Specweb99(BaseModel):
         if problems:
             raise RuleError(problems)
         return self
+
+    def request_timeout_s(self, lined: bool) -> float:
+        """A request's timeout when none is given: 10 s, or, when a network's line carries the bytes
+        (`lined`: --network), the largest file (class 3's 921,600 bytes) at the conforming rate with a
+        quarter more. The engine's own pacing waits do not count against a timeout, but a line's slow
+        transfer does: at 400 kbit/s a class-3 file takes up to 18 s, and a request slower than the
+        conforming rate already makes its connection non-conforming, so it must not also be an error."""
+        if not lined:
+            return DEFAULT_TIMEOUT_S
+        largest = max(file_size(c, n) for c in range(FILE_CLASSES) for n in range(FILES_PER_CLASS))
+        return max(DEFAULT_TIMEOUT_S, round(1.25 * largest * 8 / self.conforming_bps))
 
     def conforming_length(self) -> bool:
         """Whether the run shape is the kit's required one (a reportable, conforming run length)."""
