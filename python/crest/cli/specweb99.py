@@ -70,14 +70,7 @@ def specweb99_command(
     server_opt: target_options.ServerOpt = None,
     access_log: target_options.AccessLog = False,
     insecure: target_options.Insecure = False,
-    timeout: Annotated[
-        str | None,
-        typer.Option(
-            "--timeout",
-            metavar="DURATION",
-            help="Per-request timeout; default 10s, or with --network the largest file at the conforming rate (29s).",
-        ),
-    ] = None,
+    timeout: target_options.TimeoutOrDefault = None,  # 10s; with --network, the largest file's time (29s)
     db: Annotated[Path, typer.Option("--db", metavar="PATH", help="Results store (SQLite).")] = DEFAULT_PATH,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No line per iteration.")] = False,
     cluster: cluster_options.Cluster = None,

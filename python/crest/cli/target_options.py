@@ -68,7 +68,10 @@ AccessLog = Annotated[
     bool, typer.Option("--access-log", help="The started target logs every request; each mix stores the count.")
 ]
 Insecure = Annotated[bool, typer.Option("--insecure", help="Accept any TLS certificate (self-signed targets).")]
-Timeout = Annotated[str, typer.Option("--timeout", metavar="DURATION", help="Per-request timeout, e.g. 10s.")]
+_TIMEOUT_HELP = "Per-request timeout, e.g. 10s."
+Timeout = Annotated[str, typer.Option("--timeout", metavar="DURATION", help=_TIMEOUT_HELP)]
+# A command whose default timeout depends on the rest of its options (crest specweb99 with --network).
+TimeoutOrDefault = Annotated[str | None, typer.Option("--timeout", metavar="DURATION", help=_TIMEOUT_HELP)]
 Http = Annotated[
     str | None,
     typer.Option(
