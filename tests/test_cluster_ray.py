@@ -449,6 +449,37 @@ def test_a_table_sent_once_is_dealt_over_the_nodes_so_each_file_is_requested_onc
     _no_leftovers()
 
 
+def test_a_role_map_runs_side_by_side_on_the_target_node(cluster: Any, tmp_path: Path) -> None:
+    """VeriTest's TUX-and-Apache on a cluster: nginx serves the static class and lighttpd the FastCGI one,
+    both started on node3; each server's log (brought back) holds only its own classes."""
+    for name in ("nginx", "lighttpd"):
+        if not adapter(name).installed():
+            pytest.skip(f"{adapter(name).title} is not installed: {adapter(name).install_hint()}")
+    suite = tmp_path / "roles.toml"
+    suite.write_text(
+        static_suite("roles", "role map", [2], length_s=2, ramp_s=0).replace(
+            "weight = 1\n", 'weight = 80\n[[workload.classes]]\nname = "dyn"\nkind = "fastcgi"\nweight = 20\n'
+        )
+    )
+    db = tmp_path / "r.db"
+    out = run_cli("run", str(suite), "--cluster", cluster.address, "--server", "static=nginx,dynamic=lighttpd",
+                  "--target-node", "node3", "--access-log", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    ((requests, logged, lab_json),) = _rows(db, "SELECT requests, access_log_requests, lab_json FROM mixes")
+    by_role = json.loads(lab_json)["access_log_requests_by_role"]
+    assert by_role["static"] > 0 and by_role["dynamic"] > 0 and logged == requests == sum(by_role.values())
+    (run_id, config_json) = _rows(db, "SELECT id, config_json FROM runs")[0]
+    server = json.loads(config_json)["server"]
+    assert set(server["roles"]) == {"static", "dynamic"} and server["node_names"] == ["node3"]
+    logs = db.parent / "logs" / run_id
+    paths = {
+        name: re.findall(r'"GET (\S+) ', (logs / name / "access.log").read_text()) for name in ("nginx", "lighttpd")
+    }
+    assert paths["nginx"] and not any(p.startswith("/fcgi/") for p in paths["nginx"])
+    assert paths["lighttpd"] and all(p.startswith("/fcgi/") for p in paths["lighttpd"])
+    _no_leftovers()
+
+
 def _node_processes(node: Any) -> list[psutil.Process]:
     """A node's raylet and every process it started (its workers, the actors' processes among them)."""
     from ray._private import ray_constants

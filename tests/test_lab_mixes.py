@@ -237,7 +237,6 @@ def test_role_maps_that_cannot_work_are_refused_before_anything_starts(tmp_path:
         (["--server", "static=nosuch,dynamic=nginx"], "unknown server 'nosuch'"),
         (["--server", "static=nginx,static=lighttpd"], "given twice"),
         (["--target", "static=http://127.0.0.1:1,bogus=http://127.0.0.1:2"], "unknown role 'bogus'"),
-        (["--server", "static=nginx,dynamic=lighttpd", "--cluster", "127.0.0.1:1"], "drop --cluster"),
     ]
     for args, needle in cases:
         out = run_cli("run", suite, *args, "--db", str(tmp_path / "r.db"))

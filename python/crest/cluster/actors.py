@@ -175,45 +175,63 @@ class TargetNode:
         """This node's clock, for the driver's offset rounds."""
         return time.time()
 
-    def check(self, server: str, settings: Any) -> None:
-        """Whether `server` can be provisioned here as asked (installed, serves the workload's kinds), starting
-        nothing: the preflight of a target on this node."""
+    def check(self, server: str, settings: Any, roles: dict[str, str] | None = None,
+              by_server: dict[str, Any] | None = None) -> None:  # fmt: skip
+        """Whether `server` (or a role map's servers, each with its settings) can be provisioned here as asked
+        (installed, serves the workload's kinds), starting nothing: the preflight of a target on this node."""
         from crest.servers.base import Target
+        from crest.servers.group import TargetGroup
         from crest.servers.registry import adapter
 
+        if roles is not None and by_server is not None:
+            TargetGroup(roles, by_server)
+            return
         Target(adapter(server), settings)
 
     def provision(
-        self, server: str, settings: Any, cpus: float | None, fileset: tuple[str | None, int | None]
-    ) -> dict[str, Any]:
+        self, server: str, settings: Any, cpus: float | None, fileset: tuple[str | None, int | None],
+        roles: dict[str, str] | None = None, by_server: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
         """Start `server` (an adapter name) with `settings` on this node, listening on this node's address,
         pinned to the first ceil(`cpus`) of its cores (a quota for a fraction) when `cpus` is given: no
         engine shares this node, so the split is the node's own. `fileset` (a name and its connections)
-        is taken from this node's cache, made here when missing. Returns its URLs and metadata."""
+        is taken from this node's cache, made here when missing. With a role map (`roles`, and each
+        server's settings in `by_server`) its servers start side by side here, as on one machine.
+        Returns its URLs (each role's too) and metadata."""
+        from crest.servers.base import Target
+        from crest.servers.group import TargetGroup
+        from crest.servers.registry import adapter
+
+        target: Any
+        if roles is not None and by_server is not None:
+            target = TargetGroup(roles, {n: self._here(s, cpus, fileset) for n, s in by_server.items()})
+        else:
+            target = Target(adapter(server), self._here(settings, cpus, fileset))
+        target.start()
+        self._target = target
+        quota = target.settings.cpu_quota
+        self._cores = quota.cpus if quota is not None else (len(target.settings.cpus) or node_cpus())
+        return {"url": target.url, "tls_url": target.tls_url, "h2c_url": target.h2c_url, "metadata": target.metadata(),
+                "role_urls": target.role_urls() if roles is not None else None,
+                # A file server's login (Samba's) crosses the authenticated cluster as a Secret.
+                "access_log_flush_s": target.access_log_flush_s, "password": target.login_password()}  # fmt: skip
+
+    def _here(self, settings: Any, cpus: float | None, fileset: tuple[str | None, int | None]) -> Any:
+        """A server's settings as this node runs it: its fileset from this node's cache, its cores, its address."""
         from crest.filesets.cache import cached_fileset, empty_docroot
         from crest.servers import cpus as cpu_split
-        from crest.servers.base import Target
-        from crest.servers.registry import adapter
 
         name, connections = fileset
         if settings.docroot == NODE_DOCROOT:
             docroot = cached_fileset(name, connections=connections) if name else empty_docroot()
             settings = replace(settings, docroot=docroot)
-
         if cpus is not None:
             share = cpu_split.share(cpus)
             cores = cpu_split.split(share.cpus).target
             settings = replace(settings, cpus=cores, workers=len(cores), cpu_quota=share.quota)
         else:
             settings = replace(settings, workers=node_cpus())
-        target = Target(adapter(server), replace(settings, bind_host=self.node_ip))
-        target.start()
-        self._target = target
-        quota = target.settings.cpu_quota
-        self._cores = quota.cpus if quota is not None else (len(target.settings.cpus) or node_cpus())
-        return {"url": target.url, "tls_url": target.tls_url, "h2c_url": target.h2c_url, "metadata": target.metadata(),
-                # A file server's login (Samba's) crosses the authenticated cluster as a Secret.
-                "access_log_flush_s": target.access_log_flush_s, "password": target.login_password()}  # fmt: skip
+        return replace(settings, bind_host=self.node_ip)
 
     def watch(self, pid: int | None, name: str | None) -> dict[str, Any]:
         """Watch an external target: a pid (and its children) or every process of a name."""
@@ -245,6 +263,10 @@ class TargetNode:
 
     def access_log_lines(self) -> int:
         return int(self._target.access_log_lines()) if self._target is not None else 0
+
+    def access_log_lines_by_role(self) -> dict[str, int]:
+        """Each role's server's access-log lines so far (a role map's)."""
+        return dict(self._target.access_log_lines_by_role()) if self._target is not None else {}
 
     def restart(self) -> None:
         """Stop the provisioned target's processes and start them again, as a local restart does."""

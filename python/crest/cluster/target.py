@@ -50,12 +50,15 @@ class NodeTarget:
     """A provisioned target on its node, with the face of crest.servers.base.Target the runner uses."""
 
     def __init__(self, session: ClusterSession, node: Node, server: str, settings: ServerSettings,
-                 cpus: float | None, fileset: tuple[str | None, int | None]) -> None:  # fmt: skip
+                 cpus: float | None, fileset: tuple[str | None, int | None], roles: dict[str, str] | None = None,
+                 by_server: dict[str, ServerSettings] | None = None) -> None:  # fmt: skip
         self.remote = NodeActor(session, node)
         self.settings = settings
+        self.roles = roles  # a role map's servers, side by side on the node (None: one server)
         self.keep_logs: Path | None = None  # where stop() writes the logs it brings back from the node
         try:
-            info = self.remote.call("provision", server, settings, cpus, fileset, timeout_s=PROVISION_TIMEOUT_S)
+            info = self.remote.call("provision", server, settings, cpus, fileset, roles, by_server,
+                                    timeout_s=PROVISION_TIMEOUT_S)  # fmt: skip
         except BaseException:
             self.stop()
             raise
@@ -70,6 +73,7 @@ class NodeTarget:
                                           "node_names": list(node.resources)}  # fmt: skip
         self.access_log_flush_s: float = float(info["access_log_flush_s"])
         self._password: Secret | None = info.get("password")  # a file server's login, read on its node
+        self._role_urls: dict[str, tuple[str | None, str | None]] | None = info.get("role_urls")
 
     def metadata(self) -> dict[str, Any]:
         return dict(self._metadata)
@@ -79,6 +83,13 @@ class NodeTarget:
 
     def access_log_lines(self) -> int:
         return int(self.remote.call("access_log_lines"))
+
+    def role_urls(self) -> dict[str, tuple[str | None, str | None]] | None:
+        """Each role's (http, https) base URLs on the node: a role map's; None for one server."""
+        return None if self._role_urls is None else {r: (u[0], u[1]) for r, u in self._role_urls.items()}
+
+    def access_log_lines_by_role(self) -> dict[str, int]:
+        return {str(r): int(n) for r, n in self.remote.call("access_log_lines_by_role").items()}
 
     def pids(self) -> list[int]:
         return [int(p) for p in self.remote.call("pids")]

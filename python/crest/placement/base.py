@@ -55,7 +55,7 @@ class TargetPlan:
     server: str
     roles: Mapping[str, str] | None  # per-class targets: role -> server (started side by side)
     settings: Callable[[Path | None], ServerSettings]
-    by_server: Callable[[], dict[str, ServerSettings]]  # each server of a role map with its settings
+    by_server: Callable[[Path | None], dict[str, ServerSettings]]  # each server of a role map, serving a docroot
     cpus: float | None  # --cpus as asked (a node splits its own cores)
     fileset: tuple[str | None, int | None]  # the fileset's name and the connections it is made for
     empty_docroot: Callable[[], Path]  # made on first use (a cache directory), for checks that read none

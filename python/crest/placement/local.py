@@ -35,7 +35,7 @@ class LocalPlacement(Placement):
 
     def check_server(self, plan: TargetPlan) -> None:
         if plan.roles is not None:
-            TargetGroup(plan.roles, plan.by_server())  # checks each server; starts nothing
+            TargetGroup(plan.roles, plan.by_server(None))  # checks each server; starts nothing
             return
         adapter = server_adapter(plan.server)
         # First what the server can serve (a web suite of a file server...), before the suite's fileset
@@ -50,7 +50,7 @@ class LocalPlacement(Placement):
     def start_target(self, plan: TargetPlan) -> Any:
         target: Target | TargetGroup
         if plan.roles is not None:
-            target = TargetGroup(plan.roles, plan.by_server())
+            target = TargetGroup(plan.roles, plan.by_server(None))
         else:
             target = Target(server_adapter(plan.server), plan.settings(None))
         target.start()  # stops whatever it started when it fails

@@ -79,8 +79,9 @@ class NodesPlacement(Placement):
 
         cluster, _, node = self._cluster()
         remote = NodeActor(cluster, node)
+        by_server = plan.by_server(NODE_DOCROOT) if plan.roles is not None else None
         try:
-            remote.call("check", plan.server, plan.settings(NODE_DOCROOT))
+            remote.call("check", plan.server, plan.settings(NODE_DOCROOT), plan.roles, by_server)
         finally:
             remote.release()
 
@@ -108,8 +109,12 @@ class NodesPlacement(Placement):
         from crest.cluster.target import NodeTarget
 
         cluster, _, node = self._cluster()
-        # Provisioned on its node as it is made; it has the face of Target the runner uses.
-        return NodeTarget(cluster, node, plan.server, plan.settings(NODE_DOCROOT), plan.cpus, plan.fileset)
+        # Provisioned on its node as it is made (a role map's servers side by side there); it has the face
+        # of Target the runner uses.
+        roles = dict(plan.roles) if plan.roles is not None else None
+        by_server = plan.by_server(NODE_DOCROOT) if roles is not None else None
+        return NodeTarget(cluster, node, plan.server, plan.settings(NODE_DOCROOT), plan.cpus, plan.fileset, roles,
+                          by_server)  # fmt: skip
 
     def engine_cores(self) -> int:
         return len(cpu_split.available())  # each node then uses its own (crest.cluster.actors)

@@ -104,6 +104,6 @@ def bind_started(request: RunRequest, found: Manifest | None, target: Any) -> Bo
     """
     http3 = request.suite.workload.over_quic
     plain = target.tls_url if http3 and target.tls_url else (target.h2c_url or target.url)
-    role_urls = target.role_urls() if hasattr(target, "role_urls") else None  # a TargetGroup
+    role_urls = target.role_urls() if hasattr(target, "role_urls") else None  # a role map's, here or on a node
     password = target.login_password()  # a file server's login, wherever it runs; never stored
     return bind(request, found, plain, target.tls_url, role_urls, insecure=True, password=password)

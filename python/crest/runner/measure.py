@@ -17,7 +17,6 @@ from crest.load.client import LoadClient, ProgressCallback
 from crest.load.runspec import RunSpec
 from crest.placement.base import Load, Placement
 from crest.runner.warmup import warmup_figures, warmup_spec
-from crest.servers.group import TargetGroup
 from crest.store import MixRecord, mix_from_report
 from crest.suite import Mix, Suite
 
@@ -82,7 +81,8 @@ class MixMeasure:
         target = self.target
         probes = self.placement.probes(target)
         logged_before = target.access_log_lines() if target is not None else 0
-        by_role_before = target.access_log_lines_by_role() if isinstance(target, TargetGroup) else {}
+        by_role = getattr(target, "roles", None) is not None  # a role map's servers, here or on a node
+        by_role_before = target.access_log_lines_by_role() if by_role else {}
         started = time.time()
         for probe in probes:
             probe.start()
@@ -116,7 +116,7 @@ class MixMeasure:
         if target is not None and target.settings.access_log:  # --access-log or access_log=on
             time.sleep(target.access_log_flush_s)
             record.access_log_requests = target.access_log_lines() - logged_before
-            if isinstance(target, TargetGroup):
+            if by_role:
                 after_roles = target.access_log_lines_by_role()
                 lab["access_log_requests_by_role"] = {r: after_roles[r] - by_role_before[r] for r in after_roles}
         record.lab = lab or None

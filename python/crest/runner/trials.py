@@ -207,8 +207,9 @@ class SuiteRunner:
             )  # fmt: skip
         return self._docroot
 
-    def _settings_by_server(self) -> dict[str, ServerSettings]:
-        """Each server of a role map with the kinds and TLS of the classes it serves."""
+    def _settings_by_server(self, docroot: Path | None = None) -> dict[str, ServerSettings]:
+        """Each server of a role map with the kinds and TLS of the classes it serves, serving `docroot`
+        (None: the run's own fileset)."""
         assert self.server_roles is not None
         workload = self.request.suite.workload
         role = roles_by_class(workload, self.server_roles)
@@ -217,7 +218,7 @@ class SuiteRunner:
             if c.kind in SERVER_KINDS:
                 kinds.setdefault(role[c.name], set()).add(c.kind)
         tls = {role[c.name] for c in workload.classes if c.tls}
-        return settings_by_server(self.server_roles, self._settings(None), kinds, tls)
+        return settings_by_server(self.server_roles, self._settings(docroot), kinds, tls)
 
     def _settings(self, docroot: Path | None) -> ServerSettings:
         """The target's settings, serving `docroot` (None: the run's own fileset), where the placement runs it."""
