@@ -43,7 +43,11 @@ def test_a_directory_bench_prints_the_file_server_summary_and_cleans_up(tmp_path
         (["http://127.0.0.1:1/", "--loadfile", "x.txt"], "--loadfile is for file targets"),
         (["http://127.0.0.1:1/", "--password-file", "pw"], "--password-file is for file targets"),
         (["file:///tmp", "--password-file", "pw"], "--password-file is for smb:// targets"),
-        (["file:///tmp", "--cluster", "local:2"], "--cluster does not take a file target in crest bench yet"),
+        (
+            ["file:///tmp", "--network", "subnets=2"],
+            "'file:///tmp' is this machine's directory, which no client network",
+        ),
+        (["file:///tmp", "--nodes", "2"], "--nodes places the load on a cluster's nodes: add --cluster"),
         (["file://host/dir"], "invalid file target 'file://host/dir': expected file:///DIR or smb://"),
     ],
 )

@@ -393,6 +393,27 @@ def test_file_clients_dealt_over_nodes_against_samba_keep_the_password_secret(cl
     _no_leftovers()
 
 
+def test_a_directory_bench_deals_its_clients_over_the_nodes(cluster: Any, tmp_path: Path) -> None:
+    """`crest bench file:///DIR --cluster`: each node's clients replay the loadfile in DIR on its own machine
+    (here one machine: one directory, each client its own tree by its global number), merged exactly."""
+    from test_fileops import LOADFILE
+
+    loadfile = tmp_path / "tiny.txt"
+    loadfile.write_text(LOADFILE)
+    target = tmp_path / "target"
+    target.mkdir()
+    out = run_cli("bench", f"file://{target}", "-c", "4", "-d", "1s", "--loadfile", str(loadfile), "--cluster",
+                  cluster.address, "--nodes", "2", "--json", timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    nodes = report["cluster"]["nodes"]
+    assert [(n["first_client"], n["clients"]) for n in nodes] == [(0, 2), (2, 2)]
+    assert report["requests"] == sum(n["requests"] for n in nodes) > 0 and all(n["requests"] for n in nodes)
+    assert report["classes"]["WriteX"]["requests"] > 0
+    assert not list(target.glob("clients/client*"))  # every client removed its own tree
+    _no_leftovers()
+
+
 def test_a_capacity_search_probes_from_the_nodes(cluster: Any, builtin_url: tuple[str, int], tmp_path: Path) -> None:
     """crest capacity takes --cluster like crest run: every probe is a mix dealt over the load nodes."""
     db = tmp_path / "c.db"

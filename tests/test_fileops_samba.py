@@ -5,6 +5,8 @@ leaves no smbd behind."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import sqlite3
 import time
@@ -16,6 +18,7 @@ import pytest
 
 from crest import _engine
 from crest.filesets.cache import empty_docroot
+from crest.network import netns
 from crest.servers.base import ServerSettings, Target
 from crest.servers.registry import adapter
 from support import run_cli, start_cli
@@ -113,9 +116,15 @@ def test_a_refused_password_is_one_line_before_any_load(samba_target: Target, tm
 
 
 @pytest.mark.timeout(60)
-def test_crest_bench_of_a_share_prints_the_file_server_summary(samba_target: Target, tmp_path: Path) -> None:
+@pytest.mark.parametrize("network", [None, "subnets=2,rtt=10ms"])
+def test_crest_bench_of_a_share_prints_the_file_server_summary(
+    samba_target: Target, tmp_path: Path, network: str | None
+) -> None:
     """`crest bench smb://…` as a dbench user would run it: clients replay the loadfile for a duration, the
-    password from a file only its owner reads, one JSON object out."""
+    password from a file only its owner reads, one JSON object out; and from two client subnets through
+    the delay line (Samba here listens on loopback: the network forwards to it)."""
+    if network is not None and (os.geteuid() != 0 or not netns.has_net_admin() or shutil.which("nft") is None):
+        pytest.skip("--network needs root with CAP_NET_ADMIN and nftables: apt-get install -y nftables")
     loadfile = tmp_path / "tiny.txt"
     loadfile.write_text(LOADFILE)
     secret = tmp_path / "pw"
@@ -124,10 +133,13 @@ def test_crest_bench_of_a_share_prints_the_file_server_summary(samba_target: Tar
     trees = samba_target.site.share_dir / "clients"
     before = sorted(trees.glob("client*"))  # another test of this module keeps its trees
     done = run_cli("bench", samba_target.url, "-c", "2", "-d", "2s", "--loadfile", str(loadfile), "--password-file",
-                   str(secret), "--json")  # fmt: skip
+                   str(secret), "--json", *(["--network", network] if network else []))  # fmt: skip
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["requests"] > 0 and report["classes"]["WriteX"]["requests"] > 0
+    if network is not None:  # one client on each subnet, every SMB round trip through the 10 ms line
+        assert [s["clients"] for s in report["subnets"]["shares"]] == [1, 1]
+        assert report["network"]["delay_line"]["packets"] > 0 and report["latency_us"]["p50"] >= 10_000
     assert _password(samba_target) not in done.stdout + done.stderr
     # Each of its two clients removed its own tree at the end (client0, client1), and no other.
     assert sorted(trees.glob("client*")) == [p for p in before if p.name not in ("client0", "client1")]

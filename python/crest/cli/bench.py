@@ -260,7 +260,8 @@ def bench_command(
             _default_threads(conns), duration_s=_duration(duration, None) or 0.0, timeout_s=parse_duration(timeout,
             what="--timeout"), loadfile=Path(loadfile) if loadfile else None,
             password_file=Path(password_file) if password_file else None, http_options=http_given,
-            json_output=json_output, quiet=quiet, cluster=cluster, network=network,
+            json_output=json_output, quiet=quiet, cluster=cluster, nodes=cluster_options.count(nodes, "--nodes"),
+            network=network,
         )  # fmt: skip
     for option, value in (("--loadfile", loadfile), ("--password-file", password_file)):
         if value is not None:

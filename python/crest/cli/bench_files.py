@@ -26,12 +26,15 @@ from crest.units import format_seconds
 
 def bench_files(
     url: str, *, clients: int, threads: int, duration_s: float, timeout_s: float, loadfile: Path | None, password_file: Path | None,
-    http_options: list[str], json_output: bool, quiet: bool, cluster: str | None, network: str | None,
+    http_options: list[str], json_output: bool, quiet: bool, cluster: str | None, nodes: int | None,
+    network: str | None,
 ) -> int:  # fmt: skip
-    """Run the loadfile against the file target and print its summary; the exit code.
+    """Run the loadfile against the file target and print its summary; the exit code. From this machine,
+    from client subnets (`network`: an SMB share), from a cluster's nodes (`cluster`: each node's clients
+    in DIR on its own machine, or on the share), or from each node's own subnets (both).
 
     Raises:
-        ConfigError: an HTTP-only option, or what a file run cannot take yet; before anything runs.
+        ConfigError: an HTTP-only option, or what a file run cannot take; before anything runs.
         PeerError: no operation succeeded.
     """
     if http_options:
@@ -39,11 +42,12 @@ def bench_files(
             f"{http_options[0]} is for HTTP targets; a file target ({url.split(':', 1)[0]}://) replays a loadfile:"
             " leave it out"
         )
-    if cluster is not None or network is not None:
-        option = "--cluster" if cluster is not None else "--network"
-        raise ConfigError(
-            f"{option} does not take a file target in crest bench yet: run a loadfile suite with crest run"
-        )
+    if network is not None and url.lower().startswith("file:"):
+        from crest.network.url import on_network
+
+        on_network(url)  # refused: a directory on this machine is reached by file calls, not over a network
+    if nodes is not None and cluster is None:
+        raise ConfigError("--nodes places the load on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)")
     password = smb_password(password_file) if url.lower().startswith("smb:") else None
     if password_file is not None and password is None:
         raise ConfigError("--password-file is for smb:// targets: leave it out")
@@ -57,7 +61,7 @@ def bench_files(
         loadfile={"path": path, "password": password, "cleanup": True},
     )
     client = LoadClient(spec, origin="bench")  # validates every setting: ConfigError before any traffic
-    client.preflight()  # the directory, the loadfile, the share and the logon, before the clock starts
+    load, net_spec, network_here = _placed(client, spec, cluster, nodes, network)
     if not json_output:
         print(
             f"Running {format_seconds(duration_s)} test @ {url}\n"
@@ -66,15 +70,85 @@ def bench_files(
             flush=True,
         )
     show_progress = not (json_output or quiet) and sys.stderr.isatty()
-    with LiveProgress(spec, enabled=show_progress) as progress:
-        result = client.run(on_progress=progress.update)
+    try:
+        sampler = None
+        if network_here is not None:
+            from crest.network.counters import LinkSampler
+
+            sampler = LinkSampler(network_here)
+            sampler.start()
+        try:
+            with LiveProgress(spec, enabled=show_progress) as progress:
+                result = load.run(on_progress=progress.update)
+        finally:
+            if sampler is not None:
+                sampler.stop()
+        figures = _figures(result.report, sampler)
+    finally:
+        if network_here is not None:
+            network_here.close()
     report = result.report
     if json_output:
-        print(json.dumps({**report, "url": url, "config": result.config}), flush=True)
+        document: dict[str, Any] = {**report, "url": url, "config": result.config}
+        if figures is not None and net_spec is not None:
+            document["network"] = {**net_spec.describe(), **figures}
+        print(json.dumps(document), flush=True)
     else:
         _print_summary(report)
+        if "cluster" in report:
+            from crest.cli.render import render_nodes
+
+            print(render_nodes(report["cluster"]), flush=True)
+        if figures is not None:
+            from crest.cli.render_network import render_network
+
+            print(render_network(figures), flush=True)
     _fail_if_nothing_succeeded(report, result.interrupted)
     return EXIT_INTERRUPTED if result.interrupted else EXIT_OK
+
+
+def _placed(client: LoadClient, spec: RunSpec, cluster: str | None, nodes: int | None,
+            network: str | None) -> tuple[Any, Any, Any]:  # fmt: skip
+    """Where the clients run, checked before the clock starts (the directory, the loadfile, the share and
+    the logon, from where each client stands): (the load, the network spec, a network built here)."""
+    net_spec = None
+    if network is not None:
+        from crest.network.spec import parse_network
+
+        net_spec = parse_network(network)
+    if cluster is not None:
+        from crest.cluster.driver import OneMix
+
+        return OneMix(cluster, nodes, spec, net_spec), net_spec, None  # each node checks from where it stands
+    if net_spec is None:
+        client.preflight()
+        return client, None, None
+    from crest.network.lines import check_fits, lines_needed
+    from crest.network.load import SubnetLoad, spec_on_network
+    from crest.network.topology import Network, check_capability
+
+    check_fits(spec, net_spec)
+    check_capability()
+    here = Network(net_spec, lines_needed(spec, net_spec.subnets, net_spec.link_per), target_in_root=True)
+    here.create()
+    try:
+        load = SubnetLoad(spec_on_network(spec, here), here, origin="bench")
+        load.preflight()
+    except BaseException:
+        here.close()
+        raise
+    return load, net_spec, here
+
+
+def _figures(report: dict[str, Any], sampler: Any) -> dict[str, Any] | None:
+    """The network's figures over the run: the links sampled here, or each node's own (named with it)."""
+    if sampler is not None:
+        start = float(report.get("subnets", {}).get("start_at_unix_s", sampler.samples[0].at))
+        figures: dict[str, Any] = sampler.figures(start, start + float(report.get("duration_s", 0.0)))
+        return figures
+    from crest.network.counters import take_nodes
+
+    return take_nodes((report.get("cluster") or {}).get("nodes") or [])
 
 
 def _print_summary(report: dict[str, Any]) -> None:
