@@ -199,7 +199,10 @@ def test_a_cluster_mix_is_the_exact_union_of_its_nodes_each_with_its_own_subnets
     assert set(up) == {f"node{i} subnet {k}" for i in (1, 2) for k in (1, 2)} and all(up.values()), up
     assert network["tcp"]["clients"]["out_segs"] > 0
     assert server["node_names"] == ["node3"]
-    (run_id,) = _rows(db, "SELECT id FROM runs")[0]
+    (run_id, host_json) = _rows(db, "SELECT id, host_json FROM runs")[0]
+    disclosed = json.loads(host_json)["disclosure"]
+    assert disclosed["read_on"] == "the target's node node3 (127.0.0.1)"  # not the driver's
+    assert disclosed["docroot"]["path"].endswith("/webcat-large-filemix") and disclosed["network"]["subnets"] == 2
     logs = list((db.parent / "logs" / run_id).rglob("access*.log"))
     seen = {m.group(1) for log in logs for m in re.finditer(r"^(\S+) ", log.read_text(), re.M)}
     blocks = {k for k in range(1, 5) for ip in seen if IPv4Address(ip) in addresses.block(k)}

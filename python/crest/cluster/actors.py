@@ -261,6 +261,13 @@ class TargetNode:
                 continue
         return out
 
+    def disclosure(self, url: str | None, tls_url: str | None) -> dict[str, Any]:
+        """The run's disclosure (hardware, OS, tuning, the docroot's filesystem, the NIC) read on this node."""
+        from crest.host import disclosure
+
+        docroot = self._target.settings.docroot if self._target is not None else None
+        return disclosure.collect(docroot, url, tls_url)
+
     def access_log_lines(self) -> int:
         return int(self._target.access_log_lines()) if self._target is not None else 0
 

@@ -142,9 +142,12 @@ class Placement:
         """The client network's description for the disclosure."""
         return {"not_applicable": "no --network: the clients reached the target over loopback"}
 
-    def docroot_here(self) -> bool:
-        """Whether the target's docroot is on this machine (the disclosure reads its filesystem)."""
-        return True
+    def disclosure(self, target: Any, url: str | None, tls_url: str | None) -> dict[str, Any]:
+        """The run's disclosure (crest.host.disclosure), read on the machine the target runs on."""
+        from crest.host import disclosure
+
+        docroot = getattr(getattr(target, "settings", None), "docroot", None)
+        return {**disclosure.collect(docroot, url, tls_url), "read_on": "this machine (the target's and the clients')"}
 
 
 class Sampler(Protocol):

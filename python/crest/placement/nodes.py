@@ -167,8 +167,19 @@ class NodesPlacement(Placement):
             "nodes": [{"node": _short(n), "subnet_ranges": ranges[i * s : (i + 1) * s]} for i, n in enumerate(load)],
         }
 
-    def docroot_here(self) -> bool:
-        return False
+    def disclosure(self, target: Any, url: str | None, tls_url: str | None) -> dict[str, Any]:
+        """Read on the target's node (or the monitor's), as a local run's is read here."""
+        side: Any = target if target is not None else self._watch  # a NodeTarget or NodeWatch
+        if side is None:
+            from crest.host import disclosure
+
+            facts = disclosure.collect(None, url, tls_url)
+            return {
+                **facts,
+                "read_on": "the driver: the target runs where crest cannot look (--monitor-node names its node)",
+            }
+        facts = dict(side.remote.call("disclosure", url, tls_url))
+        return {**facts, "read_on": f"the target's node {side.remote.node.short}"}
 
 
 def _short(node: Any) -> str:

@@ -77,6 +77,7 @@ def _machine_tables(host: dict[str, Any], d: dict[str, Any] | None) -> list[dict
     virt = hw.get("virtualization") or {}
     return [
         {"title": "Hardware", "rows": [
+            _row("read on", d.get("read_on")),
             _row("CPU", hw.get("cpu_model")),
             _row("sockets", hw.get("sockets")),
             _row("cores (physical)", hw.get("cores")),

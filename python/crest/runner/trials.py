@@ -23,7 +23,6 @@ from urllib.parse import urlsplit
 
 from crest.errors import ConfigError, DiskFullError, MachineError, NodeLostError, PeerError, TargetError
 from crest.filesets.cache import cached_fileset, empty_docroot
-from crest.host import disclosure
 from crest.host.facts import host_facts
 from crest.load.client import LoadClient
 from crest.load.preflight import check_answers, check_reachable, parse_file_url, parse_url
@@ -467,8 +466,6 @@ class SuiteRunner:
         )
 
     def _disclosure(self, target: Any, bound: Bound) -> dict[str, Any]:
-        here = self.placement.docroot_here()
-        docroot = getattr(getattr(target, "settings", None), "docroot", None) if here else None
-        facts = disclosure.collect(docroot, bound.url, bound.tls_url)
+        facts = self.placement.disclosure(target, bound.url, bound.tls_url)  # read where the target runs
         facts["network"] = self.placement.network_facts()
         return facts
