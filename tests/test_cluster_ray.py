@@ -417,15 +417,68 @@ def test_a_directory_bench_deals_its_clients_over_the_nodes(cluster: Any, tmp_pa
     _no_leftovers()
 
 
-def test_a_capacity_search_probes_from_the_nodes(cluster: Any, builtin_url: tuple[str, int], tmp_path: Path) -> None:
-    """crest capacity takes --cluster like crest run: every probe is a mix dealt over the load nodes."""
+def test_a_specweb99_smoke_test_deals_its_users_over_the_nodes(cluster: Any, tmp_path: Path) -> None:
+    """`crest specweb99 --cluster`, two iterations (the loop): the kit's harness validates the built-in target
+    on node3, resets it before each iteration and checks its POST log after each; the connections are dealt
+    over two nodes with their user ids numbered globally, and each POST log holds the POSTs the nodes sent."""
+    db = tmp_path / "sw.db"
+    out = run_cli("specweb99", "--connections", "4", "--server", "builtin", "--target-node", "node3", "--cluster",
+                  cluster.address, "--profile", "smoke", "--iterations", "2", "--db", str(db), timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "SPECweb99: " in out.stdout and "conforming connections" in out.stdout
+    assert "  iteration 1 of 2: " in out.stderr and "  iteration 2 of 2: " in out.stderr  # said as each starts
+    iterations = _rows(db, "SELECT cluster_json, specweb99_json FROM mixes ORDER BY idx")
+    assert len(iterations) == 2
+    for cluster_json, specweb99_json in iterations:
+        nodes = json.loads(cluster_json)["nodes"]
+        assert [(n["first_client"], n["clients"]) for n in nodes] == [(0, 2), (2, 2)] and all(
+            n["requests"] for n in nodes
+        )
+        post_log = json.loads(specweb99_json)["post_log"]  # each iteration's own log: Reset emptied it
+        assert post_log["sent"] > 0 and post_log["sent"] - 1 <= post_log["records"] <= post_log["sent"]
+    (listed,) = json.loads(run_cli_in_process("runs", "--db", str(db), "--json").stdout)
+    assert listed["kind"] == "specweb99" and listed["result"].startswith("4 conn ")
+    _no_leftovers()
+
+
+def test_a_design_runs_on_the_nodes_with_and_without_their_own_subnets(cluster: Any, tmp_path: Path) -> None:
+    """`crest doe --cluster`: each run of the design is dealt over the load nodes against the built-in target
+    on node3; the network factor's levels run over the nodes' loopback and from each node's own subnets."""
+    suite = _suite(tmp_path, [2], length_s=1)
+    design = tmp_path / "design.toml"
+    design.write_text(f'suite = "{suite}"\nprofile = "full"\nserver = "builtin"\nresponse = "peak_rps"\n'
+                      '[factors]\nnetwork = ["none", "subnets=2"]\n')  # fmt: skip
+    db = tmp_path / "r.db"
+    out = run_cli("doe", str(design), "--cluster", cluster.address, "--target-node", "node3", "--db", str(db),
+                  "--json", "-q", timeout_s=WAIT_S)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert set(json.loads(out.stdout)["effects"]) == {"mean", "network"}
+    rows = _rows(db, "SELECT r.factors_json, m.cluster_json, m.network_json FROM runs r JOIN mixes m ON m.run_id = r.id"
+                     " ORDER BY r.started_at")  # fmt: skip
+    assert [json.loads(f)["network"] for f, _, _ in rows] == ["none", "subnets=2"]
+    assert all(len(json.loads(c)["nodes"]) == 2 for _, c, _ in rows)
+    assert rows[0][2] is None and {x["node"] for x in json.loads(rows[1][2])["links"]} == {"node1", "node2"}
+    _no_leftovers()
+
+
+@pytest.mark.parametrize("network", [None, "subnets=2"])
+def test_a_capacity_search_probes_from_the_nodes(
+    cluster: Any, builtin_url: tuple[str, int], tmp_path: Path, network: str | None
+) -> None:
+    """crest capacity takes --cluster like crest run: every probe is a mix dealt over the load nodes (and with
+    --network, from each node's own subnets)."""
     db = tmp_path / "c.db"
     out = run_cli("capacity", builtin_url[0] + "/webcat/6K.html", "--rule", "errors<1%", "--max", "2", "--confirm", "1", "--length",
-                  "2s", "--cluster", cluster.address, "--nodes", "2", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+                  "2s", "--cluster", cluster.address, "--nodes", "2", "--db", str(db), "-q",
+                  *(["--network", network] if network else []), timeout_s=WAIT_S)  # fmt: skip
     assert out.returncode == 0, out.stderr
-    probes = _rows(db, "SELECT connections, requests, cluster_json FROM mixes ORDER BY idx")
+    probes = _rows(db, "SELECT connections, requests, cluster_json, network_json FROM mixes ORDER BY idx")
     assert [p[0] for p in probes] == [1, 2, 2] and all(p[1] > 0 for p in probes)
     assert [len(json.loads(p[2])["nodes"]) for p in probes] == [1, 2, 2]  # one connection: one node
+    if network is not None:  # each probe's links are its nodes' own
+        for p in probes:
+            ran = {n["names"][0] for n in json.loads(p[2])["nodes"]}
+            assert {x["node"] for x in json.loads(p[3])["links"]} == ran, p
 
 
 def test_a_target_on_its_node_restarts_and_warms_up_between_mixes(cluster: Any, nginx: None, tmp_path: Path) -> None:

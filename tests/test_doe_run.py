@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from crest.filesets import generate
+from crest.network import netns
 from support import run_cli
 
 pytestmark = pytest.mark.integration
@@ -141,3 +143,53 @@ def test_server_options_are_design_factors(
     with sqlite3.connect(db) as conn:  # and it measured nginx serving the files, not refusing them
         statuses = [json.loads(s) for (s,) in conn.execute("SELECT status_json FROM mixes")]
     assert statuses and all(set(s) == {"200"} for s in statuses)
+
+
+def test_a_design_compares_no_network_with_client_subnets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`network = ["none", "subnets=2"]`: does the client network matter? One run over loopback, one from
+    two client subnets, each stored with its level (crest doe takes --network and --cluster as crest run)."""
+    if os.geteuid() != 0 or not netns.has_net_admin():
+        pytest.skip("--network needs root with CAP_NET_ADMIN: run as root")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CREST_CACHE_DIR", str(cache))
+    generate("webcat-large-filemix", cache / "filesets" / "webcat-large-filemix")
+    design = _write(tmp_path).read_text().split("[factors]")[0] + '[factors]\nnetwork = ["none", "subnets=2"]\n'
+    (tmp_path / "net.toml").write_text(design)
+    db = tmp_path / "r.db"
+    out = run_cli("doe", str(tmp_path / "net.toml"), "--db", str(db), "--json", "-q", timeout_s=120)
+    assert out.returncode == 0, out.stderr
+    assert set(json.loads(out.stdout)["effects"]) == {"mean", "network"}
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT r.factors_json, m.network_json, m.requests FROM runs r JOIN mixes m ON m.run_id = r.id"
+            " ORDER BY r.started_at"
+        ).fetchall()
+    assert [json.loads(f)["network"] for f, _, _ in rows] == ["none", "subnets=2"] and all(r for _, _, r in rows)
+    assert rows[0][1] is None  # over loopback: no network figures
+    links = {x["link"] for x in json.loads(rows[1][1])["links"]}
+    assert {"subnet 1", "subnet 2"} <= links
+
+
+def test_a_table_sent_once_is_a_design_and_a_capacity_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Zeus' non-cached selection (every file once) through crest doe and crest capacity: each run or probe
+    sends the whole table exactly once."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CREST_CACHE_DIR", str(cache))
+    generate("webcat-large-filemix", cache / "filesets" / "webcat-large-filemix")
+    suite = tmp_path / "once.toml"
+    suite.write_text(SUITE.replace("[workload]\n", '[workload]\nselection = "once"\n'))
+    design = tmp_path / "design.toml"
+    design.write_text(f'suite = "{suite}"\nprofile = "full"\nserver = "builtin"\nresponse = "peak_rps"\n'
+                      "[factors]\nkeepalive = [false, true]\n")  # fmt: skip
+    db = tmp_path / "r.db"
+    out = run_cli("doe", str(design), "--db", str(db), "--json", "-q", timeout_s=120)
+    assert out.returncode == 0, out.stderr
+    files = 14  # webcat-large-filemix
+    with sqlite3.connect(db) as conn:
+        assert [r for (r,) in conn.execute("SELECT requests FROM mixes")] == [files, files]
+    db2 = tmp_path / "c.db"
+    out = run_cli("capacity", str(suite), "--server", "builtin", "--rule", "errors<1%", "--max", "2", "--confirm", "1",
+                  "--db", str(db2), "-q", timeout_s=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    with sqlite3.connect(db2) as conn:
+        assert [r for (r,) in conn.execute("SELECT requests FROM mixes ORDER BY idx")] == [files] * 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sqlite3
 import time
 from pathlib import Path
 
@@ -147,6 +148,45 @@ def test_a_file_suite_runs_through_the_lab_and_leaves_nothing(tmp_path: Path, lo
     mixes = json.loads(shown.stdout)["mixes"]
     assert [m["clients"] for m in mixes] == [1, 3]
     assert all(m["throughput_Bps"] > 0 and m["classes"]["WriteX"]["requests"] > 0 for m in mixes)
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_a_capacity_search_of_a_file_suite_keeps_to_its_error_rule(tmp_path: Path, loadfile: Path) -> None:
+    """crest capacity of a loadfile suite: each probe a stored mix of whole dbench clients, judged by its rule."""
+    work = tmp_path / "work"
+    work.mkdir()
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(SUITE.format(loadfile=loadfile))
+    db = tmp_path / "r.db"
+    done = run_cli("capacity", str(suite), "--target", f"file://{work}", "--rule", "errors<1%", "--max", "2",
+                   "--confirm", "1", "--db", str(db), "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as conn:
+        probes = conn.execute("SELECT clients, requests, throughput_Bps FROM mixes ORDER BY idx").fetchall()
+    assert [p[0] for p in probes] == [1, 2, 2] and all(p[1] > 0 and p[2] > 0 for p in probes)
+    assert not (work / "clients").exists()
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_a_design_of_a_file_suite_runs_each_combination(tmp_path: Path, loadfile: Path) -> None:
+    """crest doe with a loadfile suite against a directory: one run per level, the response its throughput."""
+    work = tmp_path / "work"
+    work.mkdir()
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(SUITE.format(loadfile=loadfile).replace("length_s = 2", "length_s = 1"))
+    design = tmp_path / "design.toml"
+    design.write_text(f'suite = "{suite}"\ntarget = "file://{work}"\nresponse = "peak_throughput_Bps"\n'
+                      "[factors]\nclients = [1, 2]\n")  # fmt: skip
+    db = tmp_path / "r.db"
+    done = run_cli("doe", str(design), "--db", str(db), "--json", "-q")
+    assert done.returncode == 0, done.stderr
+    assert set(json.loads(done.stdout)["effects"]) == {"mean", "clients"}
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT m.clients, m.throughput_Bps FROM mixes m ORDER BY m.clients").fetchall()
+    assert [r[0] for r in rows] == [1, 2] and all(r[1] > 0 for r in rows)
+    assert not (work / "clients").exists()
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from crest.cli.runs import show_command
 from crest.errors import ConfigError, PeerError, TargetError
 from crest.experiment.plan import Plan, execute, plan_runs
 from crest.load.preflight import parse_url
+from crest.network.spec import network_level
 from crest.runner.trials import Event, RunInterrupted, RunRequest, SuiteRunner
 from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
@@ -107,7 +108,9 @@ def run_command(
     network: Annotated[
         list[str] | None,
         typer.Option(
-            "--network", metavar="SPEC", help=cluster_options.NETWORK_HELP + " Repeat it to compare networks."
+            "--network",
+            metavar="SPEC",
+            help=cluster_options.NETWORK_HELP + " Repeat it to compare networks (`none`: loopback).",
         ),
     ] = None,
     http: target_options.Http = None,
@@ -173,7 +176,7 @@ def run_command(
                 monitor_name=monitor_name,
                 loadfile=loadfile,
                 password_file=password_file,
-                network=network[0] if network and len(network) == 1 else None,
+                network=network_level(network[0]) if network and len(network) == 1 else None,
                 nap=nap,
             )
             if network and len(network) > 1:

@@ -19,7 +19,7 @@ from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
 from crest.units import format_span, parse_count, parse_duration, parse_share
 
-PROFILES = ("quick", "standard", "full")
+PROFILES = ("smoke", "quick", "standard", "full")
 SEARCH_RULE = "conforming>=95%"
 
 
@@ -39,9 +39,9 @@ def specweb99_command(
         str,
         typer.Option(
             "--profile",
-            metavar="quick|standard|full",
-            help="Run shape: quick (about 2 min, for tries), standard (about 9 min) or full (the kit's, the"
-            " default: about 1 h 45 min).",
+            metavar="smoke|quick|standard|full",
+            help="Run shape: smoke (seconds: does everything work?), quick (about 2 min, for tries), standard"
+            " (about 9 min) or full (the kit's, the default: about 1 h 45 min).",
         ),
     ] = "full",
     iterations: Annotated[
@@ -96,7 +96,7 @@ def specweb99_command(
     from crest.specweb99.harness import Harness, iteration_mixes
     from crest.store import Store
     from crest.suite import Suite, load_suite
-    from crest.suite.specweb99 import QUICK, STANDARD
+    from crest.suite.specweb99 import QUICK, SMOKE, STANDARD
 
     count = parse_count(connections, what="--connections")
     if profile not in PROFILES:
@@ -106,7 +106,7 @@ def specweb99_command(
     if (target is None) == (server is None):
         raise ConfigError("give the target: --server NAME (crest starts it) or --target URL")
     base = load_suite("specweb99")
-    shape = {"quick": QUICK, "standard": STANDARD}.get(profile, {})
+    shape = {"smoke": SMOKE, "quick": QUICK, "standard": STANDARD}.get(profile, {})
     settings = {
         **base.workload.specweb99.model_dump(mode="json"),  # type: ignore[union-attr]
         **shape,

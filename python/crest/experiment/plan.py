@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from crest.errors import ConfigError
+from crest.network.spec import network_level
 from crest.runner.trials import EventCallback, RunRequest, SuiteRunner, close_clusters
 from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL
@@ -122,7 +123,7 @@ def configure(base: RunRequest, levels: Mapping[str, Any], *, options: Collectio
         cpus=cpu_split.share(levels["cpus"], what="cpus level").cpus if "cpus" in levels else base.cpus,
         memory_bytes=parse_size(str(memory), what="memory") if memory is not None else base.memory_bytes,
         server_options=server_options,
-        network=str(levels["network"]) if "network" in levels else base.network,
+        network=network_level(str(levels["network"])) if "network" in levels else base.network,
     )
 
 

@@ -99,6 +99,16 @@ class NetworkSpec:
         }
 
 
+# A level of the network factor (crest run's repeated --network, a design's network) that means no client
+# network: the clients reach the target over loopback, so a run compares with and without one.
+NO_NETWORK = "none"
+
+
+def network_level(text: str | None) -> str | None:
+    """A --network value or network level as a run takes it: None for `none`."""
+    return None if text is None or text.strip() == NO_NETWORK else text
+
+
 def parse_network(text: str) -> NetworkSpec:
     """The NetworkSpec of `--network TEXT`.
 

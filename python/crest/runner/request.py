@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from crest.errors import ConfigError
 from crest.load.runspec import RunSpec
 from crest.network.lines import check_fits
-from crest.network.spec import NetworkSpec, parse_network
+from crest.network.spec import NetworkSpec, network_level, parse_network
 from crest.network.url import on_network
 from crest.secrets import Secret
 from crest.servers import cpus as cpu_split
@@ -180,10 +180,11 @@ def _check_lab_options(request: RunRequest, server_roles: dict[str, str] | None)
 def _check_network_options(
     request: RunRequest, server_roles: dict[str, str] | None, mixes: list[Mix]
 ) -> NetworkSpec | None:
-    """The --network spec, checked against the rest of the request."""
-    if request.network is None:
+    """The --network spec, checked against the rest of the request (`none`: no network)."""
+    text = network_level(request.network)
+    if text is None:
         return None
-    spec = parse_network(request.network)
+    spec = parse_network(text)
     if request.role_targets:
         raise ConfigError(
             "--network reaches targets crest starts side by side (--server static=NAME,dynamic=NAME) or one --target"

@@ -91,6 +91,9 @@ class Specweb99(BaseModel):
 # The shape `--profile quick` runs: long enough that a class-3 file's pacing (up to 18 s at
 # 400 kbit/s) stays well inside the measured window, short enough for tests.
 QUICK = {"warmup_s": 5.0, "rampup_s": 3.0, "run_s": 30.0, "rampdown_s": 1.0}
+# `--profile smoke`: seconds, to check that the harness, the target and the network work end to end
+# before a long test; too short for class 3's slow files to settle, so a measurement it is not.
+SMOKE = {"warmup_s": 2.0, "rampup_s": 1.0, "run_s": 8.0, "rampdown_s": 1.0}
 # `--profile standard`: minutes, not hours.
 STANDARD = {"warmup_s": 60.0, "rampup_s": 30.0, "run_s": 120.0, "rampdown_s": 10.0}
 
