@@ -12,8 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from crest.suite.errors import RuleError, SuiteError, show
 
-# "smoke" is crest specweb99's check in seconds; a suite's quick mixes are seconds already, so it runs them.
-PROFILES = ("smoke", "quick", "standard", "full")
+PROFILES = ("quick", "standard", "full")
 STANDARD_LENGTH_S = 60
 QUICK_LENGTH_S, QUICK_RAMP_S, QUICK_MAX_DELAY_S = 4, 1, 0.5
 
@@ -91,7 +90,7 @@ def scale_timing(timing: Timing, profile: str) -> Timing:
     """
     if profile == "full":
         return timing
-    if profile in ("quick", "smoke"):
+    if profile == "quick":
         return Timing(
             length_s=QUICK_LENGTH_S,
             ramp_up_s=QUICK_RAMP_S,
