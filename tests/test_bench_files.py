@@ -42,6 +42,7 @@ def test_a_directory_bench_prints_the_file_server_summary_and_cleans_up(tmp_path
         (["smb://u@127.0.0.1/s", "--rate", "10"], "--rate is for HTTP targets; a file target (smb://)"),
         (["http://127.0.0.1:1/", "--loadfile", "x.txt"], "--loadfile is for file targets"),
         (["http://127.0.0.1:1/", "--password-file", "pw"], "--password-file is for file targets"),
+        (["http://127.0.0.1:1/", "--skip-cleanup"], "--skip-cleanup is for file targets"),
         (["file:///tmp", "--password-file", "pw"], "--password-file is for smb:// targets"),
         (
             ["file:///tmp", "--network", "subnets=2"],

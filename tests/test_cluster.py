@@ -306,3 +306,19 @@ def test_a_password_never_goes_to_a_cluster_that_checks_no_token() -> None:
         ClusterLoad(session, [], spec)
     session.authenticated = True
     assert ClusterLoad(session, [], replace(spec, loadfile={"path": "/x"})).spec.connections == 2
+
+
+def test_nested_networks_on_a_real_cluster_route_each_nodes_blocks_back() -> None:
+    """Nodes on other machines than the target's: node i's blocks (slot i+1) routed back via its address; a
+    --target crest has no node on is refused with the routes it needs, a loopback one needs none."""
+    from crest.cluster.driver import check_routed, routes_back
+
+    load = NODES[:2]  # 10.0.0.1 and 10.0.0.2
+    assert routes_back(load, 2, "10.0.0.9") == [
+        ("198.18.16.0/20", "10.0.0.1"), ("198.18.32.0/20", "10.0.0.1"),
+        ("198.18.48.0/20", "10.0.0.2"), ("198.18.64.0/20", "10.0.0.2"),
+    ]  # fmt: skip
+    assert routes_back(load, 1, "10.0.0.2") == [("198.18.16.0/20", "10.0.0.1")]  # node2 reaches it locally
+    check_routed(load, 2, ("http://127.0.0.1:8080/",))
+    with pytest.raises(ConfigError, match=r"10\.0\.0\.9 must route .* ip route add 198\.18\.16\.0/20 via 10\.0\.0\.1;"):
+        check_routed(load, 2, ("http://10.0.0.9:8080/",))

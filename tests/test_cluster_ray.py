@@ -359,11 +359,12 @@ def test_a_lost_node_fails_the_mix_and_resume_completes_the_run(cluster: Any, ng
 def test_file_clients_dealt_over_nodes_against_samba_keep_the_password_secret(cluster: Any, tmp_path: Path) -> None:
     """A NetBench-style file ladder from two load nodes: against a Samba crest did not start (its password from
     a 0600 file) and against one crest starts on node3 (its login read there); every operation met as the
-    loadfile expects (trees numbered globally, so no two clients share one), and the password in no output,
+    loadfile expects (trees numbered globally, so no two clients share one), one pass per client from both
+    nodes leaving on the share exactly the bytes crest counted, and the password in no output,
     the results file or Ray's logs: it crossed the cluster only as a Secret, over token authentication."""
     from crest.filesets.cache import empty_docroot
     from crest.servers.base import ServerSettings, Target
-    from test_fileops import LOADFILE, SUITE
+    from test_fileops import LINES, LOADFILE, SUITE
 
     samba = adapter("samba")
     if not samba.installed():
@@ -381,6 +382,17 @@ def test_file_clients_dealt_over_nodes_against_samba_keep_the_password_secret(cl
         pw.chmod(0o600)
         given = run_cli("run", str(suite), "--target", target.url, "--password-file", str(pw), "--cluster",
                         cluster.address, "--nodes", "2", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+        # One pass per client from the two nodes, trees left in place: what is on the share is what crest counted.
+        once = run_cli("bench", target.url, "-c", "4", "-n", str(4 * LINES), "--loadfile", str(loadfile),
+                       "--password-file", str(pw), "--skip-cleanup", "--cluster", cluster.address, "--nodes", "2",
+                       "--json", timeout_s=WAIT_S)  # fmt: skip
+        assert once.returncode == 0, once.stderr
+        report = json.loads(once.stdout)
+        assert [n["clients"] for n in report["cluster"]["nodes"]] == [2, 2] and report["requests"] == 4 * LINES
+        trees = sorted((target.site.share_dir / "clients").glob("client*"))
+        assert [t.name for t in trees] == ["client0", "client1", "client2", "client3"]  # numbered globally
+        on_share = sum(f.stat().st_size for t in trees for f in t.iterdir())
+        assert on_share == report["classes"]["WriteX"]["bytes"] == 4 * 150
     started = run_cli("run", str(suite), "--server", "samba", "--cluster", cluster.address, "--target-node", "node3",
                       "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
     for out in (given, started):
@@ -392,7 +404,7 @@ def test_file_clients_dealt_over_nodes_against_samba_keep_the_password_secret(cl
     assert logs.is_dir()
     for where in [db, *sorted(p for p in logs.rglob("*") if p.is_file())]:
         assert password.encode() not in where.read_bytes(), where
-    assert password not in given.stdout + given.stderr + started.stdout + started.stderr
+    assert password not in given.stdout + given.stderr + started.stdout + started.stderr + once.stdout + once.stderr
     _no_leftovers()
 
 

@@ -152,3 +152,18 @@ def test_without_nftables_a_loopback_only_server_is_named_not_the_url(monkeypatc
     assert f"the server on port {port} listens only on 127.0.0.1" in out.stderr
     assert "apt-get install -y nftables" in out.stderr and "listen on 0.0.0.0" in out.stderr
     assert "check the URL" not in out.stderr
+
+
+def test_a_cluster_nodes_network_has_its_own_blocks_and_routes_out_only_the_target() -> None:
+    from crest.network import routed
+
+    assert addresses.first_block(0, 4) == 0 and addresses.first_block(3, 4) == 8
+    assert [str(a) for a in addresses.slot_link(2)[:2]] == ["198.18.1.9", "198.18.1.10"]
+    assert addresses.slot_link(0)[2] == 24 and addresses.slot_link(1)[2] == 30
+    assert routed.out_lines("10.0.0.9", "198.18.1.6") == ["route replace 10.0.0.9/32 via 198.18.1.6"]
+    assert routed.forwarding_keys("crestab12cd", "eth0") == [
+        "net.ipv4.conf.crestab12cd.forwarding", "net.ipv4.conf.eth0.forwarding",
+    ]  # fmt: skip
+    back = [("198.18.16.0/20", "10.0.0.1")]
+    assert routed.back_lines(back) == ["route replace 198.18.16.0/20 via 10.0.0.1"]
+    assert routed.undo_back_lines(back) == ["route del 198.18.16.0/20 via 10.0.0.1"]

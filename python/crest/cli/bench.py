@@ -219,6 +219,12 @@ def bench_command(
             show_default=False,
         ),
     ] = None,
+    skip_cleanup: Annotated[
+        bool,
+        typer.Option(
+            "--skip-cleanup", help="File targets: leave each client's tree in place (dbench's --skip-cleanup)."
+        ),
+    ] = False,
     network: Annotated[
         str | None,
         typer.Option(
@@ -246,7 +252,7 @@ def bench_command(
     if url.lower().startswith(FILE_SCHEMES):
         http_given = [name for name, given in (
             ("--http", http != "1.1"), ("--keepalive/--no-keepalive", keepalive is not None), ("--header", bool(header)),
-            ("--method", method is not None), ("--body", body is not None), ("--requests", requests is not None),
+            ("--method", method is not None), ("--body", body is not None),
             ("--rate", rate is not None), ("--think-time", think_time != "0s"), ("--pipeline", pipeline != "1"),
             ("--streams", streams != "1"), ("--h2-window", h2_window is not None),
             ("--h2-connection-window", h2_connection_window is not None), ("--read-buffer", read_buffer is not None),
@@ -257,13 +263,18 @@ def bench_command(
 
         return bench_files(
             url, clients=conns, threads=parse_count(threads, what="--threads") if threads is not None else
-            _default_threads(conns), duration_s=_duration(duration, None) or 0.0, timeout_s=parse_duration(timeout,
-            what="--timeout"), loadfile=Path(loadfile) if loadfile else None,
+            _default_threads(conns), duration_s=_duration(duration, requests), timeout_s=parse_duration(timeout,
+            what="--timeout"), loadfile=Path(loadfile) if loadfile else None, skip_cleanup=skip_cleanup,
+            max_requests=parse_count(requests, what="--requests") if requests is not None else None,
             password_file=Path(password_file) if password_file else None, http_options=http_given,
             json_output=json_output, quiet=quiet, cluster=cluster, nodes=cluster_options.count(nodes, "--nodes"),
             network=network,
         )  # fmt: skip
-    for option, value in (("--loadfile", loadfile), ("--password-file", password_file)):
+    for option, value in (
+        ("--loadfile", loadfile),
+        ("--password-file", password_file),
+        ("--skip-cleanup", skip_cleanup or None),
+    ):
         if value is not None:
             raise ConfigError(f"{option} is for file targets (file:///DIR or smb://USER@HOST/SHARE): leave it out")
     spec = RunSpec(

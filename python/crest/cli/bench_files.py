@@ -25,11 +25,13 @@ from crest.units import format_seconds
 
 
 def bench_files(
-    url: str, *, clients: int, threads: int, duration_s: float, timeout_s: float, loadfile: Path | None, password_file: Path | None,
+    url: str, *, clients: int, threads: int, duration_s: float | None, timeout_s: float, loadfile: Path | None,
+    password_file: Path | None, max_requests: int | None = None, skip_cleanup: bool = False,
     http_options: list[str], json_output: bool, quiet: bool, cluster: str | None, nodes: int | None,
     network: str | None,
 ) -> int:  # fmt: skip
-    """Run the loadfile against the file target and print its summary; the exit code. From this machine,
+    """Run the loadfile against the file target for `duration_s` or `max_requests` operations (the first to
+    come; the operations alone when the duration is None) and print its summary; the exit code. From this machine,
     from client subnets (`network`: an SMB share), from a cluster's nodes (`cluster`: each node's clients
     in DIR on its own machine, or on the share), or from each node's own subnets (both).
 
@@ -57,16 +59,19 @@ def bench_files(
         connections=clients,
         threads=min(threads, clients),
         duration_s=duration_s,
+        max_requests=max_requests,
         timeout_s=timeout_s,
-        loadfile={"path": path, "password": password, "cleanup": True},
+        loadfile={"path": path, "password": password, "cleanup": not skip_cleanup},
     )
     client = LoadClient(spec, origin="bench")  # validates every setting: ConfigError before any traffic
     load, net_spec, network_here = _placed(client, spec, cluster, nodes, network)
     if not json_output:
+        length = format_seconds(duration_s) if duration_s is not None else f"{max_requests:,}-operation"
+        kept = "left in place (--skip-cleanup)" if skip_cleanup else "removed at the end"
         print(
-            f"Running {format_seconds(duration_s)} test @ {url}\n"
+            f"Running {length} test @ {url}\n"
             f"  {clients} client{'s' if clients != 1 else ''} replaying {path}"
-            " (dbench's loadfile; each client in its own clients/client<N> tree, removed at the end)",
+            f" (dbench's loadfile; each client in its own clients/client<N> tree, {kept})",
             flush=True,
         )
     show_progress = not (json_output or quiet) and sys.stderr.isatty()

@@ -61,7 +61,8 @@ class LoadNode:
     def open_network(self, spec: Any, lines: int, slot: int) -> dict[str, Any]:
         """Build this node's client network (a crest.network.spec.NetworkSpec with room for `lines` client
         lines per subnet) as cluster slot `slot`: its own blocks and target address. Returns its
-        description. Raises the crest error a local network would (no CAP_NET_ADMIN, a command failed)."""
+        description (what `crest network` would print of it). Raises the crest error a local network
+        would (no CAP_NET_ADMIN, a command failed)."""
         from crest.network.topology import Network
 
         self.close_network()
@@ -165,6 +166,7 @@ class TargetNode:
 
     def __init__(self, node_ip: str) -> None:
         self.node_ip = node_ip  # the node's address as Ray knows it: what the load nodes reach it on
+        self._routes: Any = None  # crest.network.routed.ReturnRoutes to load nodes' client networks
         self._target: Any = None
         self._pids: list[int] = []
         self._name: str | None = None
@@ -261,6 +263,22 @@ class TargetNode:
                 continue
         return out
 
+    def route_back(self, routes: list[tuple[str, str]]) -> None:
+        """Route each load node's client blocks back to it (block, node address): nested placement on a real
+        cluster, whose subnets' addresses this machine otherwise cannot answer."""
+        from crest.network.routed import ReturnRoutes
+        from crest.network.topology import STATE_DIR
+
+        if self._routes is None:
+            self._routes = ReturnRoutes(STATE_DIR)
+        self._routes.add(routes)
+
+    def unroute(self) -> None:
+        """Remove the routes back (idempotent)."""
+        if self._routes is not None:
+            routes, self._routes = self._routes, None
+            routes.remove()
+
     def disclosure(self, url: str | None, tls_url: str | None) -> dict[str, Any]:
         """The run's disclosure (hardware, OS, tuning, the docroot's filesystem, the NIC) read on this node."""
         from crest.host import disclosure
@@ -312,6 +330,7 @@ class TargetNode:
         if self._monitor is not None:
             self._monitor.stop()
             self._monitor = None
+        self.unroute()
         if self._target is None:
             return {}
         target, self._target = self._target, None

@@ -10,6 +10,7 @@ never a silent rebalance. Never prints.
 from __future__ import annotations
 
 import json
+import socket
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -211,11 +212,10 @@ class LoadNodes:
         self.nodes = nodes
         self.actors, self.group = session.place_load(nodes)
         self.network = network
-        self.networks: list[dict[str, Any]] = []  # each node's network as it described it
         if network is not None:
             try:
                 refs = [a.open_network.remote(network, lines, i + 1) for i, a in enumerate(self.actors)]
-                self.networks = self._gather(refs, NETWORK_TIMEOUT_S, "while building its client network")
+                self._gather(refs, NETWORK_TIMEOUT_S, "while building its client network")
             except BaseException:
                 self.close()
                 raise
@@ -258,6 +258,39 @@ def check_blocks(load_nodes: int, subnets: int) -> None:
         )
 
 
+def routes_back(nodes: list[Node], subnets: int, target_ip: str) -> list[tuple[str, str]]:
+    """(block, node address) for each load node's client blocks (node i is slot i+1) whose node is on
+    another machine than the target's: the routes the target's machine needs back to them."""
+    from crest.network import addresses
+
+    return [(str(addresses.block(addresses.first_block(i + 1, subnets) + k)), n.ip)
+            for i, n in enumerate(nodes) if n.ip != target_ip for k in range(1, subnets + 1)]  # fmt: skip
+
+
+def check_routed(nodes: list[Node], subnets: int, urls: tuple[str, ...]) -> None:
+    """Raises ConfigError when a target crest has no node on (a --target URL) is on another machine than
+    some load nodes: it cannot answer their subnets unless it routes their blocks back, which crest does
+    only where it has a node (--target-node, --monitor-node)."""
+    from urllib.parse import urlsplit
+
+    for url in urls:
+        host = urlsplit(url).hostname or ""
+        try:
+            address = socket.gethostbyname(host)
+        except OSError:
+            address = host  # the nodes resolve it (or say they cannot) at the ready barrier
+        if address.startswith("127."):
+            continue
+        routes = routes_back(nodes, subnets, address)
+        if routes:
+            lines = "; ".join(f"ip route add {block} via {via}" for block, via in routes)
+            raise ConfigError(
+                f"--network on a cluster: {host} must route the load nodes' client blocks back: run its target on"
+                f" a node (--target-node, or --monitor-node for one crest did not start: crest adds the routes"
+                f" there), or run on {host}: {lines}"
+            )
+
+
 class OneMix:
     """`crest bench --cluster`: one mix of `spec` over the cluster, each connection its own client,
     with the session opened before and closed after (the same face as LoadClient)."""
@@ -276,6 +309,7 @@ class OneMix:
                 from crest.network.lines import lines_needed
 
                 check_blocks(len(load), network.subnets)
+                check_routed(load, network.subnets, (spec.url,))
                 lines = lines_needed(self.spec, network.subnets, network.link_per)
             self.nodes = LoadNodes(cluster, load, network, lines)
             self.load = self.nodes.load(self.spec, spec.connections, 0)

@@ -153,7 +153,12 @@ class NodeWatch:
         return list(self.remote.call("drop_page_cache"))
 
     def stop(self) -> None:
-        self.remote.release()
+        try:
+            self.remote.call("unroute")  # routes back to the load nodes' networks, if any were made
+        except CrestError:
+            pass
+        finally:
+            self.remote.release()
 
 
 class NodeMonitor:

@@ -10,7 +10,7 @@ import os
 import signal
 from dataclasses import dataclass, field
 
-from crest.network import forward, topology
+from crest.network import forward, routed, topology
 
 
 @dataclass
@@ -64,6 +64,7 @@ def clean_dead() -> Cleaned:
                 done.relays_stopped.append(int(relay))
             except ProcessLookupError:
                 pass
+        done.removed += routed.undo(state)  # sysctls restored, routes back removed (a routed network's)
         done.removed += topology.remove(namespaces, [str(n) for n in state.get("root_links", [])])
         done.removed += forward.remove([str(t) for t in state.get("nft_tables", [])])
         for leftover in state_dir.glob(f"{path.stem}.*"):

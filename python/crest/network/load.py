@@ -10,20 +10,21 @@ moves a spec's URLs onto a network (spec_on_network). Never prints.
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from crest.errors import EngineError
+from crest.errors import ConfigError, EngineError
 from crest.load import fanout
 from crest.load.client import CANCEL_GRACE_S, OVERRUN_GRACE_S, POLL_INTERVAL_S, LoadClient, ProgressCallback, RunResult
 from crest.load.fanout import Share
 from crest.load.runspec import Origin, RunSpec
 from crest.network import netns
 from crest.network.topology import Network
-from crest.network.url import loopback_port, on_network
+from crest.network.url import is_local, loopback_port, on_network
 
 START_LEAD_S = 0.3  # every subnet's engine is built before the common start
 
@@ -145,7 +146,8 @@ def _starter(config: dict[str, Any], start_at: float, origin: Origin) -> Callabl
 
 def spec_on_network(spec: RunSpec, network: Network, *, node: bool = False) -> RunSpec:
     """`spec` with every target URL (its URL, its request table's, SPECweb99's) reached at the network's
-    target address, and each port of a server that listens on loopback only forwarded to it.
+    target address, and each port of a server that listens on loopback only forwarded to it; on a cluster
+    node (`node`), a target on another machine is kept as given and routed out through the node's NIC.
 
     Raises:
         ConfigError: a target that is not on this machine (on_network's words).
@@ -159,7 +161,12 @@ def spec_on_network(spec: RunSpec, network: Network, *, node: bool = False) -> R
         origin = _origin(url)
         if origin in moved:
             continue
-        moved[origin] = _origin(on_network(url, network.target_address, node=node))
+        host = urlsplit(url).hostname or ""
+        if node and host and not is_local(host):  # a real cluster: out through this node's NIC, as given
+            network.route_out(_address(host))
+            moved[origin] = origin
+            continue
+        moved[origin] = _origin(on_network(url, network.target_address))
         port = loopback_port(url)
         if port is not None:
             network.forward_to_loopback(port)
@@ -175,6 +182,18 @@ def spec_on_network(spec: RunSpec, network: Network, *, node: bool = False) -> R
             k: move(v) if k in ("base_url", "dynamic_url", "cgi_url") and v else v for k, v in specweb99.items()
         }
     return replace(spec, url=move(spec.url), requests=requests, specweb99=specweb99)
+
+
+def _address(host: str) -> str:
+    """The IPv4 address of a target's host.
+
+    Raises:
+        ConfigError: it does not resolve.
+    """
+    try:
+        return str(socket.getaddrinfo(host, None, socket.AF_INET)[0][4][0])
+    except (socket.gaierror, IndexError):
+        raise ConfigError(f"cannot resolve the target's host {host!r} from this node: check the URL") from None
 
 
 def _origin(url: str) -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from crest.errors import ConfigError, MachineError
-from crest.network import addresses, forward, netns
+from crest.network import addresses, forward, netns, routed
 from crest.network.shaping import Shape, tc_lines
 from crest.network.spec import NetworkSpec
 
@@ -68,6 +68,8 @@ class Network:
     relay: subprocess.Popen[bytes] | None = None
     created: bool = False
     forwarded: set[int] = field(default_factory=set)  # ports forwarded to a loopback-only target (forward.py)
+    routed: set[str] = field(default_factory=set)  # targets on other machines sent out through the NIC (routed.py)
+    sysctls: dict[str, str] = field(default_factory=dict)  # forwarding sysctls changed for them, as they were
 
     @property
     def router(self) -> str:
@@ -287,6 +289,34 @@ class Network:
         forward.forward(forward.table_name(self.network_id), self.root_link, self.target_address, port, first=first)
         self.forwarded.add(port)
 
+    def route_out(self, target_ip: str) -> None:
+        """Send a target on another machine (a cluster node's network: nested placement on a real cluster)
+        out through this machine's root and NIC: the router routes only `target_ip` to the network's root
+        end, and forwarding is on for that end and the NIC (restored at close); once per address. The
+        target's machine must route the network's blocks back (routed.ReturnRoutes).
+
+        Raises:
+            MachineError: no route to the target, or a command failed.
+        """
+        assert self.slot and self.target_in_root, "only a cluster node's network routes out"
+        if target_ip in self.routed:
+            return
+        keys = routed.forwarding_keys(self.root_link, routed.nic_toward(target_ip))
+        state = json.loads(self.state_file.read_text())
+        saved = state.setdefault("sysctls", {})
+        for key in keys:
+            saved.setdefault(key, routed.read_sysctl(key))
+        self.state_file.write_text(json.dumps(state))  # what to restore, written before anything changes
+        self.sysctls = dict(saved)
+        for key in keys:
+            routed.write_sysctl(key, "1")
+        routed.ip_batch(self.router, routed.out_lines(target_ip, self.target_address))
+        self.routed.add(target_ip)
+
+    def blocks(self) -> list[str]:
+        """This network's client blocks (what a target's machine routes back)."""
+        return [str(addresses.block(self.block(k))) for k in range(1, self.spec.subnets + 1)]
+
     # -- removing -------------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -301,6 +331,13 @@ class Network:
                 self.relay.kill()
                 self.relay.wait()
             self.relay = None
+        for key, value in self.sysctls.items():
+            try:
+                routed.write_sysctl(key, value)
+            except MachineError:
+                pass  # its device goes with the network's links below
+        self.sysctls.clear()
+        self.routed.clear()
         remove(self.namespaces, [self.root_link] if self.target_in_root else [])
         if self.forwarded:
             forward.remove([forward.table_name(self.network_id)])

@@ -21,6 +21,11 @@ from crest.network import forward
 from crest.network.addresses import TARGET_ADDRESS
 
 
+def is_local(host: str) -> bool:
+    """Whether `host` is one of this machine's addresses (a bind to it succeeds)."""
+    return _is_local(host)
+
+
 def _is_local(host: str) -> bool:
     try:
         infos = socket.getaddrinfo(host, None, socket.AF_INET)
@@ -36,15 +41,8 @@ def _is_local(host: str) -> bool:
     return False
 
 
-ON_A_NODE = (
-    "the node's own machine (its subnets' 198.18 addresses have no route back from another machine):"
-    " run the target on the load nodes' machine, or leave out --network (docs/networks.md#on-a-cluster)"
-)
-
-
-def on_network(url: str, address: str = str(TARGET_ADDRESS), *, node: bool = False) -> str:
-    """`url` with its host replaced by the network's target address (a cluster node's network has its own;
-    `node`: the words for a cluster node's network).
+def on_network(url: str, address: str = str(TARGET_ADDRESS)) -> str:
+    """`url` with its host replaced by the network's target address (a cluster node's network has its own).
 
     Raises:
         ConfigError: not http(s), or a host that is not this machine (the network cannot reach it).
@@ -59,8 +57,6 @@ def on_network(url: str, address: str = str(TARGET_ADDRESS), *, node: bool = Fal
         raise ConfigError(
             f"--network carries HTTP and SMB: {url!r} is {target.scheme}://; give an http(s):// or smb:// URL"
         )
-    if not _is_local(target.host) and node:
-        raise ConfigError(f"--network on a cluster reaches {target.host} only from {ON_A_NODE}")
     if not _is_local(target.host):
         raise ConfigError(
             f"--network reaches only a target on this machine, and {target.host} is not one of its addresses:"

@@ -28,7 +28,16 @@ def choose(
         from crest.placement.nodes import NodesPlacement
 
         return NodesPlacement(
-            cluster, nodes, target_node, monitor_node, monitor_pid, monitor_name, most_clients, network, lines
+            cluster,
+            nodes,
+            target_node,
+            monitor_node,
+            monitor_pid,
+            monitor_name,
+            most_clients,
+            network,
+            lines,
+            target_urls,
         )
     if network is not None:
         from crest.placement.subnets import SubnetsPlacement

@@ -33,10 +33,12 @@ class NodesPlacement(Placement):
     def __init__(
         self, address: str, nodes: int | None, target_node: str | None, monitor_node: str | None,
         monitor_pid: int | None, monitor_name: str | None, most_clients: int,
-        network: NetworkSpec | None = None, lines: int = 0,
+        network: NetworkSpec | None = None, lines: int = 0, target_urls: tuple[str, ...] = (),
     ) -> None:  # fmt: skip
         self.network = network  # each load node's own client network (nested placement)
         self.lines = lines  # the most client lines a subnet needs
+        self.target_urls = target_urls  # a --target's URLs (none: crest starts the target on its node)
+        self._routed = False  # the target's node routes back to the load nodes' networks (a real cluster)
         self.address = address
         self.nodes = nodes
         self.target_node = target_node
@@ -61,9 +63,11 @@ class NodesPlacement(Placement):
         load = placement.choose_nodes(alive, self.nodes, {side.node_id} if side else set())
         placement.check_clients(self.most_clients, load)
         if self.network is not None:
-            from crest.cluster.driver import check_blocks
+            from crest.cluster.driver import check_blocks, check_routed
 
             check_blocks(len(load), self.network.subnets)
+            if side is None:  # a --target crest did not start, and no node of it to route back from
+                check_routed(load, self.network.subnets, self.target_urls)
         return cluster, load, side
 
     def check(self) -> None:
@@ -97,6 +101,7 @@ class NodesPlacement(Placement):
             self._load_nodes = LoadNodes(cluster, nodes, self.network, self.lines)
             yield
         finally:
+            self._routed = False  # the target's node removes its routes back when it stops
             if self._load_nodes is not None:
                 self._load_nodes.close()
                 self._load_nodes = None
@@ -122,6 +127,13 @@ class NodesPlacement(Placement):
     def load(self, spec: RunSpec, clients: int, mix_index: int, target: Any) -> Load:
         assert self._load_nodes is not None, "the nodes placement loads inside loading()"
         side = getattr(target, "remote", None) or getattr(self._watch, "remote", None)  # NodeTarget / NodeWatch
+        if self.network is not None and side is not None and not self._routed:
+            from crest.cluster.driver import routes_back
+
+            routes = routes_back(self._load_nodes.nodes, self.network.subnets, side.node.ip)
+            if routes:  # load nodes on other machines: the target's node answers their subnets
+                side.call("route_back", routes)
+            self._routed = True
         load: Load = self._load_nodes.load(spec, clients, mix_index, side)
         return load
 
