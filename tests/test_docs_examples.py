@@ -32,7 +32,7 @@ from crest.errors import ConfigError
 from crest.filesets import NAMES as FILESETS
 from crest.filesets import build_manifest
 from crest.load.runspec import HTTP_VERSIONS
-from crest.network.spec import parse_network
+from crest.network.spec import network_level, parse_network
 from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL, adapter
 from crest.servers.registry import NAMES as SERVERS
@@ -267,7 +267,7 @@ def check_fileset(value: str) -> None:
 # Each parameter, by its name in the commands, and what checks its value (ConfigError or AssertionError).
 VALUES: dict[str, Callable[[str], object]] = {
     "server": check_servers,
-    "network": parse_network,
+    "network": lambda v: network_level(v) is None or parse_network(v),  # `none`: a run without one
     "spec": parse_network,
     "profile": check_profile,
     "cpus": cpu_split.parse,
