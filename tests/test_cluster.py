@@ -322,3 +322,21 @@ def test_nested_networks_on_a_real_cluster_route_each_nodes_blocks_back() -> Non
     check_routed(load, 2, ("http://127.0.0.1:8080/",))
     with pytest.raises(ConfigError, match=r"10\.0\.0\.9 must route .* ip route add 198\.18\.16\.0/20 via 10\.0\.0\.1;"):
         check_routed(load, 2, ("http://10.0.0.9:8080/",))
+
+
+def test_the_harness_requests_go_where_the_placement_sends_them() -> None:
+    """crest.load.vantage: within `at(sender)` the SPECweb99 harness's requests are shipped (a module-level
+    function and its arguments) to the sender, e.g. a cluster's load node; outside it they run here."""
+    from crest.load import vantage
+    from crest.specweb99 import wire
+
+    sent: list[tuple[object, tuple[object, ...], dict[str, object]]] = []
+
+    def sender(fn: object, *args: object, **kwargs: object) -> wire.Reply:
+        sent.append((fn, args, kwargs))
+        return wire.Reply(200, None, b"ok")
+
+    with vantage.at(sender):
+        assert wire.request("http://127.0.0.1:1/x", cookie="c") == wire.Reply(200, None, b"ok")
+    assert sent == [(wire.send, ("http://127.0.0.1:1/x",), {"cookie": "c", "body": None, "insecure": True})]
+    assert vantage.call(len, "abc") == 3  # no sender: here

@@ -58,6 +58,11 @@ class LoadNode:
         """This node's clock, for the driver's offset rounds."""
         return time.time()
 
+    def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """fn(*args, **kwargs) on this node (crest.load.vantage: a request the SPECweb99 harness sends from
+        where the clients stand)."""
+        return fn(*args, **kwargs)
+
     def open_network(self, spec: Any, lines: int, slot: int) -> dict[str, Any]:
         """Build this node's client network (a crest.network.spec.NetworkSpec with room for `lines` client
         lines per subnet) as cluster slot `slot`: its own blocks and target address. Returns its

@@ -37,6 +37,8 @@ START_LEAD_S = 0.3
 START_LEAD_PER_NODE_S = 0.02
 # Building (or removing) a node's client network: namespaces, links, shaping and its delay line.
 NETWORK_TIMEOUT_S = 60.0
+# A request sent from a load node for the driver (crest.specweb99.wire's own timeout is 30 s).
+SEND_TIMEOUT_S = 40.0
 
 
 @dataclass
@@ -227,6 +229,12 @@ class LoadNodes:
         except ray.exceptions.RayError as exc:
             who = next((n for n, r in zip(self.nodes, refs) if _failed(ray, r)), self.nodes[0])
             raise ray_failure(ray, exc, who, when) from None
+
+    def send(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """fn(*args, **kwargs) on the first load node (crest.load.vantage's sender), with its errors in crest's
+        words (a crest error raised there is raised here)."""
+        ref = self.actors[0].call.remote(fn, *args, **kwargs)
+        return self._gather([ref], SEND_TIMEOUT_S, "while sending the harness's request")[0]
 
     def load(self, spec: RunSpec, clients: int, mix_index: int, side: Any = None) -> ClusterLoad:
         """A ClusterLoad of one mix: its clients dealt whole over the nodes; `side` (a NodeActor: the

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from crest.load.runspec import RunSpec
 from crest.network import addresses
@@ -25,6 +25,8 @@ from crest.placement.subnets import link_verdicts
 from crest.servers import cpus as cpu_split
 from crest.store import MixRecord
 from crest.verdicts import Verdict, page_cache_elsewhere
+
+T = TypeVar("T")
 
 
 class NodesPlacement(Placement):
@@ -108,6 +110,16 @@ class NodesPlacement(Placement):
             if self._watch is not None:
                 self._watch.stop()
                 self._watch = None
+
+    def from_clients(self, fn: Callable[[], T]) -> T:
+        """`fn` here, with its requests to the target (crest.load.vantage) sent from the first load node: the
+        SPECweb99 harness asks from where the clients stand, which may reach a target the driver cannot."""
+        if self._load_nodes is None:
+            return fn()
+        from crest.load import vantage
+
+        with vantage.at(self._load_nodes.send):
+            return fn()
 
     def start_target(self, plan: TargetPlan) -> Any:
         from crest.cluster.actors import NODE_DOCROOT

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from crest.errors import TargetError
+from crest.load import vantage
 
 TIMEOUT_S = 30.0  # a Reset regenerates two tables; a Fetch may return a long log
 
@@ -25,11 +26,17 @@ class Reply:
 
 
 def request(url: str, *, cookie: str | None = None, body: str | None = None, insecure: bool = True) -> Reply:
-    """GET `url` (POST `body` when given) and read the whole response.
+    """GET `url` (POST `body` when given) from where the clients stand (crest.load.vantage: here, or a
+    cluster's load node) and read the whole response.
 
     Raises:
         TargetError: the target refused, reset or timed out (one line naming the URL).
     """
+    return vantage.call(send, url, cookie=cookie, body=body, insecure=insecure)
+
+
+def send(url: str, *, cookie: str | None = None, body: str | None = None, insecure: bool = True) -> Reply:
+    """`request` from this process."""
     parts = urlsplit(url)
     host = parts.hostname or "127.0.0.1"
     port = parts.port or (443 if parts.scheme == "https" else 80)
