@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from crest.host.monitor import client_bound_verdict, host_verdicts
-from crest.load.client import LoadClient, ProgressCallback
+from crest.load import vantage
+from crest.load.client import LoadClient, ProgressCallback, RunResult
 from crest.load.runspec import RunSpec
 from crest.placement.base import Load, Placement
 from crest.runner.warmup import warmup_figures, warmup_spec
@@ -57,8 +59,8 @@ class MixMeasure:
             KeyboardInterrupt: Ctrl-C during the pass (the run is then stored as interrupted between mixes).
         """
         started = time.monotonic()
-        client = LoadClient(warmup_spec(spec))
-        result = self.placement.from_clients(client.run)
+        # Sent from where the clients stand: a subnet's namespace, or a cluster's load node (vantage).
+        result = self.placement.from_clients(partial(vantage.call, warm_up_run, warmup_spec(spec)))
         if result.interrupted:
             raise KeyboardInterrupt
         return warmup_figures(result.report, len(spec.requests), time.monotonic() - started)
@@ -121,3 +123,8 @@ class MixMeasure:
                 lab["access_log_requests_by_role"] = {r: after_roles[r] - by_role_before[r] for r in after_roles}
         record.lab = lab or None
         return record
+
+
+def warm_up_run(spec: RunSpec) -> RunResult:
+    """A warm-up pass's engine run, wherever it is sent from (a module-level function: it can be shipped)."""
+    return LoadClient(spec).run()
