@@ -131,14 +131,19 @@ def test_cleanup_deletes_the_workspace(tmp_path: Path, loadfile: Path) -> None:
     assert not (tmp_path / "clients").exists()
 
 
-@pytest.mark.integration  # a crest process of its own, two mixes of load
-@pytest.mark.timeout(90)
-def test_a_file_suite_runs_through_the_lab_and_leaves_nothing(tmp_path: Path, loadfile: Path) -> None:
+def _lab(tmp_path: Path, loadfile: Path, length_s: int = 2) -> tuple[Path, Path, Path]:
+    """An empty target directory, the tiny file suite (mixes of `length_s`) and where its results go."""
     work = tmp_path / "work"
     work.mkdir()
     suite = tmp_path / "tiny.toml"
-    suite.write_text(SUITE.format(loadfile=loadfile))
-    db = tmp_path / "r.db"
+    suite.write_text(SUITE.format(loadfile=loadfile).replace("length_s = 2", f"length_s = {length_s}"))
+    return work, suite, tmp_path / "r.db"
+
+
+@pytest.mark.integration  # a crest process of its own, two mixes of load
+@pytest.mark.timeout(90)
+def test_a_file_suite_runs_through_the_lab_and_leaves_nothing(tmp_path: Path, loadfile: Path) -> None:
+    work, suite, db = _lab(tmp_path, loadfile)
     done = run_cli("run", str(suite), "--target", f"file://{work}", "--db", str(db), "-q")
     assert done.returncode == 0, done.stderr
     assert "Throughput peak" in done.stdout and "Mbit/s" in done.stdout
@@ -154,11 +159,7 @@ def test_a_file_suite_runs_through_the_lab_and_leaves_nothing(tmp_path: Path, lo
 @pytest.mark.timeout(120)
 def test_a_capacity_search_of_a_file_suite_keeps_to_its_error_rule(tmp_path: Path, loadfile: Path) -> None:
     """crest capacity of a loadfile suite: each probe a stored mix of whole dbench clients, judged by its rule."""
-    work = tmp_path / "work"
-    work.mkdir()
-    suite = tmp_path / "tiny.toml"
-    suite.write_text(SUITE.format(loadfile=loadfile))
-    db = tmp_path / "r.db"
+    work, suite, db = _lab(tmp_path, loadfile)
     done = run_cli("capacity", str(suite), "--target", f"file://{work}", "--rule", "errors<1%", "--max", "2",
                    "--confirm", "1", "--db", str(db), "-q")  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -172,14 +173,10 @@ def test_a_capacity_search_of_a_file_suite_keeps_to_its_error_rule(tmp_path: Pat
 @pytest.mark.timeout(120)
 def test_a_design_of_a_file_suite_runs_each_combination(tmp_path: Path, loadfile: Path) -> None:
     """crest doe with a loadfile suite against a directory: one run per level, the response its throughput."""
-    work = tmp_path / "work"
-    work.mkdir()
-    suite = tmp_path / "tiny.toml"
-    suite.write_text(SUITE.format(loadfile=loadfile).replace("length_s = 2", "length_s = 1"))
+    work, suite, db = _lab(tmp_path, loadfile, length_s=1)
     design = tmp_path / "design.toml"
     design.write_text(f'suite = "{suite}"\ntarget = "file://{work}"\nresponse = "peak_throughput_Bps"\n'
                       "[factors]\nclients = [1, 2]\n")  # fmt: skip
-    db = tmp_path / "r.db"
     done = run_cli("doe", str(design), "--db", str(db), "--json", "-q")
     assert done.returncode == 0, done.stderr
     assert set(json.loads(done.stdout)["effects"]) == {"mean", "clients"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from crest.errors import MachineError
+from crest.network import command
 
 TABLE_PREFIX = "crest-"
 _NFT_TIMEOUT_S = 30.0
@@ -68,12 +68,4 @@ def list_tables() -> list[str]:
 
 
 def _run(argv: list[str], stdin: str | None = None) -> None:
-    try:
-        done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=_NFT_TIMEOUT_S, check=False)
-    except FileNotFoundError:
-        raise MachineError(
-            f"forwarding to a loopback-only target needs {argv[0]}: apt-get install -y nftables"
-        ) from None
-    if done.returncode != 0:
-        why = (done.stderr.strip() or done.stdout.strip()).splitlines()[:1] or [f"exit {done.returncode}"]
-        raise MachineError(f"cannot forward the target address to loopback: `{argv[0]}` failed: {why[0]}")
+    command.run(argv, doing="forward the target address to loopback", install="nftables", stdin=stdin)

@@ -16,15 +16,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import subprocess
 from dataclasses import dataclass, field
 from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Any
 
 from crest.errors import MachineError
-
-_TIMEOUT_S = 30.0
+from crest.network import command
 
 
 def out_lines(target_ip: str, root_end: str) -> list[str]:
@@ -118,11 +116,5 @@ def undo(state: dict[str, Any]) -> list[str]:
 
 
 def _run(argv: list[str], stdin: str | None = None, *, check: bool = True) -> str:
-    try:
-        done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=_TIMEOUT_S, check=False)
-    except FileNotFoundError:
-        raise MachineError(f"--network needs {argv[0]}: apt-get install -y iproute2 procps") from None
-    if check and done.returncode != 0:
-        why = (done.stderr.strip() or done.stdout.strip()).splitlines()[:1] or [f"exit {done.returncode}"]
-        raise MachineError(f"cannot route the client network to the target: `{' '.join(argv[:5])}` failed: {why[0]}")
-    return done.stdout
+    return command.run(argv, doing="route the client network to the target", install="iproute2 procps",
+                       stdin=stdin, check=check)  # fmt: skip

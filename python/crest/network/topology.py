@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from crest.errors import ConfigError, MachineError
-from crest.network import addresses, forward, netns, routed
+from crest.network import addresses, command, forward, netns, routed
 from crest.network.shaping import Shape, tc_lines
 from crest.network.spec import NetworkSpec
 
@@ -385,13 +385,7 @@ def _root_has_address(address: str) -> bool:
 
 
 def _run(argv: list[str], *, check: bool = True, stdin: str | None = None) -> None:
-    try:
-        done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=_IP_TIMEOUT_S, check=False)
-    except FileNotFoundError:
-        raise MachineError(f"--network needs {argv[0]}: apt-get install -y iproute2 ethtool") from None
-    if check and done.returncode != 0:
-        why = (done.stderr.strip() or done.stdout.strip()).splitlines()[:1] or [f"exit {done.returncode}"]
-        raise MachineError(f"cannot build the client network: `{' '.join(argv[:6])}` failed: {why[0]}")
+    command.run(argv, doing="build the client network", install="iproute2 ethtool", stdin=stdin, check=check)
 
 
 def _ip_batch(ns: str | None, lines: list[str]) -> None:
