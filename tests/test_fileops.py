@@ -147,6 +147,7 @@ def test_a_file_suite_runs_through_the_lab_and_leaves_nothing(tmp_path: Path, lo
     done = run_cli("run", str(suite), "--target", f"file://{work}", "--db", str(db), "-q")
     assert done.returncode == 0, done.stderr
     assert "Throughput peak" in done.stdout and "Mbit/s" in done.stdout
+    assert "peak ops/s" in done.stdout and "peak req/s" not in done.stdout  # a file run counts operations
     assert "WriteX" in done.stdout  # the operation kinds at the peak
     assert not (work / "clients").exists(), "the workspace is deleted after the last mix"
     shown = run_cli_in_process("show", "--json", "--db", str(db), done.stdout.split("(run ")[1].split(")")[0])

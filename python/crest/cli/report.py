@@ -231,7 +231,9 @@ def _peaks(doc: dict[str, Any]) -> FitTable:
         configs = [by_label[label] for label in cmp["ranking"]]
     leader = configs[0]["label"]
     gains = {(g["a"], g["b"]): g["pct"] for g in cmp["improvement_pct"]} if cmp else {}
-    columns = [Column("configuration", "left", legend=True), Column("trials"), Column("peak req/s"),
+    # A file-server run's requests are file operations (its headline is throughput, see doc["throughput"]).
+    rate = "peak ops/s" if doc.get("throughput") else "peak req/s"
+    columns = [Column("configuration", "left", legend=True), Column("trials"), Column(rate),
                Column("± 95% CI", wrap=True), Column("at load"), Column("MB/s"), Column("p99 ms"),
                Column("saturation", "left", wrap=True), Column("past the peak", "left", wrap=True)]  # fmt: skip
     sweep = doc.get("sweep")
