@@ -396,8 +396,7 @@ def _bench_on_network(spec: RunSpec, text: str, json_output: bool, quiet: bool) 
                 result = load.run(on_progress=progress.update)
         finally:
             sampler.stop()
-        start = float(result.report.get("subnets", {}).get("start_at_unix_s", sampler.samples[0].at))
-        figures = sampler.figures(start, start + float(result.report.get("duration_s", 0.0)))
+        figures = sampler.run_figures(result.report)
         facts = network.describe()
     if json_output:
         document: dict[str, Any] = {**result.report, "url": moved.url, "config": result.config,

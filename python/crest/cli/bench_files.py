@@ -148,8 +148,7 @@ def _placed(client: LoadClient, spec: RunSpec, cluster: str | None, nodes: int |
 def _figures(report: dict[str, Any], sampler: Any) -> dict[str, Any] | None:
     """The network's figures over the run: the links sampled here, or each node's own (named with it)."""
     if sampler is not None:
-        start = float(report.get("subnets", {}).get("start_at_unix_s", sampler.samples[0].at))
-        figures: dict[str, Any] = sampler.figures(start, start + float(report.get("duration_s", 0.0)))
+        figures: dict[str, Any] = sampler.run_figures(report)
         return figures
     from crest.network.counters import take_nodes
 

@@ -63,18 +63,16 @@ class LoadNode:
         where the clients stand)."""
         return fn(*args, **kwargs)
 
-    def open_network(self, spec: Any, lines: int, slot: int) -> dict[str, Any]:
+    def open_network(self, spec: Any, lines: int, slot: int) -> None:
         """Build this node's client network (a crest.network.spec.NetworkSpec with room for `lines` client
-        lines per subnet) as cluster slot `slot`: its own blocks and target address. Returns its
-        description (what `crest network` would print of it). Raises the crest error a local network
-        would (no CAP_NET_ADMIN, a command failed)."""
+        lines per subnet) as cluster slot `slot`: its own blocks and target address. Raises the crest error
+        a local network would (no CAP_NET_ADMIN, a command failed)."""
         from crest.network.topology import Network
 
         self.close_network()
         network = Network(spec, lines, target_in_root=True, slot=slot)
         network.create()
         self._network = network
-        return network.describe()
 
     def close_network(self) -> None:
         """Remove this node's client network (idempotent)."""

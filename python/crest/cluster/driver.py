@@ -271,8 +271,9 @@ def routes_back(nodes: list[Node], subnets: int, target_ip: str) -> list[tuple[s
     another machine than the target's: the routes the target's machine needs back to them."""
     from crest.network import addresses
 
-    return [(str(addresses.block(addresses.first_block(i + 1, subnets) + k)), n.ip)
-            for i, n in enumerate(nodes) if n.ip != target_ip for k in range(1, subnets + 1)]  # fmt: skip
+    return [
+        (str(b), n.ip) for i, n in enumerate(nodes) if n.ip != target_ip for b in addresses.slot_blocks(i + 1, subnets)
+    ]
 
 
 def check_routed(nodes: list[Node], subnets: int, urls: tuple[str, ...]) -> None:

@@ -21,10 +21,15 @@ class Node:
     resources: tuple[str, ...] = ()  # custom resource names (e.g. server1), the ways a user may name it
 
     @property
+    def name(self) -> str:
+        """The node as the user names it: its first custom resource (node3 of --cluster local:3), else its
+        id's first 8 digits."""
+        return self.resources[0] if self.resources else self.node_id[:8]
+
+    @property
     def short(self) -> str:
-        """How messages name the node: as the user names it (its first custom resource, e.g. node3 of
-        --cluster local:3), else its id's first 8 digits; then its address."""
-        return f"{self.resources[0] if self.resources else self.node_id[:8]} ({self.ip})"
+        """How messages name the node: its name, then its address."""
+        return f"{self.name} ({self.ip})"
 
     def named(self, name: str) -> bool:
         """Whether `name` (a node id or its prefix of at least 6 digits, an IP, or a custom resource) is this node."""

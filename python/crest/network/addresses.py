@@ -55,6 +55,11 @@ def first_block(slot: int, subnets: int) -> int:
     return (slot - 1) * subnets if slot else 0
 
 
+def slot_blocks(slot: int, subnets: int) -> list[IPv4Network]:
+    """The client blocks of a network of `subnets` subnets in `slot` (its subnet 1 first)."""
+    return [block(first_block(slot, subnets) + k) for k in range(1, subnets + 1)]
+
+
 def slot_link(slot: int) -> tuple[IPv4Address, IPv4Address, int]:
     """A network's router address, its target address and their prefix length: the target segment for
     slot 0, a /30 of 198.18.1.0/24 for cluster node slot n."""

@@ -117,6 +117,12 @@ class LinkSampler:
             self._thread.join()
         self.samples.append(sample(self.network))
 
+    def run_figures(self, report: dict[str, Any]) -> dict[str, Any]:
+        """The figures over a whole bench run: from its subnets' common start (else the first sample) for
+        its duration."""
+        start = float(report.get("subnets", {}).get("start_at_unix_s", self.samples[0].at))
+        return self.figures(start, start + float(report.get("duration_s", 0.0)))
+
     def figures(self, start: float, end: float) -> dict[str, Any]:
         """The mix's network figures over the samples inside [start, end] (the first and last sample
         when fewer than two fall inside: a window shorter than the sampling)."""

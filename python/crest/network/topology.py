@@ -119,7 +119,7 @@ class Network:
             "delay_by": "crest delay line (TUN relay; the kernel has no netem)" if self.spec.delayed else "none",
             "target_address": self.target_address,
             "target_namespace": self.target_ns or "root",
-            "subnet_ranges": [str(addresses.block(self.block(k))) for k in range(1, self.spec.subnets + 1)],
+            "subnet_ranges": [str(b) for b in addresses.slot_blocks(self.slot, self.spec.subnets)],
             "network_id": self.network_id,
         }
 
@@ -312,10 +312,6 @@ class Network:
             routed.write_sysctl(key, "1")
         routed.ip_batch(self.router, routed.out_lines(target_ip, self.target_address))
         self.routed.add(target_ip)
-
-    def blocks(self) -> list[str]:
-        """This network's client blocks (what a target's machine routes back)."""
-        return [str(addresses.block(self.block(k))) for k in range(1, self.spec.subnets + 1)]
 
     # -- removing -------------------------------------------------------------------------------
 

@@ -23,10 +23,6 @@ from crest.network.addresses import TARGET_ADDRESS
 
 def is_local(host: str) -> bool:
     """Whether `host` is one of this machine's addresses (a bind to it succeeds)."""
-    return _is_local(host)
-
-
-def _is_local(host: str) -> bool:
     try:
         infos = socket.getaddrinfo(host, None, socket.AF_INET)
     except socket.gaierror:
@@ -57,7 +53,7 @@ def on_network(url: str, address: str = str(TARGET_ADDRESS)) -> str:
         raise ConfigError(
             f"--network carries HTTP and SMB: {url!r} is {target.scheme}://; give an http(s):// or smb:// URL"
         )
-    if not _is_local(target.host):
+    if not is_local(target.host):
         raise ConfigError(
             f"--network reaches only a target on this machine, and {target.host} is not one of its addresses:"
             " run the server here, or leave out --network"

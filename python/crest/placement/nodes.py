@@ -178,17 +178,15 @@ class NodesPlacement(Placement):
             return super().network_facts()
         _, load, _ = self._cluster()
         s = self.network.subnets
-        ranges = [
-            str(addresses.block(addresses.first_block(i + 1, s) + k)) for i in range(len(load)) for k in range(1, s + 1)
-        ]
+        by_node = [[str(b) for b in addresses.slot_blocks(i + 1, s)] for i in range(len(load))]
         return {
             **self.network.describe(),
             "delay_by": "crest delay line on each load node (TUN relay)" if self.network.delayed else "none",
             "placement": f"on each of {len(load)} load nodes, its own {s} subnet(s)",
             "target_address": "each load node's own end of its network, forwarded to the target's node",
             "target_namespace": "the target's node (its own machine's network)",
-            "subnet_ranges": ranges,
-            "nodes": [{"node": _short(n), "subnet_ranges": ranges[i * s : (i + 1) * s]} for i, n in enumerate(load)],
+            "subnet_ranges": [r for ranges in by_node for r in ranges],
+            "nodes": [{"node": n.name, "subnet_ranges": ranges} for n, ranges in zip(load, by_node)],
         }
 
     def disclosure(self, target: Any, url: str | None, tls_url: str | None) -> dict[str, Any]:
@@ -204,10 +202,6 @@ class NodesPlacement(Placement):
             }
         facts = dict(side.remote.call("disclosure", url, tls_url))
         return {**facts, "read_on": f"the target's node {side.remote.node.short}"}
-
-
-def _short(node: Any) -> str:
-    return str(node.resources[0]) if node.resources else str(node.ip)
 
 
 def close_clusters() -> None:
