@@ -40,14 +40,16 @@ def stored_result(db: Path):  # type: ignore[no-untyped-def]
         return specweb99_result(store.run(summary.id))
 
 
-def assert_valid(db: Path, iterations: int) -> None:
+def assert_valid(db: Path, iterations: int, lined: bool = False) -> None:
     result = stored_result(db)
     assert result.valid and result.verdict() == "VALID (not a conforming run length)", result.failures
     assert len(result.iterations) == iterations
     for it in result.iterations:
         # Every rule was judged on real figures: all connections conformed, every class was drawn,
         # and the POST log was fetched and held every POST.
-        assert it.conforming == it.requested == CONNECTIONS and it.invalid == 0
+        # Over 400 kbit/s lines a connection may fall just under 320 kbit/s: the kit allows 5%.
+        assert it.requested == CONNECTIONS and it.invalid == 0
+        assert it.conforming >= (0.95 * CONNECTIONS if lined else CONNECTIONS)
         assert all(row.requests > 0 for row in it.classes[:3]) and sum(it.operations.values()) > 1000
         # A POST cut in flight by the iteration's end (its bytes still on a 400 kbit/s line) is the kit's 1%.
         assert (
@@ -69,16 +71,18 @@ def test_a_quick_run_over_400_kbit_user_lines_is_valid(tmp_path: Path) -> None:
         "1", "--network", "specweb99-user", "--db", str(db), timeout_s=RUN_TIMEOUT_S - 20,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert f"SPECweb99: {CONNECTIONS} conforming connections · VALID (not a conforming run length)" in result.stdout
+    assert re.search(
+        r"SPECweb99: (19|20) conforming connections · VALID \(not a conforming run length\)", result.stdout
+    )
     assert "  iteration 1 of 1: " in result.stderr  # said as it starts, not only when it is stored
-    assert_valid(db, iterations=1)
+    assert_valid(db, iterations=1, lined=True)
     # The stored test reads as one in `crest runs` and `crest show`, not as a ladder.
     (listed,) = json.loads(run_cli_in_process("runs", "--db", str(db), "--json").stdout)
     assert (listed["kind"], listed["configuration"]) == ("specweb99", "builtin network=specweb99-user")
-    assert listed["result"] == f"{CONNECTIONS} conn VALID"
-    assert listed["specweb99"]["conforming_connections"] == CONNECTIONS
+    conforming = listed["specweb99"]["conforming_connections"]
+    assert conforming >= 0.95 * CONNECTIONS and listed["result"] == f"{conforming} conn VALID"
     shown = run_cli_in_process("show", listed["id"], "--db", str(db)).stdout
-    assert f"  result    {CONNECTIONS} conforming connections · VALID (not a conforming run length)\n" in shown
+    assert f"  result    {conforming} conforming connections · VALID (not a conforming run length)\n" in shown
     with Store(db) as store:
         detail = store.run(listed["id"])
     clients = [x for m in detail.mixes for x in m.network["links"] if x["scope"] == "client"]
