@@ -120,8 +120,18 @@ def test_veritest_static_is_the_standard_60_client_webbench_suite() -> None:
 
 
 def test_veritest_large_suites_climb_to_120_clients_in_eights() -> None:
-    for name in ("veritest-large", "veritest-large-cgi", "veritest-large-ecommerce", "veritest-large-mt4"):
+    for name in (
+        "veritest-large",
+        "veritest-large-cgi",
+        "veritest-large-isapi",
+        "veritest-large-ecommerce",
+        "veritest-large-ecommerce-isapi",
+        "veritest-large-mt4",
+    ):
         assert BY_NAME[name].ladder.client_counts() == [1, *range(8, 121, 8)], name
+    # The DL760 suites ran "one WebBench engine running one thread on each physical test client".
+    for name in ("veritest-large-isapi", "veritest-large-ecommerce-isapi"):
+        assert {t for _, t in _counts(BY_NAME[name])} == {1}, name
     assert {t for _, t in _counts(BY_NAME["veritest-large-mt4"])} == {4}
     assert {t for _, t in _counts(BY_NAME["veritest-static-mt4"])} == {4}
     assert BY_NAME["veritest-static-mt4"].ladder.client_counts() == [1, *range(4, 61, 4)]
@@ -157,6 +167,12 @@ def test_veritest_dynamic_mixes() -> None:
         "static",
         "inproc",
     ]
+    # The DL760 ISAPI suites keep the DL380 ones' mixes: only the ladder differs.
+    for large, standard in (
+        ("veritest-large-isapi", "veritest-isapi"),
+        ("veritest-large-ecommerce-isapi", "veritest-ecommerce-isapi"),
+    ):
+        assert BY_NAME[large].workload == BY_NAME[standard].workload, large
 
 
 def test_mindcraft_is_144_clients_in_sixteens_with_2_threads() -> None:
