@@ -60,24 +60,49 @@ def test_size_class_bins_follow_specweb99() -> None:
 def test_sweep_weighted_throughput_by_hand() -> None:
     from crest.analysis import sweep_weighted_throughput
 
-    points = [(100, 10.0), (500, 30.0), (2000, 60.0), (50_000, 90.0), (500_000, 100.0), (5_000_000, 1e9)]
+    # A curve rising linearly to 1024 B/s at 1 KiB, flat after: class0's mean over [0, 1024) with sizes
+    # uniform is 512; every other class is 1024. The 5 MB point has no class but is listed.
+    points = [(0, 0.0), (1024, 1024.0), (10_240, 1024.0), (102_400, 1024.0), (1_024_000, 1024.0), (5_000_000, 1024.0)]
     result = sweep_weighted_throughput(points)
-    # class0 mean (10+30)/2 = 20, class1 60, class2 90, class3 100: 0.35·20 + 0.5·60 + 0.14·90 + 0.01·100
-    assert result.value_Bps == pytest.approx(7 + 30 + 12.6 + 1)
-    assert result.value_Mbps == pytest.approx(50.6 * 8 / 1e6)
-    assert result.per_class == {"class0": 20.0, "class1": 60.0, "class2": 90.0, "class3": 100.0}
-    assert result.sizes == {"class0": [100, 500], "class1": [2000], "class2": [50_000], "class3": [500_000]}
-    assert result.excluded == [5_000_000]
+    assert result.per_class == pytest.approx({"class0": 512.0, "class1": 1024.0, "class2": 1024.0, "class3": 1024.0})
+    assert result.value_Bps == pytest.approx(0.35 * 512 + 0.65 * 1024)
+    assert result.value_Mbps == pytest.approx(result.value_Bps * 8 / 1e6)
+    assert result.sizes == {"class0": [0], "class1": [1024], "class2": [10_240], "class3": [102_400]}
+    assert result.excluded == [1_024_000, 5_000_000]
+
+
+def test_sweep_sizes_are_uniform_within_a_class_not_log_spaced() -> None:
+    from crest.analysis import sweep_weighted_throughput
+
+    # Zeus' sweep lengths are log-spaced: 7 of class 0's 10 points lie under 102 B. A curve equal to the
+    # length (flat past 1000 B) has a mean of about 512 over [0, 1024) with lengths uniform; averaging the
+    # points would give 188.8. By hand: 1 (flat to 1 B) + (1000² − 1)/2 + 24 × 1000, over 1024.
+    lengths = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+    points = [(n, float(n)) for n in lengths] + [(2000, 1000.0), (20_000, 1000.0), (200_000, 1000.0)]
+    result = sweep_weighted_throughput(points)
+    assert result.per_class["class0"] == pytest.approx((1 + (1000**2 - 1) / 2 + 24 * 1000) / 1024)
+    assert result.per_class["class1"] == result.per_class["class3"] == 1000.0
+
+
+def test_class_mean_joins_points_with_lines_and_is_flat_beyond_them() -> None:
+    from crest.analysis.weighted import class_mean
+
+    assert class_mean([(5, 1.0)], 0, 10) == 1.0
+    # flat 2 up to 2 B, a line to 4 at 4 B, flat 4 to 10 B: (4 + 6 + 24) / 10
+    assert class_mean([(2, 2.0), (4, 4.0)], 0, 10) == pytest.approx(3.4)
+    # a point beyond the class still sets its edge: the line from 0 at 0 B to 20 at 20 B averages 5 over [0, 10)
+    assert class_mean([(0, 0.0), (20, 20.0)], 0, 10) == pytest.approx(5.0)
 
 
 def test_sweep_repeated_sizes_average_first() -> None:
     from crest.analysis import sweep_weighted_throughput
 
-    # 100 B measured twice (10, 30 → 20), 500 B once (40): class0 = (20 + 40) / 2 = 30, not (10+30+40)/3.
-    result = sweep_weighted_throughput(
+    # 100 B measured twice (10, 30 → 20): the same curve as 20 measured once.
+    twice = sweep_weighted_throughput(
         [(100, 10.0), (100, 30.0), (500, 40.0), (2000, 8.0)], {"class0": 0.5, "class1": 0.5}
     )
-    assert result.value_Bps == pytest.approx(0.5 * 30 + 0.5 * 8)
+    once = sweep_weighted_throughput([(100, 20.0), (500, 40.0), (2000, 8.0)], {"class0": 0.5, "class1": 0.5})
+    assert twice.value_Bps == pytest.approx(once.value_Bps)
 
 
 def test_sweep_missing_class_is_named() -> None:
@@ -86,8 +111,12 @@ def test_sweep_missing_class_is_named() -> None:
     with pytest.raises(ConfigError, match=r"no content length measured in class2 \(10,240–102,399 B\), class3"):
         sweep_weighted_throughput([(100, 1.0), (2000, 1.0)])
     # Weights that omit the classes: fine, and the unweighted sizes are excluded.
-    result = sweep_weighted_throughput([(100, 4.0), (2000, 2.0), (50_000, 7.0)], {"class0": 0.5, "class1": 0.5})
-    assert result.value_Bps == 3.0 and result.excluded == [50_000]
+    result = sweep_weighted_throughput(
+        [(100, 4.0), (1000, 4.0), (2000, 2.0), (9000, 2.0), (50_000, 7.0)], {"class0": 0.5, "class1": 0.5}
+    )
+    assert result.excluded == [50_000]
+    # flat 4 to 1000 B, then the line toward 2 at 2000 B for the last 24 B
+    assert result.per_class["class0"] == pytest.approx(4.0 - 2.0 * (24 / 1000) / 2 * 24 / 1024)
 
 
 def test_sweep_rejects_bad_throughput() -> None:

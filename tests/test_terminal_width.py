@@ -245,7 +245,7 @@ def test_weighted_doe_and_suites_fit(
         monkeypatch.setenv("COLUMNS", str(width))
         for args, figures, labels in (
             (["weighted", "sweep-1", "--db", str(db)], ["per configuration"], ["server=a", "server=b"]),
-            (["weighted", "--csv", str(csv)], ["47.10", "5,000,000"], []),
+            (["weighted", "--csv", str(csv)], ["50.65", "5,000,000"], []),
             (["doe", "--analyze", str(kornecki), "--response", "rps"], ["25,118.75", "75.38", "91,025", "161.25"],
              ["buffer_bytes:workload:clients:memory_MB"]),
             (["suites"], ["veritest-ecommerce-isapi"], ["VeriTest 2003 (seed 000)"]),

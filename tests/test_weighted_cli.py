@@ -22,16 +22,20 @@ def test_csv_in_mbps(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
     )
     code, out, err = cli(capsys, "weighted", "--csv", path)
     assert code == 0, err
-    # 0.35·10 + 0.5·60 + 0.14·90 + 0.01·100 = 47.1 Mbit/s; 5,000,000 B is in no class.
-    assert "47.10" in out and "5,000,000" in out
+    # Each class's mean of the curve through the points, lengths uniform in it; 5,000,000 B is in no class.
+    Bps = {size: mbps * 1e6 / 8 for size, mbps in ((100, 10), (2000, 60), (50_000, 90), (500_000, 100), (5_000_000, 1))}
+    assert f"{hand_weighted_Mbps(Bps):,.2f}" == "50.65"
+    assert "50.65" in out and "5,000,000" in out
 
 
 def test_csv_in_bytes_per_second_with_weights(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = _csv(tmp_path, "size_bytes,throughput_Bps\n100,1000000\n500,3000000\n2000,2000000\n")
     code, out, err = cli(capsys, "weighted", "--csv", path, "--weights", "class0=50%,class1=50%")
     assert code == 0, err
-    # class0 mean 2 MB/s, class1 2 MB/s → 2 MB/s = 16 Mbit/s
-    assert "16.00" in out
+    # class0 over [0, 1024): 1 to 100 B, the line to 3 at 500 B, then toward 2 at 2000 B (2.6507 at 1024 B):
+    # (100 + 800 + 524 × (3 + 2.6507) / 2) / 1024 = 2.3247 MB/s; class1: (976 × (2.6507 + 2) / 2 + 8240 × 2) / 9216
+    # = 2.0344 MB/s; half each: 2.1796 MB/s = 17.44 Mbit/s (the mean of the points would say 16.00).
+    assert "17.44" in out
 
 
 @pytest.mark.parametrize(
@@ -65,3 +69,15 @@ def test_not_a_sweep_and_bad_input(capsys: pytest.CaptureFixture[str], tmp_path:
     assert_usage_error(cli(capsys, "weighted", "exp-1", "--db", str(db)), "is not a content-length sweep")
     assert_usage_error(cli(capsys, "weighted", "--csv", "x.csv", "exp-1"), "not both")
     assert_usage_error(cli(capsys, "weighted", "exp-1", "--db", str(db), "--weights", "class0=2"), "sum to 2")
+
+
+def test_baseline_indexes_weighted_throughput(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    store_sweeps(db)  # b is half as fast as a at every length, in both trials
+    code, out, err = cli(capsys, "weighted", "sweep-1", "--db", str(db), "--baseline", "a")
+    assert code == 0, err
+    assert "% of server=a" in out and "index (server=a=1.00)" in out
+    line_b = next(line for line in out.splitlines() if line.startswith("server=b"))
+    assert "50.00" in line_b and "0.5000" in line_b
+    assert_usage_error(cli(capsys, "weighted", "sweep-1", "--db", str(db), "--baseline", "c"), "no configuration 'c'")
+    assert_usage_error(cli(capsys, "weighted", "--csv", "x.csv", "--baseline", "a"), "name runs, not --csv")

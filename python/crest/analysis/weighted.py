@@ -7,6 +7,7 @@ never looks at records.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -98,13 +99,14 @@ def size_class(size_bytes: int) -> str | None:
 class WeightedResult:
     """A content-length sweep reduced to Zeus' weighted throughput.
 
-    value_Bps is Σ over weighted classes of weight × the mean throughput of the
-    sizes measured in that class (SPECweb99 assumes sizes uniform within a class).
+    value_Bps is Σ over weighted classes of weight × the class's mean throughput with
+    sizes uniform within the class (class_mean: the measured curve averaged over the
+    class's byte range), as Zeus' §3.4 assumes.
     """
 
     value_Bps: float
-    per_class: dict[str, float]  # mean throughput (B/s) of the sizes in each weighted class
-    sizes: dict[str, list[int]]  # the sizes that went into each weighted class, ascending
+    per_class: dict[str, float]  # mean throughput (B/s) over each weighted class's range, sizes uniform
+    sizes: dict[str, list[int]]  # the measured sizes inside each weighted class, ascending
     excluded: list[int] = field(default_factory=list)  # sizes in no weighted class, ascending
 
     @property
@@ -113,16 +115,43 @@ class WeightedResult:
         return self.value_Bps * 8 / 1e6
 
 
+def class_mean(curve: Sequence[tuple[int, float]], low: int, high: int) -> float:
+    """The mean of a throughput curve over sizes uniform in [low, high).
+
+    The curve is the measured (size, value) points, ascending and one per size, joined by
+    straight lines and flat beyond its first and last point; its integral over
+    [low, high) divided by the width. Points outside the range still shape it at the
+    edges (a class's edge lies between two measured lengths).
+    """
+    xs = [float(s) for s, _ in curve]
+    ys = [v for _, v in curve]
+
+    def at(x: float) -> float:
+        if x <= xs[0]:
+            return ys[0]
+        if x >= xs[-1]:
+            return ys[-1]
+        i = bisect.bisect_right(xs, x)
+        x0, x1, y0, y1 = xs[i - 1], xs[i], ys[i - 1], ys[i]
+        return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+
+    # The integrand is linear between consecutive knots: trapezoids over the knots inside the range.
+    knots = [float(low), *(x for x in xs if low < x < high), float(high)]
+    area = math.fsum((b - a) * (at(a) + at(b)) / 2 for a, b in zip(knots, knots[1:]))
+    return area / (high - low)
+
+
 def sweep_weighted_throughput(
     points: Sequence[tuple[int, float]], weights: Mapping[str, float] = SPECWEB99_WEIGHTS
 ) -> WeightedResult:
     """Zeus' weighted throughput of (size_bytes, throughput B/s) points.
 
-    Points of the same size are averaged first; then each weighted class takes the
-    mean over its sizes, and the classes are summed by weight. Sizes in no class, or
-    in a class the weights omit, are excluded (and listed). Raises ConfigError when a
-    weighted class has no size measured, a throughput is not a finite number ≥ 0, or
-    the weights are bad.
+    Points of the same size are averaged first; each weighted class then takes the mean of
+    the measured curve over its byte range with sizes uniform in it (class_mean), and the
+    classes are summed by weight. A class needs at least one measured size inside it;
+    sizes in no class, or in a class the weights omit, get no weight (listed as excluded)
+    but still shape the curve at the class edges. Raises ConfigError when a weighted class
+    has no size measured, a throughput is not a finite number ≥ 0, or the weights are bad.
     """
     check_weights(weights)
     by_size: dict[int, list[float]] = {}
@@ -138,7 +167,7 @@ def sweep_weighted_throughput(
             sizes[cls].append(size)
         else:
             excluded.append(size)
-    missing = [c for c, members in sizes.items() if not members]
+    missing = [c for c, members in sizes.items() if not members or c not in SIZE_CLASS_BOUNDS]
     if missing:
         have = sorted(by_size)
         raise ConfigError(
@@ -146,10 +175,8 @@ def sweep_weighted_throughput(
             f" (have {', '.join(map(str, have)) or 'none'} bytes): measure one, or give --weights without"
             f" {'that class' if len(missing) == 1 else 'those classes'}"
         )
-    per_class = {
-        c: math.fsum(math.fsum(by_size[s]) / len(by_size[s]) for s in members) / len(members)
-        for c, members in sizes.items()
-    }
+    curve = [(s, math.fsum(v) / len(v)) for s, v in sorted(by_size.items())]
+    per_class = {c: class_mean(curve, *SIZE_CLASS_BOUNDS[c]) for c in sizes}
     return WeightedResult(weighted_throughput(per_class, weights), per_class, sizes, excluded)
 
 
@@ -242,3 +269,13 @@ def sweep_configurations(
             config.label, [t.id for t in config.trials], results, summary.mean, summary.ci95, mean_points,
         ))  # fmt: skip
     return out
+
+
+def weighted_index(configs: Sequence[SweepConfiguration], baseline: str) -> list[float]:
+    """Each configuration's mean weighted throughput ÷ the baseline's (Zeus' "Index (Zeus=1.00)"; × 100 its
+    "Percentage (of Zeus)"). `baseline` is a whole label or a factor value naming one configuration
+    (crest.analysis.compare.find_label); NaN where the baseline's figure is 0."""
+    from crest.analysis.compare import find_label
+
+    base = configs[find_label([c.label for c in configs], baseline)].mean_Bps
+    return [c.mean_Bps / base if base > 0 else math.nan for c in configs]

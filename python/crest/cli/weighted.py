@@ -48,6 +48,14 @@ def weighted_command(
         Path | None,
         typer.Option("--csv", metavar="FILE", help="A table of size_bytes and throughput_Bps (or throughput_Mbps)."),
     ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            metavar="LABEL",
+            help="Index each configuration's weighted throughput against this one (Zeus' index and percentage).",
+        ),
+    ] = None,
     db: Annotated[Path, typer.Option("--db", metavar="PATH", help="The results database to read.")] = DEFAULT_PATH,
 ) -> int:
     """Weighted throughput (Zeus' unbundled SPECweb99): each content-length class's mean throughput × its share, summed."""
@@ -56,13 +64,15 @@ def weighted_command(
     weights = parse_weights(weights_text) if weights_text is not None else SPECWEB99_WEIGHTS
     if csv_path is not None and names:
         raise ConfigError("give run names or --csv FILE, not both")
+    if csv_path is not None and baseline is not None:
+        raise ConfigError("--baseline indexes stored configurations against each other: name runs, not --csv")
     if csv_path is not None:
         result = sweep_weighted_throughput(read_points(csv_path), weights)
         _print([(str(csv_path), result)], weights)
         return EXIT_OK
     if not names:
         raise ConfigError("name at least one sweep run or experiment (see `crest runs`), or give --csv FILE")
-    _print_runs(db, names, weights)
+    _print_runs(db, names, weights, baseline)
     return EXIT_OK
 
 
@@ -96,8 +106,9 @@ def read_points(path: Path) -> list[tuple[int, float]]:
     return points
 
 
-def _print_runs(db: Path, names: Sequence[str], weights: Mapping[str, float]) -> None:
-    from crest.analysis.weighted import sweep_configurations
+def _print_runs(db: Path, names: Sequence[str], weights: Mapping[str, float], baseline: str | None) -> None:
+    from crest.analysis.compare import find_label
+    from crest.analysis.weighted import sweep_configurations, weighted_index
     from crest.report import fmt as rfmt
     from crest.store import Store, no_run_error
 
@@ -106,15 +117,22 @@ def _print_runs(db: Path, names: Sequence[str], weights: Mapping[str, float]) ->
     with Store(db) as store:
         details = store.select(list(names))
     configs = sweep_configurations(details, weights)
+    index = weighted_index(configs, baseline) if baseline is not None else None  # a bad label fails before output
     rows = [(f"{run_id}  {c.label}".rstrip(), r) for c in configs for run_id, r in zip(c.run_ids, c.trials)]
     _print(rows, weights)
-    if any(len(c.trials) > 1 for c in configs):
+    if any(len(c.trials) > 1 for c in configs) or index is not None:
         columns = [Column("configuration", "left", legend=True), Column("trials"), Column("weighted Mbit/s"),
                    Column("95% CI")]  # fmt: skip
+        if baseline is not None:
+            base = terminal.safe(configs[find_label([c.label for c in configs], baseline)].label)
+            columns += [Column(f"% of {base}"), Column(f"index ({base}=1.00)")]
         table = FitTable(columns, title="per configuration")
-        for c in configs:
+        for i, c in enumerate(configs):
             ci = rfmt.interval_cell(c.ci95_Bps, len(c.trials), _mbps)
-            table.add_row(terminal.safe(c.label), str(len(c.trials)), _mbps(c.mean_Bps), ci)
+            cells = [terminal.safe(c.label), str(len(c.trials)), _mbps(c.mean_Bps), ci]
+            if index is not None:
+                cells += [f"{index[i] * 100:.2f}", f"{index[i]:.4f}"]
+            table.add_row(*cells)
         terminal.console().print(table)
 
 
