@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.text import Text
 
 from crest.cli import EXIT_OK, terminal
 from crest.cli.terminal import Column, FitTable
@@ -129,7 +130,7 @@ def _print_runs(db: Path, names: Sequence[str], weights: Mapping[str, float], ba
         table = FitTable(columns, title="per configuration")
         for i, c in enumerate(configs):
             ci = rfmt.interval_cell(c.ci95_Bps, len(c.trials), _mbps)
-            cells = [terminal.safe(c.label), str(len(c.trials)), _mbps(c.mean_Bps), ci]
+            cells: list[str | Text] = [terminal.safe(c.label), str(len(c.trials)), _mbps(c.mean_Bps), ci]
             if index is not None:
                 cells += [f"{index[i] * 100:.2f}", f"{index[i]:.4f}"]
             table.add_row(*cells)
