@@ -39,6 +39,7 @@ def test_names_are_the_contract() -> None:
         "webcat-cgi-html",
         "webbench",
         "sizes",
+        "specweb99-lengths",
     )
 
 

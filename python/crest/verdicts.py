@@ -24,6 +24,7 @@ NOISY_HOST = "noisy_host"  # steal time, or the load engine waiting for a CPU: t
 CACHE_COLD = "cache_cold"  # a cached test whose target read its files from storage in the window
 LINK_BOUND = "link_bound"  # a shaped link of the client network ran at its rate: the network limited the mix
 TARGET_OOM = "target_oom"  # the kernel killed target processes for going over --memory during the mix
+MEMORY_IRRELEVANT = "memory_irrelevant"  # the workload's files fit in the target's --memory with room to spare
 # Drawn over a configuration's curve by the analysis:
 TARGET_IDLE = "target_idle"  # at the peak the target had idle CPU: something else limited it
 ERROR_RATE = "error_rate"  # points whose errors exceed a share of attempts
@@ -32,7 +33,7 @@ COLLAPSE = "collapse"  # past the peak req/s fell below half of it
 
 KINDS = (
     CLIENT_BOUND, ERRORS, CUT_SHORT, PAGE_CACHE, CPU_SPLIT, PEAK_ONLY, NOTE, LISTEN_OVERFLOW, NOISY_HOST, CACHE_COLD,
-    LINK_BOUND, TARGET_OOM,
+    LINK_BOUND, TARGET_OOM, MEMORY_IRRELEVANT,
     TARGET_IDLE, ERROR_RATE, NOT_SATURATED, COLLAPSE,
 )  # fmt: skip
 # Verdicts that say something other than the target decided a measurement, in the order a reader should
@@ -42,8 +43,8 @@ DECIDING = (CLIENT_BOUND, LINK_BOUND, TARGET_OOM, LISTEN_OVERFLOW, NOISY_HOST)
 # "Mind these", `crest compare`, the capacity statement): what decided the result first, then the curve's
 # reach (not saturated: the load, not the target, ran out), then what qualifies the figures.
 RANK = (
-    *DECIDING, NOT_SATURATED, TARGET_IDLE, ERROR_RATE, COLLAPSE, ERRORS, CUT_SHORT, CACHE_COLD, CPU_SPLIT,
-    PAGE_CACHE, PEAK_ONLY, NOTE,
+    *DECIDING, NOT_SATURATED, TARGET_IDLE, ERROR_RATE, COLLAPSE, ERRORS, CUT_SHORT, MEMORY_IRRELEVANT, CACHE_COLD,
+    CPU_SPLIT, PAGE_CACHE, PEAK_ONLY, NOTE,
 )  # fmt: skip
 # What a result is limited by when one of these is found where it peaked (or answered): DECIDING, and a curve
 # that never peaked.
@@ -188,6 +189,17 @@ def target_oom(kills: int, limit_bytes: int, peak_bytes: int | None) -> Verdict:
         f"the kernel killed {kills} of the target's processes for going over its --memory limit of"
         f" {limit_bytes / 1e6:,.1f} MB{peak}: the limit, not the load, decided this mix",
         figures,
+    )
+
+
+def memory_irrelevant(working_set_bytes: int, limit_bytes: int) -> Verdict:
+    """Every file the workload can request fits in the target's memory limit with room to spare."""
+    return Verdict(
+        MEMORY_IRRELEVANT,
+        f"memory irrelevant: every file the workload can request ({working_set_bytes / 2**20:,.1f} MiB) fits in the"
+        f" target's --memory limit of {limit_bytes / 2**20:,.1f} MiB with room to spare, so the limit cannot decide"
+        " this mix: size the fileset past it (workload fileset_size or fileset_copies)",
+        {"working_set_bytes": working_set_bytes, "memory_limit_bytes": limit_bytes},
     )
 
 

@@ -13,10 +13,11 @@ from typing import Annotated
 import typer
 
 from crest.cli import EXIT_FAILURE, EXIT_OK
+from crest.errors import ConfigError
 from crest.filesets import NAMES
-from crest.filesets.catalog import check_name
+from crest.filesets.catalog import check_name, copies_for
 from crest.filesets.tree import check_files, generate_tree, load_manifest
-from crest.units import format_bytes, format_count, parse_count
+from crest.units import format_bytes, format_count, parse_count, parse_size
 
 # verify prints at most this many problem lines, then a count of the rest.
 MAX_PROBLEMS_SHOWN = 20
@@ -47,6 +48,24 @@ def generate_command(
             show_default=False,
         ),
     ] = None,
+    copies: Annotated[
+        str | None,
+        typer.Option(
+            "--copies",
+            metavar="N",
+            help="Table filesets: repeat the table N times (N files of each size, shares split evenly).",
+            show_default=False,
+        ),
+    ] = None,
+    size: Annotated[
+        str | None,
+        typer.Option(
+            "--size",
+            metavar="BYTES",
+            help="Table filesets: as many copies as make at least this working set (512M, 2G).",
+            show_default=False,
+        ),
+    ] = None,
     seed: Annotated[
         int, typer.Option("--seed", metavar="S", help="Recorded in the manifest; no current fileset is random.", min=0)
     ] = 0,
@@ -61,7 +80,12 @@ def generate_command(
     """Write fileset NAME and its manifest into DIR; files already correct are left untouched."""
     check_name(name)  # before parsing --connections, so a wrong name is the error reported
     conns = parse_count(connections, what="--connections") if connections is not None else None
-    result = generate_tree(name, directory, connections=conns, seed=seed, full_check=full_check)
+    if copies is not None and size is not None:
+        raise ConfigError("give --copies or --size, not both")
+    count = parse_count(copies, what="--copies") if copies is not None else None
+    if size is not None:
+        count = copies_for(name, parse_size(size, what="--size"))
+    result = generate_tree(name, directory, connections=conns, seed=seed, full_check=full_check, copies=count)
     manifest = result.manifest
     total = manifest.total_bytes()
     removed = f", removed {format_count(result.removed)}" if result.removed else ""
@@ -104,6 +128,8 @@ def repair_command(fileset: str, params: dict[str, object], directory: Path) -> 
     words = ["crest fileset generate --full-check", fileset, str(directory)]
     if fileset == "specweb99" and params.get("connections") is not None:
         words.append(f"--connections {params['connections']}")
+    if params.get("copies") is not None:
+        words.append(f"--copies {params['copies']}")
     if params.get("seed"):
         words.append(f"--seed {params['seed']}")
     return " ".join(words)

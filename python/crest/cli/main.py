@@ -125,7 +125,7 @@ COMMANDS: dict[str, Entry] = {
         "crest.cli.fileset",
         "app",
         "Generate or verify a standard fileset: specweb99, specweb96, webstone, webcat-webstone,"
-        " webcat-large-filemix, webcat-cgi-html, webbench, sizes.",
+        " webcat-large-filemix, webcat-cgi-html, webbench, sizes, specweb99-lengths.",
         group=True,
     ),
     "network": Entry(

@@ -194,12 +194,12 @@ class TargetNode:
         Target(adapter(server), settings)
 
     def provision(
-        self, server: str, settings: Any, cpus: float | None, fileset: tuple[str | None, int | None],
+        self, server: str, settings: Any, cpus: float | None, fileset: tuple[str | None, int | None, int | None],
         roles: dict[str, str] | None = None, by_server: dict[str, Any] | None = None,
     ) -> dict[str, Any]:  # fmt: skip
         """Start `server` (an adapter name) with `settings` on this node, listening on this node's address,
         pinned to the first ceil(`cpus`) of its cores (a quota for a fraction) when `cpus` is given: no
-        engine shares this node, so the split is the node's own. `fileset` (a name and its connections)
+        engine shares this node, so the split is the node's own. `fileset` (a name, its connections and copies)
         is taken from this node's cache, made here when missing. With a role map (`roles`, and each
         server's settings in `by_server`) its servers start side by side here, as on one machine.
         Returns its URLs (each role's too) and metadata."""
@@ -221,14 +221,14 @@ class TargetNode:
                 # A file server's login (Samba's) crosses the authenticated cluster as a Secret.
                 "access_log_flush_s": target.access_log_flush_s, "password": target.login_password()}  # fmt: skip
 
-    def _here(self, settings: Any, cpus: float | None, fileset: tuple[str | None, int | None]) -> Any:
+    def _here(self, settings: Any, cpus: float | None, fileset: tuple[str | None, int | None, int | None]) -> Any:
         """A server's settings as this node runs it: its fileset from this node's cache, its cores, its address."""
         from crest.filesets.cache import cached_fileset, empty_docroot
         from crest.servers import cpus as cpu_split
 
-        name, connections = fileset
+        name, connections, copies = fileset
         if settings.docroot == NODE_DOCROOT:
-            docroot = cached_fileset(name, connections=connections) if name else empty_docroot()
+            docroot = cached_fileset(name, connections=connections, copies=copies) if name else empty_docroot()
             settings = replace(settings, docroot=docroot)
         if cpus is not None:
             share = cpu_split.share(cpus)

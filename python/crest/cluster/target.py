@@ -50,7 +50,7 @@ class NodeTarget:
     """A provisioned target on its node, with the face of crest.servers.base.Target the runner uses."""
 
     def __init__(self, session: ClusterSession, node: Node, server: str, settings: ServerSettings,
-                 cpus: float | None, fileset: tuple[str | None, int | None], roles: dict[str, str] | None = None,
+                 cpus: float | None, fileset: tuple[str | None, int | None, int | None], roles: dict[str, str] | None = None,
                  by_server: dict[str, ServerSettings] | None = None) -> None:  # fmt: skip
         self.remote = NodeActor(session, node)
         self.settings = settings

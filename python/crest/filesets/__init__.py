@@ -6,7 +6,7 @@ generate/verify/load_manifest do, and nothing here prints. See docs/filesets.md.
 
 from __future__ import annotations
 
-from crest.filesets.catalog import NAMES, build_manifest
+from crest.filesets.catalog import NAMES, build_manifest, copies_for
 from crest.filesets.content import file_bytes, header_line
 from crest.filesets.errors import DirectoryConflictError, FilesetError, ManifestError, UnknownFilesetError
 from crest.filesets.model import MANIFEST_NAME, FileEntry, Manifest
@@ -23,6 +23,7 @@ __all__ = [
     "ManifestError",
     "UnknownFilesetError",
     "build_manifest",
+    "copies_for",
     "file_bytes",
     "generate",
     "generate_tree",

@@ -25,16 +25,17 @@ def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "crest"
 
 
-def cached_fileset(name: str, *, connections: int | None = None, seed: int = 0) -> Path:
+def cached_fileset(name: str, *, connections: int | None = None, seed: int = 0, copies: int | None = None) -> Path:
     """The directory holding fileset `name`, generated on first use and checked (size and first line
     of every file, rewriting any that differ) on every later one."""
     suffix = f"-c{connections}" if connections else ""
     suffix += f"-s{seed}" if seed else ""
+    suffix += f"-x{copies}" if copies else ""
     root = cache_root() / "filesets" / f"{name}{suffix}"
     root.parent.mkdir(parents=True, exist_ok=True)
     for path in (root.parent, root.parent.parent):
         path.chmod(0o755)
-    generate_tree(name, root, connections=connections, seed=seed)
+    generate_tree(name, root, connections=connections, seed=seed, copies=copies)
     return root
 
 

@@ -87,3 +87,17 @@ def specweb96() -> tuple[dict[str, int], tuple[FileEntry, ...]]:
     uniform_dirs = tuple(1.0 / directories for _ in range(directories))
     uniform_files = tuple(1.0 / FILES_PER_CLASS for _ in range(FILES_PER_CLASS))
     return {"directories": directories}, build_specweb(uniform_dirs, uniform_files)
+
+
+def specweb99_lengths() -> tuple[FileEntry, ...]:
+    """SPECweb99's 36 file lengths (102 B … 921,600 B), one file each as lengths/classC_F, each class's share
+    (35/50/14/1 %) spread evenly over its nine lengths: Zeus' sweep of "sample files from the SPECweb99
+    document root", sized with copies so a one-length mix can request each file once."""
+    return tuple(
+        FileEntry(
+            path=f"lengths/class{cls}_{number}", size=file_size(cls, number), cls=f"class{cls}",
+            weight=CLASS_SHARES[cls] / FILES_PER_CLASS,
+        )
+        for cls in range(len(BASES))
+        for number in range(FILES_PER_CLASS)
+    )  # fmt: skip

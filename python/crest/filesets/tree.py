@@ -45,20 +45,28 @@ class GenerateResult:
     removed: int  # files of the previous manifest that the new one no longer lists
 
 
-def generate(name: str, root: Path, *, connections: int | None = None, seed: int = 0) -> Manifest:
+def generate(
+    name: str, root: Path, *, connections: int | None = None, seed: int = 0, copies: int | None = None
+) -> Manifest:
     """Write fileset `name` and its manifest under `root`; files already correct are not rewritten."""
-    return generate_tree(name, root, connections=connections, seed=seed).manifest
+    return generate_tree(name, root, connections=connections, seed=seed, copies=copies).manifest
 
 
 def generate_tree(
-    name: str, root: Path, *, connections: int | None = None, seed: int = 0, full_check: bool = False
+    name: str,
+    root: Path,
+    *,
+    connections: int | None = None,
+    seed: int = 0,
+    full_check: bool = False,
+    copies: int | None = None,
 ) -> GenerateResult:
     """generate(), also reporting how many files were written, kept and removed.
 
     full_check=True compares existing files byte for byte (as verify does) instead
     of size and header line, so damage anywhere in a file gets rewritten.
     """
-    manifest = build_manifest(name, connections=connections, seed=seed)  # bad input fails before any I/O
+    manifest = build_manifest(name, connections=connections, seed=seed, copies=copies)  # bad input fails before any I/O
     root = Path(root)
     if root.exists() and not root.is_dir():
         raise DirectoryConflictError(f"{root} exists and is not a directory: choose a directory for the {name} fileset")

@@ -57,7 +57,7 @@ class TargetPlan:
     settings: Callable[[Path | None], ServerSettings]
     by_server: Callable[[Path | None], dict[str, ServerSettings]]  # each server of a role map, serving a docroot
     cpus: float | None  # --cpus as asked (a node splits its own cores)
-    fileset: tuple[str | None, int | None]  # the fileset's name and the connections it is made for
+    fileset: tuple[str | None, int | None, int | None]  # the fileset's name, the connections and copies it is made with
     empty_docroot: Callable[[], Path]  # made on first use (a cache directory), for checks that read none
 
 

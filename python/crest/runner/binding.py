@@ -11,7 +11,7 @@ from typing import Any
 
 from crest.errors import ConfigError
 from crest.filesets import Manifest, build_manifest, load_manifest
-from crest.runner.request import RunRequest, fileset_connections
+from crest.runner.request import RunRequest, fileset_connections, fileset_copies
 from crest.runner.table import RequestTable, build_table
 from crest.secrets import Secret
 from crest.suite import Mix
@@ -54,7 +54,9 @@ def manifest(request: RunRequest) -> Manifest | None:
                 f" `crest fileset generate {workload.fileset} DIR`"
             )
         return found
-    return build_manifest(workload.fileset, connections=fileset_connections(request.suite), seed=0)
+    return build_manifest(
+        workload.fileset, connections=fileset_connections(request.suite), seed=0, copies=fileset_copies(request.suite)
+    )
 
 
 def bind(

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from crest import verdicts
 from crest.host.monitor import client_bound_verdict, host_verdicts
 from crest.load import vantage
 from crest.load.client import LoadClient, ProgressCallback, RunResult
@@ -21,6 +22,11 @@ from crest.placement.base import Load, Placement
 from crest.runner.warmup import warmup_figures, warmup_spec
 from crest.store import MixRecord, mix_from_report
 from crest.suite import Mix, Suite
+from crest.verdicts import Verdict
+
+# A memory limit "with room to spare" holds the workload's files this many times: the rest is the
+# server's own memory and the kernel's per-page overhead, which the limit counts too.
+MEMORY_ROOM = 2
 
 
 class LoadFailed(Exception):
@@ -42,6 +48,15 @@ class MixMeasure:
     suite: Suite
     placement: Placement
     target: Any
+    memory_limit_bytes: int | None = None  # the target's --memory
+    working_set_bytes: int | None = None  # every file the workload can request; None: not a file workload
+
+    def memory_verdicts(self) -> list[Verdict]:
+        """memory_irrelevant when the limit holds the whole working set MEMORY_ROOM times over."""
+        limit, files = self.memory_limit_bytes, self.working_set_bytes
+        if limit is None or files is None or files * MEMORY_ROOM > limit:
+            return []
+        return [verdicts.memory_irrelevant(files, limit)]
 
     def restart_if_asked(self, mix: Mix) -> dict[str, Any]:
         """Restart the started target before a mix that asks it; the pids before and after are stored."""
@@ -77,7 +92,7 @@ class MixMeasure:
         workload = self.suite.workload
         drop = workload.drop_caches
         found = self.placement.drop_page_cache(self.target) if drop else []
-        found += self.placement.verdicts()
+        found += self.placement.verdicts() + self.memory_verdicts()
         if mix.warmup:
             lab["warmup"] = self.warm_up(spec)
         target = self.target

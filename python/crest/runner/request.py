@@ -23,6 +23,7 @@ from crest.servers import cpus as cpu_split
 from crest.store import DEFAULT_PATH, MixRecord
 from crest.suite import Mix, Suite
 from crest.suite.roles import is_role_map, parse_role_map, roles_by_class
+from crest.units import parse_size
 
 
 @dataclass(frozen=True)
@@ -268,3 +269,17 @@ def fileset_connections(suite: Suite) -> int | None:
     if suite.workload.fileset != "specweb99":
         return None
     return suite.workload.fileset_connections or max(m.connections for m in suite.mixes("full"))
+
+
+def fileset_copies(suite: Suite) -> int | None:
+    """How many times a sized table fileset repeats its table (workload fileset_copies or fileset_size);
+    None: once, as published."""
+    workload = suite.workload
+    if workload.fileset is None or (workload.fileset_copies is None and workload.fileset_size is None):
+        return None
+    if workload.fileset_copies is not None:
+        return workload.fileset_copies
+    from crest.filesets import copies_for
+
+    assert workload.fileset_size is not None
+    return copies_for(workload.fileset, parse_size(workload.fileset_size, what="fileset_size"))

@@ -41,6 +41,7 @@ from crest.runner.request import (
     RunRequest,
     check_request,
     fileset_connections,
+    fileset_copies,
     server_roles,
     stand_in,
 )
@@ -179,6 +180,7 @@ class SuiteRunner:
             fileset=(
                 self.request.suite.workload.fileset if self.request.fileset_dir is None else None,
                 fileset_connections(self.request.suite),
+                fileset_copies(self.request.suite),
             ),
             empty_docroot=empty_docroot,
         )
@@ -203,7 +205,8 @@ class SuiteRunner:
         if self._docroot is None:
             workload = self.request.suite.workload
             self._docroot = (
-                cached_fileset(workload.fileset, connections=fileset_connections(self.request.suite))
+                cached_fileset(workload.fileset, connections=fileset_connections(self.request.suite),
+                               copies=fileset_copies(self.request.suite))
                 if workload.fileset else empty_docroot()
             )  # fmt: skip
         return self._docroot
@@ -325,8 +328,17 @@ class SuiteRunner:
             self._fail_if_running(store, trial, str(exc), exc)
             raise
 
+    def _working_set_bytes(self) -> int | None:
+        """Every byte a static-only workload can request (its fileset); None when other kinds take memory too."""
+        workload = self.request.suite.workload
+        if self.manifest is None or any(c.kind != "static" for c in workload.classes):
+            return None
+        return self.manifest.total_bytes()
+
     def _execute_mixes(self, store: Store, trial: _Trial, mixes: Iterable[Mix]) -> None:
-        measure = MixMeasure(self.request.suite, self.placement, trial.target)
+        measure = MixMeasure(
+            self.request.suite, self.placement, trial.target, self.request.memory_bytes, self._working_set_bytes()
+        )
         records: list[MixRecord] = []
         for mix in mixes:
             self.on_event(Event("mix-started", trial.run_id, trial.repeat_index, mix=mix, mixes=len(self.mixes)))

@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import Any, ClassVar
 
 from crest.errors import ConfigError, MachineError, TargetError
+from crest.host import pagecache
 from crest.network.netns import call_in
 from crest.secrets import Secret
 from crest.servers.cgroup import Cgroup
@@ -516,6 +517,7 @@ class Target:
         self.site: Site | None = None
         self.processes = Processes()
         self.cgroup: Cgroup | None = None  # the memory limit and the CPU quota, when asked
+        self.evicted_bytes: int | None = None  # the docroot's bytes evicted from the page cache before the start
         self.config_text = ""
         self.config_sha256 = ""  # of everything that configures it, this run's site and ports aside
         self.keep_logs: Path | None = None  # where stop() copies the server's logs before removing the site
@@ -589,6 +591,10 @@ class Target:
         if settings.memory_bytes is not None or settings.cpu_quota is not None:
             self.cgroup = Cgroup(memory_bytes=settings.memory_bytes, cpu_quota=settings.cpu_quota)
             self.cgroup.create()
+        if settings.memory_bytes is not None:
+            # The docroot's cached pages belong to whoever read them first (crest, an earlier target):
+            # evicted, the target's reads are charged to its own limit, so the limit can matter.
+            self.evicted_bytes = pagecache.evict(settings.docroot)
         helpers = self._start_helpers(site)
         stock = settings.options.get("profile") == "stock"
         files = self.adapter.stock_files(site, settings) if stock else self.adapter.config_files(site, settings)
@@ -702,6 +708,7 @@ class Target:
             "cpus": list(self.settings.cpus),
             "workers": self.settings.workers,
             "memory_bytes": self.settings.memory_bytes,
+            "page_cache_evicted_bytes": self.evicted_bytes,
             "cpu_quota": (
                 {"quota_us": self.settings.cpu_quota.quota_us, "period_us": self.settings.cpu_quota.period_us}
                 if self.settings.cpu_quota

@@ -12,9 +12,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from crest.errors import ConfigError
 from crest.suite.errors import Loc, RuleError, show
 from crest.suite.specweb99 import Specweb99
 from crest.suite.timing import PROFILES, Timing, scale_timing
+from crest.units import parse_size
 
 _MODEL_CONFIG = ConfigDict(strict=True, extra="forbid", frozen=True, allow_inf_nan=False)
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
@@ -29,6 +31,7 @@ _FALLBACK_FILESETS = (
     "webcat-cgi-html",
     "webbench",
     "sizes",
+    "specweb99-lengths",
 )
 # The most load points a ladder may define: far more than any published test ran (Mindcraft's 16).
 MAX_LOAD_POINTS = 10_000
@@ -200,6 +203,10 @@ class Workload(BaseModel):
     fileset: str | None = None
     # SPECweb99 directory scaling (the kit's int(25 + 40 × connections / 61)); None → the runner derives it.
     fileset_connections: int | None = Field(default=None, ge=1)
+    # A table fileset sized past a memory limit: its table repeated `fileset_copies` times (files per
+    # size), or as many times as `fileset_size` (a working-set size, "512M") needs. None: the table once.
+    fileset_copies: int | None = Field(default=None, ge=1)
+    fileset_size: str | None = None
     http_version: Literal["1.0", "1.1", "2", "3"] = "1.0"  # WebBench sent HTTP/1.0
     keepalive: bool = False
     # HTTP/2 and HTTP/3: concurrent streams per connection (each a user of its own, like h2load's -m); 1 otherwise.
@@ -322,6 +329,17 @@ class Workload(BaseModel):
                     ),
                 )
             )
+        if self.fileset_copies is not None and self.fileset_size is not None:
+            problems.append((("fileset_size",), "give fileset_copies or fileset_size, not both"))
+        sized = "fileset_copies" if self.fileset_copies is not None else "fileset_size" if self.fileset_size else None
+        if sized and self.fileset in (None, "specweb99", "specweb96"):
+            why = "set fileset_connections" if self.fileset == "specweb99" else "name a table fileset"
+            problems.append(((sized,), f"sizes a table fileset, not {show(self.fileset)}: {why}"))
+        if self.fileset_size is not None:
+            try:
+                parse_size(self.fileset_size, what="fileset_size")
+            except ConfigError as exc:
+                problems.append((("fileset_size",), str(exc)))
         if problems:
             raise RuleError(problems)
         return self
