@@ -212,10 +212,11 @@ def test_webcat_suites_use_their_filesets_and_the_48_to_264_ladder() -> None:
 
 def test_zeus_suites_pick_the_nearest_filesets_and_say_what_the_runner_must_do() -> None:
     assert BY_NAME["zeus-cached"].workload.fileset == "sizes"
-    assert BY_NAME["zeus-noncached"].workload.fileset == "specweb99"
     noncached = BY_NAME["zeus-noncached"]
+    assert noncached.workload.fileset == "specweb99-lengths" and noncached.workload.fileset_copies == 100
     assert noncached.workload.selection == "once" and noncached.workload.drop_caches
-    assert "Not done yet" in (noncached.notes or "")
+    # Every request measured, as ab -n measures: a mix ends when each of its files was sent once.
+    assert (noncached.timing.ramp_up_s, noncached.timing.ramp_down_s) == (0, 0)
     dynamic = BY_NAME["zeus-dynamic"].workload
     assert dynamic.fileset == "sizes" and [c.kind for c in dynamic.classes] == ["specweb99-get"]
     for name in ("zeus-cached", "zeus-noncached", "zeus-dynamic"):
@@ -230,7 +231,9 @@ def test_zeus_cached_and_dynamic_sweep_content_length() -> None:
     assert all(m.connections == 32 for m in cached.mixes())
     dynamic = BY_NAME["zeus-dynamic"]
     assert [m.size_bytes for m in dynamic.mixes()][0::8] == [500, 200_000]
-    assert BY_NAME["zeus-noncached"].sweep_sizes() is None
+    # The non-cached sweep: one mix per SPECweb99 length, 102 B … 921,600 B.
+    lengths = [m.size_bytes for m in BY_NAME["zeus-noncached"].mixes()]
+    assert len(lengths) == 36 and lengths[0] == 102 and lengths[-1] == 921_600
 
 
 # ---------------------------------------------------------------- ladders
