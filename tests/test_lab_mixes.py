@@ -27,9 +27,11 @@ from crest.load.runspec import RunSpec
 from crest.network import netns
 from crest.runner.table import build_table
 from crest.runner.warmup import warmup_spec
+from crest.servers.base import ServerSettings
+from crest.servers.group import settings_by_server
 from crest.servers.registry import adapter
-from crest.suite import RequestClass, SuiteError, parse_suite
-from crest.suite.roles import format_role_map, is_role_map, parse_role_map, role_of, url_role_map
+from crest.suite import RequestClass, SuiteError, load_suite, parse_suite
+from crest.suite.roles import format_role_map, is_role_map, parse_role_map, role_of, roles_by_class, url_role_map
 from support import run_cli
 
 WAIT_S = 120.0
@@ -95,6 +97,39 @@ def test_each_class_goes_to_its_roles_target_and_tls_falls_back_to_its_kinds() -
     assert role_of(ssl_static, {**roles, "tls": "c"}) == "tls"
     with pytest.raises(ConfigError, match=r"class 'c' goes to the dynamic target.*add dynamic=\.\.\."):
         role_of(cgi, {"static": "a"})
+
+
+def test_a_tls_route_sends_every_tls_class_to_its_target_unless_the_map_has_a_tls_one() -> None:
+    ssl_static = RequestClass(name="t", kind="static", weight=1, tls=True)
+    ssl_cgi = RequestClass(name="u", kind="cgi", weight=1, tls=True)
+    pinned = RequestClass(name="p", kind="static", weight=1, tls=True, target_role="static")
+    roles = {"static": "a", "dynamic": "b"}
+    assert [role_of(c, roles, "dynamic") for c in (ssl_static, ssl_cgi, pinned)] == ["dynamic", "dynamic", "static"]
+    assert role_of(ssl_cgi, roles, "static") == "static"
+    assert role_of(ssl_static, {**roles, "tls": "c"}, "dynamic") == "tls"
+    with pytest.raises(ConfigError, match=r"class 't' goes to the dynamic target \(the suite's \[workload\.tls\] "
+                                          r"route = 'dynamic'\).*add dynamic=\.\.\. or tls=\.\.\."):  # fmt: skip
+        role_of(ssl_static, {"static": "a"}, "dynamic")
+
+
+def test_veritests_ssl_goes_to_the_dynamic_server_alone() -> None:
+    """VeriTest's TUX served the plain static files and Apache every SSL request: with a role map the
+    e-commerce suite's TLS static class goes to the dynamic server's https URL, and only it gets TLS."""
+    workload = load_suite("veritest-ecommerce").workload
+    assert (workload.tls_settings().route, workload.tls_settings().key) == ("dynamic", "rsa2048")
+    servers = {"static": "nginx", "dynamic": "apache-event"}
+    by_class = roles_by_class(workload, servers)
+    assert by_class == {"static": "static", "cgi": "dynamic", "ssl-static": "dynamic", "ssl-cgi": "dynamic"}
+    kinds = {"dynamic": {"cgi"}}
+    tls = {by_class[c.name] for c in workload.classes if c.tls}
+    base = ServerSettings(docroot=Path("/tmp"), tls=True, tls_key="rsa2048")
+    settings = settings_by_server(servers, base, kinds, tls)
+    assert (settings["nginx"].tls, settings["apache-event"].tls) == (False, True)
+    urls = {"static": ("http://127.0.0.1:1", None), "dynamic": ("http://127.0.0.2:2", "https://127.0.0.2:3")}
+    table = build_table(workload, build_manifest("webbench", seed=0), "http://127.0.0.1:1", None, role_urls=urls)
+    hosts = {(workload.classes[e["class"]].name, e["url"].split("/")[2]) for e in table.requests}
+    assert hosts == {("static", "127.0.0.1:1"), ("cgi", "127.0.0.2:2"), ("ssl-static", "127.0.0.2:3"),
+                     ("ssl-cgi", "127.0.0.2:3")}  # fmt: skip
 
 
 def test_the_request_table_sends_each_class_to_its_roles_url() -> None:

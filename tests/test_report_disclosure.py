@@ -56,6 +56,27 @@ def test_the_disclosure_section_shows_every_table(tmp_path: Path) -> None:
     assert "not applicable: the target is on loopback" in render(doc, "md")
 
 
+def test_the_disclosure_names_the_server_that_took_the_tls_classes_and_the_servers_profile(tmp_path: Path) -> None:
+    """VeriTest's rule (all SSL to the dynamic server) and Mindcraft's preset, as a run stored them."""
+    db = tmp_path / "lab.db"
+    curve = THREE[0]
+    apache = {"name": "apache-prefork", "options": {"profile": "mindcraft", "max_request_workers": "290"}}
+    server = {**(curve.server or {}), **apache, "roles": {"static": {"name": "nginx"}, "dynamic": apache}}
+    config = {"suite": {"name": "s", "workload": {"http_version": "1.0", "tls": {"key": "rsa2048", "route": "dynamic"}}},
+              "options": {}, "server": server}  # fmt: skip
+    with Store(db) as store:
+        run_id = store.create_run(RunMeta(suite="s", target="nginx", profile="quick", repeat_index=0, config=config,
+                                          factors=dict(curve.factors), host=HOST))  # fmt: skip
+        store.add_mix(run_id, replace(make_mix(curve, 0, 1, 2, random.Random(0)), tls=TLS))
+        store.finish_run(run_id, "complete")
+    section = build_report(select(db, run_id))["disclosure"]
+    (tls,) = section["tls"]
+    routed = {r["field"]: r for r in tls["rows"]}["TLS classes served by"]
+    assert routed["value"] == "the dynamic target (apache-prefork), as the suite's route = 'dynamic' says"
+    options = {r["field"]: r for r in section["servers"][0]["rows"]}["options"]
+    assert options["value"] == "profile=mindcraft, max_request_workers=290"
+
+
 def test_an_older_run_says_what_was_not_recorded(tmp_path: Path) -> None:
     db = tmp_path / "lab.db"
     (run_id,) = store_lab(db, curves=[THREE[1]], trials=1)

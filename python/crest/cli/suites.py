@@ -15,7 +15,7 @@ from rich.text import Text
 from crest.cli import EXIT_OK, terminal
 from crest.cli.terminal import Column, FitTable
 from crest.suite import GROUPS, PROFILES, Suite, SuiteError, builtin_suites, load_suite
-from crest.suite.describe import classes_text, clients_text, mixes_text, source_short, workload_text
+from crest.suite.describe import classes_text, clients_text, mixes_text, source_short, tls_text, workload_text
 
 
 def suite_json(suite: Suite, profile: str = "full") -> dict[str, Any]:
@@ -34,12 +34,15 @@ def suite_json(suite: Suite, profile: str = "full") -> dict[str, Any]:
                 **({"size_bytes": mix.size_bytes} if mix.size_bytes is not None else {}),
             }
         )
+    workload = suite.workload.model_dump()
+    if tls_text(suite.workload) is not None:  # a TLS suite says its key and route, defaults included
+        workload["tls"] = suite.workload.tls_settings().model_dump()
     return {
         "name": suite.name,
         "description": suite.description,
         "source": suite.source,
         "mixes": mixes,
-        "workload": suite.workload.model_dump(),
+        "workload": workload,
     }
 
 
@@ -70,8 +73,11 @@ def _details(suite: Suite, profile: str) -> list[str]:
         f"source:      {suite.source}",
         f"mixes:       {mixes_text(suite, profile)}",
         f"workload:    {workload_text(suite.workload)}",
-        f"description: {suite.description}",
     ]
+    tls = tls_text(suite.workload)
+    if tls is not None:
+        lines.append(f"tls:         {tls}")
+    lines.append(f"description: {suite.description}")
     if suite.notes:
         lines.append(f"notes:       {suite.notes}")
     return lines

@@ -248,7 +248,32 @@ def _tls(label: str, trials: list[RunDetail]) -> dict[str, Any] | None:
         _row("session resumption offered", _yes(settings.get("resumption", True))),
         _row("handshakes resumed", f"{resumed:,} of {handshakes:,} ({resumed / handshakes:.0%})"),
     ]
+    routed = _tls_route(config, str(settings.get("route", "kind")))
+    if routed is not None:
+        rows.append(_row("TLS classes served by", routed))
     return {"configuration": label, "rows": rows}
+
+
+def _tls_route(config: dict[str, Any], route: str) -> str | None:
+    """Which target of a role map served the TLS classes (the suite's [workload.tls] route); None without one."""
+    server = config.get("server")
+    started = server.get("roles") if isinstance(server, dict) else None
+    options = config.get("options") or {}
+    given = options.get("role_targets")
+    roles: dict[str, str] = {}
+    if isinstance(started, dict):
+        roles = {r: str(m.get("name")) for r, m in started.items() if isinstance(m, dict)}
+    elif isinstance(given, dict) and given:
+        roles = {r: str(u) for r, u in given.items()}
+        if options.get("tls_target"):
+            roles.setdefault("tls", str(options["tls_target"]))
+    if not roles:
+        return None
+    if "tls" in roles:
+        return f"the tls target ({roles['tls']})"
+    if route == "kind":
+        return "each class's kind's target over TLS (static files: the static target, the rest: the dynamic one)"
+    return f"the {route} target ({roles.get(route, '?')}), as the suite's route = {route!r} says"
 
 
 def _numa(nodes: Any) -> Any:

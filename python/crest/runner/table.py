@@ -76,7 +76,11 @@ def build_table(
     entries: list[dict[str, Any]] = []
     for index, cls in enumerate(workload.classes):
         share = cls.weight / total
-        base = base_url_of(cls, role_urls) if role_urls else _base_for(cls.tls, cls.name, base_url, tls_base_url)
+        base = (
+            base_url_of(cls, role_urls, workload.tls_settings().route)
+            if role_urls
+            else _base_for(cls.tls, cls.name, base_url, tls_base_url)
+        )
         if cls.kind == "static":
             if manifest is None:
                 raise ConfigError(f"class {cls.name!r} is static but no fileset manifest was given")

@@ -5,7 +5,8 @@ absolute path from /usr/lib/apache2/modules, nothing from /etc/apache2 or
 Debian's envvars) and command line. CGI goes through mod_cgid under every
 MPM, FastCGI through mod_proxy_fcgi to crest-fcgi, TLS through mod_ssl, HTTP/2
 through mod_http2 (worker and event only: it declares itself inactive under prefork).
-With profile=stock it runs Debian's /etc/apache2 instead (event MPM only).
+With profile=stock it runs Debian's /etc/apache2 instead (event MPM only); profile=mindcraft
+(prefork only) sets the knobs to the Apache 1.3.4 configuration Mindcraft printed (seed 001).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from crest.errors import ConfigError
 from crest.servers.base import (
     Adapter,
     Knob,
+    Preset,
     ServerSettings,
     access_log_knob,
     docroot_files,
@@ -46,6 +48,21 @@ KEEPALIVE_TIMEOUT_S = 5  # Apache's default
 # Concurrent streams per HTTP/2 connection (H2MaxSessionStreams; Apache's default is 100): nginx's 128.
 HTTP2_MAX_STREAMS = 128
 STOCK = Path("/etc/apache2/apache2.conf")
+# The access log's line: crest's own (address, time to the millisecond, request, status, bytes, duration).
+CREST_LOG_FORMAT = r"%a [%{msec}t] \"%r\" %>s %B %D"
+# Mindcraft's Apache 1.3.4 (seed 001, "Apache 1.3.4 Configuration"), in Apache 2.4's prefork words:
+# MaxClients is MaxRequestWorkers, the compile-time HARD_SERVER_LIMIT=500 is ServerLimit, and
+# MaxRequestsPerChild is MaxConnectionsPerChild (one request per connection without keep-alive, as
+# WebBench sent them). Logging was on, in the common format it printed. mod_status and .htaccess were
+# off, as in every configuration crest writes; KeepAlive Off follows from the suite (no keep-alive).
+MINDCRAFT = Preset(
+    "Mindcraft 1999 (seed 001), Apache 1.3.4 Configuration: MaxClients 290, HARD_SERVER_LIMIT 500, StartServers 10, "
+    "MinSpareServers 1, MaxSpareServers 290, MaxRequestsPerChild 10000, common log format; prefork only",
+    {"max_request_workers": "290", "server_limit": "500", "start_servers": "10", "min_spare_servers": "1",
+     "max_spare_servers": "290", "requests_per_child": "10000", "access_log": "on"},
+)  # fmt: skip
+# The log format each preset printed, where it differs from crest's.
+PRESET_LOG_FORMATS = {"mindcraft": r"%h %l %u %t \"%r\" %>s %b"}
 
 COMMON_KNOBS = {
     "profile": profile_knob(f"{STOCK} with its mods-, conf- and sites-enabled (event MPM)"),
@@ -142,6 +159,7 @@ class ApacheAdapter(Adapter):
             mmap="On" if switch(settings, "mmap", True) else "Off",
             cached_files=docroot_files(site.docroot) if switch(settings, "file_cache", False) else [],
             http2_max_streams=HTTP2_MAX_STREAMS,
+            log_format=PRESET_LOG_FORMATS.get(opts.get("profile", ""), CREST_LOG_FORMAT),
         )
         return {self.config_path(site): text}
 
@@ -200,8 +218,10 @@ class ApachePreforkAdapter(ApacheAdapter):
     # ALPN (h2c prior knowledge was still answered), and prefork runs one request per process anyway.
     serves_http2 = False
     no_http2 = "mod_http2 needs a threaded MPM: use --server apache-event (or apache-worker)"
+    presets = {"mindcraft": MINDCRAFT}
     knobs = {
         **COMMON_KNOBS,
+        "profile": profile_knob(f"{STOCK} with its mods-, conf- and sites-enabled (event MPM)", presets),
         "min_spare_servers": number("idle processes Apache keeps ready", "start_servers", "MinSpareServers",
                                     ("MinSpareServers",)),
         "max_spare_servers": number("idle processes above which Apache stops some", "min_spare_servers + 10",
@@ -226,6 +246,13 @@ class ApachePreforkAdapter(ApacheAdapter):
 
 class _ThreadedApacheAdapter(ApacheAdapter):
     """worker and event: processes of ThreadsPerChild threads each."""
+
+    def check(self, settings: ServerSettings) -> None:
+        profile = settings.options.get("profile", "").lower()
+        if profile in ApachePreforkAdapter.presets:
+            raise ConfigError(f"--server-opt profile={profile} is Apache 1.3's configuration, one process per "
+                              "connection (no threads): use --server apache-prefork")  # fmt: skip
+        super().check(settings)
 
     knobs = {
         **COMMON_KNOBS,

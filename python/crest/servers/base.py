@@ -56,7 +56,8 @@ OPTION_VALUE = re.compile(r"[\w.:/+=,@ -]+")
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # The values an on/off knob takes (any case), and what they mean.
 ON_OFF = {"on": True, "off": False}
-# --server-opt profile: crest's own configuration, or the distribution's default one unchanged (see stock.py).
+# --server-opt profile: crest's own configuration, or the distribution's default one unchanged (see stock.py);
+# an adapter may add presets (Adapter.presets), configurations a seed report printed.
 PROFILES = ("tuned", "stock")
 
 
@@ -103,11 +104,27 @@ def access_log_knob(directive: str) -> Knob:
     return on_off("log every request to the site's access log (the same as --access-log)", "off", directive)
 
 
-def profile_knob(stock: str) -> Knob:
-    """profile: crest's tuned configuration or the distribution's `stock` one (file `stock`)."""
+@dataclass(frozen=True)
+class Preset:
+    """A --server-opt profile that sets knobs as a seed report printed its server's configuration.
+
+    Its values are knob values under the knobs' own keys; a --server-opt given with the profile replaces
+    the preset's value of that knob (so a design can vary one setting of a seed's configuration).
+    """
+
+    source: str  # the report and section that printed the configuration
+    options: Mapping[str, str]
+
+    def describe(self) -> dict[str, Any]:
+        return {"source": self.source, "options": dict(self.options)}
+
+
+def profile_knob(stock: str, presets: Mapping[str, Preset] | None = None) -> Knob:
+    """profile: crest's tuned configuration, the distribution's `stock` one (file `stock`), or a preset."""
+    seeds = "".join(f", or {name} ({preset.source})" for name, preset in (presets or {}).items())
     return Knob(f"tuned (crest's configuration) or stock ({stock} as the package ships it, only the listen "
-                "address, docroot, pid file and log paths changed; no other knob with it)", "tuned",
-                stock, choices=PROFILES)  # fmt: skip
+                f"address, docroot, pid file and log paths changed; no other knob with it){seeds}", "tuned",
+                stock, choices=(*PROFILES, *(presets or {})))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -180,6 +197,9 @@ class Adapter(ABC):
     # What to tell a user who asks for a kind this server cannot serve.
     alternatives: ClassVar[Mapping[str, str]] = {}
     knobs: ClassVar[Mapping[str, Knob]] = {}  # --server-opt keys it understands
+    # --server-opt profile values beyond tuned and stock: a seed's printed configuration (its profile knob
+    # lists them among its choices: profile_knob(..., presets)).
+    presets: ClassVar[Mapping[str, Preset]] = {}
     # The distribution's default configuration file, when the adapter can run it (--server-opt profile=stock).
     stock_config: ClassVar[Path | None] = None
     # Whether that stock configuration logs every request (its access log is then counted like --access-log's).
@@ -363,14 +383,19 @@ class Adapter(ABC):
 
     def effective(self, settings: ServerSettings) -> ServerSettings:
         """`settings` (already checked) as the adapter uses them: every knob under its own key (aliases
-        resolved), on/off values in lower case, and access logging on when --access-log or
-        access_log=on asked for it (or a stock configuration that logs runs), so the runner counts it."""
+        resolved), on/off values in lower case, a preset profile's values spelled out (those given beside
+        it win), and access logging on when --access-log or access_log=on asked for it (or a stock
+        configuration that logs runs), so the runner counts it."""
         names = self.knob_names()
         options = {}
         for key, value in settings.options.items():
             canonical = names.get(key, key)
             knob = self.knobs.get(canonical)
             options[canonical] = value.lower() if knob is not None and knob.choices else value
+        preset = self.presets.get(options.get("profile", ""))
+        if preset is not None:
+            # Stored and disclosed as the server ran: the profile's name, then every value it set.
+            options = {"profile": options["profile"], **preset.options, **options}
         stock = options.get("profile") == "stock"
         access_log = settings.access_log or options.get("access_log") == "on" or (stock and self.stock_logs_access)
         return replace(settings, options=options, access_log=access_log)
@@ -398,6 +423,7 @@ class Adapter(ABC):
             "http2": self.serves_http2,
             "http3": self.serves_http3,
             "options": {key: knob.describe() for key, knob in self.knobs.items()},
+            "presets": {name: preset.describe() for name, preset in self.presets.items()},
             "missing": [
                 {"part": p.what, "needed_for": p.needed_for, "install": f"apt-get install -y {p.package}"}
                 for p in self.parts()

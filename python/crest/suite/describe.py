@@ -49,6 +49,12 @@ def timing_text(timing: Timing) -> str:
 def mixes_text(suite: Suite, profile: str = "full") -> str:
     """E.g. "16 mixes: 1, 4, 8 … 60 clients × 1 thread; 300 s (…); 2 repeats"."""
     text = f"{ladder_text(suite)}; {timing_text(suite.mixes(profile)[0].timing)}"
+    restart = suite.ladder.restart_target
+    if restart is True:
+        text += "; the target restarted before every mix after the first"
+    elif restart:
+        text += f"; the target restarted before the mix{'es' if len(restart) > 1 else ''} at"
+        text += f" {', '.join(map(str, restart))} clients"
     if suite.repeat > 1:
         text += f"; {suite.repeat} repeats"
     return text
@@ -82,6 +88,25 @@ def workload_text(workload: Workload) -> str:
     if workload.read_buffer_bytes is not None:
         parts.append(f"{workload.read_buffer_bytes} B read buffer")
     return " · ".join(parts)
+
+
+# How each TLS key is named to a reader.
+_KEY_WORDS = {"ecdsa-p256": "ECDSA P-256", "rsa2048": "RSA 2048", "rsa1024": "RSA 1024"}
+
+
+def tls_text(workload: Workload) -> str | None:
+    """E.g. "RSA 2048 key, session resumption offered; with a role map and no tls target, every TLS class
+    to the dynamic target"; None when no class is sent over TLS."""
+    if not any(c.tls for c in workload.classes) and not workload.over_quic:
+        return None
+    tls = workload.tls_settings()
+    resumption = "session resumption offered" if tls.resumption else "no session resumption (full handshakes)"
+    route = (
+        "each TLS class to its kind's target (static files to the static one)"
+        if tls.route == "kind"
+        else f"every TLS class to the {tls.route} target"
+    )
+    return f"{_KEY_WORDS[tls.key]} key, {resumption}; with a role map and no tls target, {route}"
 
 
 def source_short(source: str) -> str:

@@ -168,13 +168,17 @@ TLS_KEYS = ("ecdsa-p256", "rsa2048", "rsa1024")
 
 
 class Tls(BaseModel):
-    """How TLS classes are served and resumed: the target's key (when crest makes the certificate) and whether
-    the engine offers session resumption on new connections."""
+    """How TLS classes are served and resumed: the target's key (when crest makes the certificate), whether
+    the engine offers session resumption on new connections, and which target of a role map serves them."""
 
     model_config = _MODEL_CONFIG
 
     key: Literal["ecdsa-p256", "rsa2048", "rsa1024"] = "ecdsa-p256"
     resumption: bool = True
+    # With a role map that has no tls target: "kind" sends each TLS class to the target its kind implies
+    # (static files to the static one); "static" or "dynamic" sends every TLS class to that target, as
+    # VeriTest sent all its SSL requests to Apache behind TUX. A class's own target_role still wins.
+    route: Literal["kind", "static", "dynamic"] = "kind"
 
     @model_validator(mode="after")
     def _usable_key(self) -> Tls:

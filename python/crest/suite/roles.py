@@ -48,18 +48,24 @@ def format_role_map(roles: Mapping[str, str]) -> str:
     return ",".join(f"{r}={roles[r]}" for r in TARGET_ROLES if r in roles)
 
 
-def role_of(cls: RequestClass, roles: Mapping[str, object]) -> str:
+def role_of(cls: RequestClass, roles: Mapping[str, object], tls_route: str = "kind") -> str:
     """The role whose target serves `cls`: its own role when the map has it; a TLS class without a
-    tls target goes to the target its kind implies (over that target's TLS listener).
+    tls target goes to the target the workload's TLS route names (`Tls.route`: "kind", the target its
+    kind implies, or "static" / "dynamic"), over that target's TLS listener.
 
     Raises:
         ConfigError: the map has no target for the class.
     """
     if cls.role in roles:
         return cls.role
-    implied = "static" if cls.kind == "static" else "dynamic"
-    if cls.target_role is None and cls.tls and implied in roles:
-        return implied
+    if cls.target_role is None and cls.tls:
+        implied = tls_route if tls_route != "kind" else "static" if cls.kind == "static" else "dynamic"
+        if implied in roles:
+            return implied
+        if tls_route != "kind":
+            raise ConfigError(f"class {cls.name!r} goes to the {implied} target (the suite's [workload.tls] route"
+                              f" = {implied!r}) or a tls target, but the targets given are {', '.join(roles)}:"
+                              f" add {implied}=... or tls=... to the role map")  # fmt: skip
     given = ", ".join(roles)
     raise ConfigError(f"class {cls.name!r} goes to the {cls.role} target, but the targets given are {given}: "
                       f"add {cls.role}=... to the role map")  # fmt: skip
@@ -67,16 +73,17 @@ def role_of(cls: RequestClass, roles: Mapping[str, object]) -> str:
 
 def roles_by_class(workload: Workload, roles: Mapping[str, object]) -> dict[str, str]:
     """Each class's role (class name → role); checks that every class has a target before anything starts."""
-    return {c.name: role_of(c, roles) for c in workload.classes}
+    route = workload.tls_settings().route
+    return {c.name: role_of(c, roles, route) for c in workload.classes}
 
 
-def base_url_of(cls: RequestClass, role_urls: RoleUrls) -> str:
+def base_url_of(cls: RequestClass, role_urls: RoleUrls, tls_route: str = "kind") -> str:
     """The base URL the class's requests go to: its role's https URL for a TLS class, else its http URL.
 
     Raises:
         ConfigError: the role's target has no URL of the scheme the class needs.
     """
-    role = role_of(cls, role_urls)
+    role = role_of(cls, role_urls, tls_route)
     http, https = role_urls[role]
     url = https if cls.tls else http
     if url is None:
