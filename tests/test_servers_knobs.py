@@ -30,7 +30,7 @@ pytestmark = pytest.mark.integration
 
 # Knobs each adapter offers that the one start below does not set, and why.
 ELSEWHERE = {
-    "profile": "test_stock_profile_serves_the_docroot",
+    "profile": "test_stock_profile_serves_the_docroot, test_mindcraft_profile_reaches_the_running_server",
     "fcgiwrap_children": "needs a CGI workload (tests/test_servers_<name>.py)",
     "open_file_cache": "file_cache's directive with nginx's own value (test_servers_nginx.py)",
     "server.network-backend": "sendfile's directive with lighttpd's own value",
@@ -201,6 +201,35 @@ def test_every_knob_reaches_the_running_server(name: str, www: Path) -> None:
         log = target.site.access_log
         eventually(lambda: log.exists() and log.stat().st_size > 0, f"{name} logged no request with access_log=on",
                    LOG_WAIT_S)  # fmt: skip
+
+
+@pytest.mark.timeout(60)
+def test_mindcraft_profile_reaches_the_running_server(www: Path) -> None:
+    """Mindcraft's Apache 1.3.4 configuration (seed 001), read back from Apache's own dump, its processes
+    and its access log."""
+    adapter = installed("apache-prefork")
+    settings = ServerSettings(docroot=www, cpus=(0,), tls=False, keepalive=False, options={"profile": "mindcraft"})
+    with Target(adapter, settings) as target:
+        assert target.metadata()["options"]["max_request_workers"] == "290"  # stored as the server runs
+        body = urllib.request.urlopen(f"{target.url}/1k.html", timeout=HTTP_TIMEOUT_S).read()
+        assert body == FILES["1k.html"]
+        text = dump(target)
+        for line in ("ServerLimit 500", "MaxRequestWorkers 290", "StartServers 10", "MinSpareServers 1",
+                     "MaxSpareServers 290", "MaxConnectionsPerChild 10000", "KeepAlive Off"):  # fmt: skip
+            assert re.search(rf"\b{line}\b", text), f"{line!r} not in what apache-prefork reports"
+
+        def children() -> int:
+            server = processes(target, "apache2")
+            return sum(1 for p in server if p.ppid() in {s.pid for s in server})
+
+        # StartServers 10, and MaxSpareServers 290 stops none of them while they idle.
+        eventually(lambda: children() == 10, "apache-prefork does not run StartServers 10 children")
+        assert target.site is not None
+        log = target.site.access_log
+        eventually(lambda: log.exists() and log.stat().st_size > 0, "no request logged", LOG_WAIT_S)
+        # The common log format Mindcraft printed: host ident user [time] "request" status bytes.
+        common = r'^127\.0\.0\.1 - - \[[^]]+\] "GET /1k\.html HTTP/1\.[01]" 200 1024$'
+        assert re.match(common, log.read_text().splitlines()[0])
 
 
 def test_apache_names_are_aliases_of_the_common_knobs() -> None:

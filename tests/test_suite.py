@@ -186,6 +186,34 @@ def test_mindcraft_is_144_clients_in_sixteens_with_2_threads() -> None:
     assert w.shares() == {"static": 1.0}
 
 
+def test_mindcraft_restart_is_the_webbench_ladder_restarted_before_256_threads() -> None:
+    plain, restart = BY_NAME["mindcraft-webbench"], BY_NAME["mindcraft-webbench-restart"]
+    assert (restart.workload, restart.timing) == (plain.workload, plain.timing)
+    assert _counts(restart) == _counts(plain)
+    restarted = [m.connections for m in restart.mixes() if m.restart_target]
+    assert restarted == [256]  # "restarting Apache at the 256 threads data point"
+    assert not any(m.restart_target for m in plain.mixes())  # figures 4-5: 78 req/s at 256 threads, no restart
+    assert "profile=mindcraft" in (plain.notes or "") and "profile=mindcraft" in (restart.notes or "")
+
+
+def test_veritests_tls_suites_use_the_seeds_rsa_at_2048_bits() -> None:
+    """The seed's SSL used 1024-bit RSA keys, which the engine cannot verify: crest's nearest is RSA 2048.
+    Apache served every SSL request behind TUX in the SSL/CGI suites; IIS served all of the ISAPI ones."""
+    routes = {}
+    for name in ("veritest-ecommerce", "veritest-large-ecommerce", "veritest-ecommerce-isapi"):
+        tls = BY_NAME[name].workload.tls
+        assert tls is not None and tls.key == "rsa2048", name
+        routes[name] = tls.route
+    assert routes == {"veritest-ecommerce": "dynamic", "veritest-large-ecommerce": "dynamic",
+                      "veritest-ecommerce-isapi": "kind"}  # fmt: skip
+
+
+def test_a_tls_route_names_a_server_role() -> None:
+    with pytest.raises(ValidationError, match="route"):
+        Workload.model_validate({"classes": [{"name": "s", "kind": "cgi", "weight": 1, "tls": True}],
+                                 "tls": {"route": "tls"}})  # fmt: skip
+
+
 def test_kornecki_detail_is_static_and_dynamic_at_1_to_32_clients_three_times() -> None:
     static, dynamic = BY_NAME["kornecki-detail-static"], BY_NAME["kornecki-detail-dynamic"]
     for suite in (static, dynamic):

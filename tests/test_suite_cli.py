@@ -85,6 +85,16 @@ def test_one_suite_shows_its_details_and_notes() -> None:
     assert "60 s (6 s ramp-up, 6 s ramp-down, 48 s window)" in out
 
 
+def test_a_tls_suite_says_its_key_resumption_and_route() -> None:
+    out = _invoke("veritest-ecommerce")
+    assert ("tls:         RSA 2048 key, session resumption offered; with a role map and no tls target, every TLS"
+            " class to the dynamic target") in out  # fmt: skip
+    assert "tls:" not in _invoke("veritest-static")
+    data = {d["name"]: d for d in json.loads(_invoke("--json"))}
+    assert data["veritest-ecommerce"]["workload"]["tls"] == {"key": "rsa2048", "resumption": True, "route": "dynamic"}
+    assert "the target restarted before the mix at 128 clients" in _invoke("mindcraft-webbench-restart")
+
+
 def test_one_suite_file_is_validated(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "x"\n', encoding="utf-8")
