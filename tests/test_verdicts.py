@@ -26,6 +26,7 @@ EVERY_CONSTRUCTOR = [
     verdicts.link_bound("clients of subnet 2", "up", 1.01, 400e3, subnet=2, per_client=True),
     verdicts.target_oom(1, 64 << 20, 67_108_864),
     verdicts.target_oom(2, 64 << 20, None),
+    verdicts.memory_irrelevant(48 << 20, 256 << 20),
     verdicts.target_idle(8.0, 41.5),
     verdicts.target_idle(8.0, None),
     verdicts.error_rate(0.01, 2, 0.048, 16.0),
