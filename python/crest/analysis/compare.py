@@ -23,6 +23,8 @@ from crest.errors import ConfigError
 # LoadPoint attributes a comparison may use; latency percentiles are named by their key (p50, p99, …).
 POINT_METRICS = ("rps", "throughput_Bps", "error_rate", "littles_load_factor", "target_cpu_pct", "engine_cpu_pct")
 LATENCY_KEYS = ("p50", "p90", "p99", "p999", "max", "mean", "min", "stdev")
+# What a peak table ranks and indexes: req/s, or throughput for runs judged by it (file servers, NetBench).
+HEADLINE_METRICS = ("rps", "throughput_Bps")
 
 
 def percent_improvement(a: float, b: float) -> float:
@@ -69,17 +71,24 @@ class PeakRow:
     def peak_throughput_Bps(self) -> float:
         return self.peak.throughput_Bps
 
-    def ranking_key(self) -> float:
+    def peak_value(self, metric: str = "rps") -> float:
+        """The peak of a headline metric (HEADLINE_METRICS): req/s, or bytes/s at the throughput's own peak."""
+        return self.peak_throughput_Bps if metric == "throughput_Bps" else self.peak_rps
+
+    def ranking_key(self, metric: str = "rps") -> float:
         """Higher peaks first; a missing peak last."""
-        return -self.peak_rps if math.isfinite(self.peak_rps) else math.inf
+        value = self.peak_value(metric)
+        return -value if math.isfinite(value) else math.inf
 
 
 @dataclass
 class PeakTable:
-    """Peaks side by side; improvement_pct[i][j] is the percent improvement of rows[i] over rows[j]."""
+    """Peaks side by side; improvement_pct[i][j] is the percent improvement of rows[i] over rows[j] in the
+    table's headline metric (req/s; throughput for runs judged by it, see throughput.headline_metric)."""
 
     rows: list[PeakRow]
     improvement_pct: list[list[float]]
+    metric: str = "rps"
 
     def improvement(self, a: str, b: str) -> float:
         """The percent improvement of the configuration labelled `a` over the one labelled `b`."""
@@ -90,20 +99,28 @@ class PeakTable:
         return self.improvement_pct[labels.index(a)][labels.index(b)]
 
     def index(self, baseline: str) -> list[float]:
-        """Each row's peak req/s ÷ the baseline row's (Zeus' "Index (Zeus = 1.00)"); NaN when undefined."""
-        base = self.rows[find_label([r.label for r in self.rows], baseline)].peak_rps
-        return [r.peak_rps / base if base > 0 and math.isfinite(base) else math.nan for r in self.rows]
+        """Each row's peak ÷ the baseline row's (Zeus' "Index (Zeus = 1.00)"); NaN when undefined."""
+        base = self.rows[find_label([r.label for r in self.rows], baseline)].peak_value(self.metric)
+        return [ratio(r.peak_value(self.metric), base) for r in self.rows]
 
     def ranking(self) -> list[int]:
         """Row indices from the highest peak to the lowest (ties keep table order)."""
-        return sorted(range(len(self.rows)), key=lambda i: self.rows[i].ranking_key())
+        return sorted(range(len(self.rows)), key=lambda i: self.rows[i].ranking_key(self.metric))
 
 
-def peak_table(configs: Sequence[Configuration], load_axis: str = "clients") -> PeakTable:
-    """Each configuration's peak req/s (the top of its mean curve) and the percent improvement of each over each."""
+def peak_table(configs: Sequence[Configuration], load_axis: str = "clients", metric: str = "rps") -> PeakTable:
+    """Each configuration's peak (the top of its mean curve) and the percent improvement of each over each,
+    in `metric`: req/s, or throughput_Bps for runs judged by throughput."""
+    if metric not in HEADLINE_METRICS:
+        raise ConfigError(f"unknown headline metric {metric!r}: use one of {', '.join(HEADLINE_METRICS)}")
     rows = [_peak_row(c, load_axis) for c in configs]
-    matrix = [[percent_improvement(a.peak_rps, b.peak_rps) for b in rows] for a in rows]
-    return PeakTable(rows, matrix)
+    matrix = [[percent_improvement(a.peak_value(metric), b.peak_value(metric)) for b in rows] for a in rows]
+    return PeakTable(rows, matrix, metric)
+
+
+def ratio(a: float, b: float) -> float:
+    """A ÷ B as the seeds print "2.5 times" and "Index (Zeus = 1.00)"; NaN when B is not a positive number."""
+    return a / b if b > 0 and math.isfinite(b) else math.nan
 
 
 @dataclass

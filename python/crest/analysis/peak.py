@@ -77,11 +77,17 @@ class Peak:
 def peak_of(trials: Sequence[Sequence[LoadPoint]]) -> Peak:
     """The peak of the trials' mean curve (trials merged by load, see aggregate_trials).
 
-    Raises ConfigError when no load has a measured req/s.
+    A table that gives only throughput (NetBench's, Zeus' weighted figures) has no req/s: its peak is
+    where its throughput peaks, with rps NaN.
+
+    Raises ConfigError when no load has a measured req/s or throughput.
     """
     stats = aggregate_trials(trials)
-    top = _top(stats)
     tp_at = highest([s.throughput_Bps_mean for s in stats])
+    if tp_at is not None and highest([s.rps_mean for s in stats]) is None:
+        top = stats[tp_at]
+    else:
+        top = _top(stats)
     tp = stats[tp_at] if tp_at is not None else top
     own = [_own_peak(i + 1, trial) for i, trial in enumerate(trials) if trial]
     own_rps = [p.rps for p in own if not math.isnan(p.rps)]

@@ -79,18 +79,25 @@ def summarize(points: Sequence[LoadPoint], *, sweep: bool = False) -> CurveSumma
     the highest point is still reported, but saturation and the shape past
     it do not apply (smaller files always give more requests per second).
 
-    Raises ConfigError when there is no point with a measured req/s.
+    A table that gives only throughput (NetBench's) is judged by its throughput: peak_rps is NaN then.
+
+    Raises ConfigError when there is no point with a measured req/s or throughput.
     """
     ordered = sorted(points, key=lambda p: p.load)
-    measured = [p for p in ordered if not math.isnan(p.rps)]
-    peak_at = highest([p.rps for p in measured])  # peak.py's rule, so every peak crest prints agrees
+    by_rps = any(not math.isnan(p.rps) for p in ordered)
+
+    def value(p: LoadPoint) -> float:
+        return p.rps if by_rps else p.throughput_Bps
+
+    measured = [p for p in ordered if not math.isnan(value(p))]
+    peak_at = highest([value(p) for p in measured])  # peak.py's rule, so every peak crest prints agrees
     if peak_at is None:
         raise ConfigError("no load points with a measured req/s: the run stored no usable mix; pick another run")
     peak = measured[peak_at]
     tp_at = highest([p.throughput_Bps for p in ordered])
     tp_peak = ordered[tp_at] if tp_at is not None else peak
     after = measured[peak_at + 1 :]
-    ratio = min(p.rps for p in after) / peak.rps if after and peak.rps > 0 else None
+    ratio = min(value(p) for p in after) / value(peak) if after and value(peak) > 0 else None
     shape, saturated, verdict = _shape(len(measured), after, ratio)
     if sweep:
         shape, saturated, ratio = "content-length sweep", True, None

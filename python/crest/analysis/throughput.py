@@ -35,6 +35,18 @@ def judged_by_throughput(detail: RunDetail) -> bool:
     return bool(mixes) and all(math.isnan(m.rps) for m in mixes) and any(m.throughput_Bps > 0 for m in mixes)
 
 
+def headline_metric(details: Sequence[RunDetail]) -> str:
+    """What peaks are ranked, compared and indexed by: "throughput_Bps" when every run is judged by
+    throughput (a file server's operations are not requests; NetBench and Zeus printed bytes), else "rps"."""
+    return "throughput_Bps" if details and all(judged_by_throughput(d) for d in details) else "rps"
+
+
+def over_network(details: Sequence[RunDetail]) -> bool:
+    """Whether any run's mixes crossed a client network (`--network`): its links carry the throughput, so
+    comparisons say what throughput did beside req/s."""
+    return any(isinstance(m.network, dict) and m.network.get("links") for d in details for m in d.mixes)
+
+
 @dataclass(frozen=True)
 class ThroughputPoint:
     """One mix's throughput: total and per client, in Mbit/s and MB/s (10^6), and operations per second."""
@@ -137,7 +149,9 @@ __all__ = [
     "NETBENCH_MBIT",
     "ThroughputCurve",
     "ThroughputPoint",
+    "headline_metric",
     "judged_by_throughput",
+    "over_network",
     "run_throughput",
     "throughput_curve",
     "throughput_points",

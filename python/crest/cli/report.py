@@ -21,6 +21,7 @@ from rich.text import Text
 
 from crest.cli import EXIT_OK, terminal
 from crest.cli.render_compare import best_of_table, paired_table, pivot_table
+from crest.cli.render_grouped import grouped_tables, ratios_table
 from crest.cli.terminal import Column, FitTable
 from crest.cli.terminal import safe as _safe
 from crest.errors import ConfigError
@@ -199,9 +200,16 @@ def print_summary(doc: dict[str, Any], path: Path) -> None:
     for line in mean_peak_notes(doc["configurations"], doc["load_axis"]):
         console.print(Text("note: ", style="bold") + _safe(line))
     peaks = doc.get("peaks")
-    if peaks and peaks["pivot"]:
+    if peaks and peaks.get("grouped"):  # the pivot's figures and more: one table per workload, improvement rows
+        for table in grouped_tables(peaks["grouped"]):
+            console.print()
+            console.print(table)
+    elif peaks and peaks["pivot"]:
         console.print()
         console.print(pivot_table(peaks["pivot"]))
+    if doc.get("throughput_ratios"):
+        console.print()
+        console.print(ratios_table(doc["throughput_ratios"], doc["load_axis"]))
     if doc.get("best_of"):
         console.print()
         console.print(best_of_table(doc["best_of"], doc["load_axis"]))
@@ -233,8 +241,12 @@ def _peaks(doc: dict[str, Any]) -> FitTable:
     gains = {(g["a"], g["b"]): g["pct"] for g in cmp["improvement_pct"]} if cmp else {}
     # A file-server run's requests are file operations (its headline is throughput, see doc["throughput"]).
     rate = "peak ops/s" if doc.get("throughput") else "peak req/s"
+    peaks = doc.get("peaks") or {}
+    # Runs judged by throughput are ranked, compared and indexed by it (analysis.throughput.headline_metric).
+    by_throughput = peaks.get("metric") == "throughput_Bps" or all(rfmt.missing(c["peak"]["rps"]) for c in configs)
     columns = [Column("configuration", "left", legend=True), Column("trials"), Column(rate),
-               Column("± 95% CI", wrap=True), Column("at load"), Column("MB/s"), Column("p99 ms"),
+               Column("± 95% CI", wrap=True), Column("at load"), Column("peak Mbit/s" if by_throughput else "MB/s"),
+               Column("p99 ms"),
                Column("saturation", "left", wrap=True), Column("past the peak", "left", wrap=True)]  # fmt: skip
     sweep = doc.get("sweep")
     weighted = {w["index"]: w for w in sweep["configurations"]} if sweep else {}
@@ -242,12 +254,13 @@ def _peaks(doc: dict[str, Any]) -> FitTable:
         columns.append(Column("weighted Mbit/s"))
     if cmp:  # the leader is the first row; a long label is not repeated (nor cut) in a header
         columns.append(Column(f"{leader} over it" if len(leader) <= _HEADER_LABEL else "first row over it"))
-    peaks = doc.get("peaks") or {}
     ratios = {b["label"]: b["ratio"] for b in peaks.get("bars", [])}
     caption = None
     if peaks.get("baseline"):
         columns.append(Column("index"))
-        caption = Text("index: peak ÷ the peak of ") + _safe(peaks["baseline"]) + Text(" (= 1.00)")
+        what = "peak throughput" if by_throughput else "peak"
+        within = " with the same other factors" if peaks.get("baseline_factor") else ""
+        caption = Text(f"index: {what} ÷ the peak of ") + _safe(peaks["baseline"]) + Text(f"{within} (= 1.00)")
     repeated = any(c["trials"] > 1 for c in configs)
     if repeated:  # secondary: the range of each trial's own peak, beside the mean curve's peak
         columns.insert(5, Column("trial peaks"))
@@ -257,8 +270,10 @@ def _peaks(doc: dict[str, Any]) -> FitTable:
         at = next((p for p in c["points"] if p["load"] == peak["load"]), None)
         row = [
             _safe(c["label"]), str(c["trials"]), rfmt.rps(peak["rps"]),
-            rfmt.half_width(peak["rps_ci95"], peak["n"]), rfmt.load(peak["load"], axis),
-            rfmt.mbytes(peak["throughput_Bps"]), rfmt.ms(at["latency_us"].get("p99") if at else None),
+            rfmt.half_width(peak["rps_ci95"], peak["n"]),
+            rfmt.load(peak["throughput_load"] if by_throughput else peak["load"], axis),
+            rfmt.headline(peak["throughput_Bps"], "throughput_Bps") if by_throughput else rfmt.mbytes(peak["throughput_Bps"]),
+            rfmt.ms(at["latency_us"].get("p99") if at else None),
             "saturated" if s["saturated"] else "NOT saturated",
             s["shape"] + ("" if rfmt.missing(s["past_peak_ratio"]) else f" ({rfmt.percent(s['past_peak_ratio'])})"),
         ]  # fmt: skip

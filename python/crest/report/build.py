@@ -42,13 +42,15 @@ from crest.analysis import (
 )
 from crest.analysis.bestof import best_of as merge_best_of
 from crest.analysis.capacity import capacity_result, is_capacity_run
+from crest.analysis.grouped import baselines
 from crest.analysis.identity import identity, run_result
 from crest.analysis.specweb99 import Iteration, is_specweb99_run, specweb99_result
-from crest.analysis.throughput import judged_by_throughput, run_throughput
+from crest.analysis.throughput import headline_metric, judged_by_throughput, over_network, run_throughput
 from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
 from crest.errors import ConfigError
 from crest.report.counters import host_counters
 from crest.report.disclosure import disclosure_section
+from crest.report.grouped import ratios_section
 from crest.report.h2 import h2_section
 from crest.report.narrative import findings
 from crest.report.network import network_section
@@ -93,7 +95,7 @@ def build_report(
     configs = configurations(measured)
     if best_of:
         configs = merge_best_of(configs)
-    table = peak_table(configs, load_axis)
+    table = peak_table(configs, load_axis, headline_metric(measured))
     entries = [_configuration(i, c, table, load_axis) for i, c in enumerate(configs)]
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -113,6 +115,11 @@ def build_report(
     peaks = peaks_section(table, baseline)
     if peaks is not None:  # the optional keys below appear only when they say something
         doc["peaks"] = peaks
+    why = "throughput" if table.metric == "throughput_Bps" else "network" if over_network(measured) else None
+    base = baselines(table.rows, baseline) if baseline is not None else None
+    ratios = ratios_section(configs, table, base, load_axis, why) if why else None
+    if ratios is not None:  # only runs judged by throughput, or over a client network, carry the key
+        doc["throughput_ratios"] = ratios
     pooled = pooled_section(configs, load_axis, pool) if len(configs) > 1 or pool else None
     if pooled is not None:
         doc["pooled"] = pooled

@@ -257,10 +257,28 @@ def signed_mbytes(value_Bps: Any) -> str:
 
 
 def index(value: Any) -> str:
-    """A ratio to a baseline, as Zeus printed its index (Zeus = 1.00): 0.788."""
+    """A ratio to a baseline, as Zeus printed its index (Zeus = 1.00): 0.7871 (its "percentage of Zeus",
+    78.71, has the same digits)."""
     if missing(value):
         return DASH
-    return f"{float(value):.3f}"
+    return f"{float(value):.4f}"
+
+
+def times(value: Any) -> str:
+    """A ratio as the seeds say "2.5 times": 2.50×."""
+    if missing(value):
+        return DASH
+    return f"{float(value):,.2f}×"
+
+
+def headline(value: Any, metric: str) -> str:
+    """A peak in a report's headline metric: req/s, or Mbit/s (10^6 bits) for runs judged by throughput."""
+    if metric != "throughput_Bps":
+        return rps(value)
+    if missing(value):
+        return DASH
+    v = float(value) * 8 / 1e6
+    return f"{v:,.2f}" if abs(v) < 1000 else f"{v:,.1f}"  # Zeus printed 87.65, Mindcraft 286.7
 
 
 def stream_section_names(rows: list[dict[str, Any]]) -> tuple[str, str]:

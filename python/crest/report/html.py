@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from crest.analysis.stats import MIN_TRIALS_FOR_INTERVAL, too_few_for_interval
 from crest.report import fmt
-from crest.report.bars import peak_bar_chart
+from crest.report.bars import grouped_bar_chart, peak_bar_chart
 from crest.report.counters import counter_charts
 from crest.report.network import network_charts
 from crest.report.svg import MARKERS, PALETTE, WIDTH, Axis, Series, el, geometric, line_chart, short_number, strip_chart
@@ -53,8 +53,8 @@ def render_html(doc: dict[str, Any]) -> str:
         rps=fmt.rps, signed_rps=fmt.signed_rps, mbytes=fmt.mbytes, mbits=fmt.mbits, ms=fmt.ms, percent=fmt.percent,
         error_rate=fmt.error_rate, cpu=fmt.cpu, number=fmt.number, load=fmt.load, load_number=fmt.load_number,
         interval=fmt.interval, when=fmt.when, duration=fmt.duration, factor=fmt.factor_value, pct=fmt.pct,
-        trial_peaks=fmt.trial_peaks, signed_mbytes=fmt.signed_mbytes, index=fmt.index,
-        plus_minus=fmt.plus_minus, half_width=fmt.half_width, label=breakable,
+        trial_peaks=fmt.trial_peaks, signed_mbytes=fmt.signed_mbytes, index=fmt.index, times=fmt.times,
+        plus_minus=fmt.plus_minus, half_width=fmt.half_width, label=breakable, headline=fmt.headline,
     )  # fmt: skip
     guard = _asset("guard.js")
     script = _asset("report.js")
@@ -81,6 +81,24 @@ def render_html(doc: dict[str, Any]) -> str:
         h2_both="/" in h2_codec,  # HTTP/2 beside HTTP/3: each row says which it spoke
     )
     return page
+
+
+def grouped_charts(grouped: dict[str, Any] | None, configs: list[dict[str, Any]]) -> list[Chart]:
+    """VeriTest's figure 1, one chart per panel (workload): bars by server in each CPU group, and under
+    them each group's percent improvements."""
+    if not grouped:
+        return []
+    index = {c["label"]: c["index"] for c in configs}
+    factors = " and ".join(grouped["group_factors"])
+    rows = (f"each other {grouped['series_factor']}'s improvement over {grouped['reference']}"
+            if grouped["reference_is_baseline"] else
+            f"the improvement of {grouped['reference']} over each other {grouped['series_factor']}")  # fmt: skip
+    return [
+        Chart("Peaks", f"Peaks by {grouped['series_factor']} and {factors}{': ' + p['label'] if p['label'] else ''}"
+                       f" · under each group: {rows}, (A − B) ÷ B",
+              grouped_bar_chart(f"chart-grouped-{n}", grouped, p, index))
+        for n, p in enumerate(grouped["panels"])
+    ]  # fmt: skip
 
 
 def build_charts(doc: dict[str, Any]) -> list[Chart]:
@@ -135,8 +153,11 @@ def build_charts(doc: dict[str, Any]) -> list[Chart]:
         if any(too_few_for_interval(b["n"]) for b in peaks["bars"]):
             whisker += f" · none below {MIN_TRIALS_FOR_INTERVAL} trials"
         index = f" · in brackets: index against {peaks['baseline']} = 1.00" if peaks["baseline"] else ""
-        charts.insert(len(searches) + (sweep is not None), Chart("Peaks", f"Peak requests/s by configuration{whisker}{index}",
-                               peak_bar_chart("chart-peaks", peaks)))  # fmt: skip
+        what = "Peak throughput (Mbit/s)" if peaks.get("metric") == "throughput_Bps" else "Peak requests/s"
+        at = len(searches) + (sweep is not None)
+        charts.insert(at, Chart("Peaks", f"{what} by configuration{whisker}{index}",
+                                peak_bar_chart("chart-peaks", peaks)))  # fmt: skip
+        charts[at + 1 : at + 1] = grouped_charts(peaks.get("grouped"), configs)
     return charts
 
 

@@ -61,6 +61,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out += _comparison(doc, cmp)
     if doc.get("peaks"):
         out += _peaks(doc["peaks"])
+    if doc.get("throughput_ratios"):
+        out += _ratios(doc["throughput_ratios"], doc["load_axis"])
     if doc.get("pooled"):
         out += _pooled(doc["pooled"])
     if doc.get("scaling"):
@@ -113,11 +115,26 @@ def _paired_rows(tests: list[dict[str, Any]], throughput: bool) -> list[list[str
 def _peaks(peaks: dict[str, Any]) -> list[str]:
     """The peak of each configuration with its index against the baseline, and the servers × CPUs pivot."""
     base = peaks.get("baseline")
+    metric = peaks.get("metric", "rps")
+    unit = "Mbit/s" if metric == "throughput_Bps" else "req/s"
+    spread = (lambda v: fmt.headline(v, metric)) if metric == "throughput_Bps" else None
     out = ["", "## Peak index" + (f" (baseline {md(base)} = 1.00)" if base else ""), ""]
-    out += _table(["configuration", "peak req/s", "± 95% CI", "at load", "index"],
-                  [[md(b["label"]), fmt.rps(b["rps"]), fmt.half_width(b["ci95"], b["n"]), fmt.load_number(b["load"]),
-                    fmt.DASH if b["ratio"] is None else f"{b['ratio']:.2f}"] for b in peaks["bars"]],
+    out += _table(["configuration", f"peak {unit}", "± 95% CI", "at load", "index"],
+                  [[md(b["label"]), fmt.headline(b["value"], metric), fmt.half_width(b["ci95"], b["n"], spread),
+                    fmt.load_number(b["load"]), fmt.index(b["ratio"])] for b in peaks["bars"]],
                   right=range(1, 5))  # fmt: skip
+    grouped: dict[str, Any] = peaks.get("grouped") or {"panels": []}
+    for panel in grouped["panels"]:  # VeriTest's figure 2: peaks and improvement rows
+        title = f"## Peak {unit} by {md(grouped['series_factor'])} and {md(' and '.join(grouped['group_factors']))}"
+        out += ["", title + (f": {md(panel['label'])}" if panel["label"] else ""), ""]
+        rows = [
+            [md(name), *(fmt.headline(v, metric) for v in values)]
+            for name, values in zip(grouped["series"], panel["values"])
+            if any(v is not None for v in values)
+        ]
+        rows += [[md(f"{r['a']} over {r['b']}"), *(fmt.pct(p) for p in r["pct"])] for r in panel["improvements"]]
+        out += _table([md(grouped["series_factor"]), *(md(" ".join(t)) for t in panel["group_titles"])], rows,
+                      right=range(1, len(panel["groups"]) + 1))  # fmt: skip
     pivot = peaks.get("pivot")
     if pivot:
         out += ["", f"## Peak req/s by {md(pivot['column_factor'])}", ""]
@@ -125,6 +142,19 @@ def _peaks(peaks: dict[str, Any]) -> list[str]:
                       [[md(r["label"]), *(fmt.rps(v) if v is not None else fmt.DASH for v in r["rps"])]
                        for r in pivot["rows"]], right=range(1, len(pivot["columns"]) + 1))  # fmt: skip
     return out
+
+
+def _ratios(section: dict[str, Any], axis: str) -> list[str]:
+    """Mindcraft's throughput ratios: A over B at the peak, in where each peaks, and where B peaks."""
+    out = ["", "## Throughput ratios (A over B)", ""]
+    tp = "throughput_Bps"
+    rows = [[md(p["a"]), md(p["b"]), fmt.headline(p["peak_a_Bps"], tp), fmt.headline(p["peak_b_Bps"], tp),
+             fmt.times(p["peak_ratio"]), fmt.load_number(p["load_a"]), fmt.load_number(p["load_b"]),
+             fmt.times(p["load_ratio"]),
+             fmt.DASH if fmt.missing(p["at_load_pct"]) else f"{p['at_load_pct']:+.1f}% at {fmt.load_number(p['at_load'])}"]
+            for p in section["pairs"]]  # fmt: skip
+    return out + _table(["A", "B", "peak Mbit/s A", "peak Mbit/s B", "peak A ÷ B", f"A peaks at ({axis})",
+                         f"B peaks at ({axis})", "load A ÷ B", "A over B where B peaks"], rows, right=range(2, 9))  # fmt: skip
 
 
 def _pooled(pooled: dict[str, Any]) -> list[str]:

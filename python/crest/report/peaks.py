@@ -14,27 +14,34 @@ from typing import Any
 
 from crest.analysis import Configuration, PairedResult, PeakTable
 from crest.analysis.bestof import BestOf
-from crest.analysis.compare import find_label
+from crest.analysis.grouped import baselines, indexes
 from crest.analysis.pivot import peak_pivot
 from crest.analysis.pooled import POOL_FACTOR, can_pool, pooled_tests
 from crest.errors import ConfigError
+from crest.report.grouped import grouped_json
 
 
 def peaks_section(table: PeakTable, baseline: str | None = None) -> dict[str, Any] | None:
-    """One bar per configuration (peak req/s, its CI over trials, its index against the baseline) and the
-    pivot of peaks by CPU count; None for a single configuration without a baseline."""
+    """One bar per configuration (its peak in the table's headline metric, its CI over trials, its index
+    against its baseline), the pivot of peaks by CPU count and the grouped figure; None for a single
+    configuration without a baseline. A baseline that names a factor value held by several configurations
+    indexes each against the one equal to it in every other factor (see crest.analysis.grouped)."""
     rows = table.rows
     if len(rows) < 2 and baseline is None:
         return None
-    labels = [r.label for r in rows]
-    base = labels[find_label(labels, baseline)] if baseline is not None else None
-    ratios: list[float | None] = list(table.index(base)) if base is not None else [None] * len(rows)
+    base = baselines(rows, baseline) if baseline is not None else None
+    ratios: list[float | None] = indexes(rows, base, table.metric) if base is not None else [None] * len(rows)
+    throughput = table.metric == "throughput_Bps"
     pivot = peak_pivot(rows)
     return {
-        "baseline": base,
+        "baseline": None if base is None else rows[base.single].label if base.single is not None else base.name,
+        "baseline_factor": None if base is None else base.factor,
+        "metric": table.metric,
         "bars": [
-            {"index": i, "label": r.label, "rps": r.peak_rps, "ci95": r.peak_rps_ci95, "n": r.n,
-             "load": r.peak_rps_load, "ratio": ratio}
+            {"index": i, "label": r.label, "rps": r.peak_rps, "value": r.peak_value(table.metric),
+             "ci95": r.peak.throughput_Bps_ci95 if throughput else r.peak_rps_ci95, "n": r.n,
+             "load": r.peak.throughput_load if throughput else r.peak_rps_load, "ratio": ratio,
+             "baseline": None if base is None or base.rows[i] is None else rows[base.rows[i] or 0].label}
             for i, (r, ratio) in enumerate(zip(rows, ratios))
         ],
         "pivot": None if pivot is None else {
@@ -42,6 +49,7 @@ def peaks_section(table: PeakTable, baseline: str | None = None) -> dict[str, An
             "columns": pivot.columns,
             "rows": [{"label": p.label, "rps": p.cells, "configurations": p.configurations} for p in pivot.rows],
         },
+        "grouped": grouped_json(table, baseline),
     }  # fmt: skip
 
 
