@@ -17,7 +17,7 @@ LACKS = {
     **{("bench", o): "crest bench loads a URL it is given: it starts no server, so it has no server settings"
        for o in ("--target", "--server", "--cpus", "--memory", "--server-opt", "--access-log", "--target-node")},
     **{("doe", o): "a design file declares its target or server and their settings, fixed or as factors"
-       " (docs/analysis.md)" for o in ("--target", "--server", "--cpus", "--memory", "--server-opt")},
+       " (docs/analysis.md)" for o in ("--target", "--cpus", "--memory", "--server-opt")},
     **{("doe", o): "http and streams are a design's factors or its suite's (docs/analysis.md)"
        for o in ("--http", "--streams")},
     ("specweb99", "--http"): "SPECweb99's conformance is a per-connection bit rate over HTTP/1.1 keep-alive; over"

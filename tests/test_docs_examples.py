@@ -3,8 +3,8 @@
 A line of a ```sh (bash, shell, console) block that invokes `crest` (or .venv/bin/crest, after `sudo`,
 `taskset -c N`, VAR=value, in a `&&` chain or a pipe) must name a subcommand that exists, options it
 has, and values its parser takes (click's own parsing, `make_context`), plus what crest checks later:
-suites, servers and their --server-opt keys, networks, profiles, CPU lists, durations, counts and
-rates. Local URLs must reach something the page itself started: a `crest serve --port N` of the same
+suites, built-in designs, servers and their --server-opt keys, networks, profiles, CPU lists, durations,
+counts and rates. Local URLs must reach something the page itself started: a `crest serve --port N` of the same
 page, serving a file of the fileset generated into its docroot (or of any fileset crest ships when
 the page starts no server). Values in capitals (RUN_ID, URL, DIR, N) are placeholders and pass. A
 synopsis line (one with `[--optional]` parts) and a line marked `# error:` (an example that fails on
@@ -29,6 +29,7 @@ import typer.core
 
 from crest.cli.main import COMMANDS, load_command
 from crest.errors import ConfigError
+from crest.experiment.design import BUILTIN_DESIGNS
 from crest.filesets import NAMES as FILESETS
 from crest.filesets import build_manifest
 from crest.load.runspec import HTTP_VERSIONS
@@ -236,6 +237,12 @@ def check_suite(value: str) -> None:
     assert value in known, f"no built-in suite {value!r}: use one of {', '.join(known)}"
 
 
+def check_design(value: str) -> None:
+    if placeholder(value) or "/" in value:  # a design file
+        return
+    assert value in BUILTIN_DESIGNS, f"no built-in design {value!r}: use one of {', '.join(BUILTIN_DESIGNS)}"
+
+
 def check_servers(value: str) -> None:
     for item in value.split(","):
         name = item.split("=", 1)[-1]
@@ -298,6 +305,8 @@ def check_values(name: str, params: dict[str, Any]) -> None:
                     raise AssertionError(str(exc)) from None
     if name in ("run", "capacity", "suites") and isinstance(params.get("suite"), str):
         check_suite(params["suite"])
+    if name == "doe" and isinstance(params.get("design"), str):
+        check_design(params["design"])
     if name == "fileset generate" and not placeholder(params["name"]):
         check_fileset(params["name"])
     if params.get("server_opt"):
@@ -448,6 +457,7 @@ def test_cited_files_are_in_the_repository(page: Path) -> None:
         ("crest bench --rate fast http://x/", "--rate"),
         ("crest run veritest-statik --server nginx", "no built-in suite 'veritest-statik'"),
         ("crest run veritest-static --server ngnix", "no server 'ngnix'"),
+        ("crest doe kornecki-screenig --profile quick", "no built-in design 'kornecki-screenig'"),
         ("crest run veritest-static --server apache-event --server-opt MaxRequestWorkers=4", "max_request_workers"),
         ("crest run veritest-static --server nginx --network webcat-1gbit", "unknown network preset"),
         ("crest run veritest-static --server nginx --profile fast", "--profile fast"),

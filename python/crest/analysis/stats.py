@@ -9,6 +9,7 @@ freedom unless a caller asks otherwise: `quantile="normal"` takes the normal
 quantile instead, and a number is used as the critical value itself (a
 table's rounded 1.645), so a published interval computed that way can be
 reproduced digit for digit (Kornecki et al.'s, see docs/analysis.md).
+INTERVALS names the methods a user picks by name (`crest compare --interval`).
 
 Owns the rule for intervals of quantities that cannot be negative (req/s,
 bytes/s, latency): none below MIN_TRIALS_FOR_INTERVAL trials, and a lower end
@@ -27,6 +28,45 @@ from crest.errors import ConfigError
 CONFIDENCE = 0.95  # the level of every interval crest reports unless asked otherwise
 QUANTILES = ("t", "normal")  # the distributions an interval's critical value may come from
 Quantile = str | float  # "t", "normal", or a critical value given outright
+
+
+@dataclass(frozen=True)
+class IntervalMethod:
+    """A named way to compute a two-sided interval of a mean: its level and where its critical value comes
+    from; `label` heads the column that shows it, so a reader knows which interval it is."""
+
+    name: str
+    confidence: float
+    quantile: Quantile
+    label: str
+    method: str  # the formula in words, for captions and --help
+
+    def critical_value(self, n: int) -> float | None:
+        """The multiplier of s/√n over n values; None below 2 values (no interval)."""
+        return critical_value(self.confidence, n, self.quantile) if n >= 2 else None
+
+
+INTERVALS = {
+    "t95": IntervalMethod("t95", CONFIDENCE, "t", "95% CI", "Student's t at 95%: mean ± t[0.975; n − 1] · s/√n"),
+    # Kornecki et al. printed this one as a "95% confidence interval": the normal table's 1.645 is the two-sided
+    # 90% (one-sided 95%) quantile. Rounded as the table prints it, so their interval comes out to the digit.
+    "normal90": IntervalMethod("normal90", 0.90, 1.645, "90% CI (z = 1.645)", "normal at 90%: mean ± 1.645 · s/√n"),
+}
+DEFAULT_INTERVAL = "t95"
+
+
+def interval_method(name: str) -> IntervalMethod:
+    """The interval method called `name` (one of INTERVALS).
+
+    Raises:
+        ConfigError: an unknown name.
+    """
+    if name not in INTERVALS:
+        known = " or ".join(f"{m.name} ({m.method})" for m in INTERVALS.values())
+        raise ConfigError(f"unknown interval {name!r}: use {known}")
+    return INTERVALS[name]
+
+
 # Below 3 trials t[0.975; n − 1] is 12.7: two rates 10% apart give an interval wider than the rate and
 # reaching below 0, which says nothing; from 3 (t = 4.3) an interval starts to bound something.
 MIN_TRIALS_FOR_INTERVAL = 3

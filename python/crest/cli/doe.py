@@ -1,4 +1,4 @@
-"""`crest doe`: 2^k factorial experiments — run a DESIGN file, or `--analyze DATA.csv --response COL`.
+"""`crest doe`: 2^k factorial experiments — run a DESIGN file or built-in design, or `--analyze DATA.csv --response COL`.
 
 Owns the command's options and how a DoeResult is printed (a table, or JSON
 with --json); crest.experiment.design turns a design into runs, crest.analysis.doe
@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +25,7 @@ from crest.cli.terminal import Column, FitTable
 from crest.cli.terminal import safe as _safe
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
+from crest.suite import PROFILES
 from crest.units import parse_duration
 
 # Piped output is read in logs and files, where wrapping a table row helps nobody.
@@ -33,11 +35,21 @@ _PIPE_WIDTH = 200
 
 def doe_command(
     design: Annotated[
-        Path | None,
+        str | None,
         typer.Argument(
             metavar="DESIGN",
-            help="A design file (TOML) to run, then analyse; see docs/analysis.md.",
+            help="A design file (TOML) or a built-in design (kornecki-screening: Kornecki et al.'s 2^4 screening,"
+            " 16 runs of 2 minutes) to run, then analyse; see docs/analysis.md.",
             show_default=False,
+        ),
+    ] = None,
+    server: target_options.Server = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            metavar="|".join(PROFILES),
+            help="Mix lengths instead of the design's: quick (4 s), standard (≤ 60 s) or full (the suites' own).",
         ),
     ] = None,
     db: Annotated[Path, typer.Option("--db", help="Results store (SQLite) for the design's runs.")] = DEFAULT_PATH,
@@ -78,20 +90,28 @@ def doe_command(
         placement = {"cluster": cluster, "nodes": cluster_options.count(nodes, "--nodes"), "target_node": target_node,
                      "network": network, "access_log": access_log, "insecure": insecure,
                      "timeout_s": parse_duration(timeout, what="--timeout"), "nap": nap}  # fmt: skip
-        return _run_design(design, db, quiet, json_output, placement)
+        if server is not None and "," in server and "=" not in server:  # a role map is one target
+            raise ConfigError(f"--server {server}: a design runs on one server; to compare servers, make server"
+                              f' a factor of a design file (server = ["{server.split(",")[0]}", …])')  # fmt: skip
+        return _run_design(design, db, quiet, json_output, placement, {"server": server, "profile": profile})
+    if server is not None or profile is not None:
+        raise ConfigError("--server and --profile choose how a DESIGN runs: give a DESIGN, or drop them")
     if analyze_path is None:
         raise ConfigError("nothing to do: give a DESIGN.toml to run, or --analyze DATA.csv --response COLUMN")
     return _analyze(analyze_path, response, factors, generators or [], json_output)
 
 
-def _run_design(path: Path, db: Path, quiet: bool, json_output: bool, placement: dict[str, Any]) -> int:
-    from crest.cli.run import Progress
-    from crest.experiment.design import load_design, run_design
+def _run_design(
+    path: str, db: Path, quiet: bool, json_output: bool, placement: dict[str, Any], overrides: dict[str, Any]
+) -> int:
+    from crest.cli.run import Progress, _announce
+    from crest.experiment.design import load_design, run_design, with_overrides
 
-    d = load_design(path)
+    d = with_overrides(load_design(path), **overrides)
     watcher = Progress(enabled=not quiet and sys.stderr.isatty())
     try:
-        experiment_id, runs = run_design(d, store_path=db, on_event=watcher.on_event, placement=placement)
+        experiment_id, runs = run_design(d, store_path=db, on_event=watcher.on_event, placement=placement,
+                                         on_ready=partial(_announce, watcher, quiet or json_output))  # fmt: skip
     finally:
         watcher.stop()
     out = db.parent / "doe" / f"{experiment_id}.csv"
@@ -106,6 +126,8 @@ def _run_design(path: Path, db: Path, quiet: bool, json_output: bool, placement:
         print(json.dumps({**result_json(result), "experiment": experiment_id, "data": str(out)}), flush=True)
         return EXIT_OK
     _print(result)
+    if d.notes:  # what stood in for what the seed had: read beside the effects, not after the fact
+        terminal.console(_PIPE_WIDTH).print(Text("\nnotes: ") + _safe(d.notes))
     print(f"\nexperiment {experiment_id}: {len(runs)} runs; data in {out}")
     print(f"re-analyse: crest doe --analyze {out} --response {d.response} --factors {','.join(names)}")
     print(f"report:     crest report {experiment_id}")

@@ -14,12 +14,15 @@ from crest.report import fmt as rfmt
 _UNITS = {"rps": ("req/s", rfmt.signed_rps, rfmt.rps), "throughput_Bps": ("throughput, MB/s", rfmt.signed_mbytes, rfmt.mbytes)}  # fmt: skip
 
 
-def paired_table(rows: list[dict[str, Any]], metric: str, title: str = "paired-difference test") -> FitTable:
-    """One row per pair of configurations: pairs, mean A − B, its interval and the verdict."""
+def paired_table(
+    rows: list[dict[str, Any]], metric: str, title: str = "paired-difference test", interval: str = "95% CI"
+) -> FitTable:
+    """One row per pair of configurations: pairs, mean A − B, its interval (headed `interval`, the report's
+    paired_interval label) and the verdict."""
     unit, signed, plain = _UNITS[metric]
     pooled = any("levels" in p for p in rows)
     columns = [Column("A", "left", legend=True), Column("B", "left", legend=True), Column("pairs"),
-               Column("mean A − B"), Column("sd"), Column("95% CI"), Column("verdict", "left", wrap=True)]  # fmt: skip
+               Column("mean A − B"), Column("sd"), Column(interval), Column("verdict", "left", wrap=True)]  # fmt: skip
     if pooled:
         columns.insert(3, Column("levels", "left", wrap=True))
     table = FitTable(columns, title=f"{title} of {unit} (A − B)")

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
+from crest.analysis.stats import DEFAULT_INTERVAL, interval_method
 from crest.cli import EXIT_OK, terminal
 from crest.cli.render_compare import best_of_table, paired_table, pivot_table
 from crest.cli.render_grouped import grouped_tables, ratios_table
@@ -96,6 +97,15 @@ PoolOption = Annotated[
         help="Also test A − B pooled over every level of FACTOR (default: workload, when the runs span it).",
     ),
 ]
+IntervalOption = Annotated[
+    str,
+    typer.Option(
+        "--interval",
+        metavar="t95|normal90",
+        help="The paired tests' interval of the mean difference: t95, Student's t at 95%; normal90,"
+        " mean ± 1.645 · sd/√n, the interval Kornecki et al. printed (and called 95%).",
+    ),
+]
 
 
 def report_command(
@@ -129,12 +139,14 @@ def compare_command(
     baseline: BaselineOption = None,
     best_of: BestOfOption = False,
     pool: PoolOption = None,
+    interval: IntervalOption = DEFAULT_INTERVAL,
 ) -> int:
     """Compare configurations: peaks, percent improvements and paired tests in the terminal, plus the HTML report.
 
     With `-o -` the report goes to stdout and the terminal summary to stderr.
     """
-    options = {"baseline": baseline, "best_of": best_of, "pool": pool}
+    interval_method(interval)  # an unknown name fails before the store is read
+    options = {"baseline": baseline, "best_of": best_of, "pool": pool, "interval": interval}
     fmt = report_format(output_format, None if output == _STDOUT else output)
     doc, path = _build_and_write(db, names, output, fmt, load_axis, title, options)
     if path == _STDOUT:
@@ -214,17 +226,18 @@ def print_summary(doc: dict[str, Any], path: Path) -> None:
         console.print()
         console.print(best_of_table(doc["best_of"], doc["load_axis"]))
     cmp = doc.get("comparison")
+    interval = doc["paired_interval"]["label"]
     if cmp:
         console.print()
-        console.print(paired_table(cmp["paired"], "rps"))
+        console.print(paired_table(cmp["paired"], "rps", interval=interval))
         console.print()
-        console.print(paired_table(cmp.get("paired_throughput", []), "throughput_Bps"))
+        console.print(paired_table(cmp.get("paired_throughput", []), "throughput_Bps", interval=interval))
     pooled = doc.get("pooled")
     if pooled:
         for metric in ("rps", "throughput_Bps"):
             console.print()
             rows = [t for t in pooled["tests"] if t["metric"] == metric]
-            console.print(paired_table(rows, metric, f"paired test pooled over {pooled['factor']}"))
+            console.print(paired_table(rows, metric, f"paired test pooled over {pooled['factor']}", interval))
     for line in summary["warnings"]:
         console.print(Text("warning: ", style="bold") + _safe(line))
     console.print(Text("report: ") + _safe("stdout" if path == _STDOUT else str(path)))

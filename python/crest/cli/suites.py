@@ -128,5 +128,12 @@ def suites_command(
     for name, (source, factors) in GROUPS.items():
         members = ", ".join(s for names in factors.values() for s in names)
         out.print(Text(f"group {name}: {source}; `crest run {name}` runs {members}"))
+    from crest.experiment.design import builtin_designs  # the runner behind it: only for the full listing
+
+    for d in builtin_designs():
+        workloads = ", ".join(map(str, d.factors.get("workload", [d.suite])))
+        k, p = len(d.factors), len(d.generators)
+        size = f"2^{k}" if p == 0 else f"2^({k}-{p})"
+        out.print(Text(f"design {d.name}: {d.source}; `crest doe {d.name}` runs its {size} design over {workloads}"))
     out.print(Text("Details of one suite: crest suites NAME; as JSON: crest suites --json"))
     return EXIT_OK

@@ -1,7 +1,9 @@
 """Design files (`crest doe DESIGN.toml`): a 2^k or 2^(k−p) design's model, what each factor changes,
 and each run's response.
 
-Owns the file's syntax and validation, mapping the workload factors onto
+Owns the file's syntax and validation, the built-in designs shipped beside
+this module (`crest doe NAME`, e.g. kornecki-screening), what `crest doe`'s
+--server and --profile replace, mapping the workload factors onto
 the suite (workload, load point, threads, receive buffer, keep-alive, TLS
 share), naming server options as factors, and reading each run's response.
 Never prints; crest.experiment.plan plans and executes the runs (and maps
@@ -11,6 +13,7 @@ the design table and the arithmetic.
 
 from __future__ import annotations
 
+import importlib.resources
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -25,7 +28,7 @@ from crest.errors import ConfigError
 from crest.experiment.plan import Configuration, Plan, Trial, configure, execute, plan
 from crest.runner.trials import EventCallback, RunRequest
 from crest.store import RunDetail, Store
-from crest.suite import Suite, load_suite
+from crest.suite import PROFILES, Suite, load_suite
 from crest.suite.models import RequestClass
 
 try:
@@ -53,6 +56,8 @@ FACTORS = {
     f"{SERVER_OPT}.KEY": "a setting of the server, as --server-opt KEY=VALUE; the factor is named KEY",
 }
 RESPONSES = ("peak_rps", "peak_throughput_Bps", "mean_latency_us")
+# The designs shipped as package data in builtin/, by name (the file is NAME.toml).
+BUILTIN_DESIGNS = ("kornecki-screening",)
 # What a server option's value may be in a design file (passed to the server as text).
 _OPTION_TYPES = (str, int, float)
 
@@ -63,6 +68,9 @@ class DesignFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "design"
+    description: str = ""
+    source: str = ""  # the seed report and figure a built-in design reproduces
+    notes: str = ""  # what stands in for what the seed had, and what to expect of it
     suite: str | None = None  # required unless `workload` is a factor
     profile: str = "quick"
     replications: int = Field(default=1, ge=1)
@@ -142,14 +150,26 @@ class DesignRun:
     response: float
 
 
-def load_design(path: Path) -> DesignFile:
-    """Read a design file.
+def load_design(path_or_name: str | Path) -> DesignFile:
+    """Read a design file, or a built-in design by name. As with suites, a value ending in .toml or
+    holding a path separator is always a path; otherwise a built-in name wins over a file of that name.
 
     Raises:
-        ConfigError: unreadable, not TOML, or not a valid design (one line naming the field).
+        ConfigError: no such design, unreadable, not TOML, or not a valid design (one line naming the field).
     """
+    path = str(path_or_name)
+    looks_like_path = path.endswith(".toml") or "/" in path or "\\" in path
     try:
-        data = tomllib.loads(Path(path).read_text())
+        if not looks_like_path and path in BUILTIN_DESIGNS:
+            text = importlib.resources.files(__package__ or "crest.experiment").joinpath("builtin", f"{path}.toml")
+            data = tomllib.loads(text.read_text(encoding="utf-8"))
+        elif looks_like_path or Path(path).is_file():
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        else:
+            raise ConfigError(
+                f"no built-in design or file named {path!r}: give a design .toml file"
+                f" or one of {', '.join(BUILTIN_DESIGNS)}"
+            )
     except OSError as exc:
         raise ConfigError(f"cannot read design {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
@@ -172,7 +192,34 @@ def load_design(path: Path) -> DesignFile:
     both = sorted(set(d.option_factors) & set(d.server_opt))
     if both:
         raise ConfigError(f"design {path}: {SERVER_OPT}.{both[0]} is both fixed and a factor: give it once")
+    if d.profile not in PROFILES:
+        raise ConfigError(f"design {path}: profile: unknown profile {d.profile!r}: use one of {', '.join(PROFILES)}")
     return d
+
+
+def builtin_designs() -> list[DesignFile]:
+    """Every built-in design, validated, in BUILTIN_DESIGNS order."""
+    return [load_design(name) for name in BUILTIN_DESIGNS]
+
+
+def with_overrides(d: DesignFile, *, server: str | None = None, profile: str | None = None) -> DesignFile:
+    """The design with `crest doe`'s --server (the target crest starts, in place of the design's server
+    or target URL) and --profile (mix lengths: quick runs a 2-minute design's experiments for 4 s each).
+
+    Raises:
+        ConfigError: --server for a design whose server is a factor, or an unknown profile.
+    """
+    update: dict[str, Any] = {}
+    if server is not None:
+        if "server" in d.factors:
+            levels = ", ".join(map(str, d.factors["server"]))
+            raise ConfigError(f"design {d.name} makes server a factor ({levels}): drop --server, or edit its levels")
+        update.update(server=server, target=None)
+    if profile is not None:
+        if profile not in PROFILES:
+            raise ConfigError(f"unknown --profile {profile!r}: use one of {', '.join(PROFILES)}")
+        update["profile"] = profile
+    return d.model_copy(update=update)
 
 
 def plan_design(
@@ -211,9 +258,10 @@ def run_design(
     on_event: EventCallback | None = None,
     on_run: Callable[[DesignRun], None] | None = None,
     placement: Mapping[str, Any] | None = None,
+    on_ready: Callable[[Plan], None] | None = None,
 ) -> tuple[str, list[DesignRun]]:
-    """Run every trial of the design (every configuration checked before any sends); returns the
-    experiment id and one DesignRun per run, in the order they ran."""
+    """Run every trial of the design (every configuration checked before any sends, then `on_ready` is
+    told the plan); returns the experiment id and one DesignRun per run, in the order they ran."""
     p, rows = plan_design(d, store_path=store_path, placement=placement)
     out: list[DesignRun] = []
 
@@ -225,7 +273,7 @@ def run_design(
         if on_run is not None:
             on_run(done)
 
-    execute(p, store_path=store_path, on_event=on_event, on_run=record)
+    execute(p, store_path=store_path, on_event=on_event, on_run=record, on_ready=on_ready)
     return p.experiment, out
 
 

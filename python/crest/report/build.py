@@ -45,6 +45,7 @@ from crest.analysis.capacity import capacity_result, is_capacity_run
 from crest.analysis.grouped import baselines
 from crest.analysis.identity import identity, run_result
 from crest.analysis.specweb99 import Iteration, is_specweb99_run, specweb99_result
+from crest.analysis.stats import DEFAULT_INTERVAL, IntervalMethod, interval_method
 from crest.analysis.throughput import headline_metric, judged_by_throughput, over_network, run_throughput
 from crest.analysis.weighted import SPECWEB99_WEIGHTS, size_class
 from crest.errors import ConfigError
@@ -54,7 +55,7 @@ from crest.report.grouped import ratios_section
 from crest.report.h2 import h2_section
 from crest.report.narrative import findings
 from crest.report.network import network_section
-from crest.report.peaks import best_of_section, paired_json, peaks_section, pooled_section
+from crest.report.peaks import best_of_section, interval_json, paired_json, peaks_section, pooled_section
 from crest.store import MixRecord, RunDetail
 from crest.verdicts import decided_by, rank_of
 
@@ -72,18 +73,21 @@ def build_report(
     baseline: str | None = None,
     best_of: bool = False,
     pool: str | None = None,
+    interval: str = DEFAULT_INTERVAL,
 ) -> dict[str, Any]:
     """The report document of the given runs (trials of one configuration are grouped automatically).
     The load axis defaults to content length when every run is a sweep, else to clients.
 
     baseline: the configuration every peak is indexed against (its label or a factor value);
     best_of: merge configurations that differ only in their suite, point by point (VeriTest);
-    pool: the factor a pooled paired test pools over (default: workload, when the runs span it).
+    pool: the factor a pooled paired test pools over (default: workload, when the runs span it);
+    interval: the paired tests' interval, a name in crest.analysis.stats.INTERVALS (t95 unless asked).
 
     Raises:
         ConfigError: no runs, an unknown load axis, no run with a stored mix, an unknown baseline,
-            or a pool factor the runs lack.
+            a pool factor the runs lack, or an unknown interval.
     """
+    method = interval_method(interval)
     if load_axis is None:
         load_axis = default_load_axis([d for d in details if d.mixes])
     if load_axis not in LOAD_AXES:
@@ -104,7 +108,7 @@ def build_report(
         "crest_version": __version__,
         "load_axis": load_axis,
         "configurations": entries,
-        "comparison": _comparison(configs, table, entries, load_axis) if len(configs) > 1 else None,
+        "comparison": _comparison(configs, table, entries, load_axis, method) if len(configs) > 1 else None,
         "scaling": _scaling(configs, load_axis),
         "mixes": [row for i, c in enumerate(configs) for t in c.trials for row in _mix_rows(t, c.label, i, load_axis)],
         "runs": [_run(t, c.label) for c in configs for t in c.trials],
@@ -120,7 +124,8 @@ def build_report(
     ratios = ratios_section(configs, table, base, load_axis, why) if why else None
     if ratios is not None:  # only runs judged by throughput, or over a client network, carry the key
         doc["throughput_ratios"] = ratios
-    pooled = pooled_section(configs, load_axis, pool) if len(configs) > 1 or pool else None
+    doc["paired_interval"] = interval_json(method)
+    pooled = pooled_section(configs, load_axis, pool, method) if len(configs) > 1 or pool else None
     if pooled is not None:
         doc["pooled"] = pooled
     merged = best_of_section(configs, load_axis)
@@ -283,13 +288,17 @@ def _fairness(f: Fairness | None) -> dict[str, Any] | None:
 
 
 def _comparison(
-    configs: list[Configuration], table: PeakTable, entries: list[dict[str, Any]], load_axis: str
+    configs: list[Configuration],
+    table: PeakTable,
+    entries: list[dict[str, Any]],
+    load_axis: str,
+    method: IntervalMethod,
 ) -> dict[str, Any]:
     ranked = table.ranking()
     paired: list[dict[str, Any]] = []
     for pos, i in enumerate(ranked):
         for j in ranked[pos + 1 :]:
-            paired.append(_paired(configs[i], configs[j], load_axis))
+            paired.append(_paired(configs[i], configs[j], load_axis, method))
     return {
         "ranking": [configs[i].label for i in ranked],
         "improvement_pct": [
@@ -300,7 +309,7 @@ def _comparison(
         ],
         "paired": paired,
         "paired_throughput": [
-            _paired(configs[i], configs[j], load_axis, "throughput_Bps")
+            _paired(configs[i], configs[j], load_axis, method, "throughput_Bps")
             for pos, i in enumerate(ranked)
             for j in ranked[pos + 1 :]
         ],
@@ -308,14 +317,16 @@ def _comparison(
     }
 
 
-def _paired(a: Configuration, b: Configuration, load_axis: str, metric: str = "rps") -> dict[str, Any]:
+def _paired(
+    a: Configuration, b: Configuration, load_axis: str, method: IntervalMethod, metric: str = "rps"
+) -> dict[str, Any]:
     try:
-        result: PairedResult = paired_difference(a, b, metric, load_axis)
+        result: PairedResult = paired_difference(a, b, metric, load_axis, method.confidence, method.quantile)
     except ConfigError as exc:  # no load in common: a fact of the report, not a failure
         return {"a": a.label, "b": b.label, "n": 0, "mean_diff": None, "sd": None, "ci95": None,
                 "significant": False, "verdict": "not comparable", "note": str(exc),
-                "mean_a": None, "mean_b": None, "metric": metric}  # fmt: skip
-    return paired_json(result)
+                "mean_a": None, "mean_b": None, "metric": metric, "interval": method.name}  # fmt: skip
+    return paired_json(result, method)
 
 
 def _by_load(entries: list[dict[str, Any]], best: int) -> list[dict[str, Any]]:

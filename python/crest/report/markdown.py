@@ -64,7 +64,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     if doc.get("throughput_ratios"):
         out += _ratios(doc["throughput_ratios"], doc["load_axis"])
     if doc.get("pooled"):
-        out += _pooled(doc["pooled"])
+        out += _pooled(doc["pooled"], doc["paired_interval"]["label"])
     if doc.get("scaling"):
         out += ["", "## Scaling across CPUs", ""]
         out += _table(["group", "configuration", "CPUs", "peak req/s", "speedup", "efficiency"],
@@ -157,14 +157,14 @@ def _ratios(section: dict[str, Any], axis: str) -> list[str]:
                          f"B peaks at ({axis})", "load A ÷ B", "A over B where B peaks"], rows, right=range(2, 9))  # fmt: skip
 
 
-def _pooled(pooled: dict[str, Any]) -> list[str]:
+def _pooled(pooled: dict[str, Any], interval: str) -> list[str]:
     """Paired tests pooled over every level of a factor (Kornecki's 36 pairs over two workloads)."""
     out = ["", f"## Paired-difference test pooled over {md(pooled['factor'])}", ""]
     for metric, throughput in (("rps", False), ("throughput_Bps", True)):
         tests = [t for t in pooled["tests"] if t.get("metric") == metric]
         if tests:
             out += [f"{'Throughput (MB/s)' if throughput else 'req/s'}:", ""]
-            out += _table(["A", "B", "pairs", "mean A − B", "sd", "95% CI", "verdict"],
+            out += _table(["A", "B", "pairs", "mean A − B", "sd", interval, "verdict"],
                           _paired_rows(tests, throughput), right=range(2, 6))  # fmt: skip
             out.append("")
     return out[:-1]
@@ -227,12 +227,13 @@ def _comparison(doc: dict[str, Any], cmp: dict[str, Any]) -> list[str]:
     out += _table(["", *(md(b) for b in ranking)],
                   [[md(a), *("–" if a == b else fmt.pct(gains.get((a, b))) for b in ranking)] for a in ranking],
                   right=range(1, len(ranking) + 1))  # fmt: skip
+    interval = doc["paired_interval"]["label"]
     out += ["", "## Paired-difference test (req/s)", ""]
-    out += _table(["A", "B", "pairs", "mean A − B", "sd", "95% CI", "verdict"], _paired_rows(cmp["paired"], False),
+    out += _table(["A", "B", "pairs", "mean A − B", "sd", interval, "verdict"], _paired_rows(cmp["paired"], False),
                   right=range(2, 6))  # fmt: skip
     if cmp.get("paired_throughput"):
         out += ["", "## Paired-difference test (throughput, MB/s)", ""]
-        out += _table(["A", "B", "pairs", "mean A − B", "sd", "95% CI", "verdict"],
+        out += _table(["A", "B", "pairs", "mean A − B", "sd", interval, "verdict"],
                       _paired_rows(cmp["paired_throughput"], True), right=range(2, 6))  # fmt: skip
     configs = doc["configurations"]
     leader = ranking[0]

@@ -30,7 +30,8 @@ def findings(doc: dict[str, Any]) -> dict[str, Any]:
         lines += _at_peak(configs[0], axis)
     else:
         headline = _limited(configs) + _leader(configs, comparison, axis)
-        lines += [_paired(p) for p in comparison["paired"] if p["a"] == comparison["ranking"][0]]
+        label = doc["paired_interval"]["label"]
+        lines += [_paired(p, label) for p in comparison["paired"] if p["a"] == comparison["ranking"][0]]
         lines += _shapes(_ranked(configs, comparison), axis)
         if all(c["trials"] == 1 for c in configs):
             lines.append("Each configuration ran once: the paired test pairs load points of one trial each;"
@@ -213,7 +214,7 @@ def _gain(pct: Any) -> str:
     return f"{fmt.percent(float(pct) / 100)} {'above' if pct > 0 else 'below'}"
 
 
-def _paired(p: dict[str, Any]) -> str:
+def _paired(p: dict[str, Any], label: str) -> str:
     if p["verdict"] == "not comparable":
         return f"{p['a']} vs {p['b']}: no load point in common, so no paired test."
     head = f"{p['a']} − {p['b']}: {fmt.signed_rps(p['mean_diff'])} req/s on average over {p['n']} matched load points"
@@ -221,8 +222,8 @@ def _paired(p: dict[str, Any]) -> str:
         return f"{head}; one pair is too few for a test."
     ci = fmt.interval(p["ci95"])
     if p["significant"]:
-        return f"{head} (95% CI {ci}): significant."
-    return f"{head} (95% CI {ci}): not significant — these runs cannot tell them apart."
+        return f"{head} ({label} {ci}): significant."
+    return f"{head} ({label} {ci}): not significant — these runs cannot tell them apart."
 
 
 def _shape(config: dict[str, Any], axis: str) -> str:

@@ -17,6 +17,7 @@ from crest.analysis.bestof import BestOf
 from crest.analysis.grouped import baselines, indexes
 from crest.analysis.pivot import peak_pivot
 from crest.analysis.pooled import POOL_FACTOR, can_pool, pooled_tests
+from crest.analysis.stats import DEFAULT_INTERVAL, INTERVALS, IntervalMethod
 from crest.errors import ConfigError
 from crest.report.grouped import grouped_json
 
@@ -53,14 +54,20 @@ def peaks_section(table: PeakTable, baseline: str | None = None) -> dict[str, An
     }  # fmt: skip
 
 
-def pooled_section(configs: Sequence[Configuration], load_axis: str, factor: str | None) -> dict[str, Any] | None:
+def pooled_section(
+    configs: Sequence[Configuration],
+    load_axis: str,
+    factor: str | None,
+    method: IntervalMethod = INTERVALS[DEFAULT_INTERVAL],
+) -> dict[str, Any] | None:
     """Paired tests of req/s and throughput pooled over every level of `factor` (default: workload, when
-    the runs span two or more workloads on two or more sides); None when there is nothing to pool."""
+    the runs span two or more workloads on two or more sides), each with `method`'s interval; None when
+    there is nothing to pool."""
     name = factor or POOL_FACTOR
     if factor is None and not can_pool(configs, name):
         return None
     try:
-        tests = pooled_tests(configs, name, load_axis=load_axis)
+        tests = pooled_tests(configs, name, load_axis=load_axis, confidence=method.confidence, quantile=method.quantile)
     except ConfigError:
         if factor is not None:  # asked for: the reason is the answer
             raise
@@ -68,7 +75,8 @@ def pooled_section(configs: Sequence[Configuration], load_axis: str, factor: str
     return {
         "factor": name,
         "tests": [
-            {**paired_json(t.result), "levels": t.levels, "pairs_by_level": dict(t.pairs_by_level)} for t in tests
+            {**paired_json(t.result, method), "levels": t.levels, "pairs_by_level": dict(t.pairs_by_level)}
+            for t in tests
         ],
     }
 
@@ -85,10 +93,18 @@ def best_of_section(configs: Sequence[Configuration], load_axis: str) -> list[di
     ]  # fmt: skip
 
 
-def paired_json(result: PairedResult) -> dict[str, Any]:
-    """A paired test as the report's comparison rows carry it."""
+def paired_json(result: PairedResult, method: IntervalMethod = INTERVALS[DEFAULT_INTERVAL]) -> dict[str, Any]:
+    """A paired test as the report's comparison rows carry it; "ci95" keeps its name whatever `method`
+    computed it, and "interval" names the method."""
     return {
         "a": result.a, "b": result.b, "n": result.n, "mean_diff": result.mean_diff, "sd": result.sd,
         "ci95": result.ci95, "significant": result.significant, "verdict": result.verdict, "note": None,
-        "mean_a": result.mean_a, "mean_b": result.mean_b, "metric": result.metric,
+        "mean_a": result.mean_a, "mean_b": result.mean_b, "metric": result.metric, "interval": method.name,
     }  # fmt: skip
+
+
+def interval_json(method: IntervalMethod) -> dict[str, Any]:
+    """The report's "paired_interval": which interval every paired test in it carries, and how to read it."""
+    fixed = method.quantile if not isinstance(method.quantile, str) else None
+    return {"name": method.name, "confidence": method.confidence, "critical_value": fixed, "label": method.label,
+            "method": method.method}  # fmt: skip
