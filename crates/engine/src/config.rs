@@ -262,6 +262,25 @@ pub struct Loadfile {
     /// own `clients/client<id>` tree on the shared target.
     #[serde(default)]
     pub first_client: u32,
+    /// Which operations of a `file:///` run look their path up first.
+    #[serde(default)]
+    pub resolve_names: ResolveNames,
+}
+
+/// Which fileio operations look their path up before they run. dbench's
+/// fileio simulates the name resolution a Samba server does for every path
+/// it is sent (a stat, and when the name is missing a case-insensitive scan
+/// of its directory); that work is part of what dbench's MB/s measures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResolveNames {
+    /// Only the operations that are a lookup (QUERY_PATH_INFORMATION, a
+    /// FIND_FIRST of a plain name); the others make the kernel's call alone.
+    #[default]
+    Queries,
+    /// As dbench: NTCreateX, Unlink, Mkdir, Rmdir, both names of a Rename
+    /// and FIND_FIRST look their path up too.
+    EveryPath,
 }
 
 impl Default for RunConfig {

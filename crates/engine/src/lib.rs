@@ -37,7 +37,7 @@ pub mod schedule;
 pub mod specweb99;
 pub mod table;
 
-pub use config::{HttpVersion, Loadfile, RequestEntry, RunConfig, Selection, Specweb99};
+pub use config::{HttpVersion, Loadfile, RequestEntry, ResolveNames, RunConfig, Selection, Specweb99};
 pub use dispatch::{start, validate};
 pub use error::{ConfigError, ErrorKind, StartError};
 pub use exec::{LiveSnapshot, RunHandle};

@@ -1,6 +1,7 @@
 //! The hot path does not allocate: a run of 100× more keep-alive requests
 //! (or HTTP/2 streams) makes no more heap allocations, counted by a global
-//! allocator. The servers here answer from fixed buffers so they allocate
+//! allocator; so do fileio operations with dbench's lookups of every path.
+//! The servers here answer from fixed buffers so they allocate
 //! nothing per request either.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -202,4 +203,55 @@ fn allocations_do_not_grow_with_requests() {
     let large = h2_allocations_for(20_000);
     eprintln!("HTTP/2 allocations: 200 requests {small}, 20,000 requests {large}");
     assert!(large < small + 200, "HTTP/2, 200 requests: {small} allocations; 20,000 requests: {large}");
+    fileio_operations_do_not_allocate();
+}
+
+/// A pass of every path operation a fileio client looks up (no Deltree:
+/// removing a tree is the kernel's walk, once a pass in client.txt).
+const FILEIO_LOADFILE: &str = r#"NTCreateX "\clients" 0x1 0x3 1 NT_STATUS_OK
+Close 1 NT_STATUS_OK
+NTCreateX "\clients\client1" 0x1 0x3 2 NT_STATUS_OK
+Close 2 NT_STATUS_OK
+NTCreateX "\clients\client1\a.txt" 0x40 0x5 3 NT_STATUS_OK
+WriteX 3 0 4096 4096 NT_STATUS_OK
+ReadX 3 0 4096 4096 NT_STATUS_OK
+Close 3 NT_STATUS_OK
+QUERY_PATH_INFORMATION "\clients\client1\A.TXT" 1004 NT_STATUS_OK
+QUERY_PATH_INFORMATION "\clients\client1\none" 1004 NT_STATUS_OBJECT_NAME_NOT_FOUND
+FIND_FIRST "\clients\client1\*" 260 1366 1 NT_STATUS_OK
+Rename "\clients\client1\a.txt" "\clients\client1\b.txt" NT_STATUS_OK
+Unlink "\clients\client1\b.txt" 0x6 NT_STATUS_OK
+"#;
+
+/// Allocations of a fileio run of `operations` with dbench's lookups of every path.
+fn fileio_allocations_for(operations: u64) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let loadfile = dir.path().join("client.txt");
+    std::fs::write(&loadfile, FILEIO_LOADFILE).unwrap();
+    let config = crest_engine::RunConfig {
+        url: format!("file://{}", dir.path().display()),
+        connections: 1,
+        max_requests: Some(operations),
+        loadfile: Some(crest_engine::Loadfile {
+            path: loadfile.display().to_string(),
+            password: None,
+            cleanup: true,
+            first_client: 0,
+            resolve_names: crest_engine::ResolveNames::EveryPath,
+        }),
+        ..Default::default()
+    };
+    let before = ALLOCATIONS.load(Relaxed);
+    let report = crest_engine::start(&config).unwrap().join().unwrap();
+    let used = ALLOCATIONS.load(Relaxed) - before;
+    assert_eq!(report.requests, operations, "errors {:?} notes {:?}", report.errors, report.error_notes);
+    used
+}
+
+/// Part of the one test above: the counter is global, so runs must not overlap.
+fn fileio_operations_do_not_allocate() {
+    let small = fileio_allocations_for(13 * 20);
+    let large = fileio_allocations_for(13 * 2_000);
+    eprintln!("fileio allocations: 260 operations {small}, 26,000 operations {large}");
+    assert!(large < small + 200, "260 operations: {small} allocations; 26,000 operations: {large}");
 }

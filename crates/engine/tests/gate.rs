@@ -193,6 +193,7 @@ fn file(dir: &std::path::Path, loadfile: &std::path::Path) -> RunConfig {
             password: None,
             cleanup: true,
             first_client: 0,
+            resolve_names: Default::default(),
         }),
         ..http()
     }

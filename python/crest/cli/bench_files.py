@@ -20,7 +20,7 @@ from crest.errors import ConfigError, PeerError
 from crest.load.client import LoadClient
 from crest.load.runspec import RunSpec
 from crest.runner.request import smb_password
-from crest.suite.models import DEBIAN_LOADFILE
+from crest.suite.models import DEBIAN_LOADFILE, RESOLVE_NAMES
 from crest.units import format_seconds
 
 
@@ -28,7 +28,7 @@ def bench_files(
     url: str, *, clients: int, threads: int, duration_s: float | None, timeout_s: float, loadfile: Path | None,
     password_file: Path | None, max_requests: int | None = None, skip_cleanup: bool = False,
     http_options: list[str], json_output: bool, quiet: bool, cluster: str | None, nodes: int | None,
-    network: str | None,
+    network: str | None, resolve_names: str | None = None,
 ) -> int:  # fmt: skip
     """Run the loadfile against the file target for `duration_s` or `max_requests` operations (the first to
     come; the operations alone when the duration is None) and print its summary; the exit code. From this machine,
@@ -53,6 +53,13 @@ def bench_files(
     password = smb_password(password_file) if url.lower().startswith("smb:") else None
     if password_file is not None and password is None:
         raise ConfigError("--password-file is for smb:// targets: leave it out")
+    if resolve_names not in (None, *RESOLVE_NAMES):
+        raise ConfigError(f"--resolve-names {resolve_names}: use one of {', '.join(RESOLVE_NAMES)}")
+    if resolve_names == "every-path" and not url.lower().startswith("file:"):
+        raise ConfigError(
+            "--resolve-names every-path is for file:///DIR targets (dbench's fileio simulates the lookup an SMB"
+            " server makes itself): leave it out for an smb:// target"
+        )
     path = str(loadfile or DEBIAN_LOADFILE)
     spec = RunSpec(
         url=url,
@@ -61,7 +68,12 @@ def bench_files(
         duration_s=duration_s,
         max_requests=max_requests,
         timeout_s=timeout_s,
-        loadfile={"path": path, "password": password, "cleanup": not skip_cleanup},
+        loadfile={
+            "path": path,
+            "password": password,
+            "cleanup": not skip_cleanup,
+            "resolve_names": resolve_names or RESOLVE_NAMES[0],
+        },
     )
     client = LoadClient(spec, origin="bench")  # validates every setting: ConfigError before any traffic
     load, net_spec, network_here = _placed(client, spec, cluster, nodes, network)

@@ -84,6 +84,7 @@ def _file_spec(
     loadfile = {
         "path": request.loadfile or settings.resolved_path(),
         "cleanup": cleanup,
+        "resolve_names": settings.resolve_names,
         "password": (bound.password or smb_password(request.password_file)) if url.startswith("smb:") else None,
     }
     return replace(mix_base(request, mix, repeat_index, engine_cores, 0.0), url=url, loadfile=loadfile)

@@ -141,6 +141,9 @@ class RequestClass(BaseModel):
 
 # Where Debian's dbench package installs its NetBench-derived loadfile (crest ships no copy).
 DEBIAN_LOADFILE = "/usr/share/dbench/client.txt"
+# Which fileio operations look their path up first (the engine's Loadfile.resolve_names); the first is the default.
+ResolveNames = Literal["queries", "every-path"]
+RESOLVE_NAMES: tuple[ResolveNames, ...] = ("queries", "every-path")
 
 
 class Loadfile(BaseModel):
@@ -157,6 +160,9 @@ class Loadfile(BaseModel):
     # NetBench's Save Workspace: keep each client's tree between mixes and delete it after the last
     # (False: delete it after every mix).
     save_workspace: bool = True
+    # Which operations on a file:///DIR target look their path up first: "queries" (QUERY_PATH_INFORMATION,
+    # FIND_FIRST of a name) or "every-path", as dbench's fileio does (docs/fileservers.md#crest-and-dbench).
+    resolve_names: ResolveNames = "queries"
 
     def resolved_path(self) -> str:
         """The loadfile to read: the suite's, else Debian's."""

@@ -1,14 +1,19 @@
 //! The `fileio` backend (reference §4.6): each operation executed with the
 //! kernel's file calls on a directory, as dbench's fileio does, by one
 //! client on its own thread (file calls block). Owns the per-client handle
-//! table and the mapping of errors to NT statuses; it judges nothing (the
-//! caller compares the outcome with the line) and records nothing.
+//! table, the name lookups dbench simulates (`ResolveNames`) and the mapping
+//! of errors to NT statuses; it judges nothing (the caller compares the
+//! outcome with the line) and records nothing. Executing a line allocates
+//! nothing (but a Deltree's walk and a fatal line's message): paths, C paths
+//! and directory entries go through buffers the client owns.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
+
+use crate::config::ResolveNames;
 
 use super::handles::Handles;
 use super::loadfile::{Line, Loadfile};
@@ -16,6 +21,12 @@ use super::op::{OpKind, Outcome};
 
 /// Bytes of the pattern every write sends (larger writes repeat it).
 const PATTERN_BYTES: usize = 64 * 1024;
+/// Bytes of directory entries one getdents64 call reads: glibc's readdir
+/// buffer, so a scan makes the calls dbench's opendir/readdir make.
+const DIRENT_BUF_BYTES: usize = 32 * 1024;
+/// Offsets in a `linux_dirent64` record: its length (u16) and its name.
+const DIRENT_RECLEN_AT: usize = 16;
+const DIRENT_NAME_AT: usize = 19;
 
 /// What executing a line came to.
 #[derive(Debug)]
@@ -35,11 +46,13 @@ pub struct Fileio {
     path2: String,
     pattern: Box<[u8]>,
     buf: Box<[u8]>,
+    resolve_names: ResolveNames,
+    names: Names,
 }
 
 impl Fileio {
-    /// Client `id` working under directory `dir`.
-    pub fn new(dir: &str, id: u32) -> Self {
+    /// Client `id` working under directory `dir`, looking names up as `resolve_names` says.
+    pub fn new(dir: &str, id: u32, resolve_names: ResolveNames) -> Self {
         Self {
             prefix: dir.trim_end_matches('/').to_string(),
             id,
@@ -48,7 +61,18 @@ impl Fileio {
             path2: String::with_capacity(256),
             pattern: (0..PATTERN_BYTES).map(|i| (i % 251) as u8).collect(),
             buf: vec![0; PATTERN_BYTES].into_boxed_slice(),
+            resolve_names,
+            names: Names {
+                cpath: Vec::with_capacity(512),
+                dents: vec![0; DIRENT_BUF_BYTES].into_boxed_slice(),
+                lookups: 0,
+            },
         }
+    }
+
+    /// Name lookups made so far (a stat, and a directory scan when the name is missing).
+    pub fn lookups(&self) -> u64 {
+        self.names.lookups
     }
 
     /// Executes `line` of `file`.
@@ -62,6 +86,14 @@ impl Fileio {
         }
         let n = line.numbers;
         let done = |r: io::Result<u64>| Exec::Done(outcome(r));
+        let every_path = self.resolve_names == ResolveNames::EveryPath;
+        if every_path && line.kind.looks_up_in_dbench() {
+            // dbench's fileio looks each path up before the call and ignores what it finds.
+            let _ = self.names.resolve(&self.path);
+            if want_paths > 1 {
+                let _ = self.names.resolve(&self.path2);
+            }
+        }
         match line.kind {
             OpKind::Deltree => {
                 let _ = fs::remove_dir_all(&self.path);
@@ -107,7 +139,7 @@ impl Fileio {
             },
             OpKind::Rename => done(fs::rename(&self.path, &self.path2).map(|()| 0)),
             OpKind::Unlink => done(fs::remove_file(&self.path).map(|()| 0)),
-            OpKind::QueryPathInformation => done(stat_resolving(&self.path)),
+            OpKind::QueryPathInformation => done(self.names.resolve(&self.path)),
             OpKind::QueryFileInformation => match self.handles.get(n[0]) {
                 Some(f) => done(f.metadata().map(|_| 0)),
                 None => unknown_handle(line),
@@ -117,7 +149,7 @@ impl Fileio {
                 None => unknown_handle(line),
             },
             OpKind::QueryFsInformation => done(statvfs(&self.prefix)),
-            OpKind::FindFirst => done(find(&self.path, n[1])),
+            OpKind::FindFirst => done(self.names.find(&self.path, n[1], every_path)),
         }
     }
 
@@ -146,6 +178,10 @@ impl Fileio {
                 other => other,
             }
         };
+        if let (Ok(f), true) = (&result, success_expected && self.resolve_names == ResolveNames::EveryPath) {
+            // dbench's NTCreateX also fstats what it opened (to choose its xattr hook).
+            let _ = f.metadata();
+        }
         match result {
             Ok(f) if success_expected => match self.handles.insert(handle, f) {
                 Ok(()) => Exec::Done(Outcome { ok: true, status: 0, bytes: 0 }),
@@ -259,35 +295,128 @@ fn statvfs(dir: &str) -> io::Result<u64> {
     }
 }
 
-/// stat; a missing name is looked for without case in its directory, as Samba resolves names.
-fn stat_resolving(path: &str) -> io::Result<u64> {
-    match fs::metadata(path) {
-        Ok(_) => Ok(0),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            let (dir, name) = path.rsplit_once('/').unwrap_or((".", path));
-            let found = fs::read_dir(if dir.is_empty() { "/" } else { dir })
-                .map_err(|_| io::Error::from_raw_os_error(libc::ENOENT))?
-                .filter_map(Result::ok)
-                .any(|entry| entry.file_name().to_string_lossy().eq_ignore_ascii_case(name));
-            if found {
-                Ok(0)
-            } else {
-                Err(e)
-            }
+/// Name lookups and directory listings on buffers one client owns.
+struct Names {
+    /// The NUL-terminated path of the call being made.
+    cpath: Vec<u8>,
+    /// Directory entries as getdents64 returns them.
+    dents: Box<[u8]>,
+    lookups: u64,
+}
+
+impl Names {
+    /// `path` as a C string in the client's buffer.
+    fn c(&mut self, path: &str) -> io::Result<&CStr> {
+        self.cpath.clear();
+        self.cpath.extend_from_slice(path.as_bytes());
+        self.cpath.push(0);
+        CStr::from_bytes_with_nul(&self.cpath).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+    }
+
+    /// A stat of `path`; a name the stat does not find is looked for without
+    /// case in its directory, as Samba resolves names (and dbench's fileio
+    /// simulates). Ok when either finds it, else the stat's error.
+    fn resolve(&mut self, path: &str) -> io::Result<u64> {
+        self.lookups += 1;
+        let missing = match stat(self.c(path)?) {
+            Ok(()) => return Ok(0),
+            Err(e) => e,
+        };
+        let (dir, name) = split(path);
+        let mut found = false;
+        let _ = self.scan(dir, |entry| {
+            found = entry.eq_ignore_ascii_case(name.as_bytes());
+            found
+        });
+        if found {
+            Ok(0)
+        } else {
+            Err(missing)
         }
-        Err(e) => Err(e),
+    }
+
+    /// FIND_FIRST: a wildcard pattern lists its directory (up to `max`
+    /// entries), after looking the pattern itself up when `every_path` (as
+    /// dbench does); a plain name is looked up.
+    fn find(&mut self, pattern: &str, max: i64, every_path: bool) -> io::Result<u64> {
+        let (dir, name) = split(pattern);
+        if !name.contains(['<', '>', '*', '?', '"']) {
+            return self.resolve(pattern);
+        }
+        if every_path {
+            let _ = self.resolve(pattern);
+        }
+        let mut left = max.max(0);
+        self.scan(dir, |_| {
+            left -= 1;
+            left <= 0
+        })?;
+        Ok(0)
+    }
+
+    /// Reads directory `dir` and gives each entry's name to `visit` until it returns true.
+    fn scan(&mut self, dir: &str, mut visit: impl FnMut(&[u8]) -> bool) -> io::Result<()> {
+        let path = self.c(dir)?.as_ptr();
+        // SAFETY: a NUL-terminated path that lives in self.cpath for the call.
+        let fd = unsafe { libc::open(path, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let result = read_entries(fd, &mut self.dents, &mut visit);
+        // SAFETY: fd is ours, opened above and closed once.
+        unsafe { libc::close(fd) };
+        result
     }
 }
 
-/// FIND_FIRST: a wildcard pattern lists its directory (up to `max` entries), a plain name is resolved.
-fn find(pattern: &str, max: i64) -> io::Result<u64> {
-    let (dir, name) = pattern.rsplit_once('/').unwrap_or((".", pattern));
-    if !name.contains(['<', '>', '*', '?', '"']) {
-        return stat_resolving(pattern);
+/// The entries of open directory `fd`, read into `buf`, each name given to
+/// `visit` until it returns true.
+fn read_entries(fd: libc::c_int, buf: &mut [u8], visit: &mut impl FnMut(&[u8]) -> bool) -> io::Result<()> {
+    loop {
+        // SAFETY: getdents64 writes at most buf.len() bytes into buf.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), buf.len()) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let records = &buf[..n as usize];
+        let mut at = 0;
+        while at + DIRENT_NAME_AT < records.len() {
+            let reclen =
+                usize::from(u16::from_ne_bytes([records[at + DIRENT_RECLEN_AT], records[at + DIRENT_RECLEN_AT + 1]]));
+            if reclen <= DIRENT_NAME_AT || at + reclen > records.len() {
+                return Err(io::Error::from(io::ErrorKind::InvalidData));
+            }
+            let field = &records[at + DIRENT_NAME_AT..at + reclen];
+            let name = &field[..field.iter().position(|&b| b == 0).unwrap_or(field.len())];
+            if visit(name) {
+                return Ok(());
+            }
+            at += reclen;
+        }
     }
-    let entries = fs::read_dir(if dir.is_empty() { "/" } else { dir })?;
-    let _listed = entries.take(max.max(0) as usize).filter_map(Result::ok).count();
-    Ok(0)
+}
+
+/// A path's directory ("/" for the root, "." for none) and its last name.
+fn split(path: &str) -> (&str, &str) {
+    match path.rsplit_once('/') {
+        Some(("", name)) => ("/", name),
+        Some(parts) => parts,
+        None => (".", path),
+    }
+}
+
+fn stat(path: &CStr) -> io::Result<()> {
+    // SAFETY: plain data, written by stat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a valid out-pointer.
+    if unsafe { libc::stat(path.as_ptr(), &mut st) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// The NTSTATUS a Windows server would give for an errno (what matters is success or failure).
@@ -334,7 +463,7 @@ mod tests {
     fn a_client_works_in_its_own_tree_and_counts_read_and_write_sizes() {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().display().to_string();
-        let mut client = Fileio::new(&root, 4);
+        let mut client = Fileio::new(&root, 4, ResolveNames::Queries);
         let text = r#"Deltree "\clients\client1" NT_STATUS_OK
 Mkdir "\clients" NT_STATUS_OK
 NTCreateX "\clients\client1" 0x1 0x2 16385 NT_STATUS_OK
@@ -367,11 +496,72 @@ Rmdir "\clients\client1" NT_STATUS_OK
         assert!(!dir.path().join("clients/client4").exists());
     }
 
+    /// Every kind of path operation once, and the lookups each makes in dbench's fileio.
+    const LOOKUPS_TEXT: &str = r#"Mkdir "\clients" NT_STATUS_OK
+NTCreateX "\clients\client1" 0x1 0x2 1 NT_STATUS_OK
+Close 1 NT_STATUS_OK
+NTCreateX "\clients\client1\a.txt" 0x40 0x5 2 NT_STATUS_OK
+WriteX 2 0 4096 4096 NT_STATUS_OK
+ReadX 2 0 4096 4096 NT_STATUS_OK
+Close 2 NT_STATUS_OK
+QUERY_PATH_INFORMATION "\clients\client1\A.TXT" 1004 NT_STATUS_OK
+QUERY_PATH_INFORMATION "\clients\client1\none" 1004 NT_STATUS_OBJECT_NAME_NOT_FOUND
+FIND_FIRST "\clients\client1\*.TXT" 260 1366 1 NT_STATUS_OK
+FIND_FIRST "\clients\client1\a.txt" 260 1366 1 NT_STATUS_OK
+Rename "\clients\client1\a.txt" "\clients\client1\b.txt" NT_STATUS_OK
+Unlink "\clients\client1\b.txt" 0x6 NT_STATUS_OK
+Rmdir "\clients\client1" NT_STATUS_OK
+"#;
+
+    #[test]
+    fn every_path_looks_each_path_up_as_dbench_and_changes_no_outcome_or_byte() {
+        let mut seen = Vec::new();
+        for mode in [ResolveNames::Queries, ResolveNames::EveryPath] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let mut client = Fileio::new(&dir.path().display().to_string(), 2, mode);
+            let results = run(&mut client, LOOKUPS_TEXT);
+            assert!(results.iter().all(|r| r.1 == Verdict::Met), "{mode:?}: {results:?}");
+            seen.push((results, client.lookups()));
+        }
+        let (queries, every_path) = (&seen[0], &seen[1]);
+        assert_eq!(queries.0, every_path.0, "the same verdicts and bytes in both modes");
+        assert_eq!(queries.0.iter().map(|r| r.2).sum::<u64>(), 8192, "ReadX and WriteX sizes only");
+        // Queries: the two QUERY_PATH_INFORMATION and the plain FIND_FIRST.
+        assert_eq!(queries.1, 3);
+        // dbench adds Mkdir, two NTCreateX, the wildcard FIND_FIRST's pattern,
+        // Rename's two names, Unlink and Rmdir: 8 more.
+        assert_eq!(every_path.1, 3 + 8);
+    }
+
+    #[test]
+    fn a_scan_finds_a_name_in_any_case_among_many_entries() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // More entries than one getdents64 buffer holds, so the scan reads several.
+        for i in 0..2000 {
+            File::create(dir.path().join(format!("entry-with-a-long-name-{i:05}"))).expect("create");
+        }
+        let root = dir.path().display().to_string();
+        let mut names = Fileio::new(&root, 0, ResolveNames::EveryPath).names;
+        assert!(names.resolve(&format!("{root}/ENTRY-WITH-A-LONG-NAME-01999")).is_ok());
+        let missing = names.resolve(&format!("{root}/entry-02000")).expect_err("absent");
+        assert_eq!(missing.raw_os_error(), Some(libc::ENOENT));
+        let mut listed = 0;
+        names
+            .scan(&root, |_| {
+                listed += 1;
+                false
+            })
+            .expect("scans");
+        assert_eq!(listed, 2000 + 2, "every entry, with . and ..");
+        assert_eq!(split("/x"), ("/", "x"));
+        assert_eq!(split("x"), (".", "x"));
+    }
+
     #[test]
     fn file_sizes_on_disk_follow_the_writes_and_mismatches_are_judged() {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().display().to_string();
-        let mut client = Fileio::new(&root, 0);
+        let mut client = Fileio::new(&root, 0, ResolveNames::Queries);
         let results = run(
             &mut client,
             r#"Mkdir "\clients" NT_STATUS_OK

@@ -56,7 +56,7 @@ fn run_client(plan: &FilePlan, index: u32, origin: Instant, cancel: &AtomicBool,
     let past_end = |now: Instant| end.is_some_and(|e| now >= e);
     let mut stats = Stats::new(plan.duration, OpKind::COUNT, plan.clients() as usize, plan.window);
     let id = plan.first_client + index; // dbench's id, in every path; `index` is this run's
-    let mut fileio = Fileio::new(dir, id);
+    let mut fileio = Fileio::new(dir, id, plan.resolve_names);
     let first = super::first_start(plan, origin, index);
     let score = (index / plan.connections_per_client) as usize;
     let mut client = Client::new(id, score, first, super::quota(plan, index));

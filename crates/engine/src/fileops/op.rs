@@ -116,6 +116,14 @@ impl OpKind {
         }
     }
 
+    /// Whether dbench's fileio looks the operation's paths up before making
+    /// its call (a lookup of its own aside: QUERY_PATH_INFORMATION and a
+    /// plain FIND_FIRST are one; a wildcard FIND_FIRST looks its pattern up,
+    /// which the listing does itself).
+    pub fn looks_up_in_dbench(self) -> bool {
+        matches!(self, Self::NtCreateX | Self::Unlink | Self::Mkdir | Self::Rmdir | Self::Rename)
+    }
+
     /// Whether the first number is a loadfile handle (mapped per client).
     pub fn uses_handle(self) -> bool {
         matches!(

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{RunConfig, Secret};
+use crate::config::{ResolveNames, RunConfig, Secret};
 use crate::error::ConfigError;
 use crate::gate;
 
@@ -68,6 +68,8 @@ pub struct FilePlan {
     pub seed: u64,
     /// Delete each client's workspace at the end.
     pub cleanup: bool,
+    /// Which fileio operations look their path up first.
+    pub resolve_names: ResolveNames,
     /// dbench id of connection 0 (`Loadfile::first_client`): paths name
     /// `client<first_client + connection>`.
     pub first_client: u32,
@@ -119,6 +121,13 @@ impl FilePlan {
                 ),
             ));
         }
+        if spec.resolve_names != ResolveNames::Queries && matches!(backend, Backend::Smb { .. }) {
+            return Err(ConfigError::new(
+                "resolve_names",
+                "an SMB server resolves the names it is sent itself: resolve_names \"every-path\" is for \
+                 file:///DIR targets (dbench's fileio simulates that lookup); drop it for an smb:// target",
+            ));
+        }
         if config.rate_rps.is_some() {
             return Err(ConfigError::new(
                 "rate_rps",
@@ -139,6 +148,7 @@ impl FilePlan {
             timeout: shared.timeout,
             seed: config.seed,
             cleanup: spec.cleanup,
+            resolve_names: spec.resolve_names,
             first_client: spec.first_client,
             source_addrs,
             start_at_unix_s: config.start_at_unix_s,
@@ -281,6 +291,31 @@ mod tests {
         assert_eq!(backend(&url, None).unwrap(), Backend::Fileio { dir: dir.path().display().to_string() });
         let missing = format!("file://{}/nope", dir.path().display());
         assert!(backend(&missing, None).unwrap_err().template.contains("No such file"));
+    }
+
+    #[test]
+    fn dbench_lookups_are_for_file_targets_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let loadfile = dir.path().join("client.txt");
+        std::fs::write(&loadfile, "Close 1 NT_STATUS_OK\n").expect("loadfile");
+        let config = |url: String| RunConfig {
+            url,
+            connections: 1,
+            duration_s: Some(1.0),
+            loadfile: Some(crate::config::Loadfile {
+                path: loadfile.display().to_string(),
+                password: Some(Secret::from("pw")),
+                cleanup: false,
+                first_client: 0,
+                resolve_names: ResolveNames::EveryPath,
+            }),
+            ..RunConfig::default()
+        };
+        let plan = FilePlan::new(&config(format!("file://{}", dir.path().display()))).expect("a file target");
+        assert_eq!(plan.resolve_names, ResolveNames::EveryPath);
+        let e = FilePlan::new(&config("smb://u@127.0.0.1/s".into())).expect_err("an SMB target");
+        assert_eq!(e.field, "resolve_names");
+        assert!(e.template.contains("drop it for an smb:// target"), "{}", e.template);
     }
 
     #[test]
