@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from crest.analysis.points import LoadPoint
 from crest.analysis.stats import describe, mean
-from crest.verdicts import DECIDING
+from crest.verdicts import DECIDING, PEAK_ONLY
 
 
 @dataclass
@@ -101,8 +101,9 @@ def mean_curve(trials: Sequence[Sequence[LoadPoint]]) -> list[LoadPoint]:
 
 def _mean_point(s: PointStats, at: list[LoadPoint]) -> LoadPoint:
     first = at[0]
-    # What decided any trial at this load decided the mean there too: one verdict of each DECIDING kind.
-    deciding = {v.kind: v for p in reversed(at) for v in p.verdicts if v.kind in DECIDING}
+    # What decided any trial at this load decided the mean there too: one verdict of each DECIDING kind;
+    # a published peak (no load given) stays one, so the curve's summary can say it has no curve.
+    deciding = {v.kind: v for p in reversed(at) for v in p.verdicts if v.kind in DECIDING or v.kind == PEAK_ONLY}
     return LoadPoint(
         load=s.load, clients=s.clients, threads=s.threads, connections=s.connections, rps=s.rps_mean,
         throughput_Bps=s.throughput_Bps_mean, requests=s.requests, errors=s.errors, error_rate=s.error_rate_mean,

@@ -19,6 +19,7 @@ from crest.verdicts import (
     BUSY_AT_PEAK_PCT,
     CLIENT_BOUND,
     DECIDING,
+    PEAK_ONLY,
     TARGET_IDLE,
     Verdict,
     client_bound_points,
@@ -36,6 +37,8 @@ from crest.verdicts import (
 # ≥ 90% (run-to-run noise of a healthy server is a few %); "graceful" keeps at least
 # half; below half the server collapsed (Mindcraft's Apache fell to 7%).
 PLATEAU_RATIO = 0.9
+# The shape of a published peak without its load (a peak table): no load, no curve, no saturation.
+PEAK_ONLY_SHAPE = "published peak"
 GRACEFUL_RATIO = 0.5
 # A point whose error rate exceeds this gets a warning: 1% is where WebBench-era
 # reports stopped trusting a mix.
@@ -102,6 +105,9 @@ def summarize(points: Sequence[LoadPoint], *, sweep: bool = False) -> CurveSumma
     if sweep:
         shape, saturated, ratio = "content-length sweep", True, None
         verdict = "content-length sweep: one load at every size, so saturation does not apply (see weighted throughput)"
+    elif all(has(p.verdicts, PEAK_ONLY) for p in ordered):
+        shape, saturated, ratio = PEAK_ONLY_SHAPE, False, None
+        verdict = "a published peak: the report gives no load, so there is no curve to judge"
     found = ranked(_verdicts(ordered, peak) + _shape_verdicts(shape, ratio, ordered))
     limit = _limit(found, peak)
     if limit is not None and limit.kind in DECIDING:

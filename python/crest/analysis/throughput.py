@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from crest.analysis.peak import highest
 from crest.analysis.points import LoadPoint, points_from_run, preferred_load_axis
-from crest.analysis.summary import GRACEFUL_RATIO, shape_of
+from crest.analysis.summary import GRACEFUL_RATIO, PEAK_ONLY_SHAPE, shape_of
 from crest.errors import ConfigError
 from crest.store import RunDetail
+from crest.verdicts import PEAK_ONLY, has
 
 MBIT = 1e6 / 8  # bytes/s in one Mbit/s (10^6 bits)
 # NetBench's "Mbits/sec" was bytes x 8 / 2^20: Mindcraft's tables check out so (37,576,067 B/s is their 286.7).
@@ -81,6 +82,8 @@ class ThroughputCurve:
     @property
     def statement(self) -> str:
         """One line: the peak, where it occurs, and what happens past it."""
+        if self.shape == PEAK_ONLY_SHAPE:
+            return f"peak {self.peak_mbit_s:,.1f} Mbit/s (a published peak: the report gives no load)"
         peak = f"peak {self.peak_mbit_s:,.1f} Mbit/s at {self.peak_load:g} {self.load_axis}"
         if self.shape == "single point":
             return f"{peak} (one load point: no curve)"
@@ -128,7 +131,9 @@ def throughput_curve(points: Sequence[LoadPoint], load_axis: str = "clients") ->
     after = tp[at + 1 :]
     ratio = min(p.mbit_s for p in after) / peak.mbit_s if after and peak.mbit_s > 0 else None
     last = tp[-1].mbit_s / peak.mbit_s if after and peak.mbit_s > 0 else None
-    if len(tp) == 1:
+    if all(has(p.verdicts, PEAK_ONLY) for p in points):
+        shape = PEAK_ONLY_SHAPE
+    elif len(tp) == 1:
         shape = "single point"
     elif not after:
         shape = "rising"

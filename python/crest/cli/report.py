@@ -20,6 +20,7 @@ import typer
 from rich.text import Text
 
 from crest.analysis.stats import DEFAULT_INTERVAL, interval_method
+from crest.analysis.summary import PEAK_ONLY_SHAPE
 from crest.cli import EXIT_OK, terminal
 from crest.cli.render_compare import best_of_table, paired_table, pivot_table
 from crest.cli.render_grouped import grouped_tables, ratios_table
@@ -280,14 +281,15 @@ def _peaks(doc: dict[str, Any]) -> FitTable:
     table = FitTable(columns, caption=caption)
     for c in configs:
         peak, s = c["peak"], c["summary"]
+        published = s["shape"] == PEAK_ONLY_SHAPE  # a peak table: no load, so none to show and no saturation
         at = next((p for p in c["points"] if p["load"] == peak["load"]), None)
         row = [
             _safe(c["label"]), str(c["trials"]), rfmt.rps(peak["rps"]),
             rfmt.half_width(peak["rps_ci95"], peak["n"]),
-            rfmt.load(peak["throughput_load"] if by_throughput else peak["load"], axis),
+            rfmt.DASH if published else rfmt.load(peak["throughput_load"] if by_throughput else peak["load"], axis),
             rfmt.headline(peak["throughput_Bps"], "throughput_Bps") if by_throughput else rfmt.mbytes(peak["throughput_Bps"]),
             rfmt.ms(at["latency_us"].get("p99") if at else None),
-            "saturated" if s["saturated"] else "NOT saturated",
+            rfmt.DASH if published else "saturated" if s["saturated"] else "NOT saturated",
             s["shape"] + ("" if rfmt.missing(s["past_peak_ratio"]) else f" ({rfmt.percent(s['past_peak_ratio'])})"),
         ]  # fmt: skip
         if sweep:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from crest.analysis.summary import PEAK_ONLY_SHAPE
 from crest.report import fmt
 
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|&~#!])")
@@ -43,9 +44,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
          "saturation", "past the peak", "max errors", *(["weighted Mbit/s", "± 95% CI"] if sweep else []),
          *(["trials' own peaks"] if repeated else [])],
         [[md(c["label"]), str(c["trials"]), fmt.rps(c["peak"]["rps"]), fmt.half_width(c["peak"]["rps_ci95"], c["peak"]["n"]),
-          fmt.load(c["peak"]["load"], axis), fmt.mbytes(c["peak"]["throughput_Bps"]),
+          fmt.DASH if _published(c) else fmt.load(c["peak"]["load"], axis), fmt.mbytes(c["peak"]["throughput_Bps"]),
           fmt.mbits(c["peak"]["throughput_Bps"]), fmt.ms(_at_peak(c, "p99")),
-          "saturated" if c["summary"]["saturated"] else "not saturated", _past(c), fmt.error_rate(c["summary"]["max_error_rate"]),
+          fmt.DASH if _published(c) else "saturated" if c["summary"]["saturated"] else "not saturated", _past(c), fmt.error_rate(c["summary"]["max_error_rate"]),
           *(_weighted(weighted[c["index"]]) if sweep else []),
           *([md(fmt.trial_peaks(c["peak"], axis))] if repeated else [])]
          for c in _ranked(doc)],
@@ -306,6 +307,11 @@ def _ranked(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def _at_peak(c: dict[str, Any], key: str) -> Any:
     point = next((p for p in c["points"] if p["load"] == c["peak"]["load"]), None)
     return None if point is None else point["latency_us"].get(key)
+
+
+def _published(c: dict[str, Any]) -> bool:
+    """A published peak without its load (a peak table): there is no load to show and no saturation."""
+    return bool(c["summary"]["shape"] == PEAK_ONLY_SHAPE)
 
 
 def _past(c: dict[str, Any]) -> str:

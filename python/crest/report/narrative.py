@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from crest.analysis import MIN_TRIALS_FOR_INTERVAL, t_quantile, too_few_for_interval
+from crest.analysis.summary import PEAK_ONLY_SHAPE
 from crest.report import fmt
 from crest.verdicts import DECIDING, LIMIT_FIXES, LIMIT_NAMES, NOT_SATURATED, decided_by, rank_of
 
@@ -117,14 +118,28 @@ def _leader(configs: list[dict[str, Any]], comparison: dict[str, Any], axis: str
     for other in rest[:3]:
         pct = gains.get((best["label"], other["label"]))
         test = tests.get((best["label"], other["label"]))
-        hedge = "; not a significant difference" if test and test["verdict"] == "not significant" else ""
+        hedge = ""
+        if test and test["verdict"] == "not significant":
+            # One pair is no test at all (published peaks, single trials): say that, not "not significant".
+            hedge = "; one pair: no test" if test.get("n", 0) < 2 else "; not a significant difference"
+            hedge = "; published peaks: no test" if _published(other) and _published(best) else hedge
         parts.append(f"{_gain(pct)} {other['label']} ({fmt.rps(other['peak']['rps'])} req/s"
-                     f" at {fmt.load(other['peak']['load'], axis)}{hedge})")  # fmt: skip
+                     f"{_at(other, axis)}{hedge})")  # fmt: skip
     if len(rest) > 3:
         parts.append(f"more than the other {len(rest) - 3}")
     peak = best["peak"]
-    return (f"{best['label']} had the highest peak: {fmt.rps(peak['rps'])} req/s{_ci(peak)} at"
-            f" {fmt.load(peak['load'], axis)}, " + _join(parts) + ".")  # fmt: skip
+    which = "highest published peak" if _published(best) else "highest peak"
+    return (f"{best['label']} had the {which}: {fmt.rps(peak['rps'])} req/s{_ci(peak)}"
+            f"{_at(best, axis)}, " + _join(parts) + ".")  # fmt: skip
+
+
+def _published(config: dict[str, Any]) -> bool:
+    return bool(config["summary"]["shape"] == PEAK_ONLY_SHAPE)
+
+
+def _at(config: dict[str, Any], axis: str) -> str:
+    """ " at LOAD" of a configuration's peak; nothing for a published peak, whose report gave no load."""
+    return "" if _published(config) else f" at {fmt.load(config['peak']['load'], axis)}"
 
 
 def _at_peak(config: dict[str, Any], axis: str) -> list[str]:
@@ -236,6 +251,7 @@ def _shape(config: dict[str, Any], axis: str) -> str:
         "graceful degradation": f"past the peak it degraded gracefully (to {ratio} of peak)",
         "collapse": f"past the peak it collapsed (to {ratio} of peak)",
         "single point": "one load point only: no curve to judge",
+        PEAK_ONLY_SHAPE: "a published peak (the report gives no load): no curve to judge",
     }.get(s["shape"], str(s["verdict"]))
 
 
