@@ -23,28 +23,12 @@ from crest.filesets import FilesetError, build_manifest, copies_for, generate
 from crest.host import pagecache
 from crest.runner.measure import MEMORY_ROOM, MixMeasure
 from crest.suite import parse_toml
-from support import run_cli
+from support import run_cli, static_suite
 
-MEMORY_SUITE = """
-name = "memory-study"
-description = "the memory study's mechanism, small"
-source = "crest tests"
-[workload]
-fileset = "webcat-large-filemix"
-fileset_size = "48M"
-http_version = "1.1"
-keepalive = true
-[[workload.classes]]
-name = "static"
-kind = "static"
-weight = 1
-[ladder]
-clients = [8]
-[timing]
-length_s = 3
-ramp_up_s = 1
-ramp_down_s = 0
-"""
+# 48 MiB of files (the Large Filemix × 26), one 2-s window per memory size.
+MEMORY_SUITE = static_suite("memory-study", "the memory study's mechanism, small", [8], length_s=4).replace(
+    'fileset = "webcat-large-filemix"\n', 'fileset = "webcat-large-filemix"\nfileset_size = "48M"\n'
+)
 
 
 def test_copies_repeat_the_table_and_keep_its_mix() -> None:
@@ -73,6 +57,7 @@ def test_specweb99_lengths_are_the_kits_36_lengths_with_its_class_shares() -> No
 
 def test_a_suite_sizes_a_table_fileset_one_way() -> None:
     base = MEMORY_SUITE.replace('fileset_size = "48M"\n', "")
+    assert base != MEMORY_SUITE
     assert (
         parse_toml(base.replace("[workload]\n", "[workload]\nfileset_copies = 4\n"), "s.toml").workload.fileset_copies
         == 4
