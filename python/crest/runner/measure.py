@@ -27,6 +27,8 @@ from crest.verdicts import Verdict
 # A memory limit "with room to spare" holds the workload's files this many times: the rest is the
 # server's own memory and the kernel's per-page overhead, which the limit counts too.
 MEMORY_ROOM = 2
+# How long a restarted target may take to fork its pool again before its new pids are read.
+RESTART_SETTLE_S = 5.0
 
 
 class LoadFailed(Exception):
@@ -64,6 +66,11 @@ class MixMeasure:
         if mix.restart_target and self.target is not None:
             before = sorted(self.target.pids())
             self.target.restart()
+            # A server answers before its pool is back (Apache prefork forks StartServers children after it
+            # listens): the pids after are read once it has as many processes again, or after a few seconds.
+            deadline = time.monotonic() + RESTART_SETTLE_S
+            while len(self.target.pids()) < len(before) and time.monotonic() < deadline:
+                time.sleep(0.1)
             lab["restart"] = {"pids_before": before, "pids_after": sorted(self.target.pids())}
         return lab
 
