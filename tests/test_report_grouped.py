@@ -188,3 +188,16 @@ def test_zeus_noncached_and_dynamic_indexes(
         "compare", "zeus", "--db", str(db), "--baseline", "Zeus 4.0", "-o", str(tmp_path / "r.html")
     )
     assert done.returncode == 0 and ours in done.stdout, done.stderr  # the index column, 4 digits as Zeus printed
+
+
+def test_a_published_peak_table_reads_as_peaks_without_loads(tmp_path: Path) -> None:
+    """No load was published: no "at 0 clients", no saturation, no paired test that cannot be one."""
+    db = imported(tmp_path, "veritest-isapi-cgi.csv", "figure6")
+    done = run_cli_in_process("compare", "figure6", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert "had the highest published peak: 25,329 req/s, 66% above" in " ".join(done.stdout.split())
+    assert "0 clients" not in done.stdout and "NOT saturated" not in done.stdout
+    assert "published peaks: no test" in done.stdout and "not a significant difference" not in done.stdout
+    doc = compared(db, "figure6")
+    assert {c["summary"]["shape"] for c in doc["configurations"]} == {"published peak"}
+    assert "published peak without the load" in " ".join(doc["summary"]["findings"])

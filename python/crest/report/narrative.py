@@ -32,9 +32,18 @@ def findings(doc: dict[str, Any]) -> dict[str, Any]:
     else:
         headline = _limited(configs) + _leader(configs, comparison, axis)
         label = doc["paired_interval"]["label"]
-        lines += [_paired(p, label) for p in comparison["paired"] if p["a"] == comparison["ranking"][0]]
+        mine = [p for p in comparison["paired"] if p["a"] == comparison["ranking"][0]]
+        lines += [_paired(p, label) for p in mine if p["ci95"] is not None or p["verdict"] == "not comparable"]
+        single = [p for p in mine if p["ci95"] is None and p["verdict"] != "not comparable"]
+        if all(_published(c) for c in configs):
+            single = []  # published peaks: the headline already says there is no test
+        if len(single) == 1:
+            lines.append(_paired(single[0], label))
+        elif single:  # one line, not one per configuration: a published peak table has dozens
+            lines.append(f"{comparison['ranking'][0]} shares one load point with each of {len(single)} other"
+                         " configurations: one pair is too few for a paired test.")  # fmt: skip
         lines += _shapes(_ranked(configs, comparison), axis)
-        if all(c["trials"] == 1 for c in configs):
+        if all(c["trials"] == 1 for c in configs) and not all(_published(c) for c in configs):
             lines.append("Each configuration ran once: the paired test pairs load points of one trial each;"
                          " repeat the runs (--repeat 3) to put confidence intervals on the peaks too.")  # fmt: skip
     curves = doc.get("throughput") or []
@@ -199,6 +208,8 @@ def _shapes(configs: list[dict[str, Any]], axis: str) -> list[str]:
     configs = [c for c in configs if c["summary"]["shape"] != "content-length sweep"]
     if not configs:
         return []
+    if all(_published(c) for c in configs):  # a peak table: no curve anywhere, one sentence says so
+        return ["Each figure is a published peak without the load it was measured at: there is no curve to judge."]
     groups: dict[str, list[str]] = {}
     for c in configs:
         s = c["summary"]
