@@ -98,11 +98,6 @@ class PeakTable:
                 raise ConfigError(f"no configuration {label!r} in the table: it has {', '.join(map(repr, labels))}")
         return self.improvement_pct[labels.index(a)][labels.index(b)]
 
-    def index(self, baseline: str) -> list[float]:
-        """Each row's peak ÷ the baseline row's (Zeus' "Index (Zeus = 1.00)"); NaN when undefined."""
-        base = self.rows[find_label([r.label for r in self.rows], baseline)].peak_value(self.metric)
-        return [ratio(r.peak_value(self.metric), base) for r in self.rows]
-
     def ranking(self) -> list[int]:
         """Row indices from the highest peak to the lowest (ties keep table order)."""
         return sorted(range(len(self.rows)), key=lambda i: self.rows[i].ranking_key(self.metric))

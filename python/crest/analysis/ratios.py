@@ -82,6 +82,6 @@ def throughput_ratios(
 def _curve(config: Configuration, load_axis: str) -> list[tuple[float, float]] | None:
     """(load, mean throughput) of the configuration's mean curve; None for a peak table (no load)."""
     points = mean_curve([p for p in config.trial_points(load_axis) if p])
-    if any(has(p.verdicts, PEAK_ONLY) for trial in config.trial_points(load_axis) for p in trial):
+    if any(has(p.verdicts, PEAK_ONLY) for p in points):  # the mean curve keeps a published peak's verdict
         return None
     return [(p.load, p.throughput_Bps) for p in points if not math.isnan(p.throughput_Bps)]

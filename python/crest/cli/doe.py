@@ -104,14 +104,14 @@ def doe_command(
 def _run_design(
     path: str, db: Path, quiet: bool, json_output: bool, placement: dict[str, Any], overrides: dict[str, Any]
 ) -> int:
-    from crest.cli.run import Progress, _announce
+    from crest.cli.run import Progress, announce
     from crest.experiment.design import load_design, run_design, with_overrides
 
     d = with_overrides(load_design(path), **overrides)
     watcher = Progress(enabled=not quiet and sys.stderr.isatty())
     try:
         experiment_id, runs = run_design(d, store_path=db, on_event=watcher.on_event, placement=placement,
-                                         on_ready=partial(_announce, watcher, quiet or json_output))  # fmt: skip
+                                         on_ready=partial(announce, watcher, quiet or json_output))  # fmt: skip
     finally:
         watcher.stop()
     out = db.parent / "doe" / f"{experiment_id}.csv"

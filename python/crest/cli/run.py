@@ -185,7 +185,7 @@ def run_command(
             plan = plan_runs(base, members, {**axes, **options}, options=list(options))
             experiment = plan.experiment
             run_ids = execute(
-                plan, store_path=db, on_event=watcher.on_event, on_ready=partial(_announce, watcher, quiet)
+                plan, store_path=db, on_event=watcher.on_event, on_ready=partial(announce, watcher, quiet)
             )
             if len(run_ids) > 1:
                 print(
@@ -214,7 +214,7 @@ def run_command(
     return EXIT_OK
 
 
-def _announce(watcher: Progress, quiet: bool, plan: Plan) -> None:
+def announce(watcher: Progress, quiet: bool, plan: Plan) -> None:
     """What is about to run, once every check passed: runs, mixes and the time under load."""
     watcher.ready(plan)
     if quiet:
