@@ -50,6 +50,13 @@ def test_a_directory_bench_prints_the_file_server_summary_and_cleans_up(tmp_path
         ),
         (["file:///tmp", "--nodes", "2"], "--nodes places the load on a cluster's nodes: add --cluster"),
         (["file://host/dir"], "invalid file target 'file://host/dir': expected file:///DIR or smb://"),
+        # dbench's name lookups (crest and dbench: docs/fileservers.md) are a file:///DIR setting
+        (["http://127.0.0.1:1/", "--resolve-names", "every-path"], "--resolve-names is for file targets"),
+        (["file:///tmp", "--resolve-names", "all"], "--resolve-names all: use one of queries, every-path"),
+        (
+            ["smb://u@127.0.0.1:1/s", "--password-file", "pw", "--resolve-names", "every-path"],
+            "--resolve-names every-path is for file:///DIR targets",
+        ),
     ],
 )
 def test_options_of_the_other_kind_of_target_are_one_line_exit_2(args: list[str], said: str, tmp_path: Path) -> None:

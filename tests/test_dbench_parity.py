@@ -15,7 +15,6 @@ from crest.runner.binding import Bound
 from crest.runner.request import RunRequest
 from crest.runner.specs import mix_spec
 from crest.suite.loader import parse_toml
-from support import run_cli_in_process
 
 # Every kind of path operation once; a short read (536 of 4096 bytes) still counts the 4096 asked for,
 # as dbench counts it: 65536 + 4096 + 4096 bytes a pass.
@@ -97,25 +96,3 @@ def test_a_suite_sends_its_resolve_names_to_the_engine_and_refuses_an_unknown_on
         assert spec.window_s == (2.0, 12.0)
     with pytest.raises(ConfigError, match="resolve_names"):
         parse_toml(SUITE.format(mode="all"))
-
-
-@pytest.mark.parametrize(
-    ("args", "said"),
-    [
-        (["http://127.0.0.1:1/", "--resolve-names", "every-path"], "--resolve-names is for file targets"),
-        (["file:///tmp", "--resolve-names", "all"], "--resolve-names all: use one of queries, every-path"),
-        (
-            ["smb://u@127.0.0.1:1/s", "--password-file", "pw", "--resolve-names", "every-path"],
-            "--resolve-names every-path is for file:///DIR targets",
-        ),
-    ],
-)
-def test_resolve_names_where_it_cannot_apply_is_one_line_exit_2(args: list[str], said: str, tmp_path: Path) -> None:
-    pw = tmp_path / "pw"
-    pw.write_text("x\n")
-    pw.chmod(0o600)
-    args = [str(pw) if a == "pw" else a for a in args]
-    done = run_cli_in_process("bench", *args, "-d", "1s")
-    assert done.returncode == 2, done.stderr
-    (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("crest: error: ") and said in line, line
