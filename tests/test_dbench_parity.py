@@ -1,6 +1,6 @@
 """crest and dbench (docs/fileservers.md#crest-and-dbench): what a pass of a loadfile counts (operations and
 the sizes ReadX and WriteX ask for) is the same whichever names are looked up; `resolve_names` reaches the
-engine from a suite and from `crest bench`, and is refused where it cannot apply."""
+engine from a suite (`crest bench --resolve-names` and its refusals: test_bench_files.py)."""
 
 from __future__ import annotations
 
