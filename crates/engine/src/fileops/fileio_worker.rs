@@ -3,7 +3,7 @@
 //! merged exactly when the run ends. Owns the threads' loop (start delay,
 //! pacing, the end, cleanup); executing is `fileio`'s, judging `client`'s.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Instant;
@@ -27,15 +27,17 @@ pub(super) fn start(plan: Arc<FilePlan>) -> Result<RunHandle, StartError> {
     let (tx, mut handle) =
         RunHandle::new(super::facts(&plan, plan.connections), plan.duration, plan.report_part, origin);
     let cancel = handle.cancel_flag();
+    // Clients still working: the last one out removes the parent their trees share.
+    let running = Arc::new(AtomicU32::new(plan.connections));
     for index in 0..plan.connections {
         let live = Arc::new(LiveCounters::default());
         handle.add_worker(live.clone(), None);
-        let (plan, stop, tx) = (plan.clone(), cancel.clone(), tx.clone());
+        let (plan, stop, tx, running) = (plan.clone(), cancel.clone(), tx.clone(), running.clone());
         thread::Builder::new()
             .name(format!("crest-worker-fileio-{index}"))
             .spawn(move || {
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    run_client(&plan, index, origin, &stop, &live)
+                    run_client(&plan, index, origin, &stop, &live, &running)
                 }));
                 let _ = tx.send(outcome);
             })
@@ -48,7 +50,14 @@ pub(super) fn start(plan: Arc<FilePlan>) -> Result<RunHandle, StartError> {
     Ok(handle)
 }
 
-fn run_client(plan: &FilePlan, index: u32, origin: Instant, cancel: &AtomicBool, live: &LiveCounters) -> Outcome {
+fn run_client(
+    plan: &FilePlan,
+    index: u32,
+    origin: Instant,
+    cancel: &AtomicBool,
+    live: &LiveCounters,
+    running: &AtomicU32,
+) -> Outcome {
     let Backend::Fileio { dir } = &plan.backend else { unreachable!("invariant: a fileio plan") };
     let file = &*plan.loadfile;
     let cancelled = || cancel.load(Ordering::Relaxed);
@@ -99,9 +108,13 @@ fn run_client(plan: &FilePlan, index: u32, origin: Instant, cancel: &AtomicBool,
     let ended = Instant::now();
     fileio.close_all();
     if plan.cleanup {
-        // NetBench's Save Workspace = No: the client's tree, then the shared parent once empty.
+        // NetBench's Save Workspace = No: the client's tree, then the shared parent once empty. Only the
+        // last client out removes the parent: a client whose quota ran out first would otherwise remove
+        // it between another's Mkdir "\clients" and its NTCreateX under it.
         let _ = std::fs::remove_dir_all(format!("{dir}/clients/client{id}"));
-        let _ = std::fs::remove_dir(format!("{dir}/clients"));
+        if running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let _ = std::fs::remove_dir(format!("{dir}/clients"));
+        }
     }
     Outcome { stats, cpu: thread_cpu_time(), ended }
 }
