@@ -13,8 +13,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "crest"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
     ("cli",),
+    ("web",),  # the live page and the results browser
     ("specweb99", "capacity"),  # harnesses around the runner
     ("experiment",),
+    ("observe",),  # frames of a run as it happens, for the live page, metrics and JSON Lines
     ("runner",),
     ("placement",),
     ("cluster",),

@@ -1,6 +1,6 @@
 """Type stubs of the compiled load engine (crates/py); the contract between Rust and Python."""
 
-from typing import final
+from typing import Any, final
 
 __all__ = [
     "ConfigError",
@@ -29,6 +29,9 @@ class ConfigError(ValueError):
 class MachineError(RuntimeError):
     """The machine failed a valid run: an event loop, a thread or TLS setup refused, or a worker panicked."""
 
+def live_latency_lower_us() -> list[int]:
+    """The lower bound in µs of each bucket of Run.live()'s latency_buckets (two per power of two)."""
+
 def version() -> str:
     """The engine's version string."""
 
@@ -51,8 +54,10 @@ def start_run(config_json: str) -> Run:
 class Run:
     """A running load test; poll it with wait()."""
 
-    def live(self) -> dict[str, float | int]:
-        """Cumulative counters so far: elapsed_s, requests, errors, bytes, connections_opened."""
+    def live(self) -> dict[str, Any]:
+        """Cumulative counters so far: elapsed_s, requests, errors (both inside the measured window), bytes,
+        connections_opened; and over the whole run, ramps included: completed, failed (by error kind) and
+        latency_buckets (successes by live_latency_lower_us()'s buckets)."""
 
     def cancel(self) -> None:
         """Stop promptly; wait() then returns the partial report."""

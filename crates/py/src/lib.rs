@@ -61,6 +61,12 @@ fn probe_file_target(py: Python<'_>, config_json: &str) -> PyResult<()> {
     py.detach(|| crest_engine::probe_file_target(&config)).map_err(|e| config_error(py, &e))
 }
 
+/// The live latency histogram's bucket lower bounds in µs (`Run.live()["latency_buckets"]`).
+#[pyfunction]
+fn live_latency_lower_us() -> Vec<u64> {
+    crest_engine::stats::live_latency_lower_us().to_vec()
+}
+
 /// The engine's version (the workspace version).
 #[pyfunction]
 fn version() -> &'static str {
@@ -95,6 +101,13 @@ impl Run {
         d.set_item("errors", s.errors)?;
         d.set_item("bytes", s.bytes)?;
         d.set_item("connections_opened", s.connections_opened)?;
+        d.set_item("completed", s.completed)?;
+        let failed = PyDict::new(py);
+        for kind in crest_engine::ErrorKind::ALL {
+            failed.set_item(kind.name(), s.failed[kind.index()])?;
+        }
+        d.set_item("failed", failed)?;
+        d.set_item("latency_buckets", s.latency.to_vec())?;
         Ok(d)
     }
 
@@ -187,6 +200,7 @@ fn quiet_worker_panics() {
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     quiet_worker_panics();
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(live_latency_lower_us, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(probe_file_target, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;

@@ -122,9 +122,10 @@ class ClusterLoad:
             for i, answer in zip(waiting, answers):
                 if "done" in answer:
                     done[i] = answer["done"]
-            live = fanout.sum_live(answer.get("live", {}) for answer in answers)
+            by_node = {p.node.name: a["live"] for p, a in zip(watched, answers) if isinstance(a, dict) and "live" in a}
+            live = fanout.sum_live(by_node.values())
             if on_progress is not None and live:
-                on_progress(live)
+                on_progress({**live, "by_node": by_node})
             if deadline is not None and time.time() > deadline:
                 self._cancel_all()
                 raise EngineError(f"the nodes overran mix {self.mix_index} and were cancelled: please report this")

@@ -175,6 +175,11 @@ class NodeMonitor:
     def stop(self) -> None:
         """Nothing to do here: summary() stops the node's sampler and reads it in one call."""
 
+    def latest(self) -> dict[str, Any]:
+        """Nothing: the node's samples come back when the mix ends (a round trip a second would cost more
+        than the figure is worth to a watcher)."""
+        return {}
+
     def summary(self, window_start: float, window_end: float) -> dict[str, Any]:
         off = self.remote.offset.offset_s
         return dict(self.remote.call("stop_monitor", window_start + off, window_end + off))

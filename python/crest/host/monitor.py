@@ -153,6 +153,15 @@ class Monitor:
             host=hostcounters.snapshot(min(live) if live else None),
         )  # fmt: skip
 
+    def latest(self) -> dict[str, Any]:
+        """The last sampling interval: the target's and the engine's CPU (% of one core), the target's RSS."""
+        samples = self.samples[-2:]
+        if len(samples) < 2:
+            return {}
+        row = _row(samples[0], samples[1])
+        row.pop("host", None)
+        return {**row, "target_cores": self.target_cores, "engine_cores": self.engine_cores}
+
     def _runq_wait_ns(self) -> int:
         """The run-queue wait of every thread of this process (the engine's workers run here), in ns."""
         for tid in _tids(os.getpid()):

@@ -156,12 +156,23 @@ def engine_failures() -> Iterator[None]:
         raise MachineError(str(exc)) from None
 
 
-def sum_live(lives: Iterable[dict[str, Any]]) -> dict[str, float]:
-    """The shares' live counters as one run's: counts add, elapsed time is the longest share's."""
-    live: dict[str, float] = {}
+def sum_live(lives: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The shares' live counters as one run's: counts add (by kind and bucket too), elapsed time is the
+    longest share's."""
+    live: dict[str, Any] = {}
     for one in lives:
         for key, value in one.items():
-            live[key] = max(live.get(key, 0), value) if key == "elapsed_s" else live.get(key, 0) + value
+            if key == "elapsed_s":
+                live[key] = max(live.get(key, 0.0), value)
+            elif isinstance(value, dict):
+                held = live.setdefault(key, {})
+                for k, n in value.items():
+                    held[k] = held.get(k, 0) + n
+            elif isinstance(value, list):
+                held = live.get(key) or [0] * len(value)
+                live[key] = [a + b for a, b in zip(held, value)]
+            else:
+                live[key] = live.get(key, 0) + value
     return live
 
 

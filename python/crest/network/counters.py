@@ -123,6 +123,15 @@ class LinkSampler:
         start = float(report.get("subnets", {}).get("start_at_unix_s", self.samples[0].at))
         return self.figures(start, start + float(report.get("duration_s", 0.0)))
 
+    def latest(self) -> dict[str, Any]:
+        """The links over the last sampling interval: each link's direction, rate and utilisation."""
+        samples = self.samples[-2:]
+        if len(samples) < 2:
+            return {}
+        links = self.figures(samples[0].at, samples[1].at).get("links", [])
+        keep = ("link", "scope", "direction", "utilisation", "rate_bps", "bits_per_s", "subnet")
+        return {"links": [{k: link[k] for k in keep if k in link} for link in links]}
+
     def figures(self, start: float, end: float) -> dict[str, Any]:
         """The mix's network figures over the samples inside [start, end] (the first and last sample
         when fewer than two fall inside: a window shorter than the sampling)."""

@@ -132,7 +132,7 @@ class SubnetRuns:
             self.texts[i] = self.runs[i].wait(timeout_s / len(waiting))
         return all(t is not None for t in self.texts)
 
-    def live(self) -> dict[str, float]:
+    def live(self) -> dict[str, Any]:
         return fanout.sum_live(run.live() for run in self.runs)
 
     def cancel(self) -> None:

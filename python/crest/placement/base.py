@@ -46,6 +46,10 @@ class Probe(Protocol):
 
     def apply(self, record: MixRecord, window: tuple[float, float]) -> None: ...
 
+    def live(self) -> dict[str, Any]:
+        """Its latest figures while the mix runs (for a watcher; {} when it has none to give cheaply)."""
+        ...
+
 
 @dataclass(frozen=True)
 class TargetPlan:
@@ -159,6 +163,8 @@ class Sampler(Protocol):
 
     def summary(self, window_start: float, window_end: float) -> dict[str, Any]: ...
 
+    def latest(self) -> dict[str, Any]: ...
+
 
 @dataclass
 class MonitorProbe:
@@ -174,3 +180,6 @@ class MonitorProbe:
 
     def apply(self, record: MixRecord, window: tuple[float, float]) -> None:
         record.monitor.update(self.monitor.summary(*window))
+
+    def live(self) -> dict[str, Any]:
+        return self.monitor.latest()

@@ -128,6 +128,9 @@ class MemoryProbe:
         if kills > 0:
             record.verdicts.append(target_oom(kills, limit, peak))
 
+    def live(self) -> dict[str, Any]:
+        return {}
+
 
 def _target_cores(target: Any) -> float:
     """What the target may use: its share under a quota, else its pinned cores (all when not pinned)."""

@@ -47,6 +47,9 @@ class LinkProbe:
         record.network = self.sampler.figures(*window)
         record.verdicts += link_verdicts(record.network)
 
+    def live(self) -> dict[str, Any]:
+        return self.sampler.latest()
+
 
 def link_verdicts(figures: dict[str, Any]) -> list[Verdict]:
     """link_bound for each shaped link that ran at LINK_BOUND_UTILISATION of its rate or more in the window."""

@@ -18,7 +18,7 @@ from crest.host.monitor import client_bound_verdict, host_verdicts
 from crest.load import vantage
 from crest.load.client import LoadClient, ProgressCallback, RunResult
 from crest.load.runspec import RunSpec
-from crest.placement.base import Load, Placement
+from crest.placement.base import Load, Placement, Probe
 from crest.runner.warmup import warmup_figures, warmup_spec
 from crest.store import MixRecord, mix_from_report
 from crest.suite import Mix, Suite
@@ -112,7 +112,7 @@ class MixMeasure:
             probe.start()
         try:
             with self.placement.pinned():
-                result = load.run(on_progress)
+                result = load.run(partial(_with_probes, on_progress, probes))
         except Exception as exc:
             raise LoadFailed(exc) from exc
         finally:
@@ -145,6 +145,14 @@ class MixMeasure:
                 lab["access_log_requests_by_role"] = {r: after_roles[r] - by_role_before[r] for r in after_roles}
         record.lab = lab or None
         return record
+
+
+def _with_probes(on_progress: ProgressCallback, probes: list[Probe], live: dict[str, Any]) -> None:
+    """The engine's live counters and the probes' latest figures (target and engine CPU, links), as one."""
+    seen: dict[str, Any] = {}
+    for probe in probes:
+        seen.update(probe.live())
+    on_progress({**live, "probes": seen} if seen else live)
 
 
 def warm_up_run(spec: RunSpec) -> RunResult:

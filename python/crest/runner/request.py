@@ -98,6 +98,7 @@ class Event:
     record: MixRecord | None = None
     status: str = ""
     reason: str | None = None
+    about: dict[str, Any] = field(default_factory=dict)  # run-started: suite, server, target, factors, placement
 
 
 EventCallback = Callable[[Event], None]

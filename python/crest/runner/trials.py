@@ -306,7 +306,9 @@ class SuiteRunner:
             return detail.id
 
     def _execute(self, store: Store, trial: _Trial, mixes: Iterable[Mix]) -> None:
-        self.on_event(Event("run-started", trial.run_id, trial.repeat_index, mixes=len(self.mixes)))
+        self.on_event(
+            Event("run-started", trial.run_id, trial.repeat_index, mixes=len(self.mixes), about=self._about(trial))
+        )
         try:
             with self.placement.loading():
                 if self.hooks is not None:  # the harness talks to the target from where the clients stand
@@ -478,6 +480,19 @@ class SuiteRunner:
             factors=dict(self.request.factors),
             host={**host_facts(), "disclosure": self._disclosure(target, bound)},
         )
+
+    def _about(self, trial: _Trial) -> dict[str, Any]:
+        """What a watcher names a run by: its suite, target, configuration and where its load runs."""
+        request = self.request
+        return {
+            "suite": request.suite.name,
+            "server": request.server,
+            "target": trial.bound.url,
+            "profile": request.profile,
+            "factors": dict(request.factors),
+            "experiment": request.experiment,
+            **self.placement.describe(trial.target),
+        }
 
     def _disclosure(self, target: Any, bound: Bound) -> dict[str, Any]:
         facts = self.placement.disclosure(target, bound.url, bound.tls_url)  # read where the target runs

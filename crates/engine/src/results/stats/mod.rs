@@ -9,6 +9,7 @@
 
 pub mod h2;
 mod histogram;
+mod tally;
 mod timeline;
 mod tls;
 
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 pub(crate) use histogram::SlotCounts;
 pub use histogram::{new_histogram, summarize, LatencySummary};
+pub use tally::{live_latency_bucket, live_latency_lower_us, LiveTally, LIVE_LATENCY_BUCKETS};
 pub use timeline::{Bucket, Timeline};
 pub use tls::{cipher_name, protocol_name, Negotiated, NegotiatedCount};
 
@@ -154,6 +156,8 @@ pub struct Stats {
     pub timeline: Timeline,
     /// HTTP/2's figures (zero for HTTP/1.x).
     pub h2: h2::H2Counters,
+    /// What a watcher sees while the run goes on (whole run, not windowed; never merged).
+    pub live: Box<LiveTally>,
     window: Option<(Duration, Duration)>,
 }
 
@@ -192,6 +196,7 @@ impl Stats {
             status: Box::new([0; STATUS_SLOTS]),
             timeline: Timeline::new(expected),
             h2: h2::H2Counters::default(),
+            live: Box::default(),
             window,
         }
     }
@@ -222,6 +227,7 @@ impl Stats {
             return;
         }
         self.timeline.at(c.at.as_secs() as usize).requests += 1;
+        self.live.success(micros(c.latency));
         if !self.in_window(c.at) {
             return;
         }
@@ -236,6 +242,7 @@ impl Stats {
     /// status counts are HTTP's.
     pub fn record_operation(&mut self, at: Duration, class: usize, client: usize, latency: Duration, bytes: u64) {
         self.timeline.at(at.as_secs() as usize).requests += 1;
+        self.live.success(micros(latency));
         if self.in_window(at) {
             self.count_success(class, client, latency, bytes);
         }
@@ -297,6 +304,7 @@ impl Stats {
         message: Option<&dyn std::fmt::Display>,
     ) {
         self.timeline.at(at.as_secs() as usize).errors += 1;
+        self.live.failure(kind);
         if !self.in_window(at) {
             return;
         }
