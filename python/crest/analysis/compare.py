@@ -166,9 +166,16 @@ def paired_difference(
 
 def matched_pairs(a: Configuration, b: Configuration, metric: str, load_axis: str) -> list[tuple[float, float]]:
     """(A, B) values of `metric` at every (load, trial) both measured, trial i against trial i."""
+    return trial_pairs(a.trial_points(load_axis), b.trial_points(load_axis), metric)
+
+
+def trial_pairs(
+    a: Sequence[Sequence[LoadPoint]], b: Sequence[Sequence[LoadPoint]], metric: str
+) -> list[tuple[float, float]]:
+    """matched_pairs over curves already read: trial i of `a` against trial i of `b`, load by load."""
     check_metric(metric)
     pairs: list[tuple[float, float]] = []
-    for trial_a, trial_b in zip(a.trial_points(load_axis), b.trial_points(load_axis)):
+    for trial_a, trial_b in zip(a, b):
         at_b = {p.load: p for p in trial_b}
         for point in trial_a:
             if point.load in at_b:

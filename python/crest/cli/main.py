@@ -114,6 +114,12 @@ COMMANDS: dict[str, Entry] = {
         "Compare configurations: peaks, percent improvements and paired tests in the terminal, plus the HTML report.",
         no_args_is_help=True,
     ),
+    "check": Entry(
+        "crest.cli.check",
+        "check_command",
+        "Gate a run on a baseline: one verdict per rule; exit 1 on a significant regression, else 0.",
+        no_args_is_help=True,
+    ),
     "weighted": Entry(
         "crest.cli.weighted",
         "weighted_command",
