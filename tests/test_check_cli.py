@@ -1,0 +1,139 @@
+"""`crest check` through the real entry point: a table, JUnit XML and JSON of the verdicts, exit 1 on a
+significant regression and 0 otherwise, 2 with one line on bad input; a baseline stored or exported with
+`crest report --format json`. The integration test gates a target slowed with --cpus against itself unslowed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crest.errors import ConfigError
+from crest.filesets import generate
+from crest.servers import cpus as cpu_split
+from crest.servers.cgroup import Cgroup
+from report_lab import THREE, store_lab
+from support import run_cli, run_cli_in_process, static_suite
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """One trial each of a faster (nginx) and a slower configuration (apache): the db and their run ids."""
+    db = tmp_path_factory.mktemp("check") / "crest.db"
+    fast, slow = store_lab(db, curves=THREE[:2], trials=1)
+    return db, fast, slow
+
+
+def test_a_slower_run_regresses_and_says_so_in_the_table_junit_and_json(
+    lab: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    db, fast, slow = lab
+    junit, verdicts = tmp_path / "ci" / "crest.xml", tmp_path / "verdicts.json"
+    out = run_cli_in_process("check", slow, "--baseline", fast, "--db", str(db), "--rule", "peak_rps>-5%,p50<+900%",
+                             "--junit", str(junit), "--json", str(verdicts))  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    words = " ".join(out.stdout.split())  # the lines fold at the terminal's width
+    assert "one trial per run (no spread across trials, so each test pairs the ladder's mixes)" in words
+    rows = {line.split()[0]: line.rstrip() for line in out.stdout.splitlines() if line.startswith(("peak_rps", "p50"))}
+    assert rows["peak_rps>-5%"].endswith("regression") and "42," in rows["peak_rps>-5%"]
+    assert rows["p50<+900%"].endswith("pass")
+    assert out.stdout.rstrip().endswith("FAIL: 1 of 2 rules regressed significantly (exit 1)")
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert failed == ["peak_rps>-5%"]
+    doc = json.loads(verdicts.read_text())
+    assert [(r["rule"], r["verdict"]) for r in doc["rules"]] == [("peak_rps>-5%", "regression"), ("p50<+900%", "pass")]
+    assert doc["exit_code"] == 1 and doc["rules"][0]["change"] < -5 and doc["rules"][0]["change_interval"][1] < 0
+
+
+def test_a_run_against_itself_passes_with_the_default_rules(lab: tuple[Path, str, str]) -> None:
+    db, fast, _ = lab
+    out = run_cli_in_process("check", fast, "--baseline", fast, "--db", str(db), "--json", "-")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)  # stdout carries the JSON alone; the table went to stderr
+    assert [r["verdict"] for r in doc["rules"]] == ["pass", "pass", "pass"]
+    assert "ok: no significant regression in 3 rules (exit 0)" in out.stderr
+
+
+def test_an_exported_report_is_a_baseline(lab: tuple[Path, str, str], tmp_path: Path) -> None:
+    db, fast, slow = lab
+    exported = tmp_path / "baseline.json"
+    assert run_cli_in_process("report", fast, "--db", str(db), "--format", "json", "-o", str(exported)).returncode == 0
+    stored = run_cli_in_process("check", slow, "--baseline", fast, "--db", str(db), "--json", "-")
+    from_file = run_cli_in_process("check", slow, "--baseline", str(exported), "--db", str(db), "--json", "-")
+    assert from_file.returncode == stored.returncode == 1
+    rules = [json.loads(o.stdout)["rules"] for o in (stored, from_file)]
+    assert [r["change"] for r in rules[0]] == pytest.approx([r["change"] for r in rules[1]])
+    assert run_cli_in_process("check", fast, "--baseline", str(exported), "--db", str(db)).returncode == 0
+
+
+def test_bad_input_is_one_line_and_exit_2(lab: tuple[Path, str, str], tmp_path: Path) -> None:
+    db, fast, _ = lab
+    not_a_report = tmp_path / "other.json"
+    not_a_report.write_text('{"rps": 1}')
+    cases = [
+        (["nope", "--baseline", fast], "no run 'nope'"),
+        ([fast, "--baseline", "nope"], "no run 'nope'"),
+        ([fast, "--baseline", fast, "--rule", "p95<+10%"], "unknown metric 'p95'"),
+        ([fast, "--baseline", fast, "--rule", "peak_rps>5%"], "sign the allowed change: write peak_rps>-5%"),
+        ([fast, "--baseline", "exp-1"], "holds 2 configurations"),
+        ([fast, "--baseline", str(tmp_path / "missing.json")], "no baseline file"),
+        ([fast, "--baseline", str(not_a_report)], "is not a crest report in JSON: export one with `crest report"),
+    ]
+    for args, needle in cases:
+        out = run_cli_in_process("check", *args, "--db", str(db))
+        lines = out.stderr.strip().splitlines()
+        assert out.returncode == 2 and len(lines) == 1 and lines[0].startswith("crest: error:"), (args, out.stderr)
+        assert needle in lines[0], (args, lines[0])
+
+
+# -- a real target, slowed -------------------------------------------------------------------------------------------
+
+SUITE = static_suite("gate", "three short mixes for crest check", [1, 2, 4], length_s=1, ramp_s=0)
+
+
+@pytest.fixture(scope="module")
+def slowed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, str]]:
+    """The built-in target run unslowed, then at 0.2 of a core: the db and the two run ids."""
+    if os.geteuid() != 0 or len(cpu_split.available()) < 2:
+        pytest.skip("a CPU quota needs root (a writable cgroup tree) and 2 cores")
+    try:
+        Cgroup(cpu_quota=cpu_split.share("0.2").quota)
+    except ConfigError as exc:
+        pytest.skip(f"no cgroup cpu controller here: {exc}")
+    root = Path(tempfile.mkdtemp(prefix="crest-test-"))  # servers that drop privileges must read it
+    root.chmod(0o755)
+    generate("webcat-large-filemix", root / "fileset")
+    suite, db = root / "gate.toml", tmp_path_factory.mktemp("gate") / "crest.db"
+    suite.write_text(SUITE)
+    for cpus in ([], ["--cpus", "0.2"]):
+        out = run_cli("run", str(suite), "--server", "builtin", *cpus, "--profile", "full", "--fileset",
+                      str(root / "fileset"), "--db", str(db), "-q")  # fmt: skip
+        assert out.returncode == 0, out.stderr
+    with sqlite3.connect(db) as conn:
+        fast, slow = (row[0] for row in conn.execute("SELECT id FROM runs ORDER BY started_at"))
+    yield db, fast, slow
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(120)
+def test_a_target_slowed_with_cpus_fails_the_gate_and_passes_against_itself(
+    slowed: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    db, fast, slow = slowed
+    junit = tmp_path / "crest.xml"
+    out = run_cli("check", slow, "--baseline", fast, "--rule", "peak_rps>-5%", "--db", str(db), "--junit", str(junit))
+    assert out.returncode == 1, out.stdout + out.stderr
+    case = ET.parse(junit).getroot().find("testsuite/testcase")
+    assert case is not None and case.get("name") == "peak_rps>-5%" and case.find("failure") is not None
+    itself = run_cli("check", fast, "--baseline", fast, "--db", str(db))
+    assert itself.returncode == 0, itself.stdout + itself.stderr
