@@ -173,3 +173,17 @@ def test_a_bench_where_every_response_is_an_error_exits_1(builtin_target: str) -
         .splitlines()[-1]
         .endswith("the target answered 405 to every request: check the URL's path and method")
     )
+
+
+def test_jsonl_to_stdout_is_the_frames_alone_and_the_summary_moves_to_stderr(builtin_target: str) -> None:
+    result = run_cli("bench", "-d", "2s", "-c", "2", "--jsonl", "-", builtin_target + "1k.html")
+    assert result.returncode == 0, result.stderr
+    frames = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [f["type"] for f in frames]
+    assert kinds[:2] == ["run-started", "mix-started"] and kinds[-2:] == ["mix-finished", "run-finished"]
+    samples = [f for f in frames if f["type"] == "sample"]
+    assert samples and all(s["rps"] > 0 and s["latency_us"]["p99"] > 0 for s in samples)
+    finished = frames[-2]
+    assert finished["errors"] == 0 and finished["rps"] > 0
+    assert frames[-1]["status"] == "complete"
+    assert "Requests" in result.stderr  # the human summary, out of the frames' way

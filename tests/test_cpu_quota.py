@@ -136,9 +136,17 @@ def test_half_a_cpu_gives_the_target_half_a_core_and_is_stored(tmp_path: Path, f
     before = _crest_cgroups(probe)
     suite, db = tmp_path / "quota.toml", tmp_path / "r.db"
     suite.write_text(SUITE)
+    frames = tmp_path / "frames.jsonl"
     out = run_cli("run", str(suite), "--server", "builtin", "--cpus", "0.5", "--profile", "full", "--repeat", "1",
-                  "--fileset", str(fileset), "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+                  "--fileset", str(fileset), "--db", str(db), "-q", "--jsonl", str(frames), timeout_s=WAIT_S)  # fmt: skip
     assert out.returncode == 0, out.stderr
+    # What a watcher saw (--jsonl): the run by its configuration, and each second's target CPU under the quota.
+    seen = [json.loads(line) for line in frames.read_text().splitlines()]
+    assert seen[0]["type"] == "run-started" and seen[0]["configuration"] == "server=builtin cpus=0.5"
+    assert seen[-1]["type"] == "run-finished" and seen[-1]["status"] == "complete"
+    samples = [f for f in seen if f["type"] == "sample"]
+    assert samples and all(f["rps"] > 0 for f in samples)
+    assert max(f["target_cpu_pct"] for f in samples) < 65, samples  # % of one core, held to half a core
     assert _crest_cgroups(probe) == before, "the run left its cgroup behind"
     with sqlite3.connect(db) as conn:
         run_id, factors, config = conn.execute("SELECT id, factors_json, config_json FROM runs").fetchone()

@@ -56,7 +56,7 @@ class Run:
 
     def live(self) -> dict[str, Any]:
         """Cumulative counters so far: elapsed_s, requests, errors (both inside the measured window), bytes,
-        connections_opened; and over the whole run, ramps included: completed, failed (by error kind) and
+        connections_opened; and over the whole run, ramps included: completed, received (bytes), failed (by error kind) and
         latency_buckets (successes by live_latency_lower_us()'s buckets)."""
 
     def cancel(self) -> None:

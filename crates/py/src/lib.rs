@@ -102,6 +102,7 @@ impl Run {
         d.set_item("bytes", s.bytes)?;
         d.set_item("connections_opened", s.connections_opened)?;
         d.set_item("completed", s.completed)?;
+        d.set_item("received", s.received)?;
         let failed = PyDict::new(py);
         for kind in crest_engine::ErrorKind::ALL {
             failed.set_item(kind.name(), s.failed[kind.index()])?;

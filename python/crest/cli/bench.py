@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, watching
 from crest.cli.progress import LiveProgress
 from crest.cli.render import render_header, render_nodes, render_report
 from crest.errors import ConfigError, PeerError
@@ -246,6 +246,10 @@ def bench_command(
             show_default=False,
         ),
     ] = None,
+    ui: watching.Ui = False,
+    ui_address: watching.UiAddress = None,
+    metrics: watching.Metrics = None,
+    jsonl: watching.Jsonl = None,
 ) -> int:
     """Load-test a URL, like wrk or ab.
 
@@ -258,121 +262,133 @@ def bench_command(
             "--recv-buffer was ambiguous and is gone: use --read-buffer BYTES (bytes per read, WebBench's"
             " receive buffer) or --socket-rcvbuf BYTES (the socket's SO_RCVBUF, what --recv-buffer set)"
         )
-    conns = parse_count(connections, what="--connections")
-    if url.lower().startswith(FILE_SCHEMES):
-        http_given = [name for name, given in (
-            ("--http", http != "1.1"), ("--keepalive/--no-keepalive", keepalive is not None), ("--header", bool(header)),
-            ("--method", method is not None), ("--body", body is not None),
-            ("--rate", rate is not None), ("--think-time", think_time != "0s"), ("--pipeline", pipeline != "1"),
-            ("--streams", streams != "1"), ("--h2-window", h2_window is not None),
-            ("--h2-connection-window", h2_connection_window is not None), ("--read-buffer", read_buffer is not None),
-            ("--socket-rcvbuf", socket_rcvbuf is not None), ("--insecure", insecure),
-            ("--no-tls-resumption", not tls_resumption), ("--source-addrs", source_addrs is not None),
-        ) if given]  # fmt: skip
-        from crest.cli.bench_files import bench_files
+    if json_output and jsonl == "-":
+        raise ConfigError("--json and --jsonl - both want stdout: write the frames to a file (--jsonl FILE)")
+    watch = watching.Watching(watching.options(ui, ui_address, metrics, jsonl))
+    try:
+        conns = parse_count(connections, what="--connections")
+        if url.lower().startswith(FILE_SCHEMES):
+            http_given = [name for name, given in (
+                ("--http", http != "1.1"), ("--keepalive/--no-keepalive", keepalive is not None), ("--header", bool(header)),
+                ("--method", method is not None), ("--body", body is not None),
+                ("--rate", rate is not None), ("--think-time", think_time != "0s"), ("--pipeline", pipeline != "1"),
+                ("--streams", streams != "1"), ("--h2-window", h2_window is not None),
+                ("--h2-connection-window", h2_connection_window is not None), ("--read-buffer", read_buffer is not None),
+                ("--socket-rcvbuf", socket_rcvbuf is not None), ("--insecure", insecure),
+                ("--no-tls-resumption", not tls_resumption), ("--source-addrs", source_addrs is not None),
+            ) if given]  # fmt: skip
+            from crest.cli.bench_files import bench_files
 
-        return bench_files(
-            url, clients=conns, threads=parse_count(threads, what="--threads") if threads is not None else
-            _default_threads(conns), duration_s=_duration(duration, requests), timeout_s=parse_duration(timeout,
-            what="--timeout"), loadfile=Path(loadfile) if loadfile else None, skip_cleanup=skip_cleanup,
+            return bench_files(
+                url, clients=conns, threads=parse_count(threads, what="--threads") if threads is not None else
+                _default_threads(conns), duration_s=_duration(duration, requests), timeout_s=parse_duration(timeout,
+                what="--timeout"), loadfile=Path(loadfile) if loadfile else None, skip_cleanup=skip_cleanup,
+                max_requests=parse_count(requests, what="--requests") if requests is not None else None,
+                password_file=Path(password_file) if password_file else None, http_options=http_given,
+                json_output=json_output, quiet=quiet, cluster=cluster, nodes=cluster_options.count(nodes, "--nodes"),
+                network=network, resolve_names=resolve_names, watch=watch,
+            )  # fmt: skip
+        for option, value in (
+            ("--loadfile", loadfile),
+            ("--password-file", password_file),
+            ("--skip-cleanup", skip_cleanup or None),
+            ("--resolve-names", resolve_names),
+        ):
+            if value is not None:
+                raise ConfigError(f"{option} is for file targets (file:///DIR or smb://USER@HOST/SHARE): leave it out")
+        spec = RunSpec(
+            url=url,
+            method=method if method is not None else ("POST" if body is not None else "GET"),
+            headers=tuple(parse_header(h) for h in header or ()),
+            body=body,
+            http_version=http,
+            keepalive=keepalive if keepalive is not None else http != "1.0",
+            pipeline=parse_count(pipeline, what="--pipeline"),
+            streams=parse_count(streams, what="--streams"),
+            h2_stream_window_bytes=parse_size(h2_window, what="--h2-window") if h2_window is not None else None,
+            h2_connection_window_bytes=(
+                parse_size(h2_connection_window, what="--h2-connection-window")
+                if h2_connection_window is not None
+                else None
+            ),
+            connections=conns,
+            threads=parse_count(threads, what="--threads") if threads is not None else _default_threads(conns),
+            duration_s=_duration(duration, requests),
             max_requests=parse_count(requests, what="--requests") if requests is not None else None,
-            password_file=Path(password_file) if password_file else None, http_options=http_given,
-            json_output=json_output, quiet=quiet, cluster=cluster, nodes=cluster_options.count(nodes, "--nodes"),
-            network=network, resolve_names=resolve_names,
-        )  # fmt: skip
-    for option, value in (
-        ("--loadfile", loadfile),
-        ("--password-file", password_file),
-        ("--skip-cleanup", skip_cleanup or None),
-        ("--resolve-names", resolve_names),
-    ):
-        if value is not None:
-            raise ConfigError(f"{option} is for file targets (file:///DIR or smb://USER@HOST/SHARE): leave it out")
-    spec = RunSpec(
-        url=url,
-        method=method if method is not None else ("POST" if body is not None else "GET"),
-        headers=tuple(parse_header(h) for h in header or ()),
-        body=body,
-        http_version=http,
-        keepalive=keepalive if keepalive is not None else http != "1.0",
-        pipeline=parse_count(pipeline, what="--pipeline"),
-        streams=parse_count(streams, what="--streams"),
-        h2_stream_window_bytes=parse_size(h2_window, what="--h2-window") if h2_window is not None else None,
-        h2_connection_window_bytes=(
-            parse_size(h2_connection_window, what="--h2-connection-window")
-            if h2_connection_window is not None
-            else None
-        ),
-        connections=conns,
-        threads=parse_count(threads, what="--threads") if threads is not None else _default_threads(conns),
-        duration_s=_duration(duration, requests),
-        max_requests=parse_count(requests, what="--requests") if requests is not None else None,
-        rate_rps=parse_rate(rate, what="--rate") if rate is not None else None,
-        think_time_s=parse_duration(think_time, what="--think-time", allow_zero=True),
-        timeout_s=parse_duration(timeout, what="--timeout"),
-        insecure=insecure,
-        tls_resumption=tls_resumption,
-        nap=nap,
-        source_addrs=(
-            parse_source_addrs(source_addrs, allow_non_loopback=allow_non_loopback_sources)
-            if source_addrs is not None
-            else ()
-        ),
-        read_buffer_bytes=parse_size(read_buffer, what="--read-buffer") if read_buffer is not None else None,
-        socket_rcvbuf_bytes=parse_size(socket_rcvbuf, what="--socket-rcvbuf") if socket_rcvbuf is not None else None,
-    )
-    client = LoadClient(spec, origin="bench")  # validates every setting: ConfigError before any traffic
-    if body is not None and spec.method in ("GET", "HEAD") and method is not None and not (quiet or json_output):
-        print(f"crest: warning: sending a body with {spec.method}; many servers ignore it", file=sys.stderr)
-    if network is not None and cluster is None:
-        return _bench_on_network(spec, network, json_output, quiet)
-    load: Any = client
-    net_spec = None
-    if cluster is None:
-        if nodes is not None:
-            raise ConfigError("--nodes places the load on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)")
-        client.preflight()
-        check_answers(
-            client.target, path=_path(spec.url), method=spec.method, headers=spec.headers,
-            http_version=spec.http_version, insecure=spec.insecure,
-        )  # fmt: skip
-    else:
-        from crest.cluster.driver import OneMix
+            rate_rps=parse_rate(rate, what="--rate") if rate is not None else None,
+            think_time_s=parse_duration(think_time, what="--think-time", allow_zero=True),
+            timeout_s=parse_duration(timeout, what="--timeout"),
+            insecure=insecure,
+            tls_resumption=tls_resumption,
+            nap=nap,
+            source_addrs=(
+                parse_source_addrs(source_addrs, allow_non_loopback=allow_non_loopback_sources)
+                if source_addrs is not None
+                else ()
+            ),
+            read_buffer_bytes=parse_size(read_buffer, what="--read-buffer") if read_buffer is not None else None,
+            socket_rcvbuf_bytes=parse_size(socket_rcvbuf, what="--socket-rcvbuf")
+            if socket_rcvbuf is not None
+            else None,
+        )
+        client = LoadClient(spec, origin="bench")  # validates every setting: ConfigError before any traffic
+        if body is not None and spec.method in ("GET", "HEAD") and method is not None and not (quiet or json_output):
+            print(f"crest: warning: sending a body with {spec.method}; many servers ignore it", file=sys.stderr)
+        if network is not None and cluster is None:
+            return _bench_on_network(spec, network, json_output, quiet, watch)
+        load: Any = client
+        net_spec = None
+        if cluster is None:
+            if nodes is not None:
+                raise ConfigError("--nodes places the load on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)")
+            client.preflight()
+            check_answers(
+                client.target, path=_path(spec.url), method=spec.method, headers=spec.headers,
+                http_version=spec.http_version, insecure=spec.insecure,
+            )  # fmt: skip
+        else:
+            from crest.cluster.driver import OneMix
 
-        if network is not None:  # each load node sends from subnets of its own
-            from crest.network.spec import parse_network
+            if network is not None:  # each load node sends from subnets of its own
+                from crest.network.spec import parse_network
 
-            net_spec = parse_network(network)
-            if spec.source_addrs:
-                raise ConfigError("--network gives each client its own address in its subnet: leave out --source-addrs")
-        # Connects, places the nodes (each builds its network) and checks the target from each.
-        load = OneMix(cluster, cluster_options.count(nodes, "--nodes"), spec, net_spec)
-    if not json_output:
-        print(render_header(spec), flush=True)
-    show_progress = not (json_output or quiet) and sys.stderr.isatty()
-    with LiveProgress(spec, enabled=show_progress) as progress:
-        result = load.run(on_progress=progress.update)
-    from crest.network.counters import take_nodes
+                net_spec = parse_network(network)
+                if spec.source_addrs:
+                    raise ConfigError(
+                        "--network gives each client its own address in its subnet: leave out --source-addrs"
+                    )
+            # Connects, places the nodes (each builds its network) and checks the target from each.
+            load = OneMix(cluster, cluster_options.count(nodes, "--nodes"), spec, net_spec)
+        watch.start()  # every check passed: the watchers' addresses come before the header
+        if not json_output:
+            print(render_header(spec), flush=True)
+        show_progress = not (json_output or quiet) and sys.stderr.isatty()
+        with LiveProgress(spec, enabled=show_progress, watch=watch) as progress:
+            result = load.run(on_progress=progress.update)
+            progress.finished(result.report, interrupted=result.interrupted)
+        from crest.network.counters import take_nodes
 
-    figures = take_nodes((result.report.get("cluster") or {}).get("nodes") or [])
-    if json_output:
-        document: dict[str, Any] = {**result.report, "url": spec.url, "config": result.config}
-        if figures is not None and net_spec is not None:
-            document["network"] = {**net_spec.describe(), **figures}
-        print(json.dumps(document), flush=True)
-    else:
-        print(render_report(result.report, spec), flush=True)
-        if "cluster" in result.report:
-            print(render_nodes(result.report["cluster"]), flush=True)
-        if figures is not None:
-            from crest.cli.render_network import render_network
+        figures = take_nodes((result.report.get("cluster") or {}).get("nodes") or [])
+        if json_output:
+            document: dict[str, Any] = {**result.report, "url": spec.url, "config": result.config}
+            if figures is not None and net_spec is not None:
+                document["network"] = {**net_spec.describe(), **figures}
+            print(json.dumps(document), flush=True)
+        else:
+            print(render_report(result.report, spec), flush=True)
+            if "cluster" in result.report:
+                print(render_nodes(result.report["cluster"]), flush=True)
+            if figures is not None:
+                from crest.cli.render_network import render_network
 
-            print(render_network(figures), flush=True)
-    _fail_if_nothing_succeeded(result.report, spec, result.interrupted)
-    return EXIT_INTERRUPTED if result.interrupted else EXIT_OK
+                print(render_network(figures), flush=True)
+        _fail_if_nothing_succeeded(result.report, spec, result.interrupted)
+        return EXIT_INTERRUPTED if result.interrupted else EXIT_OK
+    finally:
+        watch.stop()
 
 
-def _bench_on_network(spec: RunSpec, text: str, json_output: bool, quiet: bool) -> int:
+def _bench_on_network(spec: RunSpec, text: str, json_output: bool, quiet: bool, watch: watching.Watching) -> int:
     """The bench from a client network's subnets to a target on this machine (it stays where it is, in
     this namespace, reached at the network's target address)."""
     from crest.cli.render_network import render_network
@@ -396,6 +412,7 @@ def _bench_on_network(spec: RunSpec, text: str, json_output: bool, quiet: bool) 
             network.forward_to_loopback(port)  # a server on 127.0.0.1 only: the network forwards to it
         load = SubnetLoad(moved, network, origin="bench")
         load.preflight()
+        watch.start()
         if not json_output:
             print(render_header(spec), flush=True)
             print(f"Network: {net_spec.label()}, target reached at {moved.url}", flush=True)
@@ -403,8 +420,9 @@ def _bench_on_network(spec: RunSpec, text: str, json_output: bool, quiet: bool) 
         sampler.start()
         show_progress = not (json_output or quiet) and sys.stderr.isatty()
         try:
-            with LiveProgress(spec, enabled=show_progress) as progress:
+            with LiveProgress(spec, enabled=show_progress, watch=watch) as progress:
                 result = load.run(on_progress=progress.update)
+                progress.finished(result.report, interrupted=result.interrupted)
         finally:
             sampler.stop()
         figures = sampler.run_figures(result.report)

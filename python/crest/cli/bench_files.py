@@ -16,6 +16,7 @@ from typing import Any
 from crest.cli import EXIT_INTERRUPTED, EXIT_OK
 from crest.cli.progress import LiveProgress
 from crest.cli.render import render_file_report
+from crest.cli.watching import Watching
 from crest.errors import ConfigError, PeerError
 from crest.load.client import LoadClient
 from crest.load.runspec import RunSpec
@@ -28,7 +29,7 @@ def bench_files(
     url: str, *, clients: int, threads: int, duration_s: float | None, timeout_s: float, loadfile: Path | None,
     password_file: Path | None, max_requests: int | None = None, skip_cleanup: bool = False,
     http_options: list[str], json_output: bool, quiet: bool, cluster: str | None, nodes: int | None,
-    network: str | None, resolve_names: str | None = None,
+    network: str | None, resolve_names: str | None = None, watch: Watching | None = None,
 ) -> int:  # fmt: skip
     """Run the loadfile against the file target for `duration_s` or `max_requests` operations (the first to
     come; the operations alone when the duration is None) and print its summary; the exit code. From this machine,
@@ -77,6 +78,8 @@ def bench_files(
     )
     client = LoadClient(spec, origin="bench")  # validates every setting: ConfigError before any traffic
     load, net_spec, network_here = _placed(client, spec, cluster, nodes, network)
+    if watch is not None:
+        watch.start()  # every check passed: the watchers' addresses come before the header
     if not json_output:
         length = format_seconds(duration_s) if duration_s is not None else f"{max_requests:,}-operation"
         kept = "left in place (--skip-cleanup)" if skip_cleanup else "removed at the end"
@@ -95,8 +98,9 @@ def bench_files(
             sampler = LinkSampler(network_here)
             sampler.start()
         try:
-            with LiveProgress(spec, enabled=show_progress) as progress:
+            with LiveProgress(spec, enabled=show_progress, watch=watch) as progress:
                 result = load.run(on_progress=progress.update)
+                progress.finished(result.report, interrupted=result.interrupted)
         finally:
             if sampler is not None:
                 sampler.stop()

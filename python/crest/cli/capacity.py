@@ -18,7 +18,7 @@ import typer
 
 from crest.analysis.capacity import CapacityResult, capacity_result
 from crest.analysis.rule import parse_rule
-from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, target_options
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, target_options, watching
 from crest.cli.terminal import fold
 from crest.errors import ConfigError
 from crest.report import fmt as rfmt
@@ -123,6 +123,10 @@ def capacity_command(
     target_node: cluster_options.TargetNode = None,
     network: Annotated[str | None, typer.Option("--network", metavar="SPEC", help=cluster_options.NETWORK_HELP)] = None,
     nap: engine_options.Nap = True,
+    ui: watching.Ui = False,
+    ui_address: watching.UiAddress = None,
+    metrics: watching.Metrics = None,
+    jsonl: watching.Jsonl = None,
 ) -> int:
     """Find the highest load (clients, connections or an open-loop rate) that meets a rule: grow, bisect, confirm.
 
@@ -190,10 +194,10 @@ def capacity_command(
         network=network,
     )
     printer = _Probes(search.axis, parsed.text, enabled=not quiet)
-    with Store(db) as store:
+    with Store(db) as store, watching.Watching(watching.options(ui, ui_address, metrics, jsonl), db) as watch:
         try:
-            run_id = run_capacity(request, search, store, printer.on_event,
-                                  on_ready=None if quiet else partial(announce_search, search))  # fmt: skip
+            run_id = run_capacity(request, search, store, watch.on_event(printer.on_event),
+                                  on_ready=partial(_ready, quiet, search, watch))  # fmt: skip
         except RunInterrupted as exc:
             # Not resumable (each probe or iteration depends on the harness's state): say so.
             print(
@@ -206,6 +210,13 @@ def capacity_command(
     print_result(result)
     print(f"stored in {db} (run {run_id}); `crest report {run_id}` plots the probes")
     return EXIT_OK
+
+
+def _ready(quiet: bool, search: CapacityRequest, watch: watching.Watching, probe: Mix) -> None:
+    """Every check passed: say what the search will do, then start what watches it."""
+    if not quiet:
+        announce_search(search, probe)
+    watch.start()
 
 
 def _load(text: str, axis: str, option: str) -> float:

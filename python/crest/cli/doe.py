@@ -19,7 +19,7 @@ from rich.text import Text
 
 from crest.analysis.csvdata import read_csv
 from crest.analysis.doe import ERROR, MEAN, DoeResult, analyze
-from crest.cli import EXIT_OK, cluster_options, engine_options, target_options, terminal
+from crest.cli import EXIT_OK, cluster_options, engine_options, target_options, terminal, watching
 from crest.cli.cluster_options import NETWORK_HELP
 from crest.cli.terminal import Column, FitTable
 from crest.cli.terminal import safe as _safe
@@ -81,6 +81,10 @@ def doe_command(
     insecure: target_options.Insecure = False,
     timeout: target_options.Timeout = "10s",
     nap: engine_options.Nap = True,
+    ui: watching.Ui = False,
+    ui_address: watching.UiAddress = None,
+    metrics: watching.Metrics = None,
+    jsonl: watching.Jsonl = None,
 ) -> int:
     """Analyse a 2^k (or fractional 2^(k-p)) factorial experiment: effects, allocation of variation, CIs."""
     if design is not None:
@@ -93,7 +97,10 @@ def doe_command(
         if server is not None and "," in server and "=" not in server:  # a role map is one target
             raise ConfigError(f"--server {server}: a design runs on one server; to compare servers, make server"
                               f' a factor of a design file (server = ["{server.split(",")[0]}", …])')  # fmt: skip
-        return _run_design(design, db, quiet, json_output, placement, {"server": server, "profile": profile})
+        watch = watching.options(ui, ui_address, metrics, jsonl)
+        return _run_design(design, db, quiet, json_output, placement, {"server": server, "profile": profile}, watch)
+    if watching.options(ui, ui_address, metrics, jsonl).any():
+        raise ConfigError("--ui, --metrics and --jsonl watch a DESIGN as it runs: give a DESIGN, or drop them")
     if server is not None or profile is not None:
         raise ConfigError("--server and --profile choose how a DESIGN runs: give a DESIGN, or drop them")
     if analyze_path is None:
@@ -102,18 +109,27 @@ def doe_command(
 
 
 def _run_design(
-    path: str, db: Path, quiet: bool, json_output: bool, placement: dict[str, Any], overrides: dict[str, Any]
+    path: str,
+    db: Path,
+    quiet: bool,
+    json_output: bool,
+    placement: dict[str, Any],
+    overrides: dict[str, Any],
+    watch_options: watching.WatchOptions,
 ) -> int:
     from crest.cli.run import Progress, announce
     from crest.experiment.design import load_design, run_design, with_overrides
 
     d = with_overrides(load_design(path), **overrides)
     watcher = Progress(enabled=not quiet and sys.stderr.isatty())
+    watch = watching.Watching(watch_options, db)
     try:
-        experiment_id, runs = run_design(d, store_path=db, on_event=watcher.on_event, placement=placement,
-                                         on_ready=partial(announce, watcher, quiet or json_output))  # fmt: skip
+        experiment_id, runs = run_design(d, store_path=db, on_event=watch.on_event(watcher.on_event),
+                                         placement=placement,
+                                         on_ready=partial(announce, watcher, quiet or json_output, watch))  # fmt: skip
     finally:
         watcher.stop()
+        watch.stop()
     out = db.parent / "doe" / f"{experiment_id}.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
     names = list(d.factor_levels)

@@ -16,7 +16,15 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from crest.cli import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, target_options
+from crest.cli import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    cluster_options,
+    engine_options,
+    target_options,
+    watching,
+)
 from crest.cli.main import also
 from crest.cli.runs import show_command
 from crest.errors import ConfigError, PeerError, TargetError
@@ -116,6 +124,10 @@ def run_command(
     http: target_options.Http = None,
     streams: target_options.Streams = None,
     nap: engine_options.Nap = True,
+    ui: watching.Ui = False,
+    ui_address: watching.UiAddress = None,
+    metrics: watching.Metrics = None,
+    jsonl: watching.Jsonl = None,
 ) -> int:
     """Run a suite's ladder of mixes against a target and store every mix.
 
@@ -123,6 +135,8 @@ def run_command(
     file:///DIR, smb://USER@HOST[:PORT]/SHARE or --server samba.
     """
     watcher = Progress(enabled=not quiet and sys.stderr.isatty(), headers=not quiet)
+    watch = watching.Watching(watching.options(ui, ui_address, metrics, jsonl), db)
+    on_event = watch.on_event(watcher.on_event)
     try:
         if resume is not None:
             if suite or target or cluster or nodes or target_node:
@@ -132,7 +146,8 @@ def run_command(
                 )
             if not nap:
                 raise ConfigError("--resume continues a stored run with its own engine settings: drop --no-nap")
-            run_ids = [SuiteRunner.resume(resume, db, watcher.on_event)]
+            watch.start()
+            run_ids = [SuiteRunner.resume(resume, db, on_event)]
             experiment = run_ids[0]
         else:
             if suite is None or (target is None and server is None):
@@ -184,9 +199,7 @@ def run_command(
             axes.update(target_options.protocol_axes(http, streams))
             plan = plan_runs(base, members, {**axes, **options}, options=list(options))
             experiment = plan.experiment
-            run_ids = execute(
-                plan, store_path=db, on_event=watcher.on_event, on_ready=partial(announce, watcher, quiet)
-            )
+            run_ids = execute(plan, store_path=db, on_event=on_event, on_ready=partial(announce, watcher, quiet, watch))
             if len(run_ids) > 1:
                 print(
                     f"experiment {experiment}: {len(run_ids)} runs; compare them with `crest compare {experiment}`",
@@ -209,16 +222,23 @@ def run_command(
         raise
     finally:
         watcher.stop()
+        watch.stop()
     _summaries(db, run_ids if len(run_ids) == 1 else [])
     _report(db, run_ids, experiment if len(run_ids) > 1 else run_ids[0])
     return EXIT_OK
 
 
-def announce(watcher: Progress, quiet: bool, plan: Plan) -> None:
-    """What is about to run, once every check passed: runs, mixes and the time under load."""
+def announce(watcher: Progress, quiet: bool, watch: watching.Watching | None, plan: Plan) -> None:
+    """What is about to run, once every check passed: runs, mixes and the time under load; then the live
+    page, the metrics endpoint and the JSON Lines start (their addresses printed after this line)."""
     watcher.ready(plan)
-    if quiet:
-        return
+    if not quiet:
+        _announce(plan)
+    if watch is not None:
+        watch.start()
+
+
+def _announce(plan: Plan) -> None:
     runs, mixes, profiles = len(plan.trials), plan.mixes(), sorted({c.request.profile for c in plan.configurations})
     # Past a few minutes a newcomer wants to know the short way before committing to the long one.
     hint = "; --profile quick makes each mix 4 s" if plan.load_s() > 300 and "quick" not in profiles else ""

@@ -10,14 +10,17 @@ from __future__ import annotations
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, target_options
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, target_options, watching
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
 from crest.units import format_span, parse_count, parse_duration, parse_share
+
+if TYPE_CHECKING:
+    from crest.suite import Mix
 
 PROFILES = ("smoke", "quick", "standard", "full")
 SEARCH_RULE = "conforming>=95%"
@@ -79,6 +82,10 @@ def specweb99_command(
     target_node: cluster_options.TargetNode = None,
     network: Annotated[str | None, typer.Option("--network", metavar="SPEC", help=cluster_options.NETWORK_HELP)] = None,
     nap: engine_options.Nap = True,
+    ui: watching.Ui = False,
+    ui_address: watching.UiAddress = None,
+    metrics: watching.Metrics = None,
+    jsonl: watching.Jsonl = None,
 ) -> int:
     """Run SPECweb99 against a target: validation, iterations, the POST-log check, VALID or INVALID.
 
@@ -89,7 +96,7 @@ def specweb99_command(
     from crest.analysis.rule import parse_rule
     from crest.analysis.specweb99 import specweb99_result
     from crest.capacity.runner import CapacityRequest, run_capacity
-    from crest.cli.capacity import announce_search, print_result
+    from crest.cli.capacity import print_result
     from crest.cli.render_specweb99 import print_specweb99
     from crest.filesets.specweb import specweb99_directories
     from crest.runner.trials import RunInterrupted, RunRequest, SuiteRunner
@@ -141,7 +148,8 @@ def specweb99_command(
     )
     mixes = iteration_mixes(spec, count)
     shown = _Iterations(enabled=not quiet, word="probe" if search else "iteration", total=0 if search else len(mixes))
-    with Store(db) as store:
+    watch = watching.Watching(watching.options(ui, ui_address, metrics, jsonl), db)
+    with Store(db) as store, watch:
         try:
             if search:
                 capacity = CapacityRequest(
@@ -154,14 +162,14 @@ def specweb99_command(
                     specweb99=True,
                 )
                 ladder = mixes[0]
-                ready = None if quiet else partial(announce_search, capacity, word="SPECweb99")
-                run_id = run_capacity(request, capacity, store, shown.on_event, hooks=harness, ladder_mix=ladder,
-                                      on_ready=ready)  # fmt: skip
+                ready = partial(_ready, quiet, capacity, watch)
+                run_id = run_capacity(request, capacity, store, watch.on_event(shown.on_event), hooks=harness,
+                                      ladder_mix=ladder, on_ready=ready)  # fmt: skip
                 detail = store.run(run_id)
                 print()
                 print_result(capacity_result(detail))
             else:
-                runner = SuiteRunner(request, shown.on_event, harness)
+                runner = SuiteRunner(request, watch.on_event(shown.on_event), harness)
                 runner.preflight()
                 if not quiet:  # every check passed: what is about to run
                     load_s = sum(m.timing.length_s for m in mixes)
@@ -170,6 +178,7 @@ def specweb99_command(
                           f" before the first, {format_span(spec.rampup_s)} of ramp-up before the others,"
                           f" {format_span(spec.rampdown_s)} of ramp-down after each): {format_span(load_s)} of load"
                           f" (profile {profile})", file=sys.stderr, flush=True)  # fmt: skip
+                watch.start()
                 run_id = runner.run_trial(store, 0, mixes)
                 detail = store.run(run_id)
         except RunInterrupted as exc:
@@ -222,3 +231,12 @@ class _Iterations:
             f" {it.ops_per_s:,.1f} ops/s  {verdict}",
             file=sys.stderr,
         )
+
+
+def _ready(quiet: bool, capacity: Any, watch: watching.Watching, probe: Mix) -> None:
+    """Every check passed: say what the search will do, then start what watches it."""
+    if not quiet:
+        from crest.cli.capacity import announce_search
+
+        announce_search(capacity, probe, word="SPECweb99")
+    watch.start()

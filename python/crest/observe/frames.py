@@ -145,6 +145,12 @@ class Feed:
         run.mix = None
         self._send(run_id, run, finished_mix(record))
 
+    def report_finished(self, run_id: str, index: int, clients: int, report: dict[str, Any]) -> None:
+        """A mix that ended as an engine report, not a stored record (crest bench)."""
+        run = self._run(run_id)
+        run.mix = None
+        self._send(run_id, run, finished_report(index, clients, report))
+
     def run_finished(self, run_id: str, status: str, reason: str | None) -> None:
         run = self._run(run_id)
         self._send(run_id, run, {"type": "run-finished", "status": status, "reason": reason})
@@ -189,7 +195,7 @@ def _sample(mix: _Mix, live: dict[str, Any]) -> Frame | None:
         elapsed_s=elapsed,
         requests=int(live.get("completed", live.get("requests", 0))),
         errors=int(sum(failed.values())) if isinstance(failed, dict) else int(live.get("errors", 0)),
-        bytes=int(live.get("bytes", 0)),
+        bytes=int(live.get("received", live.get("bytes", 0))),
         connections_opened=int(live.get("connections_opened", 0)),
         latency=[int(n) for n in live.get("latency_buckets") or []],
     )
@@ -227,7 +233,7 @@ def _sample(mix: _Mix, live: dict[str, Any]) -> Frame | None:
             nodes[name] = {
                 "requests": done,
                 "errors": int(one.get("errors", 0)),
-                "bytes": int(one.get("bytes", 0)),
+                "bytes": int(one.get("received", one.get("bytes", 0))),
                 "connections_opened": int(one.get("connections_opened", 0)),
                 "rps": round((done - last.by_node.get(name, 0)) / interval, 1),
             }
@@ -235,6 +241,26 @@ def _sample(mix: _Mix, live: dict[str, Any]) -> Frame | None:
         frame["by_node"] = nodes
     mix.last = now
     return frame
+
+
+def finished_report(index: int, clients: int, report: dict[str, Any]) -> Frame:
+    """An engine run's report (crest bench's one mix) as a mix-finished frame."""
+    errors_by_kind = {k: int(n) for k, n in (report.get("errors") or {}).items() if n}
+    errors, requests = sum(errors_by_kind.values()), int(report.get("requests", 0))
+    return {
+        "type": "mix-finished",
+        "mix": index,
+        "clients": clients,
+        "rps": round(float(report.get("rps", 0.0)), 1),
+        "throughput_Bps": round(float(report.get("throughput_Bps", 0.0)), 1),
+        "latency_us": dict(report.get("latency_us") or {}),
+        "errors": errors,
+        "errors_by_kind": errors_by_kind,
+        "error_rate": round(errors / (requests + errors), 6) if requests + errors else 0.0,
+        "window_s": report.get("window_s"),
+        "rate_rps": report.get("rate_rps"),
+        "verdicts": [],
+    }
 
 
 def finished_mix(record: MixRecord) -> Frame:

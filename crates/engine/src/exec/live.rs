@@ -19,6 +19,7 @@ pub(crate) struct LiveCounters {
     connections_opened: AtomicU64,
     // The live tally (whole run, ramps included).
     completed: AtomicU64,
+    received: AtomicU64,
     failed: [AtomicU64; ErrorKind::COUNT],
     latency: [AtomicU64; LIVE_LATENCY_BUCKETS],
 }
@@ -31,6 +32,7 @@ impl Default for LiveCounters {
             bytes: AtomicU64::new(0),
             connections_opened: AtomicU64::new(0),
             completed: AtomicU64::new(0),
+            received: AtomicU64::new(0),
             failed: std::array::from_fn(|_| AtomicU64::new(0)),
             latency: std::array::from_fn(|_| AtomicU64::new(0)),
         }
@@ -52,6 +54,7 @@ impl LiveCounters {
             }
             self.completed.store(tally.requests, Relaxed);
         }
+        self.received.store(tally.received, Relaxed);
         for (slot, &n) in self.failed.iter().zip(tally.errors.iter()) {
             slot.store(n, Relaxed);
         }
@@ -73,6 +76,8 @@ pub struct LiveSnapshot {
     pub connections_opened: u64,
     /// Successes over the whole run so far, ramps included.
     pub completed: u64,
+    /// Bytes received over the whole run so far.
+    pub received: u64,
     /// Failures over the whole run so far by `ErrorKind::index()`.
     pub failed: [u64; ErrorKind::COUNT],
     /// The successes' latencies by `live_latency_bucket` (whole run).
@@ -89,6 +94,7 @@ impl Default for LiveSnapshot {
             bytes: 0,
             connections_opened: 0,
             completed: 0,
+            received: 0,
             failed: [0; ErrorKind::COUNT],
             latency: [0; LIVE_LATENCY_BUCKETS],
         }
@@ -104,6 +110,7 @@ impl LiveSnapshot {
             s.bytes += w.bytes.load(Relaxed);
             s.connections_opened += w.connections_opened.load(Relaxed);
             s.completed += w.completed.load(Relaxed);
+            s.received += w.received.load(Relaxed);
             for (sum, slot) in s.failed.iter_mut().zip(w.failed.iter()) {
                 *sum += slot.load(Relaxed);
             }

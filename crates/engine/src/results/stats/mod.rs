@@ -283,6 +283,7 @@ impl Stats {
     /// Bytes read from a connection at offset `at`.
     pub fn record_bytes(&mut self, at: Duration, n: u64) {
         self.timeline.at(at.as_secs() as usize).bytes += n;
+        self.live.received += n;
         if self.in_window(at) {
             self.bytes += n;
         }

@@ -41,13 +41,15 @@ pub struct LiveTally {
     pub requests: u64,
     /// Failures by `ErrorKind::index()`.
     pub errors: [u64; ErrorKind::COUNT],
+    /// Bytes received.
+    pub received: u64,
     /// Successes' latencies by `live_latency_bucket`.
     pub latency: [u64; LIVE_LATENCY_BUCKETS],
 }
 
 impl Default for LiveTally {
     fn default() -> Self {
-        Self { requests: 0, errors: [0; ErrorKind::COUNT], latency: [0; LIVE_LATENCY_BUCKETS] }
+        Self { requests: 0, errors: [0; ErrorKind::COUNT], received: 0, latency: [0; LIVE_LATENCY_BUCKETS] }
     }
 }
 
