@@ -60,8 +60,9 @@ $(STAMPS)/dynamic: $(DYNAMIC_INPUTS) $(DYNAMIC_COPIES)
 # `make build` (what crest's error says to run) puts it back.
 $(DYNAMIC_COPIES):
 
+# DEMO: more options for its `crest run`, e.g. make demo DEMO=--ui (a live page in the browser).
 demo: build
-	$(PY) scripts/demo.py
+	$(PY) scripts/demo.py $(DEMO)
 
 # The lint gate: no module cycle in the engine or between crest's packages, formatting, clippy with warnings as
 # errors, ruff and mypy --strict.

@@ -7,7 +7,8 @@ each mix (with the target's and the engine's CPU), the summary, and where the
 results and the HTML report are.
 
 crest stops the target it started on success, on an error and on Ctrl-C
-alike; no process is left behind.
+alike; no process is left behind. Arguments are handed to `crest run`:
+`make demo DEMO=--ui` serves its live page (the URL is printed as the run starts).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def main() -> int:
     if generated != 0:
         return generated
     run = crest("run", SUITE, "--server", "builtin", "--cpus", TARGET_CPUS, "--profile", "quick", "--repeat", "1",
-                "--fileset", str(CACHE))  # fmt: skip
+                "--fileset", str(CACHE), *sys.argv[1:])  # fmt: skip
     try:
         return run.wait()
     except KeyboardInterrupt:
