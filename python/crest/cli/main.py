@@ -120,6 +120,11 @@ COMMANDS: dict[str, Entry] = {
         "Gate a run on a baseline: one verdict per rule; exit 1 on a significant regression, else 0.",
         no_args_is_help=True,
     ),
+    "ui": Entry(
+        "crest.cli.ui",
+        "ui_command",
+        "Browse the results store in a web page: runs, reports, comparisons, experiments, capacity searches.",
+    ),
     "weighted": Entry(
         "crest.cli.weighted",
         "weighted_command",

@@ -8,6 +8,8 @@ Each run records the crest process that writes it (owner.py), so a reader sees a
 "running" run whose crest is gone as interrupted; each writer keeps a small
 reserve file beside the store, given up on a full disk to write a run's end.
 A damaged or locked file is a StoreFileError (exit 1), never a traceback.
+`Store(path, read_only=True)` (the results browser) opens an existing file that it never writes: no
+schema, no WAL switch, no reserve, and SQLite itself refuses a write.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import secrets
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,7 +33,7 @@ from crest.errors import DiskFullError
 from crest.store import owner
 from crest.store.errors import StoreError, StoreFileError
 from crest.store.records import FINAL_STATUSES, MixRecord, RunDetail, RunMeta, RunSummary
-from crest.store.schema import ensure_schema
+from crest.store.schema import APPLICATION_ID, SCHEMA_VERSION, ensure_schema
 from crest.verdicts import Verdict
 
 DEFAULT_PATH = Path("crest-results/crest.db")  # relative to the current directory
@@ -74,9 +77,14 @@ class Store:
     an unknown run or a mix stored twice. Safe to share between threads.
     """
 
-    def __init__(self, path: Path = DEFAULT_PATH) -> None:
+    def __init__(self, path: Path = DEFAULT_PATH, *, read_only: bool = False) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        self.reserve = self.path.with_name(self.path.name + "-reserve")
+        if read_only:
+            self._conn = _open_read_only(self.path)
+            self.journal_mode = str(self._conn.execute("PRAGMA journal_mode").fetchone()[0])
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -94,7 +102,6 @@ class Store:
             if self._disk_full(exc):
                 raise DiskFullError(f"open {self.path}", self._full()) from exc
             raise StoreError(f"cannot open {self.path}: {exc}: pass --db with a writable file") from exc
-        self.reserve = self.path.with_name(self.path.name + "-reserve")
         try:
             self._conn.execute("PRAGMA foreign_keys = ON")
             ensure_schema(self._conn, self.path)  # before WAL: never switch another program's file to WAL
@@ -420,6 +427,38 @@ class Store:
 
     def _unknown(self, run_id: str) -> StoreError:
         return no_run_error(self.path, run_id)
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that can only read `path` (SQLite's mode=ro): the file must exist and be a crest file of
+    this schema version; an older one is upgraded only by a writer (any crest command that writes)."""
+    if not path.is_file():
+        raise StoreError(f"no results file {path}: pass --db with the file `crest run` wrote")
+    uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open {path} to read: {exc}: pass --db with a readable file") from exc
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        app_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StoreFileError(f"{path} is damaged or not an SQLite file ({exc}): pass --db with another file") from exc
+    problem = None
+    if app_id != APPLICATION_ID:
+        problem = f"{path} is not a crest results file: pass --db with another file"
+    elif version > SCHEMA_VERSION:
+        problem = f"{path} was written by a newer crest (store schema {version}): upgrade crest"
+    elif version < SCHEMA_VERSION:
+        problem = (
+            f"{path} uses the older store schema {version}: upgrade it once with `crest runs --db {path}`,"
+            " then open it again"
+        )
+    if problem is not None:
+        conn.close()
+        raise StoreError(problem)
+    return conn
 
 
 def no_run_error(path: Path, run_id: str) -> StoreError:

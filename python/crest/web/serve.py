@@ -1,0 +1,139 @@
+"""serve_ui: the web app on a socket of its own, in a daemon thread, until `stop()`.
+
+Binds the socket itself before uvicorn starts, so that an address that cannot be bound is a one-line
+ConfigError at once (not a log line from a thread), and so that port 0's real port is known for the URL.
+Listens only on the host given: 127.0.0.1 unless the user names another.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import ipaddress
+import secrets
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import uvicorn
+
+from crest.errors import ConfigError
+from crest.observe.hub import Hub
+from crest.web.app import build_app
+from crest.web.state import State
+
+DEFAULT_HOST = "127.0.0.1"
+# How long serve_ui waits for uvicorn to start serving the bound socket, and stop() for it to end.
+_START_TIMEOUT_S = 10.0
+_STOP_TIMEOUT_S = 5.0
+# Open event streams end within a poll once stopping is set; this bounds uvicorn's wait for them anyway.
+_GRACEFUL_S = 1
+
+
+@dataclass
+class Served:
+    """A running web app: `url` opens it (token included); `stop()` ends it (safe to call twice)."""
+
+    url: str
+    host: str
+    port: int
+    _server: uvicorn.Server
+    _thread: threading.Thread
+    _state: State
+    _stopped: bool = field(default=False)
+
+    @property
+    def is_loopback(self) -> bool:
+        """Whether only this machine can reach it."""
+        return ipaddress.ip_address(self.host).is_loopback
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        self._state.stopping.set()
+        self._server.should_exit = True
+        self._thread.join(_STOP_TIMEOUT_S)
+
+
+def serve_ui(hub: Hub | None, db: Path | None, host: str = DEFAULT_HOST, port: int = 0) -> Served:
+    """Serve the live page of `hub` (when given) and the results browser of the store at `db` (when given)
+    on host:port (port 0: a free one); returns once the socket listens.
+
+    Raises:
+        ConfigError: the address cannot be bound (in use, not this machine's, not permitted).
+    """
+    sock = _bind(host, port)
+    token = secrets.token_urlsafe(24)
+    state = State(hub=hub, db=db, token=token)
+    config = uvicorn.Config(
+        build_app(state),
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=_GRACEFUL_S,
+        server_header=False,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=_run, args=(server, sock), name="crest-ui", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + _START_TIMEOUT_S
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if not server.started:
+        server.should_exit = True
+        sock.close()
+        raise ConfigError(f"the web page on {host}:{port} did not start: pass another HOST:PORT (port 0: a free one)")
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    path = "/live" if hub is not None else "/runs"
+    url = f"http://{shown}:{bound_port}{path}?token={token}"
+    return Served(url, bound_host, int(bound_port), server, thread, state)
+
+
+def parse_address(text: str, *, what: str = "--address") -> tuple[str, int]:
+    """HOST:PORT (or [V6]:PORT, or :PORT for 127.0.0.1) as (host, port); ConfigError when it is not one."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        raise ConfigError(f"{what} {text!r} is not HOST:PORT: pass e.g. {what} 127.0.0.1:8089 (port 0: a free one)")
+    host = host.strip("[]") or DEFAULT_HOST
+    try:
+        port = int(port_text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"{what} {text!r} has no port 0-65535: pass e.g. {what} 127.0.0.1:8089")
+    return host, port
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {host} is not an address of this machine: pass another HOST"
+        ) from exc
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)  # the host named, not every v4 address
+        sock.bind(address)
+        sock.listen(64)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        why = {errno.EADDRINUSE: "the port is in use", errno.EADDRNOTAVAIL: f"{host} is not an address of this machine",
+               errno.EACCES: "not permitted (ports below 1024 need root)"}.get(exc.errno or 0, exc.strerror)  # fmt: skip
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {why}: pass another HOST:PORT (port 0: a free one)"
+        ) from exc
+    return sock
+
+
+def _run(server: uvicorn.Server, sock: socket.socket) -> None:
+    with contextlib.suppress(Exception):  # a failed start shows as never started; serve_ui reports it
+        server.run(sockets=[sock])
+    sock.close()
