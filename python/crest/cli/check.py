@@ -42,13 +42,20 @@ _EXPORT = "crest report RUN --format json -o FILE"
 
 
 def check_command(
-    run: Annotated[str, typer.Argument(metavar="RUN", help="The run to gate: a run id (or a unique start of one).")],
+    run: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN",
+            help="The run to gate: a run id (or a unique start of one), or the experiment id of one configuration's"
+            " trials (crest run --repeat N).",
+        ),
+    ],
     baseline: Annotated[
         str,
         typer.Option(
             "--baseline",
             metavar="RUN|FILE",
-            help=f"What the run must not fall behind: a stored run id, or a file written by `{_EXPORT}`.",
+            help=f"What the run must not fall behind: a stored run or experiment id, or a file written by `{_EXPORT}`.",
             show_default=False,
         ),
     ],
