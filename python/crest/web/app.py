@@ -21,7 +21,9 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from crest.errors import ConfigError, MachineError
 from crest.web import lab, live
+from crest.web.pages import page
 from crest.web.state import State
 
 # The pages' own policy: their script and styles from this server only, nothing fetched from elsewhere, no
@@ -117,13 +119,24 @@ def build_app(state: State) -> ASGIApp:
             return PlainTextResponse("404 Not Found\n", status_code=404)
         return Response(text, media_type=_STATIC_TYPES[name[name.rindex(".") :]])
 
+    async def icon(request: Request) -> Response:
+        return Response(status_code=204)  # no icon; a browser asks for one on every page without a <link>
+
     routes = [
         Route("/", home),
+        Route("/favicon.ico", icon),
         Route("/static/{name}", static),
         *live.routes(state),
         *lab.routes(state),
     ]
-    app = Starlette(routes=routes)
+
+    async def failed(request: Request, exc: Exception) -> Response:
+        # A store that fails mid-request (locked past the timeout, damaged): its one line, as the CLI says it.
+        status = 500 if isinstance(exc, MachineError) else 400
+        return page("error.html.j2", status_code=status, db=state.db is not None, hub=state.hub is not None,
+                    message=str(exc))  # fmt: skip
+
+    app = Starlette(routes=routes, exception_handlers={ConfigError: failed, MachineError: failed})
     app.state.crest = state
     return Headers(TokenGuard(app, state.token))
 

@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -214,8 +213,9 @@ def _report(state: State, details: list[RunDetail], options: dict[str, Any]) -> 
         html = render_html(build_report(details, **options))
     except ConfigError as exc:
         return _error(state, str(exc), 400)
-    nav = Markup(
-        '<nav class="crest-ui" style="font:14px system-ui,sans-serif;padding:8px 32px;background:#f4f6f8;'
+    nav = (
+        '<nav class="crest-ui" style="font:14px system-ui,sans-serif;background:#f4f6f8;'
+        "padding:8px max(32px, calc((100% - 1180px) / 2 + 32px));"
         'border-bottom:1px solid #d9dee3"><a href="/runs" style="color:#0072B2">← runs</a>'
         ' · <a href="/experiments" style="color:#0072B2">experiments</a>'
         ' · <a href="/capacity" style="color:#0072B2">capacity searches</a>'
