@@ -151,7 +151,7 @@ def parse_rule(text: str) -> GateRule:
     if (op in ("<", "<=")) == metric.higher_is_better:
         raise ConfigError(
             f"invalid --rule {text!r}: it bounds {better} of {metric.name}, but a regression is the other way:"
-            f" write {_example(metric)}"
+            f" write {_example(metric, number)}"
         )
     if bound != 0 and not sign:
         raise ConfigError(f"invalid --rule {text!r}: sign the allowed change: write {_example(metric, number)}")

@@ -130,7 +130,11 @@ def _baseline(db: Path, name: str, axis: str) -> Side:
     if path.is_file():
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{name} is not JSON ({exc.msg}, line {exc.lineno}): export one with `{_EXPORT}`"
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"cannot read the baseline {name}: {exc}: export one with `{_EXPORT}`") from None
         return side_from_report(name, doc, axis)
     if path.suffix == ".json" or "/" in name:
