@@ -357,20 +357,20 @@ def _mix_families() -> dict[str, Metric]:
 def _add_finished(families: dict[str, Metric], run_id: str, run: _RunNow, frame: Frame) -> None:
     labels = (run_id, str(frame.get("mix", "")), str(frame.get("clients", "")), run.configuration, run.node)
 
-    def put(key: str, value: Any, *extra: str, scale: float = 1.0) -> None:
+    def put(key: str, value: Any, *extra: str, per: float = 1.0) -> None:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             family = families[key]
             assert isinstance(family, GaugeMetricFamily)
-            family.add_metric((*labels, *extra), value * scale)
+            family.add_metric((*labels, *extra), value / per)  # a division: 20 µs is 2e-05 s, not 1.99..e-05
 
     put("rps", frame.get("rps"))
     put("throughput", frame.get("throughput_Bps"))
     latency = frame.get("latency_us") or {}
     for key, quantile in _QUANTILES:
-        put("latency", latency.get(key), quantile, scale=1e-6)
+        put("latency", latency.get(key), quantile, per=1e6)
     put("error_ratio", frame.get("error_rate"))
-    put("target_cpu", frame.get("target_cpu_util_pct"), scale=0.01)
-    put("engine_cpu", frame.get("engine_cpu_util_pct"), scale=0.01)
+    put("target_cpu", frame.get("target_cpu_util_pct"), per=100)
+    put("engine_cpu", frame.get("engine_cpu_util_pct"), per=100)
     kinds: dict[str, int] = {}
     for verdict in frame.get("verdicts") or []:
         kind = str(verdict.get("kind", ""))
