@@ -74,15 +74,24 @@ lint: build
 	$(VENV)/bin/ruff format --check python tests scripts
 	$(VENV)/bin/mypy --strict python/crest
 
-# pytest's exit code 5 means it collected no tests: that is a failure here, not a pass.
 # The tests' binaries are built without LTO: linking each with thin LTO took 3 min 19 s of a clean
 # clone's run, built without it 2 min 16 s (dependencies included); the extension keeps LTO.
 NO_LTO := CARGO_PROFILE_RELEASE_LTO=false
 
+# pytest in two passes: the unit tests on two workers (they start no server and no process, which
+# tests/conftest.py enforces), then the integration tests one at a time (their servers, ports, network
+# namespaces and timings would collide). Exit code 5 means a pass collected no tests: a failure here.
+# compileall first: crest's modules are compiled once, not by each of the hundreds of crest processes
+# the integration tests start (where PYTHONDONTWRITEBYTECODE is set, none of them writes its bytecode).
+PYTEST_PASS = rc=0; $(PY) -m pytest $(2) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "no $(1) tests ran"; rc=1; fi
+
 test: lint
 	$(NO_LTO) cargo test $(CARGO_ALL)
-	@rc=0; $(PY) -m pytest --durations=15 || rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "no tests ran"; exit 1; fi; exit $$rc
+	$(PY) -m compileall -q python/crest
+	@$(call PYTEST_PASS,unit,-m "not integration" -n 2); unit=$$rc; \
+	$(call PYTEST_PASS,integration,-m integration --durations=15); \
+	if [ $$unit -ne 0 ]; then echo "the unit tests failed (above)"; exit $$unit; fi; exit $$rc
 
 bench: build
 	$(PY) scripts/bench.py

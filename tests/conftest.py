@@ -28,6 +28,14 @@ except ImportError as exc:
     ENGINE_IMPORT_ERROR = exc
 
 
+# pytest-xdist's workers (`make test` runs the unit tests with -n 2) start with COLUMNS=80 and LINES=24, which
+# the serial run does not have: the CLI's width rule (crest.cli.width) reads COLUMNS, so tests that print
+# through it would wrap at 80 columns in a worker and not in the serial run.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+
+
 @pytest.fixture(autouse=True)
 def _require_engine(request: pytest.FixtureRequest) -> None:
     """Integration tests fail (never skip) when the extension is missing: it is part of the build."""
