@@ -9,6 +9,7 @@ own profile, nothing resolves but loopback addresses, nothing syncs).
 from __future__ import annotations
 
 import base64
+import contextlib
 import itertools
 import json
 import re
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from websockets.sync.client import connect
+from websockets.sync.client import ClientConnection, connect
 
 CHROMIUM = Path("/usr/bin/chromium")
 START_TIMEOUT_S = 30.0
@@ -36,6 +37,8 @@ class Browser:
     def __init__(self, profile: Path, width: int = 1366, height: int = 900) -> None:
         profile.mkdir(parents=True, exist_ok=True)
         self.size = (width, height)
+        self._stack = contextlib.ExitStack()
+        self.ws: ClientConnection | None = None
         self.proc = subprocess.Popen(
             [
                 str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -48,7 +51,8 @@ class Browser:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
-            self.ws = connect(self._endpoint(), max_size=None, open_timeout=START_TIMEOUT_S)
+            # Entered as a context manager (websockets 17 warns about a bare connect()), left in close().
+            self.ws = self._stack.enter_context(connect(self._endpoint(), max_size=None, open_timeout=START_TIMEOUT_S))
             self._ids = itertools.count(1)
             self.events: list[dict[str, Any]] = []
             target = self.call("Target.createTarget", url="about:blank")["targetId"]
@@ -92,6 +96,8 @@ class Browser:
         message: dict[str, Any] = {"id": number, "method": method, "params": params}
         if session:
             message["sessionId"] = session
+        if self.ws is None:
+            raise BrowserError(f"{method}: the browser is closed")
         self.ws.send(json.dumps(message))
         deadline = time.monotonic() + COMMAND_TIMEOUT_S
         while True:
@@ -175,13 +181,13 @@ class Browser:
         return found
 
     def close(self) -> None:
-        ws = getattr(self, "ws", None)
-        if ws is not None:
+        if self.ws is not None:
             try:
                 self.call("Browser.close")
             except Exception:
                 pass  # closing anyway
-            ws.close()
+            self.ws = None
+        self._stack.close()
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -53,19 +53,25 @@ async def stream(hub: Hub, seen: int, state: State) -> AsyncIterator[ServerSentE
     """Every frame numbered above `seen` as a `frame` event (its number the event id), then whatever follows,
     until the hub is closed and drained (an `end` event) or the server stops."""
     first = True
-    while not state.stopping.is_set():
-        closed = hub.closed  # read before the frames: a frame published before close is never missed
-        for number, frame in hub.since(seen):
-            yield ServerSentEvent(
-                data=json.dumps(frame, separators=(",", ":")), event="frame", id=str(number),
-                retry=RETRY_MS if first else None,
-            )  # fmt: skip
-            first = False
-            seen = number
-        if closed and hub.last_number() <= seen:
-            yield ServerSentEvent(data=json.dumps({"frames": seen}), event="end", id=str(seen))
-            return
-        await asyncio.sleep(POLL_S)
+    state.opened(1)
+    try:
+        while True:
+            closed = hub.closed  # read before the frames: a frame published before close is never missed
+            for number, frame in hub.since(seen):
+                yield ServerSentEvent(
+                    data=json.dumps(frame, separators=(",", ":")), event="frame", id=str(number),
+                    retry=RETRY_MS if first else None,
+                )  # fmt: skip
+                first = False
+                seen = number
+            if closed and hub.last_number() <= seen:
+                yield ServerSentEvent(data=json.dumps({"frames": seen}), event="end", id=str(seen))
+                return
+            if state.stopping.is_set():
+                return
+            await asyncio.sleep(POLL_S)
+    finally:
+        state.opened(-1)
 
 
 def _seen(value: str | None) -> int:

@@ -30,6 +30,8 @@ _START_TIMEOUT_S = 10.0
 _STOP_TIMEOUT_S = 5.0
 # Open event streams end within a poll once stopping is set; this bounds uvicorn's wait for them anyway.
 _GRACEFUL_S = 1
+# How long stop() waits for open pages to get a closed hub's last frames and its end (a poll or two).
+_DRAIN_S = 2.0
 
 
 @dataclass
@@ -53,6 +55,12 @@ class Served:
         if self._stopped:
             return
         self._stopped = True
+        hub = self._state.hub
+        if hub is not None and hub.closed:
+            # The command is done: let each open page get the frames left and the end before the socket goes.
+            deadline = time.monotonic() + _DRAIN_S
+            while self._state.streams and time.monotonic() < deadline:
+                time.sleep(0.02)
         self._state.stopping.set()
         self._server.should_exit = True
         self._thread.join(_STOP_TIMEOUT_S)

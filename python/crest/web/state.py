@@ -15,3 +15,9 @@ class State:
     db: Path | None  # the results store the browser reads; None: no browser (a run without a store)
     token: str
     stopping: threading.Event = field(default_factory=threading.Event)  # ends the open event streams
+    streams: int = 0  # event streams open now
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def opened(self, change: int) -> None:
+        with self.lock:
+            self.streams += change

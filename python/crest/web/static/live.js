@@ -88,6 +88,7 @@
     if (a >= 1e3) return +(v / 1e3).toFixed(a >= 1e4 ? 0 : 1) + "k";
     return a < 10 && a !== Math.round(a) ? +v.toFixed(2) + "" : Math.round(v) + "";
   }
+  function clients(n) { return n === 1 ? "1 client" : `${n} clients`; }
   function cores(n) { return n === 1 ? "1 core" : `${n} cores`; }
   function pct(v) { return v === null || v === undefined ? "–" : Math.round(v) + "%"; }
 
@@ -250,11 +251,11 @@
     const s = r.latest; // the last second measured: between mixes and after the end, the last one's
     $("current-rps").textContent = s ? rps(s.rps) : "–";
     const running = r.mix !== null && r.mix !== undefined;
-    $("current-mix").textContent = running ? `${r.clients} clients · mix ${r.mix} of ${r.mixes}`
+    $("current-mix").textContent = running ? `${clients(r.clients)} · mix ${r.mix} of ${r.mixes}`
       : s ? `last second of mix ${s.mix}` : "no mix yet";
     const peak = peakOf(r.ladder);
     $("peak").textContent = peak ? rps(peak.rps) : "–";
-    $("peak-at").textContent = peak ? `req/s at ${peak.clients} clients (mix ${peak.mix})` : "no mix finished yet";
+    $("peak-at").textContent = peak ? `req/s at ${clients(peak.clients)} (mix ${peak.mix})` : "no mix finished yet";
     const lat = s && s.latency_us;
     $("current-p99").textContent = lat ? ms(lat.p99) : "–";
     $("current-latency").textContent = lat ? `ms · p50 ${ms(lat.p50)} · p90 ${ms(lat.p90)}` : "ms";
@@ -275,11 +276,14 @@
         const recent = run.samples.filter((x) => x.mix === run.mix).slice(-5);
         if (recent.length) live = [run.clients, recent.reduce((a, x) => a + x.rps, 0) / recent.length];
       }
-      return { colour: colour(run), marker: marker(run), points: pts, peak: p ? [p.clients, p.rps] : null, pending: live };
+      // The run the page follows is solid; the command's other runs (earlier trials) dashed.
+      return { colour: colour(run), marker: marker(run), points: pts, peak: p ? [p.clients, p.rps] : null, pending: live,
+               dash: run !== r };
     });
     chart($("chart-ladder"), { x: { label: "clients", log: true }, y: { label: "requests/s" }, series: ladderSeries,
                               note: "the first mix is running" });
-    keys($("keys-ladder"), configurations.map((c, i) => [c || "this run", PALETTE[i % PALETTE.length]]));
+    keys($("keys-ladder"), configurations.map((c, i) => [c || "this run", PALETTE[i % PALETTE.length]])
+      .concat(runs.size > 1 ? [["the other runs of this command", "#8a939c", true]] : []));
 
     const from = r.samples.length ? r.samples[r.samples.length - 1].x - WINDOW_S : 0;
     const recent = r.samples.filter((x) => x.x >= from);
@@ -302,12 +306,13 @@
     // Verdicts as they are drawn, every run's, newest last.
     const all = [...runs.values()].flatMap((run) => run.verdicts.map((v) => ({ run, ...v })));
     const list = $("verdicts");
+    if (!all.length && ended) list.firstElementChild.textContent = "none drawn in this run";
     if (all.length) {
       list.replaceChildren(...all.map((v) => {
         const li = document.createElement("li");
         li.dataset.kind = v.kind;
         const where = Object.assign(document.createElement("span"), { className: "where",
-          textContent: `${runs.size > 1 ? v.run.configuration + " · " : ""}mix ${v.mix}, ${v.clients} clients` });
+          textContent: `${runs.size > 1 ? v.run.configuration + " · " : ""}mix ${v.mix}, ${clients(v.clients)}` });
         li.append(where, Object.assign(document.createElement("b"), { textContent: v.kind.replace(/_/g, " ") }), v.message);
         return li;
       }));
