@@ -90,7 +90,7 @@ Streams = Annotated[
 # Every shared option by its flag: a command lacks one only for a reason stated in the test's table.
 SHARED = ("--target", "--server", "--cpus", "--memory", "--server-opt", "--access-log", "--insecure", "--timeout",
           "--http", "--streams", "--cluster", "--nodes", "--target-node", "--allow-unauthenticated-cluster",
-          "--network", "--nap")  # fmt: skip
+          "--network", "--nap", "--ui", "--ui-address", "--metrics", "--jsonl")  # fmt: skip
 
 
 def one_value(text: str | None, option: str, command: str, *, example: str) -> str | None:
