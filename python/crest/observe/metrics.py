@@ -286,7 +286,7 @@ def _families(runs: dict[str, _RunNow]) -> list[Metric]:
             errors_rate.add_metric(merged, mix.gauges["errors_per_s"])
         for key, family in cpu.items():
             if key in mix.gauges:
-                value = mix.gauges[key] / 100 if key.endswith("_pct") else mix.gauges[key]
+                value = round(mix.gauges[key] / 100, 6) if key.endswith("_pct") else mix.gauges[key]
                 family.add_metric(merged, value)
     live = [requests, errors, received, connections, latency, rps, errors_rate, clients, *cpu.values()]
     # A family with no series says nothing: left out, so a scrape between runs is short.
@@ -361,7 +361,7 @@ def _add_finished(families: dict[str, Metric], run_id: str, run: _RunNow, frame:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             family = families[key]
             assert isinstance(family, GaugeMetricFamily)
-            family.add_metric((*labels, *extra), value / per)  # a division: 20 µs is 2e-05 s, not 1.99..e-05
+            family.add_metric((*labels, *extra), round(value / per, 9))  # 10.3% is 0.103, not 0.10300000000000001
 
     put("rps", frame.get("rps"))
     put("throughput", frame.get("throughput_Bps"))
