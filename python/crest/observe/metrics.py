@@ -452,24 +452,22 @@ def serve_metrics(sink: MetricsSink, host: str = DEFAULT_HOST, port: int = 0) ->
     Raises:
         ConfigError: the address cannot be bound (in use, not this machine's, not permitted).
     """
+    where = f"--metrics: cannot listen on {host}:{port}"
+    not_here = f"{where}: {host} is not an address of this machine; name one (e.g. --metrics 127.0.0.1:{port})"
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
     except (socket.gaierror, UnicodeError):
-        raise ConfigError(
-            f"--metrics: cannot listen on {host}:{port}: {host} is not an address of this machine; name one"
-            " (e.g. --metrics 127.0.0.1:9464)"
-        ) from None
+        raise ConfigError(not_here) from None
     kind = _Server6 if family == socket.AF_INET6 else _Server
     try:
         server = kind((host, port), _Handler, bind_and_activate=True)
     except OSError as exc:
-        why = {
-            errno.EADDRINUSE: "the port is in use",
-            errno.EADDRNOTAVAIL: f"{host} is not an address of this machine",
-            errno.EACCES: "not permitted (ports below 1024 need root)",
-        }.get(exc.errno or 0, exc.strerror or str(exc))
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise ConfigError(not_here) from None
+        why = {errno.EADDRINUSE: "the port is in use", errno.EACCES: "not permitted (ports below 1024 need root)"}
         raise ConfigError(
-            f"--metrics: cannot listen on {host}:{port}: {why}; name another port (--metrics {host}:0 picks a free one)"
+            f"{where}: {why.get(exc.errno or 0, exc.strerror or str(exc))}; name another port"
+            f" (--metrics {host}:0 picks a free one)"
         ) from None
     server.set_app(wsgi_app(sink))
     thread = threading.Thread(target=server.serve_forever, args=(0.2,), name="crest-metrics", daemon=True)
