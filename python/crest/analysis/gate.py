@@ -143,9 +143,9 @@ def parse_rule(text: str) -> GateRule:
     wanted = "pp" if metric.in_points else "%"
     if unit.lower() != wanted:
         if metric.in_points:
-            fix = f"the error rate's change is in percentage points (its baseline is often 0): write errors{op}+1pp"
+            fix = f"the error rate's change is in percentage points (its baseline is often 0): write errors{op}+{number}pp"
         else:
-            fix = f"the change is in percent of the baseline: write {_example(metric)}"
+            fix = f"the change is in percent of the baseline: write {_example(metric, number)}"
         raise ConfigError(f"invalid --rule {text!r}: {fix}")
     better = "a rise" if metric.higher_is_better else "a drop"
     if (op in ("<", "<=")) == metric.higher_is_better:
