@@ -60,7 +60,8 @@ def test_an_engine_refused_its_event_loop_is_a_machine_error(silent_listener: Si
     assert line.endswith("Too many open files (os error 24)"), line
 
 
-SUITE = static_suite("disk-fills", "four short mixes", [1, 2, 3, 4])
+# 2 s mixes without ramps: the disk is filled within milliseconds of mix 1 being stored, so mix 2 is still running.
+SUITE = static_suite("disk-fills", "three short mixes", [1, 2, 3], length_s=2, ramp_s=0)
 
 
 @pytest.fixture
@@ -140,7 +141,7 @@ def test_a_disk_that_fills_during_a_run_fails_it_in_one_line_and_resume_complete
         except sqlite3.Error:
             return False
 
-    # Once the first mix is stored, fill the disk while the second one runs (3 s).
+    # Once the first mix is stored, fill the disk while the second one runs (2 s).
     wait_until(first_mix_stored, WAIT_S, "the first mix stored")
     filler = _fill(small_disk)
     _, err = proc.communicate(timeout=WAIT_S)
@@ -162,7 +163,7 @@ def test_a_disk_that_fills_during_a_run_fails_it_in_one_line_and_resume_complete
     result = run_cli("run", "--resume", str(run_id), "--db", str(db), "-q", timeout_s=WAIT_S)
     assert result.returncode == 0, result.stderr
     assert _rows(db, "SELECT status FROM runs") == [("complete",)]
-    assert [i for (i,) in _rows(db, "SELECT idx FROM mixes ORDER BY idx")] == [1, 2, 3, 4]
+    assert [i for (i,) in _rows(db, "SELECT idx FROM mixes ORDER BY idx")] == [1, 2, 3]
 
 
 def test_a_full_disk_before_a_run_blames_the_disk_not_the_file(tmp_path: Path, small_disk: Path, target: str) -> None:
@@ -187,7 +188,7 @@ def test_a_failure_cleaning_up_after_a_full_disk_is_told_after_it(
     # Where the started target's logs are kept (crest-results/logs/RUN) cannot be made: the copy fails.
     (small_disk / "logs").write_text("a file where the logs directory would be\n")
     suite = tmp_path / "suite.toml"
-    suite.write_text(static_suite("disk-fills-server", "two short mixes", [1, 2]))
+    suite.write_text(static_suite("disk-fills-server", "two short mixes", [1, 2], length_s=2, ramp_s=0))
     proc = subprocess.Popen(
         [sys.executable, "-m", "crest", "run", str(suite), "--server", "builtin", "--fileset", str(fileset),
          "--db", str(db), "-q"],
