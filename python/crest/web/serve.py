@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import ipaddress
+import logging
 import secrets
 import socket
 import threading
@@ -78,7 +79,10 @@ def serve_ui(hub: Hub | None, db: Path | None, host: str = DEFAULT_HOST, port: i
     state = State(hub=hub, db=db, token=token)
     config = uvicorn.Config(
         build_app(state),
-        log_level="warning",
+        # Nothing on the terminal: only the CLI prints (a stray client's bad request is no news to a run),
+        # and no logging setup of the process is touched (log_config=None).
+        log_config=None,
+        log_level=logging.CRITICAL,
         access_log=False,
         lifespan="off",
         timeout_graceful_shutdown=_GRACEFUL_S,
