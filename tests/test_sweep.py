@@ -37,8 +37,8 @@ clients = [1]
 threads_per_client = 2
 sizes_bytes = {list(SIZES)}
 [timing]
-length_s = 2
-ramp_up_s = 1
+length_s = 1
+ramp_up_s = 0
 ramp_down_s = 0
 """
 WAIT_S = 120.0
