@@ -182,6 +182,23 @@ def test_the_browser_never_writes_the_store(lab: Path, tmp_path: Path) -> None:
         store.finish_run(ids[0], "failed")
 
 
+def test_a_running_run_shows_each_mix_its_writer_commits(tmp_path: Path) -> None:
+    db = tmp_path / "crest.db"
+    rng = random.Random(5)
+    with Store(db) as writer:  # another process's run, as far as the browser can tell
+        run = writer.create_run(RunMeta("webstone", "http://127.0.0.1:8081/", "quick", 0, {}, {"server": "nginx"},
+                                        dict(HOST)))  # fmt: skip
+        c = signed_in(db)
+        counts = []
+        for i, load in enumerate((1, 4, 8)):
+            writer.add_mix(run, make_mix(THREE[0], i, load, 3, rng))
+            page = c.get(f"/runs/{run}").text
+            counts.append(len(re.findall(r"<tr(?: class=\"best\")?>\s*<td class=\"num\">", page)))
+        writer.finish_run(run, "complete")
+        assert counts == [1, 2, 3]
+        assert "refresh" not in c.get(f"/runs/{run}").text  # complete: its report
+
+
 def test_a_missing_or_foreign_store_is_one_line_and_never_created(tmp_path: Path) -> None:
     missing = tmp_path / "none" / "crest.db"
     c = signed_in(missing)
