@@ -50,7 +50,10 @@ class Served:
     @property
     def is_loopback(self) -> bool:
         """Whether only this machine can reach it."""
-        return ipaddress.ip_address(self.host).is_loopback
+        try:
+            return ipaddress.ip_address(self.host.split("%")[0]).is_loopback
+        except ValueError:
+            return False
 
     def stop(self) -> None:
         if self._stopped:
