@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -85,6 +86,9 @@ def watched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watched]:
     )  # fmt: skip
     try:
         url = _live_url(proc, time.monotonic() + 60)
+        said: list[str] = []  # the rest of its stderr, read as it comes so that a full pipe never stalls it
+        reader = threading.Thread(target=lambda: said.extend(proc.stderr or []), name="crest-run-stderr", daemon=True)
+        reader.start()
         listening = {c.laddr for c in psutil.Process(proc.pid).net_connections("inet") if c.status == "LISTEN"}
         browser.open(url)
         first = browser.wait_for("/[0-9]/.test(document.getElementById('current-rps').textContent) && "
@@ -96,7 +100,8 @@ def watched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watched]:
         )
         browser.screenshot(shots / "live-running.png")
         browser.wait_for("document.body.dataset.ended === 'true'", timeout_s=60)
-        assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""
+        assert proc.wait(timeout=30) == 0, "".join(said)
+        reader.join(timeout=10)
         seen = {"first": first[0], "second": second, "listening": listening, "url": url}
         seen.update(after={k: browser.text(k) for k in ("status", "peak", "current-rps")},
                     mixes=browser.evaluate("document.querySelectorAll('#mixes tbody tr').length"))  # fmt: skip
@@ -106,6 +111,9 @@ def watched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watched]:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        for thread in threading.enumerate():
+            if thread.name == "crest-run-stderr":
+                thread.join(timeout=10)  # at the end of its pipe once the process is gone
         if proc.stderr is not None:
             proc.stderr.close()
         browser.close()
