@@ -12,7 +12,6 @@ every page go to $CREST_UI_SCREENSHOTS when set (else the test's tmp dir). Skipp
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import shutil
@@ -36,6 +35,7 @@ from crest import verdicts
 from crest.errors import ConfigError
 from crest.filesets import generate
 from crest.observe.hub import Hub
+from crest.report import fmt
 from crest.web.serve import serve_ui
 from support import static_suite
 
@@ -134,7 +134,7 @@ def test_the_live_page_follows_a_real_run_survives_a_reload_and_shows_the_peak_a
     last_run = finished[-1]["run_id"]
     peak = max((f for f in finished if f["run_id"] == last_run), key=lambda f: f["rps"])
     assert seen["after"]["status"] == "ended: complete"
-    shown_peak = f"{math.floor(peak['rps'] + 0.5):,}"  # as the page rounds it (half up)
+    shown_peak = fmt.rps(peak["rps"])  # as the report writes it
     assert seen["after"]["peak"] == shown_peak
     assert seen["mixes"] == 2
 

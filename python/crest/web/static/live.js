@@ -72,7 +72,12 @@
   function rps(v) {
     if (v === null || v === undefined || Number.isNaN(v)) return "–";
     return Math.abs(v) < 100 ? v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })
-      : Math.round(v).toLocaleString("en-US");
+      : even(v).toLocaleString("en-US");
+  }
+  // Halves to the even neighbour, as Python's format() rounds: the page's figures equal the report's.
+  function even(v) {
+    const r = Math.round(v);
+    return Math.abs(v - Math.trunc(v)) === 0.5 && r % 2 !== 0 ? r - 1 : r;
   }
   function ms(us) {
     if (us === null || us === undefined) return "–";
