@@ -102,7 +102,9 @@ def serve_ui(hub: Hub | None, db: Path | None, host: str = DEFAULT_HOST, port: i
         sock.close()
         raise ConfigError(f"the web page on {host}:{port} did not start: pass another HOST:PORT (port 0: a free one)")
     bound_host, bound_port = sock.getsockname()[:2]
-    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    # Every address (0.0.0.0, ::) is reached by this machine's name, not by the wildcard itself.
+    named = socket.gethostname() if bound_host in ("0.0.0.0", "::") else bound_host
+    shown = f"[{named}]" if ":" in named else named
     path = "/live" if hub is not None else "/runs"
     url = f"http://{shown}:{bound_port}{path}?token={token}"
     return Served(url, bound_host, int(bound_port), server, thread, state)

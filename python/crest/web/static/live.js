@@ -242,6 +242,9 @@
     if (about.server) bits.push(`server ${about.server}`);
     if (about.target) bits.push(about.target);
     if (about.profile) bits.push(`${about.profile} profile`);
+    const pinned = about.cpus || {};
+    if (pinned.target && pinned.target.length) bits.push(`target on CPU ${pinned.target.join(",")}`);
+    if (pinned.engine && pinned.engine.length) bits.push(`load engine on CPU ${pinned.engine.join(",")}`);
     if (about.experiment) bits.push(`experiment ${about.experiment}`);
     if (r.mix !== null && r.mix !== undefined) bits.push(`mix ${r.mix} of ${r.mixes}`);
     else bits.push(`${r.ladder.length} of ${r.mixes} mixes done`);
