@@ -40,12 +40,12 @@ $(STAMPS)/build: $(STAMPS)/venv $(BUILD_INPUTS) | $(STAMPS)/dynamic
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras dev
 	@touch $@
 
-# The CGI programs crest installs on targets (crates/dynamic) and its FastCGI responder
-# (crates/fcgi), copied into the Python package that installs them (python/crest/dynamic/bin/,
-# git-ignored).
+# The CGI programs crest installs on targets (crates/dynamic), its FastCGI responder
+# (crates/fcgi) and its delay line (crates/delayline), copied into the Python package that finds
+# them (python/crest/dynamic/bin/, git-ignored).
 DYNAMIC_BIN := python/crest/dynamic/bin
-DYNAMIC_PROGRAMS := crest-env crest-bytes crest-specweb99 crest-fcgi
-DYNAMIC_INPUTS := $(shell find crates/dynamic crates/fcgi -type f \( -name '*.rs' -o -name '*.toml' \) 2>/dev/null) \
+DYNAMIC_PROGRAMS := crest-env crest-bytes crest-specweb99 crest-fcgi crest-delayline
+DYNAMIC_INPUTS := $(shell find crates/dynamic crates/fcgi crates/delayline -type f \( -name '*.rs' -o -name '*.toml' \) 2>/dev/null) \
                   Cargo.toml $(wildcard Cargo.lock)
 
 DYNAMIC_COPIES := $(addprefix $(DYNAMIC_BIN)/,$(DYNAMIC_PROGRAMS))

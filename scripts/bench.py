@@ -111,6 +111,9 @@ def crest(url: str, connections: int, *flags: str) -> Sample:
             "errors": errors or "none",
             "cipher": next((t["cipher"] for t in report.get("tls_negotiated") or []), None),
             "naps": report.get("naps", 0),
+            "latency_mean_us": report["latency_us"]["mean"],
+            "throughput_Bps": report.get("throughput_Bps", 0.0),
+            "delay_line": (report.get("network") or {}).get("delay_line") or {},
         },
     )
 
@@ -781,6 +784,118 @@ def write_h3_section(rows, commands, notes) -> None:
     replace_section("HTTP/3", section)
 
 
+DELAY_RTT_S, DELAY_CONNS, BULK_CONNS = 0.002, 1000, 4
+BULK_FILE_BYTES = 100_000_000
+
+
+def bench_delay_line(work: Path, docroot: Path) -> tuple[list[tuple[str, str, str, str, str]], list[str], dict]:
+    """crest's delay line (crates/delayline) at rtt=2ms: 1 KB keep-alive over 1,000 connections against
+    the rate the round trip allows, min(the undelayed rate, connections ÷ (rtt + the undelayed mean
+    latency)), the undelayed run crossing the same kind of network without delay (veth, no delay line);
+    and a bulk transfer's Gbit/s through the line. Needs root (network namespaces)."""
+    if os.geteuid() != 0:
+        return [("delay line at rtt=2ms", "not measured: --network needs root", "", "", "")], [], {}
+    (docroot / "bulk.bin").write_bytes(b"z" * BULK_FILE_BYTES)
+    nginx = start_nginx(work, docroot)
+    url = f"http://127.0.0.1:{nginx.port}/1k.html"
+    bulk_url = f"http://127.0.0.1:{nginx.port}/bulk.bin"
+    rtt = f"rtt={DELAY_RTT_S * 1e3:g}ms"
+    load = [os.getloadavg()[0]]
+    try:
+        plain, delayed, bulk = alternate(
+            lambda: crest(url, DELAY_CONNS, "--network", "subnets=1"),
+            lambda: crest(url, DELAY_CONNS, "--network", rtt),
+            lambda: crest(bulk_url, BULK_CONNS, "--network", rtt),
+        )
+    finally:
+        nginx.stop()
+    load.append(os.getloadavg()[0])
+    service_s = statistics.median(s.extra["latency_mean_us"] for s in plain) / 1e6
+    allowed = min(med(plain, "rps"), DELAY_CONNS / (DELAY_RTT_S + service_s))
+    ratio = med(delayed, "rps") / allowed
+    gbps = [s.extra["throughput_Bps"] * 8 / 1e9 for s in bulk]
+    line = [s.extra["delay_line"] for s in (*delayed, *bulk)]
+
+    def figure(key: str, runs: list[dict]) -> str:
+        values = [d[key] for d in runs if d.get(key) is not None]
+        return f"{statistics.median(values):g} ({min(values):g}–{max(values):g})" if values else "n/a"
+
+    print(
+        f"delay line, {rtt}, {DELAY_CONNS} conns: {med(delayed, 'rps'):,.0f} req/s of {allowed:,.0f} allowed → {ratio:.2f};"
+        f" bulk {statistics.median(gbps):.2f} Gbit/s"
+    )
+    rows = [
+        (
+            f"keep-alive GET 1 KB, {DELAY_CONNS:,} connections at {rtt} through the delay line: requests/s ÷ the rate"
+            f" the round trip allows (min(undelayed {spread(plain)} req/s, {DELAY_CONNS:,} ÷ ({DELAY_RTT_S * 1e3:g} ms +"
+            f" undelayed mean latency {service_s * 1e3:.1f} ms)))",
+            f"{spread(delayed)} / {allowed:,.0f}",
+            f"{ratio:.2f}",
+            "≥ 0.9",
+            verdict(ratio >= 0.9),
+        ),
+        (
+            f"bulk transfer ({BULK_CONNS} connections, {BULK_FILE_BYTES // 10**6} MB file) at {rtt} through the delay line",
+            f"{statistics.median(gbps):.2f} Gbit/s ({min(gbps):.2f}–{max(gbps):.2f})",
+            "",
+            "≥ 1 Gbit/s",
+            verdict(statistics.median(gbps) >= 1.0),
+        ),
+        (
+            "the delay line itself in those runs (keep-alive, then bulk): CPU in cores; packets' lateness past their due"
+            " time, p99 (µs, upper bound of a power-of-two bucket); peak RSS",
+            f"keep-alive {figure('cpu_cores', line[:ROUNDS])} cores, p99 late {figure('late_p99_us', line[:ROUNDS])} µs;"
+            f" bulk {figure('cpu_cores', line[ROUNDS:])} cores, p99 late {figure('late_p99_us', line[ROUNDS:])} µs;"
+            f" RSS {max((d.get('max_rss_bytes', 0) for d in line), default=0) / 2**20:.1f} MiB",
+            "",
+            "",
+            "",
+        ),
+    ]
+    commands = [
+        f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c {DELAY_CONNS} -d {SECONDS}s --network subnets=1 URL",
+        f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c {DELAY_CONNS} -d {SECONDS}s --network {rtt} URL",
+        f"taskset -c {CLIENT_CPU} crest bench --json -q -t 1 -c {BULK_CONNS} -d {SECONDS}s --network {rtt} BULK_URL",
+    ]
+    return rows, commands, {"load": " → ".join(f"{x:.2f}" for x in load)}
+
+
+def write_delay_section(rows, commands, notes) -> None:
+    """The "Delay line" section of docs/benchmarks.md, so that BENCH_ONLY=delay refreshes it alone."""
+    section = "\n".join(
+        [
+            "## Delay line",
+            "",
+            " ".join(
+                [
+                    "Measured by `make bench` (scripts/bench.py; `BENCH_ONLY=delay` runs this section alone):",
+                    f"nginx (one worker) pinned to core {TARGET_CPU}, crest to core {CLIENT_CPU}; crest's delay line",
+                    "(crest-delayline, a child of crest) inherits crest's core, so the line and the load engine share",
+                    f"it. Each round runs the three in turn ({ROUNDS} rounds of {SECONDS} s; medians, the rounds'",
+                    "range in brackets). The undelayed run crosses the same client network without delay (a veth",
+                    "pair, no delay line); its mean latency is the target's service time at that load.",
+                ]
+            ),
+            "",
+            f"Last run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {cpu_model()}, {os.cpu_count()} cores,"
+            f" Linux {platform.release()}; 1-minute load average {notes.get('load', 'n/a')} before and after"
+            " (the section's own target, client and line add up to about 2; more means other work shared these cores).",
+            "",
+            "| measurement | crest / reference | ratio | goal | verdict |",
+            "|---|---|---|---|---|",
+            *[f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows],
+            "",
+            "Commands (URL: the 1 KB file on the pinned nginx; BULK_URL: a 100 MB file on it):",
+            "",
+            "```sh",  # tests/test_docs_examples.py checks the commands of sh blocks
+            *commands,
+            "```",
+            "",
+        ]
+    )
+    replace_section("Delay line", section)
+
+
 def make_docroot(work: Path) -> tuple[Path, Path]:
     docroot = work / "html"
     docroot.mkdir()
@@ -790,8 +905,10 @@ def make_docroot(work: Path) -> tuple[Path, Path]:
 
 def main() -> None:
     only = os.environ.get("BENCH_ONLY", "")
-    if only not in ("", "h2", "h3"):
-        raise SystemExit(f"bench: BENCH_ONLY={only!r}: 'h2' or 'h3' (the HTTP/2 or HTTP/3 section alone)")
+    if only not in ("", "h2", "h3", "delay"):
+        raise SystemExit(
+            f"bench: BENCH_ONLY={only!r}: 'h2', 'h3' or 'delay' (the HTTP/2, HTTP/3 or delay line section alone)"
+        )
     for tool in ("nginx", "taskset", "openssl") if only else ("nginx", "wrk", "ab", "taskset", "openssl"):
         if not shutil.which(tool):
             raise SystemExit(
@@ -808,6 +925,10 @@ def main() -> None:
     if only == "h3":
         with tempfile.TemporaryDirectory(prefix="crest-bench-") as tmp:
             write_h3_section(*bench_http3(*make_docroot(Path(tmp))))
+        return
+    if only == "delay":
+        with tempfile.TemporaryDirectory(prefix="crest-bench-") as tmp:
+            write_delay_section(*bench_delay_line(*make_docroot(Path(tmp))))
         return
     rows: list[tuple[str, str, str, str, str]] = []
     commands: list[str] = []
@@ -998,9 +1119,11 @@ def main() -> None:
         ]
         h2 = bench_http2(work, docroot)
         h3 = bench_http3(work, docroot)
+        delay = bench_delay_line(work, docroot)
     write_doc(rows, commands)
     write_h2_section(*h2)
     write_h3_section(*h3)
+    write_delay_section(*delay)
 
 
 def verdict(ok: bool) -> str:

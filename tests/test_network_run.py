@@ -225,7 +225,7 @@ def test_nothing_is_left_after_ctrl_c_or_after_a_kill_and_the_next_run(served: s
     assert made <= _ours(), "a killed run cannot clean up"
     _bench("--network", "subnets=1", "-c", "1", "-d", "1s", url)  # the next run removes the dead run's leftovers
     assert _ours() == before
-    relays = subprocess.run(["pgrep", "-f", "crest.network.relay"], capture_output=True, text=True).stdout.split()
+    relays = subprocess.run(["pgrep", "-f", "crest-delayline"], capture_output=True, text=True).stdout.split()
     assert not relays, "the killed run's delay line died with it"
 
 

@@ -24,6 +24,8 @@ EVERY_CONSTRUCTOR = [
     verdicts.cache_cold(5 << 20),
     verdicts.link_bound("target", "down", 0.97, 100e6),
     verdicts.link_bound("clients of subnet 2", "up", 1.01, 400e3, subnet=2, per_client=True),
+    verdicts.delay_line_bound(0.97, 812.5, 4096),
+    verdicts.delay_line_bound(None, 2048.0),
     verdicts.target_oom(1, 64 << 20, 67_108_864),
     verdicts.target_oom(2, 64 << 20, None),
     verdicts.memory_irrelevant(48 << 20, 256 << 20),

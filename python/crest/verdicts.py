@@ -23,6 +23,7 @@ LISTEN_OVERFLOW = "listen_overflow"  # the target host's accept queues overflowe
 NOISY_HOST = "noisy_host"  # steal time, or the load engine waiting for a CPU: this host's figures are unreliable
 CACHE_COLD = "cache_cold"  # a cached test whose target read its files from storage in the window
 LINK_BOUND = "link_bound"  # a shaped link of the client network ran at its rate: the network limited the mix
+DELAY_LINE_BOUND = "delay_line_bound"  # crest's delay line ran at its limit: packets waited for its CPU, not the delay
 TARGET_OOM = "target_oom"  # the kernel killed target processes for going over --memory during the mix
 MEMORY_IRRELEVANT = "memory_irrelevant"  # the workload's files fit in the target's --memory with room to spare
 # Drawn over a configuration's curve by the analysis:
@@ -33,12 +34,12 @@ COLLAPSE = "collapse"  # past the peak req/s fell below half of it
 
 KINDS = (
     CLIENT_BOUND, ERRORS, CUT_SHORT, PAGE_CACHE, CPU_SPLIT, PEAK_ONLY, NOTE, LISTEN_OVERFLOW, NOISY_HOST, CACHE_COLD,
-    LINK_BOUND, TARGET_OOM, MEMORY_IRRELEVANT,
+    LINK_BOUND, DELAY_LINE_BOUND, TARGET_OOM, MEMORY_IRRELEVANT,
     TARGET_IDLE, ERROR_RATE, NOT_SATURATED, COLLAPSE,
 )  # fmt: skip
 # Verdicts that say something other than the target decided a measurement, in the order a reader should
 # hear them: the load generator, the network, the target's memory limit, its accept queues, a noisy host.
-DECIDING = (CLIENT_BOUND, LINK_BOUND, TARGET_OOM, LISTEN_OVERFLOW, NOISY_HOST)
+DECIDING = (CLIENT_BOUND, LINK_BOUND, DELAY_LINE_BOUND, TARGET_OOM, LISTEN_OVERFLOW, NOISY_HOST)
 # The one order every output lists verdicts in (the console, `crest show`, the report's headline and its
 # "Mind these", `crest compare`, the capacity statement): what decided the result first, then the curve's
 # reach (not saturated: the load, not the target, ran out), then what qualifies the figures.
@@ -53,6 +54,7 @@ LIMITS = (*DECIDING, NOT_SATURATED)
 LIMIT_NAMES = {
     CLIENT_BOUND: "client-bound (the load engine)",
     LINK_BOUND: "link-bound (the client network)",
+    DELAY_LINE_BOUND: "delay-line-bound (crest's delay line)",
     TARGET_OOM: "out of memory (--memory)",
     LISTEN_OVERFLOW: "dropping connections (accept queue)",
     NOISY_HOST: "on a noisy host",
@@ -62,6 +64,7 @@ LIMIT_NAMES = {
 LIMIT_FIXES = {
     CLIENT_BOUND: "give the engine more cores (a lower --cpus) or more load nodes (--cluster)",
     LINK_BOUND: "give the clients faster or more links (--network)",
+    DELAY_LINE_BOUND: "give crest's delay line a core of its own (fewer engine cores, or a larger machine), or lower the load",
     TARGET_OOM: "raise --memory",
     LISTEN_OVERFLOW: "raise the server's backlog (and net.core.somaxconn)",
     NOISY_HOST: "repeat on a quieter machine, or give the engine cores of its own",
@@ -213,6 +216,8 @@ def decided_by(kind: str, where: str, what: str = "it", figures: dict[str, Any] 
         CLIENT_BOUND: f"the load engine was client-bound {where}, so {what} {measures} crest, not the target:"
         " give the engine more cores (a lower --cpus) or more load nodes (--cluster)",
         LINK_BOUND: f"{link} {where}, so {what} {measures} the network, not the target",
+        DELAY_LINE_BOUND: f"crest's delay line ran at its limit {where} (packets waited for its CPU, not for the delay"
+        f" asked for), so {what} {measures} the line, not the target",
         NOT_SATURATED: f"req/s was still rising at the highest load, so {what} is not the target's peak: add load"
         " (more clients, a longer ladder) to find it",
         TARGET_OOM: f"the kernel killed target processes for going over --memory {where}",
@@ -243,8 +248,8 @@ def _link_words(figures: dict[str, Any]) -> str | None:
 def limited_points(kind: str, loads: list[float], example: Verdict) -> Verdict:
     """A curve some of whose points carry a DECIDING verdict of `kind` (other than client-bound, which has
     its own): the loads, then one point's own sentence (`example`: the peak's, when it is one of them)."""
-    name = {LINK_BOUND: "link-bound", TARGET_OOM: "out of memory", LISTEN_OVERFLOW: "listen queue overflow",
-            NOISY_HOST: "noisy host"}.get(kind, kind)  # fmt: skip
+    name = {LINK_BOUND: "link-bound", DELAY_LINE_BOUND: "delay-line-bound", TARGET_OOM: "out of memory",
+            LISTEN_OVERFLOW: "listen queue overflow", NOISY_HOST: "noisy host"}.get(kind, kind)  # fmt: skip
     said = example.message.removeprefix(f"{name}: ")  # a sentence that names its kind is not named twice
     return Verdict(kind, f"{name} at load {', '.join(_load(x) for x in loads)}: {said}",
                    {**example.figures, "loads": list(loads)})  # fmt: skip
@@ -344,6 +349,44 @@ def _human_bps(bps: float) -> str:
         if bps >= scale:
             return f"{bps / scale:g} {unit}"
     return f"{bps:g} bit/s"
+
+
+# crest's delay line at its limit (delay_line_bound): packets leaving later than due by this much on average
+# (half a millisecond: half of each way's delay at rtt=2ms), or the line's process using this much of a core, in
+# the window. The mean, not a high percentile: a line sharing a core with the engine waits out a time slice now
+# and then (its p99 is milliseconds even where it carries the whole rate), while a line short of CPU falls
+# behind on every packet.
+DELAY_LINE_LATE_MEAN_US = 500.0
+DELAY_LINE_CPU_CORES = 0.9
+
+
+def delay_line_bound(cpu_cores: float | None, late_mean_us: float | None, late_p99_us: int | None = None) -> Verdict:
+    """crest's delay line ran at its limit in the window: packets left `late_mean_us` after their due time on
+    average (≥ DELAY_LINE_LATE_MEAN_US), or its process used `cpu_cores` (≥ DELAY_LINE_CPU_CORES); on a cluster,
+    the busiest node's line. `late_p99_us`: the upper bound of the power-of-two bucket holding the 99th
+    percentile, for the reader."""
+    said = []
+    if late_mean_us is not None and late_mean_us >= DELAY_LINE_LATE_MEAN_US:
+        p99 = f", 1% {late_p99_us // 2:,} µs or more" if late_p99_us else ""
+        said.append(f"its packets left {late_mean_us:,.0f} µs after they were due on average{p99}")
+    if cpu_cores is not None and cpu_cores >= DELAY_LINE_CPU_CORES:
+        said.append(f"it used {cpu_cores:.2f} of a core")
+    return Verdict(
+        DELAY_LINE_BOUND,
+        f"crest's delay line ran at its limit in the window ({' and '.join(said) or 'at its limit'}): packets waited"
+        " for the line's CPU, not only for the delay asked for, so the line, not only the target, limited this mix",
+        {
+            **({"cpu_cores": cpu_cores} if cpu_cores is not None else {}),
+            **({"late_mean_us": late_mean_us} if late_mean_us is not None else {}),
+            **({"late_p99_us": late_p99_us} if late_p99_us is not None else {}),
+        },
+    )
+
+
+def delay_line_limited(figures: dict[str, Any]) -> bool:
+    """Whether a delay line's window figures (crest.network.counters' `delay_line`) show it at its limit."""
+    late, cpu = figures.get("late_mean_us"), figures.get("cpu_cores")
+    return (late is not None and late >= DELAY_LINE_LATE_MEAN_US) or (cpu is not None and cpu >= DELAY_LINE_CPU_CORES)
 
 
 def link_bound(link: str, direction: str, utilisation: float, rate_bps: float, subnet: int | None = None,

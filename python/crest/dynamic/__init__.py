@@ -1,5 +1,6 @@
-"""Owns the CGI programs crest installs on targets (built from crates/dynamic) and its FastCGI
-responder (crates/fcgi); never runs them itself."""
+"""Owns the CGI programs crest installs on targets (built from crates/dynamic), its FastCGI
+responder (crates/fcgi) and its delay line (crates/delayline): where `make build` put them; never
+runs them itself."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ __all__ = [
     "CGI_BYTES",
     "CGI_ENV",
     "CGI_SPECWEB99",
+    "DELAY_LINE",
     "FCGI_RESPONDER",
     "PROGRAMS",
+    "delay_line_path",
     "install_cgi",
     "program_path",
     "responder_path",
@@ -41,6 +44,10 @@ FCGI_RESPONDER = "crest-fcgi"
 
 Not one of PROGRAMS: a web server talks to it over a socket (`--socket PATH`, `--listen IP:PORT`, or
 a listening socket on fd 0), it is never installed into a cgi-bin."""
+
+DELAY_LINE = "crest-delayline"
+"""crest's delay line: carries a client network's TUN pairs with delay, jitter and loss (crest.network.topology
+starts it; its command line is in crates/delayline/src/cli.rs)."""
 
 # Where `make build` copies the binaries from the workspace's target/release/.
 # Where `make build` puts the compiled programs; the built-in target serves them as its cgi-bin.
@@ -72,6 +79,18 @@ def responder_path() -> Path:
     path = _BIN_DIR / FCGI_RESPONDER
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise ConfigError("crest's FastCGI responder is not built: run `make build`")
+    return path
+
+
+def delay_line_path() -> Path:
+    """The built binary of crest's delay line (DELAY_LINE).
+
+    Raises:
+        ConfigError: the delay line is not built.
+    """
+    path = _BIN_DIR / DELAY_LINE
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise ConfigError("crest's delay line is not built: run `make build`")
     return path
 
 

@@ -2,7 +2,8 @@
 device's counters), its queue's drops, overlimits and backlog (tc), each client line's bytes (its HTB
 class), and TCP's counters inside the target's and the clients' namespaces. A LinkSampler samples in
 a thread; `figures(start, end)` turns the samples inside the window into the mix's network figures
-(the dict documented in docs/networks.md). Owns measuring; judging (link_bound) is analysis's.
+(the dict documented in docs/networks.md), the delay line's among them (its stats file, read with each
+sample). Owns measuring; judging (link_bound, delay_line_bound) is placement's.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from crest.network.topology import LinkEnd, Network
 SAMPLE_INTERVAL_S = 0.5
 _TIMEOUT_S = 10.0
 _CLASS = re.compile(r"class htb 1:([0-9a-f]+) .*?\n\s*Sent (\d+) bytes (\d+) pkt", re.S)
+_LINE_MAX = ("cpu_cores", "late_mean_us", "late_p99_us", "late_max_us", "max_rss_bytes")  # per node's line, not summed
 _TCP_FIELDS = {"RetransSegs": "retrans_segs", "OutSegs": "out_segs", "InSegs": "in_segs", "OutRsts": "resets_sent"}
 
 
@@ -31,6 +33,7 @@ class Sample:
     at: float
     ends: dict[tuple[str | None, str], dict[str, Any]] = field(default_factory=dict)
     tcp: dict[str, dict[str, int]] = field(default_factory=dict)
+    delay_line: dict[str, Any] | None = None  # the delay line's stats file as it was then
 
 
 def _json(argv: list[str]) -> Any:
@@ -90,6 +93,7 @@ def sample(network: Network) -> Sample:
         for key, value in netns.call_in(network.subnet_ns(k), _read_tcp).items():
             clients[key] = clients.get(key, 0) + value
     s.tcp["clients"] = clients
+    s.delay_line = network.delay_line_stats()
     return s
 
 
@@ -150,14 +154,56 @@ class LinkSampler:
         tcp = {side: {k: last.tcp[side].get(k, 0) - first.tcp[side].get(k, 0) for k in last.tcp[side]}
                for side in last.tcp}  # fmt: skip
         out: dict[str, Any] = {"window_s": round(window, 3), "links": links, "tcp": tcp}
-        relay = self.network.delay_line_stats()
-        if relay is not None:
-            pairs = relay.get("pairs", [])
-            out["delay_line"] = {
-                "packets": sum(p[d].get("packets", 0) for p in pairs for d in ("a_to_b", "b_to_a")),
-                "dropped": sum(p[d].get("dropped", 0) for p in pairs for d in ("a_to_b", "b_to_a")),
-            }
+        stats = [s.delay_line for s in inside if s.delay_line is not None]
+        latest = self.network.delay_line_stats()
+        if stats or latest is not None:
+            out["delay_line"] = delay_line_figures(stats[0] if len(stats) > 1 else None, stats[-1] if stats else latest)
         return out
+
+
+def _line_sum(stats: dict[str, Any] | None, key: str) -> int:
+    if stats is None:
+        return 0
+    return sum(int(p[d].get(key, 0)) for p in stats.get("pairs", []) for d in ("a_to_b", "b_to_a"))
+
+
+def late_percentile_us(buckets: list[int], share: float) -> int | None:
+    """The upper bound, in µs, of the lateness bucket holding the `share` quantile (crates/delayline's
+    buckets: 0 under 1 µs, i under 2^i µs); None when no packet was written."""
+    total = sum(buckets)
+    if not total:
+        return None
+    seen = 0
+    for i, n in enumerate(buckets):
+        seen += n
+        if seen >= share * total:
+            return 1 << i
+    return 1 << (len(buckets) - 1)
+
+
+def delay_line_figures(first: dict[str, Any] | None, last: dict[str, Any] | None) -> dict[str, Any]:
+    """The delay line's figures between two readings of its stats file (`first` None: since it started):
+    packets carried and dropped (loss, and devices that refused a write) and refused by its full queue;
+    its CPU in cores; how late packets left past their due time (the mean; p99 and the latest, each the upper
+    bound of its power-of-two bucket); its peak RSS."""
+    if last is None:
+        return {}
+    delta = {key: _line_sum(last, key) - _line_sum(first, key) for key in ("packets", "dropped", "overflow")}
+    wall_s = float(last.get("written_at_unix_s", 0.0)) - float((first or {}).get("written_at_unix_s", 0.0))
+    cpu_s = float(last.get("cpu_s", 0.0)) - float((first or {}).get("cpu_s", 0.0))
+    late_now, late_then = last.get("late_us_buckets", []), (first or {}).get("late_us_buckets", [])
+    late = [n - (late_then[i] if i < len(late_then) else 0) for i, n in enumerate(late_now)]
+    out: dict[str, Any] = {**delta}
+    if first is not None and wall_s > 0:
+        out["cpu_cores"] = round(cpu_s / wall_s, 3)
+    if late and sum(late):
+        late_sum_ns = int(last.get("late_sum_ns", 0)) - int((first or {}).get("late_sum_ns", 0))
+        out["late_mean_us"] = round(late_sum_ns / sum(late) / 1e3, 1)
+        out["late_p99_us"] = late_percentile_us(late, 0.99)
+        out["late_max_us"] = 1 << max(i for i, n in enumerate(late) if n)
+    if "max_rss_kib" in last:
+        out["max_rss_bytes"] = int(last["max_rss_kib"]) * 1024
+    return out
 
 
 def _delta(a: dict[str, Any], b: dict[str, Any], key: str) -> int:
@@ -213,7 +259,8 @@ def _node_name(node: dict[str, Any]) -> str:
 
 def merge_nodes(figures: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """Cluster nodes' network figures (each node's own network, named as the user names the node) as one
-    mix's: every link kept and named with its node, TCP's counters and the delay lines' summed."""
+    mix's: every link kept and named with its node, TCP's counters and the delay lines' counts summed (their
+    CPU, lateness and RSS: the largest node's)."""
     links: list[dict[str, Any]] = []
     tcp: dict[str, dict[str, int]] = {}
     delay: dict[str, int] = {}
@@ -224,7 +271,7 @@ def merge_nodes(figures: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
             for key, value in counts.items():
                 into[key] = into.get(key, 0) + value
         for key, value in one.get("delay_line", {}).items():
-            delay[key] = delay.get(key, 0) + value
+            delay[key] = max(delay.get(key, 0), value) if key in _LINE_MAX else delay.get(key, 0) + value
     out: dict[str, Any] = {"window_s": max((float(f.get("window_s", 0.0)) for _, f in figures), default=0.0),
                            "links": links, "tcp": tcp}  # fmt: skip
     if delay:

@@ -7,7 +7,7 @@ never reads counters (counters.py).
       binds its block's addresses         forwards 198.18.0.0/15 only         198.18.0.2
 
 Links are veth pairs, or, when the spec has rtt, jitter or loss, TUN pairs carried by crest's delay
-line (relay.py: this kernel has no netem). Nothing has a route out of the machine: the router and the
+line (crates/delayline's crest-delayline: this kernel has no netem). Nothing has a route out of the machine: the router and the
 subnets know only 198.18.0.0/15, and the root namespace gets a route to it only when the target lives
 there (a URL target). A state file under STATE_DIR, written before anything is made, lets a later run
 or `crest network clean` remove what a killed run left (clean.py).
@@ -20,12 +20,12 @@ import os
 import secrets
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crest.dynamic import delay_line_path
 from crest.errors import ConfigError, MachineError
 from crest.network import addresses, command, forward, netns, routed
 from crest.network.shaping import Shape, tc_lines
@@ -116,7 +116,7 @@ class Network:
         """The network as stored with a run (the disclosure's network section)."""
         return {
             **self.spec.describe(),
-            "delay_by": "crest delay line (TUN relay; the kernel has no netem)" if self.spec.delayed else "none",
+            "delay_by": "crest delay line (crest-delayline, TUN pairs; no netem)" if self.spec.delayed else "none",
             "target_address": self.target_address,
             "target_namespace": self.target_ns or "root",
             "subnet_ranges": [str(b) for b in addresses.slot_blocks(self.slot, self.spec.subnets)],
@@ -243,7 +243,7 @@ class Network:
         ready.unlink(missing_ok=True)
         log = STATE_DIR / f"{self.network_id}.relay.log"
         argv = [
-            sys.executable, "-m", "crest.network.relay", *pairs,
+            str(delay_line_path()), *pairs,
             "--delay-ms", f"{self.spec.rtt_s * 1e3 / 2:g}", "--jitter-ms", f"{self.spec.jitter_s * 1e3 / 2:g}",
             "--loss-pct", f"{self.spec.loss * 100:g}", "--seed", str(int(self.network_id, 16)),
             "--ready-file", str(ready), "--stats-file", str(self.stats_file),
@@ -266,7 +266,7 @@ class Network:
             _run(["ip", "-n", self.subnet_ns(k), "link", "set", "dev", "up", "up"])
 
     def delay_line_stats(self) -> dict[str, Any] | None:
-        """The delay line's latest counters (relay.py's stats file), None without one."""
+        """The delay line's latest counters (its stats file, crates/delayline/src/main.rs), None without one."""
         if self.relay is None:
             return None
         try:

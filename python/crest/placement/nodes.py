@@ -181,7 +181,7 @@ class NodesPlacement(Placement):
         by_node = [[str(b) for b in addresses.slot_blocks(i + 1, s)] for i in range(len(load))]
         return {
             **self.network.describe(),
-            "delay_by": "crest delay line on each load node (TUN relay)" if self.network.delayed else "none",
+            "delay_by": "crest delay line on each load node (crest-delayline)" if self.network.delayed else "none",
             "placement": f"on each of {len(load)} load nodes, its own {s} subnet(s)",
             "target_address": "each load node's own end of its network, forwarded to the target's node",
             "target_namespace": "the target's node (its own machine's network)",

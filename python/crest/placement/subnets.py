@@ -25,7 +25,7 @@ from crest.placement.base import Load, Probe
 from crest.placement.local import LocalPlacement
 from crest.servers.base import ServerSettings
 from crest.store import MixRecord
-from crest.verdicts import LINK_BOUND_UTILISATION, Verdict, link_bound
+from crest.verdicts import LINK_BOUND_UTILISATION, Verdict, delay_line_bound, delay_line_limited, link_bound
 
 T = TypeVar("T")
 
@@ -52,8 +52,15 @@ class LinkProbe:
 
 
 def link_verdicts(figures: dict[str, Any]) -> list[Verdict]:
-    """link_bound for each shaped link that ran at LINK_BOUND_UTILISATION of its rate or more in the window."""
-    return [
+    """link_bound for each shaped link that ran at LINK_BOUND_UTILISATION of its rate or more in the window, and
+    delay_line_bound when the delay line ran at its limit (late or at a full core: verdicts.delay_line_limited)."""
+    line = figures.get("delay_line") or {}
+    late = (
+        [delay_line_bound(line.get("cpu_cores"), line.get("late_mean_us"), line.get("late_p99_us"))]
+        if delay_line_limited(line)
+        else []
+    )
+    return late + [
         link_bound(
             str(link["link"]),
             str(link["direction"]),
