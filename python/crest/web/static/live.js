@@ -96,6 +96,11 @@
   function clients(n) { return n === 1 ? "1 client" : `${n} clients`; }
   function cores(n) { return n === 1 ? "1 core" : `${n} cores`; }
   function pct(v) { return v === null || v === undefined ? "–" : Math.round(v) + "%"; }
+  function cpuTile(side, s, onePct, n) {
+    const known = onePct !== null && onePct !== undefined;
+    $(`${side}-cpu`).textContent = known ? pct(n ? onePct / n : onePct) : "–";
+    $(`${side}-cores`).textContent = known && n ? `of its ${cores(n)}` : "% of one core";
+  }
 
   // -- drawing
 
@@ -270,10 +275,9 @@
     $("current-errors").textContent = s ? rps(s.errors_per_s) : "–";
     const errorsDone = Object.values(r.errorsDone).reduce((a, b) => a + b, 0) + (r.last ? r.last.errors : 0);
     $("errors-total").textContent = errorsDone ? `${errorsDone.toLocaleString("en-US")} in this run` : "none so far";
-    $("target-cpu").textContent = s && s.target_cpu_pct !== undefined ? pct(s.target_cpu_pct) : "–";
-    $("target-cores").textContent = s && s.target_cores ? `of one core · ${cores(s.target_cores)}` : "% of one core";
-    $("engine-cpu").textContent = s && s.engine_cpu_pct !== undefined ? pct(s.engine_cpu_pct) : "–";
-    $("engine-cores").textContent = s && s.engine_cores ? `of one core · ${cores(s.engine_cores)}` : "% of one core";
+    // A tile reads as the mixes table does: a share of the cores that side may use (the chart: of one core).
+    cpuTile("target", s, s && s.target_cpu_pct, s && s.target_cores);
+    cpuTile("engine", s, s && s.engine_cpu_pct, s && s.engine_cores);
 
     // The ladder: every run of the command, one colour per configuration, each run's peak ringed.
     const ladderSeries = [...runs.values()].map((run) => {
