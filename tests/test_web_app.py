@@ -14,11 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from crest.errors import ConfigError
 from crest.observe.hub import Hub
 from crest.store import RunMeta, Store, StoreError
 from crest.web.app import PAGE_CSP, build_app, cookie_name
-from crest.web.serve import parse_address
 from crest.web.state import State
 from report_lab import HOST, THREE, make_mix, store_lab
 from support import run_cli_in_process
@@ -269,15 +267,6 @@ def test_a_returning_browser_gets_only_what_it_missed(lab: Path) -> None:
 
 
 # -- addresses and the command ---------------------------------------------------------------------------------------
-
-
-def test_addresses_are_host_and_port() -> None:
-    assert parse_address("127.0.0.1:8089") == ("127.0.0.1", 8089)
-    assert parse_address(":0") == ("127.0.0.1", 0)
-    assert parse_address("[::1]:9000") == ("::1", 9000)
-    for bad in ("8089", "127.0.0.1:http", "127.0.0.1:70000"):
-        with pytest.raises(ConfigError, match="--address"):
-            parse_address(bad)
 
 
 def test_crest_ui_refuses_a_bad_address_in_one_line() -> None:

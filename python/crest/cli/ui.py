@@ -13,8 +13,9 @@ from typing import Annotated
 import typer
 
 from crest.cli import EXIT_OK
+from crest.cli.watching import parse_listen
 from crest.store import DEFAULT_PATH
-from crest.web.serve import DEFAULT_HOST, parse_address, serve_ui
+from crest.web.serve import DEFAULT_HOST, serve_ui
 
 # How often the main thread wakes to let Python run signal handlers.
 _WAKE_INTERVAL_S = 0.5
@@ -38,7 +39,7 @@ def ui_command(
     Read-only: the store may be written by a run at the same time, and a running run's page shows its
     ladder so far. Every request needs the token in the printed URL. Serves until Ctrl-C or SIGTERM.
     """
-    host, port = parse_address(address, what="--address")
+    host, port = parse_listen(address, "--address")
     stop = threading.Event()
     previous = {sig: signal.signal(sig, _setter(stop)) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -50,7 +51,8 @@ def ui_command(
                     file=sys.stderr,
                     flush=True,
                 )
-            print(served.url, flush=True)
+            print(served.url, flush=True)  # stdout: the URL alone, for a script to open
+            print("crest: open the URL above in a browser; Ctrl-C stops it", file=sys.stderr, flush=True)
             while not stop.wait(_WAKE_INTERVAL_S):
                 pass
         finally:

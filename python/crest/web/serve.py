@@ -110,21 +110,6 @@ def serve_ui(hub: Hub | None, db: Path | None, host: str = DEFAULT_HOST, port: i
     return Served(url, bound_host, int(bound_port), server, thread, state)
 
 
-def parse_address(text: str, *, what: str = "--address") -> tuple[str, int]:
-    """HOST:PORT (or [V6]:PORT, or :PORT for 127.0.0.1) as (host, port); ConfigError when it is not one."""
-    host, sep, port_text = text.rpartition(":")
-    if not sep:
-        raise ConfigError(f"{what} {text!r} is not HOST:PORT: pass e.g. {what} 127.0.0.1:8089 (port 0: a free one)")
-    host = host.strip("[]") or DEFAULT_HOST
-    try:
-        port = int(port_text)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise ConfigError(f"{what} {text!r} has no port 0-65535: pass e.g. {what} 127.0.0.1:8089")
-    return host, port
-
-
 def _bind(host: str, port: int) -> socket.socket:
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
