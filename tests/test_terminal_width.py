@@ -144,7 +144,7 @@ NETWORK = {
          "scope": "client", "clients": 8, "utilisation_mean": 0.6, "drops": 0, "overlimits": 0},
     ],
     "tcp": {"client": {"retrans_segs": 1_234, "out_segs": 567_890}, "server": {"retrans_segs": 12, "out_segs": 98_765}},
-    "delay_line": {"packets": 123_456, "dropped": 7},
+    "delay_line": {"packets": 123_456, "dropped": 7, "cpu_cores": 0.72, "late_mean_us": 351.2, "late_p99_us": 4096},
 }  # fmt: skip
 NODES = {"nodes": [
     {"node_id": "aa11bb22cc", "ip": "10.0.0.3", "first_client": 0, "clients": 8, "requests": 1_234_567, "rps": 20_598.4,
@@ -211,7 +211,9 @@ def test_the_bench_summary_folds_between_figures() -> None:
                "timeout 5,678", "tls 91,011", "reset 22"]  # fmt: skip
     for width in WIDTHS:
         assert_fits(render_report(report, spec, width), width, figures)
-        assert_fits(render_network(NETWORK, width), width, ["12,345", "678,901", "567,890"], ["subnet 1 uplink"])
+        assert_fits(
+            render_network(NETWORK, width), width, ["12,345", "678,901", "567,890", "351", "4,096"], ["subnet 1 uplink"]
+        )
         assert_fits(render_nodes(NODES, width), width, ["1,234,567", "20,598.4", "+0.120±0.300 ms"])
     folded = render_report(report, spec, 80).splitlines()
     (latency,) = [i for i, line in enumerate(folded) if line.startswith("  Latency")]

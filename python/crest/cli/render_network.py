@@ -1,5 +1,5 @@
 """The terminal's table of a mix's network figures: one line per link and direction (rate, Mbit/s,
-utilisation, drops), then TCP's retransmits on each side. Formats only; figures come from the store
+utilisation, drops), then TCP's retransmits on each side and the delay line's packets, CPU and lateness. Formats only; figures come from the store
 or network.counters."""
 
 from __future__ import annotations
@@ -39,5 +39,12 @@ def render_network(figures: dict[str, Any], width: int | None = None) -> str:
                                break_long_words=False, break_on_hyphens=False)  # fmt: skip
     delay = figures.get("delay_line")
     if delay:
-        lines.append(f"  Delay line: {delay.get('packets', 0):,} packets, {delay.get('dropped', 0):,} dropped")
+        said = f"  Delay line: {delay.get('packets', 0):,} packets, {delay.get('dropped', 0):,} dropped"
+        if delay.get("cpu_cores") is not None:
+            said += f"; {delay['cpu_cores']:.2f} of a core"
+        if delay.get("late_mean_us") is not None:
+            said += f"; packets left {delay['late_mean_us']:,.0f} µs after due on average"
+            if delay.get("late_p99_us") is not None:
+                said += f" (p99 under {delay['late_p99_us']:,} µs)"
+        lines += textwrap.wrap(said, width, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
     return "\n".join(lines)
