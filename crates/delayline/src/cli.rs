@@ -2,10 +2,13 @@
 //!
 //! ```text
 //! crest-delayline --pair NS_A:DEV_A:NS_B:DEV_B [--pair ...] --delay-ms D [--jitter-ms J]
-//!     [--loss-pct P] [--seed S] [--limit-packets N] --ready-file PATH --stats-file PATH
+//!     [--loss-pct P] [--seed S] [--limit-packets N] [--offload] --ready-file PATH --stats-file PATH
 //! ```
 //!
-//! The delay given is one way (a round trip is twice it).
+//! The delay given is one way (a round trip is twice it). `--offload`: the devices hand the line
+//! GSO packets (up to 64 KiB, one TCP segment size) and take them back, so a bulk transfer crosses
+//! it in a few large packets instead of many of one MTU; for links that neither lose packets (a lost
+//! GSO packet would be dozens of segments lost at once) nor are shaped (HTB would send them in lumps).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -13,7 +16,7 @@ use std::path::PathBuf;
 use crate::line::DEFAULT_LIMIT_PACKETS;
 
 pub const USAGE: &str = "usage: crest-delayline --pair NS_A:DEV_A:NS_B:DEV_B [--pair ...] --delay-ms D \
-[--jitter-ms J] [--loss-pct P] [--seed S] [--limit-packets N] --ready-file PATH --stats-file PATH\n";
+[--jitter-ms J] [--loss-pct P] [--seed S] [--limit-packets N] [--offload] --ready-file PATH --stats-file PATH\n";
 
 /// One TUN pair: the device `dev_a` in namespace `ns_a` and `dev_b` in `ns_b`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +35,7 @@ pub struct Config {
     pub loss_pct: f64,
     pub seed: u64,
     pub limit_packets: usize,
+    pub offload: bool,
     pub ready_file: PathBuf,
     pub stats_file: PathBuf,
 }
@@ -50,7 +54,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
     let mut pairs = Vec::new();
     let (mut delay_ms, mut jitter_ms, mut loss_pct, mut seed) = (None, 0.0, 0.0, 0u64);
     let mut limit_packets = DEFAULT_LIMIT_PACKETS;
-    let (mut ready_file, mut stats_file) = (None, None);
+    let (mut ready_file, mut stats_file, mut offload) = (None, None, false);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let arg = arg.into_string().map_err(|a| format!("not UTF-8: {a:?}"))?;
@@ -60,6 +64,10 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
         };
         if flag == "-h" || flag == "--help" {
             return Ok(Command::Help);
+        }
+        if flag == "--offload" && inline.is_none() {
+            offload = true;
+            continue;
         }
         let mut value = || -> Result<String, String> {
             match inline.clone() {
@@ -115,6 +123,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
         loss_pct,
         seed,
         limit_packets,
+        offload,
         ready_file: ready_file.ok_or("--ready-file is required")?,
         stats_file: stats_file.ok_or("--stats-file is required")?,
     }))
@@ -144,6 +153,13 @@ mod tests {
         assert_eq!((c.delay_ms, c.jitter_ms, c.loss_pct, c.seed), (1.0, 0.5, 2.5, 11_259_375));
         assert_eq!((c.ready_file, c.stats_file), (PathBuf::from("/r"), PathBuf::from("/s")));
         assert_eq!(c.limit_packets, DEFAULT_LIMIT_PACKETS);
+        assert!(!c.offload);
+        let Command::Run(c) =
+            parse(args("--pair a:b:c:d --offload --delay-ms 1 --ready-file r --stats-file s")).unwrap()
+        else {
+            panic!()
+        };
+        assert!(c.offload);
     }
 
     #[test]

@@ -10,9 +10,13 @@
 //! straight into its line's next slot, and writes each direction's due packets from the head of its
 //! FIFO. The next wake is the earliest head over the directions (see line.rs). Packets are written
 //! when due and never block the loop: a device that cannot take one now counts it dropped, as a full
-//! NIC queue would. Nothing is allocated per packet. It keeps crest's priority: raised (nice −10) it
-//! left packets 0.3 ms late instead of 1.1 ms where it shares a core with the load engine, but took
-//! that core from the engine (0.61 of the rate the round trip allows instead of 0.95; docs/networks.md).
+//! NIC queue would. With --offload the devices carry a virtio_net_hdr before each packet and hand over
+//! GSO packets of up to 64 KiB, which the line holds and writes back whole, header and all (slots of
+//! 64 KiB: only the pages a packet fills become resident). Nothing is allocated per packet.
+//!
+//! It keeps crest's priority: raised (nice −10) it left packets 0.3 ms late instead of 1.1 ms where it
+//! shares a core with the load engine, but took that core from the engine (0.61 of the rate the round
+//! trip allows instead of 0.95; docs/networks.md).
 //!
 //! Every STATS_EVERY_NS it writes its stats file (JSON, replaced atomically): per pair and direction the
 //! packets and bytes carried, those dropped (loss and devices that refused a write) and those the full
@@ -35,6 +39,14 @@ const NETNS_DIR: &str = "/run/netns";
 const TUNSETIFF: libc::c_ulong = 0x4004_54CA;
 const IFF_TUN: libc::c_short = 0x0001;
 const IFF_NO_PI: libc::c_short = 0x1000;
+const IFF_VNET_HDR: libc::c_short = 0x4000;
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54D0;
+/// Checksums, TSO over IPv4 and IPv6: the offloads a Linux guest's virtio-net asks for.
+const TUN_F_CSUM_TSO: libc::c_uint = 0x01 | 0x02 | 0x04;
+/// struct virtio_net_hdr, before each packet with --offload (passed through untouched).
+const VNET_HDR_BYTES: usize = 10;
+/// The largest GSO packet a TUN device hands over (its default gso_max_size) and its header.
+const GSO_SLOT_BYTES: usize = 65_536 + VNET_HDR_BYTES;
 /// The smallest slot, whatever the devices' MTU says (IPv4's minimum reassembly size is 576).
 const MIN_SLOT_BYTES: usize = 1_500;
 /// Timer slack asked for (the default 50 µs would make every wake up to 50 µs late).
@@ -143,7 +155,7 @@ fn ifreq(dev: &str) -> Result<[u8; 40], String> {
 
 /// An fd on the TUN device `dev` of namespace `ns`, non-blocking, and the device's MTU (the process
 /// moves into `ns` to open it).
-fn attach(ns: &str, dev: &str) -> Result<(RawFd, usize), String> {
+fn attach(ns: &str, dev: &str, offload: bool) -> Result<(RawFd, usize), String> {
     let path = std::ffi::CString::new(format!("{NETNS_DIR}/{ns}")).map_err(|e| e.to_string())?;
     let os = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
     // SAFETY: open/setns/ioctl/socket/close on descriptors this function owns, with buffers of the
@@ -163,9 +175,15 @@ fn attach(ns: &str, dev: &str) -> Result<(RawFd, usize), String> {
             return Err(os("/dev/net/tun"));
         }
         let mut req = ifreq(dev)?;
-        req[16..18].copy_from_slice(&(IFF_TUN | IFF_NO_PI).to_ne_bytes());
+        let flags = IFF_TUN | IFF_NO_PI | if offload { IFF_VNET_HDR } else { 0 };
+        req[16..18].copy_from_slice(&flags.to_ne_bytes());
         if libc::ioctl(fd, TUNSETIFF as _, req.as_mut_ptr()) != 0 {
             let e = os(&format!("{ns}:{dev}"));
+            libc::close(fd);
+            return Err(e);
+        }
+        if offload && libc::ioctl(fd, TUNSETOFFLOAD as _, TUN_F_CSUM_TSO as libc::c_ulong) != 0 {
+            let e = os(&format!("offloads on {ns}:{dev}"));
             libc::close(fd);
             return Err(e);
         }
@@ -246,13 +264,14 @@ fn write_stats(config: &Config, directions: &[Direction], late: &Lateness) -> st
     let buckets: Vec<String> = late.counts.iter().map(u64::to_string).collect();
     doc.push_str(&format!(
         "], \"cpu_s\": {:.6}, \"max_rss_kib\": {}, \"held_packets\": {held}, \"slots_touched\": {touched}, \
-         \"slot_bytes\": {}, \"limit_packets\": {}, \"late_us_buckets\": [{}], \"late_sum_ns\": {}, \"written_at_unix_s\": {:.6}}}\n",
+         \"slot_bytes\": {}, \"limit_packets\": {}, \"late_us_buckets\": [{}], \"late_sum_ns\": {}, \"offload\": {}, \"written_at_unix_s\": {:.6}}}\n",
         u.cpu_s,
         u.max_rss_kib,
         directions.first().map_or(0, |d| d.line.settings().slot_bytes),
         config.limit_packets,
         buckets.join(", "),
         late.sum_ns,
+        config.offload,
         now_ns(libc::CLOCK_REALTIME) as f64 / 1e9,
     ));
     let tmp = config.stats_file.with_extension("json.tmp");
@@ -263,12 +282,12 @@ fn write_stats(config: &Config, directions: &[Direction], late: &Lateness) -> st
 fn run(config: &Config, unblocked: &libc::sigset_t) -> Result<(), String> {
     let mut ends = Vec::with_capacity(config.pairs.len());
     for p in &config.pairs {
-        let a = attach(&p.ns_a, &p.dev_a).map_err(|e| format!("cannot attach to a TUN device: {e}"))?;
-        let b = attach(&p.ns_b, &p.dev_b).map_err(|e| format!("cannot attach to a TUN device: {e}"))?;
+        let a = attach(&p.ns_a, &p.dev_a, config.offload).map_err(|e| format!("cannot attach to a TUN device: {e}"))?;
+        let b = attach(&p.ns_b, &p.dev_b, config.offload).map_err(|e| format!("cannot attach to a TUN device: {e}"))?;
         ends.push((a, b));
     }
     let mtu = ends.iter().flat_map(|&((_, a), (_, b))| [a, b]).max().unwrap_or(0);
-    let slot_bytes = mtu.clamp(MIN_SLOT_BYTES, 65_535);
+    let slot_bytes = if config.offload { GSO_SLOT_BYTES } else { mtu.clamp(MIN_SLOT_BYTES, 65_535) };
     let ns = |ms: f64| (ms * 1e6).round() as u64;
     let mut directions = Vec::with_capacity(2 * ends.len());
     for (k, &((fd_a, _), (fd_b, _))) in ends.iter().enumerate() {
@@ -280,6 +299,7 @@ fn run(config: &Config, unblocked: &libc::sigset_t) -> Result<(), String> {
                 seed: config.seed.wrapping_mul(2).wrapping_add(2 * k as u64 + which),
                 limit_packets: config.limit_packets,
                 slot_bytes,
+                header_bytes: if config.offload { VNET_HDR_BYTES } else { 0 },
             };
             let line = DelayLine::new(settings)?;
             directions.push(Direction { src, dst, line, write_drops: 0 });
