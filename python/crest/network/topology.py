@@ -101,6 +101,13 @@ class Network:
         return names + ([self.target_ns] if self.target_ns else [])
 
     @property
+    def offload(self) -> bool:
+        """Whether the delay line carries GSO packets whole: not where loss would drop dozens of segments at
+        once or HTB would send them in lumps (crates/delayline/src/cli.rs)."""
+        spec = self.spec
+        return spec.delayed and not spec.loss and spec.subnet_link_bps is None and spec.client_link_bps is None
+
+    @property
     def state_file(self) -> Path:
         return STATE_DIR / f"{self.network_id}.json"
 
@@ -116,7 +123,11 @@ class Network:
         """The network as stored with a run (the disclosure's network section)."""
         return {
             **self.spec.describe(),
-            "delay_by": "crest delay line (crest-delayline, TUN pairs; no netem)" if self.spec.delayed else "none",
+            "delay_by": (
+                f"crest delay line (crest-delayline, TUN pairs{', GSO packets' if self.offload else ''}; no netem)"
+                if self.spec.delayed
+                else "none"
+            ),
             "target_address": self.target_address,
             "target_namespace": self.target_ns or "root",
             "subnet_ranges": [str(b) for b in addresses.slot_blocks(self.slot, self.spec.subnets)],
@@ -248,9 +259,8 @@ class Network:
             "--loss-pct", f"{self.spec.loss * 100:g}", "--seed", str(int(self.network_id, 16)),
             "--ready-file", str(ready), "--stats-file", str(self.stats_file),
         ]  # fmt: skip
-        spec = self.spec
-        if not spec.loss and spec.subnet_link_bps is None and spec.client_link_bps is None:
-            argv.append("--offload")  # GSO packets through the line: not where loss or HTB would see them whole
+        if self.offload:
+            argv.append("--offload")
         with open(log, "ab") as out:
             self.relay = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
         state = json.loads(self.state_file.read_text())
