@@ -1,5 +1,5 @@
 //! HTTP/3 runs against a scripted QUIC server (support/h3.rs): answers
-//! counted exactly, a small receive window, RESET_STREAM counted as `reset`,
+//! counted exactly, a small receive window, large request bodies, RESET_STREAM counted as `reset`,
 //! a malformed response as `parse`, GOAWAY with rejected requests sent again
 //! on a new connection, and nobody listening. Time bounds only catch hangs.
 
@@ -65,6 +65,25 @@ fn a_small_receive_window_still_delivers_every_body() {
     assert_eq!(report.requests, 20);
     assert_eq!(report.body_bytes, 20 * 20_000);
     assert_eq!(log.answered, 20);
+}
+
+#[test]
+fn large_request_bodies_arrive_whole() {
+    // 60 KB per request: crest hands them to the kernel in batches of datagrams (GSO) where it can.
+    let body = "z".repeat(60_000);
+    let server = H3Server::start(Script::Answer, vec![b'x'; 100]);
+    let (report, took) = run(RunConfig {
+        method: "POST".into(),
+        body: Some(body.clone()),
+        ..h3_requests(server.url("/upload"), 2, 3, 30)
+    });
+    let log = server.stop();
+    no_errors(&report);
+    assert!(took < HANG);
+    assert_eq!((report.requests, log.answered), (30, 30));
+    // Each request stream carries its body once, plus a HEADERS frame and two frame headers.
+    let bodies = 30 * body.len() as u64;
+    assert!(log.request_bytes >= bodies && log.request_bytes < bodies + 30 * 200, "{} bytes", log.request_bytes);
 }
 
 #[test]

@@ -43,7 +43,7 @@ pub(crate) struct H3Slot {
     remote: SocketAddr,
     conn: Conn,
     socket: Option<UdpSocket>,
-    /// quinn-udp's view of `socket`: reads with GRO (and the cmsgs it needs).
+    /// quinn-udp's view of `socket`: reads with GRO, sends with GSO (and the cmsgs they need).
     udp: Option<quinn_udp::UdpSocketState>,
     session: Session,
     lanes: Lanes,
@@ -319,19 +319,39 @@ impl H3Slot {
         }
     }
 
-    /// Sends the datagrams the session has, until the socket would block.
+    /// Sends the datagrams the session has, until the socket would block:
+    /// a batch of up to `MAX_BATCH` per `sendmsg` where the kernel segments
+    /// it (GSO), one per call where it does not (quinn-udp's
+    /// `max_gso_segments` is then 1). Each connection has a socket of its own,
+    /// so there is nothing for `sendmmsg` to gather across connections.
     fn flush(&mut self, ctx: &mut Ctx, now: Instant) {
         if !self.writable {
             return;
         }
         loop {
-            let Some(socket) = self.socket.as_ref() else { return };
-            let Some(datagram) = self.session.next_datagram(now) else { return };
-            match socket.send(datagram) {
-                Ok(_) => self.session.sent(),
+            let (Some(socket), Some(udp)) = (self.socket.as_ref(), self.udp.as_ref()) else { return };
+            let max = udp.max_gso_segments();
+            let Some((contents, stride)) = self.session.next_datagrams(now, max) else { return };
+            let transmit = quinn_udp::Transmit {
+                destination: self.remote,
+                ecn: None,
+                contents,
+                segment_size: (contents.len() > stride).then_some(stride),
+                src_ip: None,
+            };
+            match udp.try_send(socket.into(), &transmit) {
+                Ok(()) => self.session.sent(),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.writable = false;
                     return;
+                }
+                // The kernel would not segment the batch: quinn-udp sends one datagram per
+                // call from now on, and QUIC sends again what this batch carried, as if lost.
+                Err(e)
+                    if transmit.segment_size.is_some()
+                        && matches!(e.raw_os_error(), Some(libc::EIO | libc::EINVAL)) =>
+                {
+                    self.session.sent();
                 }
                 Err(e) => {
                     let kind = if self.conn == Conn::Handshaking { ErrorKind::Connect } else { ErrorKind::Write };

@@ -42,6 +42,8 @@ pub enum Script {
 pub struct Log {
     pub connections: u32,
     pub requests: u32,
+    /// Bytes of request streams read (HEADERS and DATA frames).
+    pub request_bytes: u64,
     pub answered: u32,
     pub resets: u32,
     pub goaways: u32,
@@ -219,7 +221,7 @@ fn read_request(p: &mut Peer, id: StreamId, script: Script, response: &[u8], log
     let mut ended = false;
     loop {
         match chunks.next(usize::MAX) {
-            Ok(Some(_)) => {}
+            Ok(Some(chunk)) => log.request_bytes += chunk.bytes.len() as u64,
             Ok(None) => {
                 ended = true;
                 break;

@@ -32,9 +32,18 @@ pub struct SessionSettings {
     pub connection_window: u64,
 }
 
+/// The size of every datagram crest sends: an Ethernet path's UDP payload
+/// (loopback and crest's namespaces carry it); MTU discovery is off.
+pub const DATAGRAM_BYTES: usize = 1452;
+
+/// The most datagrams handed out in one batch (one `sendmsg` with GSO): ten
+/// cover a window's worth of a request body at once while the buffer they
+/// need stays 14 KiB per connection.
+pub const MAX_BATCH: usize = 10;
+
 /// The QUIC client configuration of a run (made once per worker): TLS 1.3
-/// with ALPN h3 from `tls`, windows from `settings`, packets of 1452 bytes
-/// (an Ethernet path's payload; loopback and crest's namespaces carry them).
+/// with ALPN h3 from `tls`, windows from `settings`, packets of
+/// `DATAGRAM_BYTES`.
 pub fn client_config(tls: Arc<rustls::ClientConfig>, settings: &SessionSettings) -> Result<ClientConfig, String> {
     let quic = QuicClientConfig::try_from(tls).map_err(|e| format!("TLS cannot carry QUIC: {e}"))?;
     let mut transport = TransportConfig::default();
@@ -45,7 +54,7 @@ pub fn client_config(tls: Arc<rustls::ClientConfig>, settings: &SessionSettings)
         .stream_receive_window(window(settings.stream_window)?)
         .receive_window(window(settings.connection_window)?)
         .send_window(8 << 20)
-        .initial_mtu(1452)
+        .initial_mtu(DATAGRAM_BYTES as u16)
         .mtu_discovery_config(None)
         .max_idle_timeout(Some(IdleTimeout::try_from(Duration::from_secs(30)).expect("30 s fits")));
     let mut config = ClientConfig::new(Arc::new(quic));
@@ -114,9 +123,9 @@ pub struct Session {
     going_away: bool,
     end: Option<ConnectionEnd>,
     open: usize,
-    /// A datagram not yet sent, and its length in `out`.
+    /// Datagrams not yet sent: `pending` says their length in `out` and the stride.
     out: Vec<u8>,
-    pending: Option<usize>,
+    pending: Option<(usize, usize)>,
     /// A request was not written whole (flow control): `send_rest` has work.
     held_back: bool,
     /// The time of the input being handled (a datagram's or a timer's), for a close it causes.
@@ -141,8 +150,9 @@ impl Session {
             going_away: false,
             end: None,
             open: 0,
-            // One datagram at a time (poll_transmit with max_datagrams 1), at most the 1452-byte MTU.
-            out: Vec::with_capacity(2048),
+            // Room for a whole batch, so quinn-proto never grows it. Only the pages
+            // a batch touches become resident: an ACK alone touches one.
+            out: Vec::with_capacity(MAX_BATCH * DATAGRAM_BYTES),
             pending: None,
             held_back: false,
             now: None,
@@ -235,18 +245,20 @@ impl Session {
         self.process(on);
     }
 
-    /// The next datagram to send; call `sent` once it went.
-    pub fn next_datagram(&mut self, now: Instant) -> Option<&[u8]> {
+    /// The next datagrams to send, up to `max` (at most `MAX_BATCH`) of one
+    /// size back to back (the last may be shorter), and that size: what one
+    /// `sendmsg` with GSO sends. Call `sent` once they went.
+    pub fn next_datagrams(&mut self, now: Instant, max: usize) -> Option<(&[u8], usize)> {
         if self.pending.is_none() {
             let link = self.link.as_mut()?;
             self.out.clear();
-            let transmit = link.conn.poll_transmit(now, 1, &mut self.out)?;
-            self.pending = Some(transmit.size);
+            let transmit = link.conn.poll_transmit(now, max.clamp(1, MAX_BATCH), &mut self.out)?;
+            self.pending = Some((transmit.size, transmit.segment_size.unwrap_or(transmit.size)));
         }
-        self.pending.map(|n| &self.out[..n])
+        self.pending.map(|(n, stride)| (&self.out[..n], stride))
     }
 
-    /// The datagram `next_datagram` gave went out.
+    /// The datagrams `next_datagrams` gave went out.
     pub fn sent(&mut self) {
         self.pending = None;
     }
