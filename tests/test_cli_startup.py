@@ -74,6 +74,7 @@ def test_bench_imports_only_the_engine_path() -> None:
         "crest.cli.main",
         "crest.cli.progress",
         "crest.cli.render",
+        "crest.cli.watching",
         "crest.cli.width",
     ], f"`crest bench` imported {loaded}"
 

@@ -208,7 +208,11 @@ def test_the_results_browser_lists_reports_and_compares_the_stored_runs(watched:
         assert browser.problems() == []
         ui.send_signal(2)  # Ctrl-C
         assert ui.wait(timeout=20) == 0
-        assert ui.stderr is not None and ui.stderr.read().strip().splitlines() == ["crest: ui stopped"]
+        assert ui.stderr is not None
+        assert ui.stderr.read().strip().splitlines() == [
+            "crest: open the URL above in a browser; Ctrl-C stops it",
+            "crest: ui stopped",
+        ]
     finally:
         if ui.poll() is None:
             ui.kill()

@@ -15,7 +15,6 @@ import typer
 from crest.cli import EXIT_OK
 from crest.cli.watching import parse_listen
 from crest.store import DEFAULT_PATH
-from crest.web.serve import DEFAULT_HOST, serve_ui
 
 # How often the main thread wakes to let Python run signal handlers.
 _WAKE_INTERVAL_S = 0.5
@@ -32,7 +31,7 @@ def ui_command(
             metavar="HOST:PORT",
             help="Where to listen; port 0 picks a free one. Anything but loopback is reachable from outside.",
         ),
-    ] = f"{DEFAULT_HOST}:0",
+    ] = "127.0.0.1:0",
 ) -> int:
     """Browse the results store in a web page: runs, reports, comparisons, experiments, capacity searches.
 
@@ -43,6 +42,8 @@ def ui_command(
     stop = threading.Event()
     previous = {sig: signal.signal(sig, _setter(stop)) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
+        from crest.web.serve import serve_ui  # starlette, uvicorn and jinja2 load only when it serves
+
         served = serve_ui(None, db, host=host, port=port)
         try:
             if not served.is_loopback:
