@@ -176,10 +176,16 @@ def test_a_cluster_mix_is_the_exact_union_of_its_nodes_each_with_its_own_subnets
     four subnets, and the merged counts equal it."""
     db = tmp_path / "r.db"
     before = _crest_namespaces()
+    frames = tmp_path / "frames.jsonl"
     out = run_cli("run", str(_suite(tmp_path, [2, 5])), "--cluster", cluster.address, "--server", "nginx",
                   "--target-node", "node3", "--access-log", "--network", "subnets=2,subnet-link=200mbit",
-                  "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+                  "--db", str(db), "-q", "--jsonl", str(frames), timeout_s=WAIT_S)  # fmt: skip
     assert out.returncode == 0, out.stderr
+    # A watcher (--jsonl) saw each load node's own rate while the mixes ran, and each mix end.
+    seen = [json.loads(line) for line in frames.read_text().splitlines()]
+    assert [f["mix"] for f in seen if f["type"] == "mix-finished"] == [1, 2]
+    by_node = [f["by_node"] for f in seen if f["type"] == "sample" and "by_node" in f]
+    assert any(set(b) == {"node1", "node2"} and all(n["requests"] > 0 for n in b.values()) for b in by_node), by_node
     runs = _rows(db, "SELECT status, config_json FROM runs")
     assert [r[0] for r in runs] == ["complete"]
     server = json.loads(runs[0][1])["server"]
