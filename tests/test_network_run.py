@@ -156,8 +156,10 @@ def test_a_started_server_sees_each_subnets_addresses_and_its_link_bound(tmp_pat
         generate("sizes", files / "fs")
         db = tmp_path / "n.db"
         before = _ours()
+        frames = tmp_path / "frames.jsonl"
         out = run_cli("run", str(_suite(tmp_path)), "--server", "nginx", "--access-log", "--fileset", str(files / "fs"),
-                      "--network", "subnets=2,target-link=20mbit", "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip
+                      "--network", "subnets=2,target-link=20mbit", "--db", str(db), "-q", "--jsonl", str(frames),
+                      timeout_s=WAIT_S)  # fmt: skip
         assert out.returncode == 0, out.stderr
         assert _ours() == before, "nothing is left after the run"
     finally:
@@ -173,6 +175,9 @@ def test_a_started_server_sees_each_subnets_addresses_and_its_link_bound(tmp_pat
     figures = json.loads(network_json)
     down = next(x for x in figures["links"] if x["link"] == "target" and x["direction"] == "down")
     assert down["rate_bps"] == 20e6 and down["utilisation"] >= 0.9
+    # A watcher (--jsonl) saw the target's link fill second by second.
+    live = [link for line in frames.read_text().splitlines() for link in json.loads(line).get("links", [])]
+    assert any(x["link"] == "target" and x["direction"] == "down" and x["utilisation"] >= 0.9 for x in live), live
     assert any(
         v["kind"] == "link_bound" and v["subnet"] == 0 and v["downstream"] == 1 for v in json.loads(verdicts_json)
     )
