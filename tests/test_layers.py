@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("suite",),
     ("store",),
     ("filesets", "dynamic", "schemas"),
-    ("errors", "units", "verdicts", "secrets", "_engine", "__version__"),
+    ("errors", "units", "verdicts", "secrets", "listen", "_engine", "__version__"),
 )
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 VOCABULARY = LAYERS[-1]

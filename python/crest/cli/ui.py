@@ -44,7 +44,7 @@ def ui_command(
     try:
         from crest.web.serve import serve_ui  # starlette, uvicorn and jinja2 load only when it serves
 
-        served = serve_ui(None, db, host=host, port=port)
+        served = serve_ui(None, db, host=host, port=port, what="--address")
         try:
             if not served.is_loopback:
                 print(

@@ -16,7 +16,6 @@ What stays exported, to keep a long experiment's series few:
 
 from __future__ import annotations
 
-import errno
 import socket
 import threading
 from collections.abc import Iterable, Iterator
@@ -35,7 +34,7 @@ from prometheus_client.metrics_core import (
 )
 from prometheus_client.registry import CollectorRegistry
 
-from crest.errors import ConfigError
+from crest.listen import listen
 from crest.observe.frames import LATENCY_LOWER_US, Frame
 
 DEFAULT_HOST = "127.0.0.1"
@@ -413,16 +412,17 @@ class _Handler(WSGIRequestHandler):
 
 
 class _Server(ThreadingMixIn, WSGIServer):
+    """The stdlib's WSGI server on a socket crest.listen bound (its wording of a refusal is the one)."""
+
     daemon_threads = True  # a scraper that hangs on must not keep the command from ending
-    allow_reuse_address = True
 
-
-class _Server6(_Server):
-    address_family = socket.AF_INET6
-
-    def server_bind(self) -> None:
-        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)  # the host named, not every v4 one
-        super().server_bind()
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__(sock.getsockname()[:2], _Handler, bind_and_activate=False)
+        self.socket.close()
+        self.socket = sock
+        self.server_address = sock.getsockname()
+        self.server_name, self.server_port = str(self.server_address[0]), int(self.server_address[1])
+        self.setup_environ()
 
 
 @dataclass
@@ -452,23 +452,8 @@ def serve_metrics(sink: MetricsSink, host: str = DEFAULT_HOST, port: int = 0) ->
     Raises:
         ConfigError: the address cannot be bound (in use, not this machine's, not permitted).
     """
-    where = f"--metrics: cannot listen on {host}:{port}"
-    not_here = f"{where}: {host} is not an address of this machine; name one (e.g. --metrics 127.0.0.1:{port})"
-    try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-    except (socket.gaierror, UnicodeError):
-        raise ConfigError(not_here) from None
-    kind = _Server6 if family == socket.AF_INET6 else _Server
-    try:
-        server = kind((host, port), _Handler, bind_and_activate=True)
-    except OSError as exc:
-        if exc.errno == errno.EADDRNOTAVAIL:
-            raise ConfigError(not_here) from None
-        why = {errno.EADDRINUSE: "the port is in use", errno.EACCES: "not permitted (ports below 1024 need root)"}
-        raise ConfigError(
-            f"{where}: {why.get(exc.errno or 0, exc.strerror or str(exc))}; name another port"
-            f" (--metrics {host}:0 picks a free one)"
-        ) from None
+    sock = listen(host, port, "--metrics")
+    server = _Server(sock)
     server.set_app(wsgi_app(sink))
     thread = threading.Thread(target=server.serve_forever, args=(0.2,), name="crest-metrics", daemon=True)
     thread.start()

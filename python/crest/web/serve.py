@@ -8,7 +8,6 @@ Listens only on the host given: 127.0.0.1 unless the user names another.
 from __future__ import annotations
 
 import contextlib
-import errno
 import ipaddress
 import logging
 import secrets
@@ -21,6 +20,7 @@ from pathlib import Path
 import uvicorn
 
 from crest.errors import ConfigError
+from crest.listen import listen
 from crest.observe.hub import Hub
 from crest.web.app import build_app
 from crest.web.state import State
@@ -70,14 +70,16 @@ class Served:
         self._thread.join(_STOP_TIMEOUT_S)
 
 
-def serve_ui(hub: Hub | None, db: Path | None, host: str = DEFAULT_HOST, port: int = 0) -> Served:
+def serve_ui(
+    hub: Hub | None, db: Path | None, host: str = DEFAULT_HOST, port: int = 0, what: str = "--ui-address"
+) -> Served:
     """Serve the live page of `hub` (when given) and the results browser of the store at `db` (when given)
     on host:port (port 0: a free one); returns once the socket listens.
 
     Raises:
         ConfigError: the address cannot be bound (in use, not this machine's, not permitted).
     """
-    sock = _bind(host, port)
+    sock = listen(host, port, what, blocking=False)
     token = secrets.token_urlsafe(24)
     state = State(hub=hub, db=db, token=token)
     config = uvicorn.Config(
@@ -108,31 +110,6 @@ def serve_ui(hub: Hub | None, db: Path | None, host: str = DEFAULT_HOST, port: i
     path = "/live" if hub is not None else "/runs"
     url = f"http://{shown}:{bound_port}{path}?token={token}"
     return Served(url, bound_host, int(bound_port), server, thread, state)
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    except (socket.gaierror, UnicodeError) as exc:
-        raise ConfigError(
-            f"cannot listen on {host}:{port}: {host} is not an address of this machine: pass another HOST"
-        ) from exc
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if family == socket.AF_INET6:
-            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)  # the host named, not every v4 address
-        sock.bind(address)
-        sock.listen(64)
-        sock.setblocking(False)
-    except OSError as exc:
-        sock.close()
-        why = {errno.EADDRINUSE: "the port is in use", errno.EADDRNOTAVAIL: f"{host} is not an address of this machine",
-               errno.EACCES: "not permitted (ports below 1024 need root)"}.get(exc.errno or 0, exc.strerror)  # fmt: skip
-        raise ConfigError(
-            f"cannot listen on {host}:{port}: {why}: pass another HOST:PORT (port 0: a free one)"
-        ) from exc
-    return sock
 
 
 def _run(server: uvicorn.Server, sock: socket.socket) -> None:
