@@ -7,6 +7,7 @@ runner (a frame is appended under a lock held for an append).
 
 from __future__ import annotations
 
+import bisect
 import threading
 from typing import Any
 
@@ -44,9 +45,8 @@ class Hub:
     def since(self, seen: int) -> list[tuple[int, Frame]]:
         """The frames numbered above `seen`, oldest first."""
         with self._lock:
-            if not self._frames or self._frames[-1][0] <= seen:
-                return []
-            return [(n, f) for n, f in self._frames if n > seen]
+            # Numbers only grow: a page polling 4x/s copies what it has not seen, not the whole history.
+            return self._frames[bisect.bisect_right(self._frames, seen, key=lambda nf: nf[0]) :]
 
     def last_number(self) -> int:
         with self._lock:
