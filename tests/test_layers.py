@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("analysis",),
     ("suite",),
     ("store",),
+    ("replay",),  # access logs read by the engine's reader, and the site a log makes
     ("filesets", "dynamic", "schemas"),
     ("errors", "units", "verdicts", "secrets", "listen", "_engine", "__version__"),
 )

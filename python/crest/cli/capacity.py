@@ -44,8 +44,9 @@ def capacity_command(
     suite: Annotated[
         str,
         typer.Argument(
-            metavar="SUITE|URL",
-            help="A suite (its workload and timing; see `crest suites`) or a URL to request as given.",
+            metavar="SUITE|URL|LOG",
+            help="A suite (its workload and timing; see `crest suites`), a URL to request as given, or an access"
+            " log (its request mix).",
             show_default=False,
         ),
     ],
@@ -174,6 +175,12 @@ def capacity_command(
             raise ConfigError(
                 f"suite {the_suite.name} needs SPECweb99's harness around each probe (Reset, the POST-log check):"
                 " search it with crest specweb99 --connections N --search"
+            )
+        replay = the_suite.workload.replay
+        if replay is not None and replay.sends_the_log:
+            raise ConfigError(
+                f"suite {the_suite.name} replays its log {replay.mode}, as logged, which no load can grow: search its"
+                ' request mix with mode = "mix" in [workload.replay] (or give the log itself: crest capacity LOG)'
             )
         base_target = target
         run_profile = profile

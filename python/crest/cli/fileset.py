@@ -1,4 +1,5 @@
-"""`crest fileset generate|verify`: write a standard fileset into a directory, or check one byte for byte.
+"""`crest fileset generate|verify|from-log`: write a standard fileset into a directory, check one byte for
+byte, or write the site of an access log (crest.replay.site).
 
 Parsing and printing only; crest.filesets does the work and raises
 ConfigError subclasses (exit 2) for bad input. verify exits 1 when files are
@@ -16,7 +17,10 @@ from crest.cli import EXIT_FAILURE, EXIT_OK
 from crest.errors import ConfigError
 from crest.filesets import NAMES
 from crest.filesets.catalog import check_name, copies_for
+from crest.filesets.model import MANIFEST_NAME
 from crest.filesets.tree import check_files, generate_tree, load_manifest
+from crest.replay.site import SITE_MANIFEST, check_site, load_site, write_site
+from crest.replay.summary import reader_options
 from crest.units import format_bytes, format_count, parse_count, parse_size
 
 # verify prints at most this many problem lines, then a count of the rest.
@@ -24,7 +28,7 @@ MAX_PROBLEMS_SHOWN = 20
 
 app = typer.Typer(
     name="fileset",
-    help="Generate or verify a standard fileset: " + ", ".join(NAMES) + ".",
+    help="Generate or verify a standard fileset: " + ", ".join(NAMES) + "; or write a site from an access log.",
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -105,6 +109,8 @@ def verify_command(
     ],
 ) -> int:
     """Check every file DIR's manifest lists, byte for byte; exit 1 if any is missing or changed."""
+    if (directory / SITE_MANIFEST).is_file() and not (directory / MANIFEST_NAME).is_file():
+        return _verify_site(directory)
     manifest = load_manifest(directory)
     problems = check_files(directory, manifest)
     count = len(manifest.files)
@@ -133,3 +139,52 @@ def repair_command(fileset: str, params: dict[str, object], directory: Path) -> 
     if params.get("seed"):
         words.append(f"--seed {params['seed']}")
     return " ".join(words)
+
+
+def _verify_site(directory: Path) -> int:
+    site = load_site(directory)
+    problems = check_site(directory, site)
+    if not problems:
+        print(f"ok: {format_count(len(site.files))} files of the site of {site.log} intact", flush=True)
+        return EXIT_OK
+    for line in problems[:MAX_PROBLEMS_SHOWN]:
+        print(line)
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        print(f"… and {format_count(len(problems) - MAX_PROBLEMS_SHOWN)} more")
+    print(f"damaged: {format_count(len(problems))} of {format_count(len(site.files))} files; repair with"
+          f" `crest fileset from-log {site.log} {directory}`", flush=True)  # fmt: skip
+    return EXIT_FAILURE
+
+
+@app.command("from-log", no_args_is_help=True)
+def from_log_command(
+    log: Annotated[
+        Path, typer.Argument(metavar="LOG", help="An access log (nginx, Apache, Caddy, H2O).", show_default=False)
+    ],
+    directory: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DIR", help="Directory to write (created if missing; empty or an earlier site).", show_default=False
+        ),
+    ],
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format", metavar="FORMAT", help="auto, combined, common, crest, caddy, h2o or a format string."
+        ),
+    ] = "auto",
+) -> int:
+    """Write a docroot from LOG: each logged 200 response's path with its logged size (deterministic content),
+    and a manifest listing the files, the dynamic requests (crest's dynamic page answers them at replay) and
+    what was left out. Logged 4xx are not written, so they stay 4xx."""
+    written = write_site(log, directory, reader_options(format=format))
+    site = written.site
+    removed = f", removed {format_count(written.removed)} of the earlier site" if written.removed else ""
+    print(
+        f"{log}: {format_count(len(site.files))} files, {format_bytes(site.total_bytes())}"
+        f" ({format_count(site.total_bytes())} bytes) in {directory}; {format_count(len(site.dynamic))} dynamic"
+        f" (crest's dynamic page at replay), {format_count(site.not_found)} logged 4xx not written,"
+        f" {format_count(len(site.skipped))} skipped{removed}; manifest {written.manifest_path}",
+        flush=True,
+    )
+    return EXIT_OK

@@ -136,7 +136,8 @@ COMMANDS: dict[str, Entry] = {
         "crest.cli.fileset",
         "app",
         "Generate or verify a standard fileset: specweb99, specweb96, webstone, webcat-webstone,"
-        " webcat-large-filemix, webcat-cgi-html, webbench, sizes, specweb99-lengths.",
+        " webcat-large-filemix, webcat-cgi-html, webbench, sizes, specweb99-lengths; or write a site from an"
+        " access log.",
         group=True,
     ),
     "network": Entry(

@@ -50,7 +50,10 @@ from crest.units import (
 
 def run_command(
     suite: Annotated[
-        str | None, typer.Argument(help="A built-in suite (see `crest suites`) or a suite .toml file.")
+        str | None,
+        typer.Argument(
+            help="A built-in suite (see `crest suites`), a suite .toml file, or an access log (its request mix)."
+        ),
     ] = None,
     target: target_options.Target = None,
     server: target_options.Server = None,

@@ -72,7 +72,8 @@ def share_specs(spec: RunSpec, shares: Sequence[Share], places: str, fewer: str)
     """The part of `spec` each share runs: its whole clients, its part of an open-loop rate, its request
     budget (see budgets) and its own seed. A SPECweb99 share numbers its connections from its first
     global one (user ids, POST forms), a loadfile share its dbench clients (their trees), both counted on
-    from where `spec` itself starts (a node's share split again over its subnets). Threads and source
+    from where `spec` itself starts (a node's share split again over its subnets); a replay share takes
+    every n-th logged request (timed) or session (sessions), `part` [k, n]. Threads and source
     addresses are the placement's to set."""
     total = sum(s.clients for s in shares)
     split = budgets(spec.max_requests, shares, places, fewer)
@@ -93,9 +94,16 @@ def share_specs(spec: RunSpec, shares: Sequence[Share], places: str, fewer: str)
                 **spec.loadfile,
                 "first_client": int(spec.loadfile.get("first_client", 0)) + share.first_client * k,
             }
+        replay = None
+        if spec.replay is not None:
+            # A share of a share (a node's split over its subnets) takes every n-th of its own: the same
+            # residue class of the whole, by the chinese remainder of [k0, n0] then [k, n].
+            k0, n0 = spec.replay.get("part") or (0, 1)
+            replay = {**spec.replay, "part": [k0 + n0 * share.index, n0 * len(shares)]}
         out.append(
             replace(
                 spec,
+                replay=replay,
                 connections=share.clients * k,
                 rate_rps=spec.rate_rps * share.clients / total if spec.rate_rps is not None else None,
                 max_requests=budget,

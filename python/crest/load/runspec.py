@@ -66,6 +66,7 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "keepalive_request_share": ("", "workload.specweb99.keepalive_request_share"),
     "specweb99": ("", "workload.specweb99"),
     "loadfile": ("", "workload.loadfile.path (or --loadfile)"),
+    "replay": ("", "workload.replay"),
 }
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 
@@ -146,6 +147,9 @@ class RunSpec:
     # revealed only by engine_json, never stored), cleanup. `url` is then file:///DIR or
     # smb://USER@HOST:PORT/SHARE.
     loadfile: dict[str, Any] | None = field(default=None, repr=False)
+    # An access log sent by the engine itself (RunConfig.replay): log, options, mode, speed, part,
+    # dynamic_url, expect_logged_status. `url` gives the scheme, host and port the logged paths go to.
+    replay: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         # A password given as text becomes a Secret here, so no RunSpec holds one that could print.
@@ -224,6 +228,8 @@ class RunSpec:
             config["specweb99"] = dict(self.specweb99)
         if self.loadfile is not None:
             config["loadfile"] = dict(self.loadfile)
+        if self.replay is not None:
+            config["replay"] = dict(self.replay)
         return config
 
 

@@ -11,8 +11,9 @@ from typing import Any
 
 from crest.errors import ConfigError
 from crest.filesets import Manifest, build_manifest, load_manifest
+from crest.replay import LogSummary, scan
 from crest.runner.request import RunRequest, fileset_connections, fileset_copies
-from crest.runner.table import RequestTable, build_table
+from crest.runner.table import RequestTable, build_table, dynamic_page, replay_table
 from crest.secrets import Secret
 from crest.suite import Mix
 from crest.suite.roles import RoleUrls, url_role_map
@@ -34,6 +35,10 @@ class Bound:
     # A sweep's mixes each have their own table (static files of one size), by size.
     sized_tables: dict[int, RequestTable] = field(default_factory=dict)
     password: Secret | None = None  # the file server crest started made this login; never stored
+    # A replay: the log's summary, and where its dynamic requests go (crest's dynamic page on a target
+    # serving the log's site; None: to the logged paths as they are).
+    log: LogSummary | None = None
+    dynamic_url: str | None = None
 
     def table_for(self, mix: Mix) -> RequestTable:
         """The request table of one mix: the suite's, or for a sweep's mix the one of its size."""
@@ -65,6 +70,8 @@ def bind(
 ) -> Bound:  # fmt: skip
     """The tables of `request`'s workload for a target at `url` (and `tls_url`, and each role's URLs)."""
     workload = request.suite.workload
+    if workload.replay is not None:
+        return _bind_replay(request, url, tls_url, insecure=insecure)
     if role_urls is None and request.role_targets:
         role_urls = url_role_map(request.role_targets, request.tls_target)
     table = build_table(
@@ -83,6 +90,20 @@ def bind(
         for size in request.suite.sweep_sizes() or []
     }
     return Bound(url, tls_url, request.insecure if insecure is None else insecure, table, sized, password)
+
+
+def _bind_replay(request: RunRequest, url: str | None, tls_url: str | None, *, insecure: bool | None) -> Bound:
+    """A replay's binding: the log read (the engine keeps its table for the run), its mix as a table in
+    mode "mix". Dynamic requests go to crest's dynamic page where the target serves the log's site: one
+    crest starts, or a --target serving the suite's `site`."""
+    replay = request.suite.workload.replay
+    assert replay is not None
+    log = scan(replay.log, replay.reader_options())
+    base = url or ""
+    dynamic_url = dynamic_page(base) if request.server is not None or replay.site is not None else None
+    table = replay_table(log, base, dynamic_url) if replay.mode == "mix" else RequestTable((), log.classes)
+    return Bound(url, tls_url, request.insecure if insecure is None else insecure, table, log=log,
+                 dynamic_url=dynamic_url)  # fmt: skip
 
 
 def bind_stand_in(request: RunRequest, found: Manifest | None, roles: dict[str, str] | None) -> Bound:

@@ -165,6 +165,9 @@ def _check_lab_options(request: RunRequest, server_roles: dict[str, str] | None)
     workload = request.suite.workload
     roles: dict[str, str] | None = server_roles or request.role_targets or None
     if roles is not None:
+        if workload.replay is not None:
+            raise ConfigError(f"suite {request.suite.name} replays an access log, whose requests go to one target:"
+                              " give one --server or --target, not a role map")  # fmt: skip
         if workload.is_file:
             raise ConfigError(f"suite {request.suite.name} is a file workload: give one target, not a role map")
         tls = {"tls": request.tls_target} if request.tls_target and request.role_targets else {}

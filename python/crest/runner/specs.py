@@ -11,9 +11,11 @@ from dataclasses import replace
 from typing import Any
 
 from crest.load.runspec import RunSpec
+from crest.replay import LogSummary
 from crest.runner.binding import Bound
 from crest.runner.request import RunRequest, fileset_connections, smb_password
 from crest.suite import Mix
+from crest.suite.replay import Replay
 from crest.suite.specweb99 import Specweb99
 
 # Salts of a mix's seed: every trial and every mix of a run draws its own requests.
@@ -47,6 +49,19 @@ def mix_spec(request: RunRequest, bound: Bound, mix: Mix, repeat_index: int, eng
         return _file_spec(request, bound, mix, repeat_index, engine_cores, mixes)
     workload = request.suite.workload
     table = bound.table_for(mix)
+    replay = workload.replay
+    if replay is not None and replay.sends_the_log:
+        return replace(
+            mix_base(request, mix, repeat_index, engine_cores, 0.0),
+            url=bound.url or "",
+            http_version=workload.http_version,
+            keepalive=workload.keepalive,
+            streams=workload.streams,
+            insecure=bound.insecure,
+            read_buffer_bytes=workload.read_buffer_bytes,
+            classes=table.classes,
+            replay=replay_config(replay, bound.dynamic_url),
+        )
     # A window that runs to the end of the mix lets in-flight exchanges finish and count,
     # so its counts equal the target's own (bounded by the request timeout).
     drain_s = request.timeout_s if mix.timing.ramp_down_s == 0 else 0.0
@@ -71,6 +86,29 @@ def mix_spec(request: RunRequest, bound: Bound, mix: Mix, repeat_index: int, eng
         keepalive_request_share=spec.keepalive_request_share if spec else 1.0,
         specweb99=specweb,
     )
+
+
+def replay_config(replay: Replay, dynamic_url: str | None) -> dict[str, Any]:
+    """The engine's RunConfig.replay of a timed or sessions replay: the log (an absolute path, as the suite
+    loader made it), how to read it and send it; each logged status is expected again."""
+    return {"log": replay.log, "options": replay.reader_options(), "mode": replay.mode, "speed": replay.speed,
+            "dynamic_url": dynamic_url, "expect_logged_status": True}  # fmt: skip
+
+
+# What an access log does not hold, so a replay cannot send or check it (the run's disclosure says so).
+REPLAY_CANNOT_SAY = (
+    "request bodies: a logged POST or PUT is sent with an empty body",
+    "request headers: none but Host is replayed (no cookies, user agents, conditional or range requests)",
+    "response content: sizes are the logged ones; a site from the log holds crest's filler, not the pages",
+)
+
+
+def replay_facts(log: LogSummary, site: bool) -> dict[str, Any]:
+    """What a replay run stores of its log: the reader's counts (no path or query of an entry) and what
+    the log cannot say; `site`: dynamic requests went to crest's dynamic page with their logged size."""
+    dynamic = ("to crest's dynamic page with their logged size" if site
+               else "to their logged paths, as the target answers them")  # fmt: skip
+    return {**log.facts(), "dynamic_requests": dynamic, "cannot_say": list(REPLAY_CANNOT_SAY)}
 
 
 def _file_spec(

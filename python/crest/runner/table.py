@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from crest.dynamic import CGI_BYTES, CGI_ENV
 from crest.errors import ConfigError
 from crest.filesets import Manifest, header_line
+from crest.replay import CLASSES as REPLAY_CLASSES
+from crest.replay import LogSummary
+from crest.replay.summary import DYNAMIC_CLASS, STATIC_CLASSES
 from crest.suite import Workload
 from crest.suite.roles import RoleUrls, base_url_of
 
@@ -136,3 +140,45 @@ def _base_for(tls: bool, name: str, base_url: str, tls_base_url: str | None) -> 
             f"class {name!r} goes over TLS: give the target's https URL with --tls-target https://host:port"
         )
     return tls_base_url.rstrip("/")
+
+
+def logged_path(target: str) -> str:
+    """A logged request target as a path and query: an absolute-form target (a proxy's log) loses its
+    scheme and host."""
+    if "://" in target:
+        parts = urlsplit(target)
+        return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return target if target.startswith("/") else f"/{target}"
+
+
+def dynamic_page(base_url: str) -> str:
+    """Where a replay's dynamic requests go on a target serving a log's site: crest-bytes, which answers
+    ?size=N with N bytes (the logged size)."""
+    return f"{base_url.rstrip('/')}{WEBSTONE_CGI_PATH}"
+
+
+def replay_table(summary: LogSummary, base_url: str, dynamic_url: str | None) -> RequestTable:
+    """A log's request mix (a replay's mode "mix"): each distinct logged request an entry weighted by how
+    often it was logged, with its method and its logged status to expect, in its class (crest.replay's
+    CLASSES). With `dynamic_url` (a site from the log), dynamic entries go there with their logged size,
+    and each static 200 must have its logged size too."""
+    base = base_url.rstrip("/")
+    total = sum(e.count for e in summary.entries) or 1
+    entries: list[dict[str, Any]] = []
+    for e in summary.entries:
+        entry: dict[str, Any] = {"weight": e.count / total, "class": e.cls}
+        if dynamic_url is not None and e.cls == DYNAMIC_CLASS:
+            # crest's dynamic page takes no body: what a POST sent is not in the log.
+            entry.update(url=f"{dynamic_url}?size={e.body_bytes}", expect_status=200,
+                         expect_body_bytes=e.body_bytes)  # fmt: skip
+        else:
+            target = logged_path(e.target)
+            entry.update(url=f"{base}{target}", method=e.method)
+            # A logged 304 answered a conditional request; crest sends none, so it is judged by today's rule.
+            if e.status != 304:
+                entry["expect_status"] = e.status
+            if dynamic_url is not None and e.status == 200 and e.method == "GET" and \
+                    REPLAY_CLASSES[e.cls] in STATIC_CLASSES:  # fmt: skip
+                entry["expect_body_bytes"] = e.body_bytes
+        entries.append(entry)
+    return RequestTable(tuple(entries), tuple(summary.classes))

@@ -30,6 +30,8 @@ from crest.load.runspec import RunSpec
 from crest.placement import choose
 from crest.placement.base import TargetPlan
 from crest.placement.nodes import close_clusters
+from crest.replay.privacy import hash_text
+from crest.replay.site import cached_site
 from crest.runner import binding
 from crest.runner.binding import Bound
 from crest.runner.measure import Interrupted, LoadFailed, MixMeasure
@@ -45,7 +47,7 @@ from crest.runner.request import (
     server_roles,
     stand_in,
 )
-from crest.runner.specs import mix_spec
+from crest.runner.specs import mix_spec, replay_facts
 from crest.servers.base import SERVER_KINDS, ServerSettings
 from crest.servers.group import settings_by_server
 from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError
@@ -138,7 +140,8 @@ class SuiteRunner:
         # One real request per target the table reaches (its first entry there): a certificate the load would
         # reject or a fileset the target does not serve stops the run before its record exists.
         firsts: dict[tuple[str, str], str] = {}
-        for entry in bound.table.requests:
+        # A log's requests are answered as logged (a 404 among them): reaching the target is the check.
+        for entry in () if self.request.suite.workload.replay else bound.table.requests:
             parts = urlsplit(str(entry["url"]))
             firsts.setdefault((parts.scheme, parts.netloc), str(entry["url"]))
         for url in firsts.values():
@@ -204,6 +207,11 @@ class SuiteRunner:
         """The suite's fileset from the cache, checked once per runner (not again for every trial)."""
         if self._docroot is None:
             workload = self.request.suite.workload
+            if workload.replay is not None:
+                # The suite's site, else one written from the log into the cache: every logged 200 answers.
+                replay = workload.replay
+                self._docroot = Path(replay.site) if replay.site else cached_site(replay.log, replay.reader_options())
+                return self._docroot
             self._docroot = (
                 cached_fileset(workload.fileset, connections=fileset_connections(self.request.suite),
                                copies=fileset_copies(self.request.suite))
@@ -228,6 +236,8 @@ class SuiteRunner:
         """The target's settings, serving `docroot` (None: the run's own fileset), where the placement runs it."""
         workload = self.request.suite.workload
         kinds = {c.kind for c in workload.classes if c.kind in SERVER_KINDS}
+        if workload.replay is not None:
+            kinds.add("webstone-cgi")  # the log's dynamic requests: crest-bytes answers ?size=N
         settings = ServerSettings(
             docroot=docroot or self.request.fileset_dir or self._cached_docroot(),
             memory_bytes=self.request.memory_bytes,
@@ -367,6 +377,9 @@ class SuiteRunner:
                 raise self._end(store, trial, "failed", f"mix {mix.index}: {failed.cause}", failed.cause) from None
             if self.hooks is not None:
                 self.placement.from_clients(partial(self.hooks.after_mix, mix, record))
+            replay = self.request.suite.workload.replay
+            if replay is not None and replay.hash:
+                record = replace(record, verdicts=[replace(v, message=hash_text(v.message)) for v in record.verdicts])
             try:
                 store.add_mix(trial.run_id, record)
             except DiskFullError as exc:
@@ -468,6 +481,8 @@ class SuiteRunner:
         }
         if self.request.capacity is not None:
             config["capacity"] = dict(self.request.capacity)
+        if bound.log is not None:
+            config["replay"] = replay_facts(bound.log, bound.dynamic_url is not None)
         if target is not None:
             config["server"] = target.metadata()  # with the node it runs on in cluster mode
         config.update(self.placement.describe(target))  # the cores each side got, or the cluster

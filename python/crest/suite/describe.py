@@ -76,7 +76,7 @@ def workload_text(workload: Workload) -> str:
         if details:
             label += f" ({', '.join(details)})"
         classes.append(label)
-    parts = [", ".join(classes)]
+    parts = [", ".join(classes)] if classes else [replay_text(workload)]
     if workload.fileset is not None:
         parts.append(f"fileset {workload.fileset}")
     reuse = "keep-alive" if workload.keepalive else "new connection per request"
@@ -88,6 +88,16 @@ def workload_text(workload: Workload) -> str:
     if workload.read_buffer_bytes is not None:
         parts.append(f"{workload.read_buffer_bytes} B read buffer")
     return " · ".join(parts)
+
+
+def replay_text(workload: Workload) -> str:
+    """E.g. "access.log replayed timed at 10x (format auto)"."""
+    r = workload.replay
+    if r is None:
+        return ""
+    how = {"timed": f"replayed timed at {_num(r.speed)}x", "mix": "its request mix",
+           "sessions": f"its sessions at {_num(r.speed)}x"}[r.mode]  # fmt: skip
+    return f"{r.log.rsplit('/', 1)[-1]}: {how} (format {r.format})"
 
 
 # How each TLS key is named to a reader.
@@ -137,6 +147,8 @@ def sizes_text(sizes: list[int]) -> str:
 
 def classes_text(workload: Workload) -> str:
     """E.g. "80% static, 20% cgi (webbench)": the shares and the fileset."""
+    if workload.replay is not None:
+        return replay_text(workload)
     shares = workload.shares()
     text = ", ".join(f"{_num(round(100 * shares[c.name], 2))}% {c.name}" for c in workload.classes)
     if workload.fileset is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+import re
 import types
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,6 +18,7 @@ from pydantic import ValidationError
 
 from crest.suite.errors import SuiteError, problems_from
 from crest.suite.models import Suite
+from crest.suite.replay import Replay, default_connections, default_timing, log_suite
 
 tomllib: types.ModuleType | None
 try:
@@ -94,13 +96,81 @@ def _read_text(raw: bytes, origin: str) -> str:
 
 
 def load_file(path: str | Path) -> Suite:
-    """Load and validate one suite .toml file; problems are prefixed with the path as given."""
+    """Load and validate one suite .toml file; problems are prefixed with the path as given.
+
+    A replay workload's log and site are resolved against the file's directory, and the log must exist;
+    without [ladder] or [timing], the log's summary gives them (crest.suite.replay's defaults).
+    """
     origin = str(path)
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise SuiteError(f"{origin}: cannot read the suite file: {exc.strerror or exc}") from None
-    return parse_toml(_read_text(raw, origin), origin)
+    text = _read_text(raw, origin)
+    if tomllib is None:
+        return parse_toml(text, origin)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteError(f"{origin}: TOML syntax error: {exc}") from None
+    workload = data.get("workload")
+    replay = workload.get("replay") if isinstance(workload, dict) else None
+    if isinstance(replay, dict):
+        data = _with_replay_paths(data, replay, Path(path).resolve().parent, origin)
+    return parse_suite(data, origin)
+
+
+def _with_replay_paths(data: dict[str, Any], replay: dict[str, Any], here: Path, origin: str) -> dict[str, Any]:
+    """The suite with its log and site as absolute paths, the log checked, and a ladder and timing from the
+    log's summary where the file gives none."""
+    replay = dict(replay)
+    for key in ("log", "site"):
+        if isinstance(replay.get(key), str) and replay[key]:
+            replay[key] = str(here / replay[key])
+    log = replay.get("log")
+    if isinstance(log, str) and log and not Path(log).is_file():
+        raise SuiteError(f"{origin}: workload.replay.log: no file {log}: give the path of an access log"
+                         " (relative to the suite file)")  # fmt: skip
+    data = {**data, "workload": {**data["workload"], "replay": replay}}
+    if ("ladder" in data and "timing" in data) or not isinstance(log, str) or not log:
+        return data
+    try:
+        settings = Replay.model_validate(replay)
+    except ValidationError:
+        return data  # parse_suite names each problem at its key
+    from crest.replay import scan
+
+    summary = scan(log, settings.reader_options())
+    data.setdefault("ladder", {"clients": [default_connections(summary.peak_concurrency)]})
+    data.setdefault("timing", default_timing(settings, summary.duration_s))
+    return data
+
+
+def looks_like_log(path: str) -> bool:
+    """Whether a suite argument names an access log rather than a suite: an existing file not named .toml
+    whose first line is no TOML (a key, a [table] or a comment)."""
+    where = Path(path)
+    if path.endswith(".toml") or not where.is_file():
+        return False
+    try:
+        with where.open("rb") as f:
+            first = f.readline(4096).decode("utf-8", "replace").strip()
+    except OSError:
+        return False
+    return bool(first) and not (first.startswith(("[", "#")) or _TOML_KEY.match(first))
+
+
+_TOML_KEY = re.compile(r"[A-Za-z0-9_.\"'-]+\s*=")
+
+
+def log_as_suite(path: str) -> Suite:
+    """The suite of a bare log: its request mix (mode mix) for any ladder or capacity search."""
+    from crest.replay import scan
+
+    summary = scan(path)
+    data = log_suite(str(Path(path).resolve()), duration_s=summary.duration_s,
+                     peak_concurrency=summary.peak_concurrency)  # fmt: skip
+    return parse_suite(data, path)
 
 
 # Experiments published as one test but needing several workloads: each member
@@ -159,6 +229,8 @@ def load_suite(path_or_name: str) -> Suite:
     looks_like_path = path_or_name.endswith(".toml") or "/" in path_or_name or "\\" in path_or_name
     if not looks_like_path and path_or_name in BUILTIN_ORDER:
         return next(s for s in _builtins() if s.name == path_or_name)
+    if looks_like_log(path_or_name):
+        return log_as_suite(path_or_name)
     if looks_like_path or Path(path_or_name).is_file():
         return load_file(path_or_name)
     raise SuiteError(

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from crest.errors import ConfigError
 from crest.suite.errors import Loc, RuleError, show
+from crest.suite.replay import Replay
 from crest.suite.specweb99 import Specweb99
 from crest.suite.timing import PROFILES, Timing, scale_timing
 from crest.units import parse_size
@@ -208,7 +209,8 @@ class Workload(BaseModel):
 
     model_config = _MODEL_CONFIG
 
-    classes: list[RequestClass] = Field(min_length=1)
+    # At least one, except in a replay workload, whose classes are the log's (crest.replay.CLASSES).
+    classes: list[RequestClass] = []
     # A name from crest.filesets.NAMES; required iff any class is static.
     fileset: str | None = None
     # SPECweb99 directory scaling (the kit's int(25 + 40 × connections / 61)); None → the runner derives it.
@@ -236,6 +238,8 @@ class Workload(BaseModel):
     loadfile: Loadfile | None = None
     # TLS key and resumption for the TLS classes; None: an ECDSA P-256 key, resumption on.
     tls: Tls | None = None
+    # An access log as the workload (timed, mix or sessions): the whole workload, with no classes.
+    replay: Replay | None = None
 
     def tls_settings(self) -> Tls:
         """The TLS settings (the defaults when the suite gives none)."""
@@ -282,6 +286,10 @@ class Workload(BaseModel):
     @model_validator(mode="after")
     def _rules(self) -> Workload:
         problems: list[tuple[Loc, str]] = []
+        if self.replay is not None:
+            problems += self._replay_rules()
+        elif not self.classes:
+            problems.append((("classes",), "must list at least 1 request class (or give a [workload.replay] log)"))
         if self.http_version in STREAM_VERSIONS and not self.keepalive:
             problems.append(
                 (("keepalive",), f"HTTP/{self.http_version} connections persist: leave keepalive out or set it to true")
@@ -354,8 +362,29 @@ class Workload(BaseModel):
             raise RuleError(problems)
         return self
 
+    def _replay_rules(self) -> list[tuple[Loc, str]]:
+        """What a replay workload cannot have: its requests are the log's."""
+        problems: list[tuple[Loc, str]] = []
+        if self.classes:
+            problems.append((("classes",), "a replay workload's classes are the log's (static-1k ... server-error):"
+                             " remove [[workload.classes]]"))  # fmt: skip
+        for key, given in (("fileset", self.fileset), ("specweb99", self.specweb99), ("loadfile", self.loadfile),
+                           ("fileset_copies", self.fileset_copies), ("fileset_size", self.fileset_size)):  # fmt: skip
+            if given is not None:
+                problems.append(((key,), "must be omitted: a replay workload requests the log's paths (a site"
+                                 " from the log: `crest fileset from-log LOG DIR` and workload.replay.site)"))  # fmt: skip
+        if self.selection != "weighted":
+            problems.append((("selection",), "must be omitted: a replay sends the log as logged (mode timed) or"
+                             " its weighted mix (mode mix)"))  # fmt: skip
+        return problems
+
+    @property
+    def is_replay(self) -> bool:
+        """Whether the workload is an access log's (workload.replay)."""
+        return self.replay is not None
+
     def shares(self) -> dict[str, float]:
-        """Each class's share of requests, 0..1, by name (weights normalised)."""
+        """Each class's share of requests, 0..1, by name (weights normalised); {} for a replay (the log's)."""
         total = sum(c.weight for c in self.classes)
         return {c.name: c.weight / total for c in self.classes}
 
@@ -587,6 +616,22 @@ class Suite(BaseModel):
         return Suite.model_validate({**self.model_dump(), "workload": data})
 
     @model_validator(mode="after")
+    def _replay(self) -> Suite:
+        replay = self.workload.replay
+        if replay is None:
+            return self
+        problems: list[tuple[Loc, str]] = []
+        if self.ladder.is_sweep:
+            problems.append((("ladder", "sizes_bytes" if self.ladder.sizes_bytes is not None else "sizes"),
+                             "a replay's response sizes are the log's: remove the content-length sweep"))  # fmt: skip
+        if self.ladder.warmup != "none" and replay.sends_the_log:
+            problems.append((("ladder", "warmup"), f"a {replay.mode} replay sends the log as logged, with no table to"
+                             " warm up from: drop warmup (mode = \"mix\" takes it)"))  # fmt: skip
+        if problems:
+            raise RuleError(problems)
+        return self
+
+    @model_validator(mode="after")
     def _sweep(self) -> Suite:
         if not self.ladder.is_sweep:
             return self
@@ -641,7 +686,9 @@ class Suite(BaseModel):
         A sweep ladder gives one mix per content length and client count: every
         client count at the first size, then at the next size, and so on.
         """
-        timing = scale_timing(self.timing, profile)
+        replay = self.workload.replay
+        # A timed or sessions replay lasts as long as its log (÷ speed): a profile does not cut it short.
+        timing = self.timing if replay is not None and replay.sends_the_log else scale_timing(self.timing, profile)
         swept = self.sweep_sizes()
         sizes: list[int | None] = list(swept) if swept else [None]
         points = [(size, n) for size in sizes for n in self.ladder.client_counts()]
