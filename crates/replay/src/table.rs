@@ -5,13 +5,18 @@
 //! requests grouped per client. `load` caches the last tables read, so a
 //! ladder's mixes, the input gate and the fan-out's engines read a log once.
 
-use std::path::Path;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::class::{classify, CLASSES};
 use crate::error::ReplayError;
 use crate::format::Format;
+use crate::line::{parse_line, unescape, LineError, Record};
 
 /// How requests are grouped into sessions (one virtual user each).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, Serialize, Default)]
@@ -82,6 +87,8 @@ pub struct Table {
     pub lines: u64,
     /// Logged requests skipped as unreplayable (garbage request lines).
     pub skipped: u64,
+    /// Lines skipped because they are not in the format (at most `max_bad_lines`).
+    pub bad_lines: u64,
     /// Unix µs of the first request.
     pub first_unix_us: i64,
     /// The largest number of requests the log shows in flight at once (needs a logged duration; else None).
@@ -99,6 +106,8 @@ pub struct Summary {
     pub requests: u64,
     /// Logged requests skipped as unreplayable.
     pub skipped: u64,
+    /// Lines skipped as not in the format (at most `max_bad_lines`).
+    pub bad_lines: u64,
     /// Distinct requests.
     pub distinct: u64,
     /// Sessions.
@@ -124,9 +133,73 @@ impl Table {
     ///
     /// # Errors
     /// `ReplayError` for an unknown format, a line that does not parse (with its number), or no requests.
-    pub fn read(reader: impl std::io::BufRead, path: &str, options: &Options) -> Result<Self, ReplayError> {
-        let _ = (reader, path, options);
-        todo!()
+    pub fn read(mut reader: impl std::io::BufRead, path: &str, options: &Options) -> Result<Self, ReplayError> {
+        if !(options.session_gap_s.is_finite() && options.session_gap_s > 0.0) {
+            return Err(ReplayError::Format(format!(
+                "session_gap_s is {}: give a gap in seconds above 0 (1800 is the usual half hour)",
+                options.session_gap_s
+            )));
+        }
+        let mut format = Format::parse(&options.format)?;
+        let mut builder = Builder::new(options, format.logs_duration());
+        let (mut line_no, mut lines, mut skipped, mut bad) = (0u64, 0u64, 0u64, 0u64);
+        let read_error = |e: std::io::Error| ReplayError::Read { path: path.into(), why: e.to_string() };
+        let mut buf = Vec::with_capacity(8192);
+        loop {
+            buf.clear();
+            if reader.read_until(b'\n', &mut buf).map_err(read_error)? == 0 {
+                break;
+            }
+            line_no += 1;
+            if line_no == 1 && buf.starts_with(&[0x1f, 0x8b]) {
+                return Err(ReplayError::Read {
+                    path: path.into(),
+                    why: "it is gzip-compressed: gunzip it first (crest reads plain-text logs)".into(),
+                });
+            }
+            let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            lines += 1;
+            if format.is_auto() {
+                format = Format::detect(line).map_err(|e| ReplayError::Line {
+                    path: path.into(),
+                    line: line_no,
+                    why: e.to_string(),
+                })?;
+                builder.durations = format.logs_duration();
+            }
+            match parse_line(line, &format) {
+                Ok(record) => builder.add(&record),
+                Err(LineError::Unreplayable) => skipped += 1,
+                Err(LineError::Malformed(why)) => {
+                    bad += 1;
+                    if bad > options.max_bad_lines {
+                        return Err(ReplayError::Line {
+                            path: path.into(),
+                            line: line_no,
+                            why: format!(
+                                "{why} (format {}): give the log's own format string as format, or let bad lines \
+                                 be skipped with max_bad_lines",
+                                format.name
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        if builder.times.is_empty() {
+            return Err(ReplayError::Empty {
+                path: path.into(),
+                why: format!(
+                    "{lines} lines: {skipped} requests that cannot be sent again, {bad} not in format {}",
+                    format.name
+                ),
+            });
+        }
+        Ok(builder.finish(format, lines, skipped, bad))
     }
 
     /// Logged requests.
@@ -153,13 +226,286 @@ impl Table {
 
     /// Bytes the table holds in memory.
     pub fn memory_bytes(&self) -> u64 {
-        todo!()
+        let columns = self.offsets_us.capacity() * 8
+            + (self.requests.capacity() + self.session_order.capacity() + self.session_starts.capacity()) * 4;
+        let entries = self.entries.capacity() * std::mem::size_of::<Entry>()
+            + self.entries.iter().map(|e| e.method.capacity() + e.target.capacity()).sum::<usize>();
+        (std::mem::size_of::<Self>() + columns + entries) as u64
     }
 
     /// What Python sees of it.
     pub fn summary(&self) -> Summary {
-        todo!()
+        let mut class_requests = vec![0; CLASSES.len()];
+        for entry in &self.entries {
+            class_requests[entry.class as usize] += entry.count;
+        }
+        Summary {
+            format: self.format.name.clone(),
+            lines: self.lines,
+            requests: self.len() as u64,
+            skipped: self.skipped,
+            bad_lines: self.bad_lines,
+            distinct: self.entries.len() as u64,
+            sessions: self.sessions() as u64,
+            first_unix_s: self.first_unix_us as f64 / 1e6,
+            duration_s: self.offsets_us.last().copied().unwrap_or(0) as f64 / 1e6,
+            peak_concurrency: self.peak_concurrency,
+            class_requests,
+            classes: CLASSES.iter().map(|c| (*c).to_string()).collect(),
+            table_bytes: self.memory_bytes(),
+            entries: self.entries.clone(),
+        }
     }
+}
+
+/// Per distinct request while reading: its most frequent statuses (Misra–Gries over three
+/// slots, exact unless it was logged with more than three statuses) and, per status, the
+/// size most often logged with it (a majority vote: exact when one size is logged more than
+/// half the time, as a file's is). Bounded: 80 bytes per distinct request, dropped after reading.
+#[derive(Clone, Copy, Default)]
+struct Tally {
+    slots: [Slot; 3],
+    first: (u16, u64),
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    status: u16,
+    count: u32,
+    votes: u32,
+    size: u64,
+}
+
+impl Tally {
+    fn add(&mut self, status: u16, size: u64) {
+        if let Some(slot) = self.slots.iter_mut().find(|s| s.count > 0 && s.status == status) {
+            slot.count += 1;
+            if slot.size == size {
+                slot.votes += 1;
+            } else if slot.votes == 0 {
+                (slot.size, slot.votes) = (size, 1);
+            } else {
+                slot.votes -= 1;
+            }
+        } else if let Some(slot) = self.slots.iter_mut().find(|s| s.count == 0) {
+            *slot = Slot { status, count: 1, votes: 1, size };
+        } else {
+            for slot in &mut self.slots {
+                slot.count -= 1;
+            }
+        }
+    }
+
+    fn best(&self) -> (u16, u64) {
+        let best = self.slots.iter().filter(|s| s.count > 0).max_by_key(|s| s.count);
+        best.map_or(self.first, |s| (s.status, s.size))
+    }
+}
+
+/// A `u64` that is already a hash, used as its own.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type Index = HashMap<u64, u32, BuildHasherDefault<PassThrough>>;
+
+const NONE: u32 = u32::MAX;
+
+fn hash(parts: &[&[u8]]) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    for part in parts {
+        h.write(part);
+        h.write_u8(0xff);
+    }
+    h.finish()
+}
+
+/// A cookie's value in a `Cookie` header (`a=1; NAME=value`).
+fn cookie_value<'a>(header: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    header.split(|&b| b == b';').find_map(|pair| {
+        let pair = pair.trim_ascii();
+        let eq = pair.iter().position(|&b| b == b'=')?;
+        (&pair[..eq] == name).then(|| &pair[eq + 1..]).filter(|v| !v.is_empty())
+    })
+}
+
+/// What a log becomes while it is read: per logged request its time, entry and session key
+/// (24 bytes in log order), and the distinct requests with an index to find them.
+struct Builder<'o> {
+    options: &'o Options,
+    durations: bool,
+    times: Vec<i64>,
+    ends: Vec<i64>,
+    entry_of: Vec<u32>,
+    keys: Vec<u64>,
+    entries: Vec<Entry>,
+    tallies: Vec<Tally>,
+    index: Index,
+    // Per entry, the next entry whose (method, target) hashed alike (a collision), or NONE.
+    chain: Vec<u32>,
+    scratch: Vec<u8>,
+}
+
+impl<'o> Builder<'o> {
+    fn new(options: &'o Options, durations: bool) -> Self {
+        Self {
+            options,
+            durations,
+            times: Vec::new(),
+            ends: Vec::new(),
+            entry_of: Vec::new(),
+            keys: Vec::new(),
+            entries: Vec::new(),
+            tallies: Vec::new(),
+            index: Index::default(),
+            chain: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, r: &Record<'_>) {
+        let took = r.duration_us.unwrap_or(0).min(i64::MAX as u64) as i64;
+        let start = if r.logged_at_end { r.time_us.saturating_sub(took) } else { r.time_us };
+        self.times.push(start);
+        if self.durations {
+            self.ends.push(start.saturating_add(took));
+        }
+        let entry = self.intern(r.method, r.target);
+        self.entry_of.push(entry);
+        let e = entry as usize;
+        self.entries[e].count += 1;
+        self.tallies[e].add(r.status, r.body_bytes.unwrap_or(0));
+        let key = match &self.options.session_key {
+            SessionKey::Cookie(name) => cookie_value(r.cookie, name.as_bytes()).map(|v| hash(&[b"cookie", v])),
+            SessionKey::Client => None,
+        };
+        self.keys.push(key.unwrap_or_else(|| hash(&[r.client, r.user_agent])));
+        if self.entries[e].count == 1 {
+            self.tallies[e].first = (r.status, r.body_bytes.unwrap_or(0));
+        }
+    }
+
+    /// The entry of (method, target), made on first sight; the target is kept unescaped.
+    fn intern(&mut self, method: &[u8], target: &[u8]) -> u32 {
+        unescape(target, &mut self.scratch);
+        let h = hash(&[method, &self.scratch]);
+        let head = self.index.get(&h).copied().unwrap_or(NONE);
+        let mut at = head;
+        while at != NONE {
+            let e = &self.entries[at as usize];
+            if e.method.as_bytes() == method && e.target.as_bytes() == self.scratch.as_slice() {
+                return at;
+            }
+            at = self.chain[at as usize];
+        }
+        let id = self.entries.len() as u32;
+        self.entries.push(Entry {
+            method: String::from_utf8_lossy(method).into_owned(),
+            target: String::from_utf8_lossy(&self.scratch).into_owned(),
+            status: 0,
+            body_bytes: 0,
+            count: 0,
+            class: 0,
+        });
+        self.tallies.push(Tally::default());
+        self.chain.push(head);
+        self.index.insert(h, id);
+        id
+    }
+
+    fn finish(self, format: Format, lines: u64, skipped: u64, bad_lines: u64) -> Table {
+        let Builder { options, times, ends, entry_of, keys, mut entries, tallies, .. } = self;
+        for (entry, tally) in entries.iter_mut().zip(&tallies) {
+            (entry.status, entry.body_bytes) = tally.best();
+            entry.class = classify(entry.method.as_bytes(), entry.target.as_bytes(), entry.status, entry.body_bytes);
+        }
+        entries.shrink_to_fit();
+        let mut order: Vec<u32> = (0..times.len() as u32).collect();
+        // Stable: equal times keep the log's order. A log written at each request's end is
+        // nearly sorted already, which this sort is quick on.
+        order.sort_by_key(|&i| times[i as usize]);
+        let first_unix_us = times[order[0] as usize];
+        let offsets_us: Vec<u64> = order.iter().map(|&i| (times[i as usize] - first_unix_us) as u64).collect();
+        let requests: Vec<u32> = order.iter().map(|&i| entry_of[i as usize]).collect();
+        drop(entry_of);
+        let peak_concurrency = (!ends.is_empty()).then(|| peak(&order, &times, ends));
+        let (session_order, session_starts) = sessions(&order, &times, &keys, options.session_gap_s);
+        Table {
+            format,
+            entries,
+            offsets_us,
+            requests,
+            session_order,
+            session_starts,
+            lines,
+            skipped,
+            bad_lines,
+            first_unix_us,
+            peak_concurrency,
+        }
+    }
+}
+
+/// The most requests in flight at once, each over [start, end).
+fn peak(order: &[u32], times: &[i64], mut ends: Vec<i64>) -> u32 {
+    ends.sort_unstable();
+    let (mut ended, mut most) = (0usize, 0usize);
+    for (started, &i) in order.iter().enumerate() {
+        let t = times[i as usize];
+        while ended < ends.len() && ends[ended] <= t {
+            ended += 1;
+        }
+        most = most.max(started + 1 - ended.min(started + 1));
+    }
+    most as u32
+}
+
+/// Positions grouped per session: a key's requests, split where the gap between two exceeds `gap_s`.
+fn sessions(order: &[u32], times: &[i64], keys: &[u64], gap_s: f64) -> (Vec<u32>, Vec<u32>) {
+    let gap_us = (gap_s * 1e6).min(i64::MAX as f64) as i64;
+    let mut open: HashMap<u64, (u32, i64), BuildHasherDefault<PassThrough>> = HashMap::default();
+    let mut session_of = Vec::with_capacity(order.len());
+    let mut sizes: Vec<u32> = Vec::new();
+    for &i in order {
+        let (t, key) = (times[i as usize], keys[i as usize]);
+        let next = sizes.len() as u32;
+        let slot = open.entry(key).or_insert((next, t));
+        if slot.0 != next && t - slot.1 > gap_us {
+            *slot = (next, t);
+        }
+        slot.1 = t;
+        if slot.0 == next {
+            sizes.push(0);
+        }
+        sizes[slot.0 as usize] += 1;
+        session_of.push(slot.0);
+    }
+    let mut session_starts = Vec::with_capacity(sizes.len());
+    let mut at = 0u32;
+    for &n in &sizes {
+        session_starts.push(at);
+        at += n;
+    }
+    let mut fill = session_starts.clone();
+    let mut session_order = vec![0u32; order.len()];
+    for (position, &s) in session_of.iter().enumerate() {
+        session_order[fill[s as usize] as usize] = position as u32;
+        fill[s as usize] += 1;
+    }
+    (session_order, session_starts)
 }
 
 /// Reads the log at `path` (a file; `.gz` is not read: gunzip it first), or
@@ -169,6 +515,47 @@ impl Table {
 /// # Errors
 /// As `Table::read`, and `ReplayError::Read` when the file cannot be opened.
 pub fn load(path: &Path, options: &Options) -> Result<Arc<Table>, ReplayError> {
-    let _ = (path, options);
-    todo!()
+    let shown = path.display().to_string();
+    let cannot = |e: std::io::Error| ReplayError::Read { path: shown.clone(), why: e.to_string() };
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    if meta.is_dir() {
+        return Err(ReplayError::Read { path: shown, why: "it is a directory: give the log file".into() });
+    }
+    let key = CacheKey {
+        path: std::fs::canonicalize(path).map_err(cannot)?,
+        len: meta.len(),
+        modified: meta.modified().ok(),
+        options: options.clone(),
+    };
+    if let Some(table) = cache().iter().find(|(k, _)| *k == key).map(|(_, t)| Arc::clone(t)) {
+        return Ok(table);
+    }
+    // Read without the lock: another log's load need not wait for this one.
+    let table = Arc::new(Table::read(std::io::BufReader::with_capacity(1 << 16, file), &shown, options)?);
+    let mut kept = cache();
+    kept.retain(|(k, _)| *k != key);
+    kept.push((key, Arc::clone(&table)));
+    if kept.len() > CACHED {
+        kept.remove(0);
+    }
+    Ok(table)
+}
+
+/// Tables `load` keeps: a ladder's mixes and a fan-out's engines read one log, a comparison two.
+const CACHED: usize = 2;
+
+#[derive(PartialEq)]
+struct CacheKey {
+    path: PathBuf,
+    len: u64,
+    modified: Option<SystemTime>,
+    options: Options,
+}
+
+static CACHE: Mutex<Vec<(CacheKey, Arc<Table>)>> = Mutex::new(Vec::new());
+
+fn cache() -> std::sync::MutexGuard<'static, Vec<(CacheKey, Arc<Table>)>> {
+    // A panic while the lock was held leaves a list that is still whole.
+    CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
