@@ -12,6 +12,9 @@ const MAX_HEADERS: usize = 64;
 /// Most bytes of a captured header value kept (see `set_header_capture`).
 pub const MAX_CAPTURED_HEADER: usize = 256;
 
+/// Most bytes of `Set-Cookie` values kept per response (see `set_cookie_capture`).
+pub const MAX_CAPTURED_COOKIES: usize = 8 * 1024;
+
 /// Why a response cannot be framed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
@@ -74,6 +77,8 @@ pub struct ResponseDecoder {
     /// That header's value in the last complete head, when it had one.
     header_value: Vec<u8>,
     header_found: bool,
+    /// Every `Set-Cookie` value of the last complete head, one per line, when asked for.
+    cookies: Option<Vec<u8>>,
     max_header_bytes: usize,
     max_body_bytes: u64,
     head_request: bool,
@@ -91,6 +96,7 @@ impl ResponseDecoder {
             header_capture: None,
             header_value: Vec::new(),
             header_found: false,
+            cookies: None,
             max_header_bytes,
             max_body_bytes,
             head_request,
@@ -122,6 +128,18 @@ impl ResponseDecoder {
     /// The captured header's value in the last complete response head, if it had one.
     pub fn captured_header(&self) -> Option<&[u8]> {
         self.header_found.then_some(&self.header_value[..])
+    }
+
+    /// Keeps every `Set-Cookie` value of each following response head, one
+    /// per line, up to `MAX_CAPTURED_COOKIES` bytes (a value that does not
+    /// fit whole is left out); see `captured_cookies`. Allocated here, once.
+    pub fn set_cookie_capture(&mut self) {
+        self.cookies = Some(Vec::with_capacity(MAX_CAPTURED_COOKIES));
+    }
+
+    /// The `Set-Cookie` values of the last complete response head, one per line.
+    pub fn captured_cookies(&self) -> &[u8] {
+        self.cookies.as_deref().unwrap_or_default()
     }
 
     /// Says whether the next responses answer HEAD requests (no body).
@@ -195,11 +213,15 @@ impl ResponseDecoder {
     fn decode_head(&mut self, input: &[u8]) -> Result<Option<usize>, DecodeError> {
         let buffered = self.head.len();
         let parsed = if buffered == 0 {
-            parse_head(input, self.head_request, self.max_body_bytes, self.header_capture, &mut self.header_value)?
+            let captures =
+                Captures { header: self.header_capture, value: &mut self.header_value, cookies: self.cookies.as_mut() };
+            parse_head(input, self.head_request, self.max_body_bytes, captures)?
         } else {
             let room = self.max_header_bytes.saturating_sub(buffered);
             self.head.extend_from_slice(&input[..input.len().min(room + 1)]);
-            parse_head(&self.head, self.head_request, self.max_body_bytes, self.header_capture, &mut self.header_value)?
+            let captures =
+                Captures { header: self.header_capture, value: &mut self.header_value, cookies: self.cookies.as_mut() };
+            parse_head(&self.head, self.head_request, self.max_body_bytes, captures)?
         };
         match parsed {
             Some(head) if head.head_bytes > self.max_header_bytes => {
@@ -295,13 +317,21 @@ struct Head {
     body: Body,
 }
 
+/// What `parse_head` keeps of a complete head: one header's value (name,
+/// value prefix) and, when asked, every `Set-Cookie` value.
+struct Captures<'a> {
+    header: Option<(&'static [u8], &'static [u8])>,
+    value: &'a mut Vec<u8>,
+    cookies: Option<&'a mut Vec<u8>>,
+}
+
 fn parse_head(
     buf: &[u8],
     head_request: bool,
     max_body: u64,
-    capture: Option<(&[u8], &[u8])>,
-    captured: &mut Vec<u8>,
+    captures: Captures<'_>,
 ) -> Result<Option<Head>, DecodeError> {
+    let Captures { header: capture, value: captured, mut cookies } = captures;
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
     // A user agent must accept obs-fold in responses (RFC 9112 §5.2).
@@ -321,7 +351,18 @@ fn parse_head(
     let mut transfer_encoded = false;
     let mut length: Option<u64> = None;
     let mut captured_header = false;
+    if let Some(cookies) = cookies.as_deref_mut() {
+        cookies.clear();
+    }
     for h in response.headers.iter() {
+        if let Some(cookies) = cookies.as_deref_mut() {
+            let fits = cookies.len() + h.value.len() < MAX_CAPTURED_COOKIES;
+            if fits && h.name.eq_ignore_ascii_case("set-cookie") && !h.value.contains(&b'\n') {
+                // Within the capacity reserved by set_cookie_capture: no allocation.
+                cookies.extend_from_slice(h.value);
+                cookies.push(b'\n');
+            }
+        }
         if let Some((name, prefix)) = capture {
             if !captured_header && h.name.as_bytes().eq_ignore_ascii_case(name) && h.value.starts_with(prefix) {
                 // Within the capacity reserved by set_header_capture: no allocation.
