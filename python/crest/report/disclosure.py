@@ -174,8 +174,37 @@ def _clients(label: str, trials: list[RunDetail]) -> dict[str, Any]:
     ]  # fmt: skip
     return {
         "configuration": label,
-        "rows": rows + _network_rows((run.meta.host.get("disclosure") or {}).get("network")),
+        "rows": rows
+        + _replay_rows(config, workload)
+        + _network_rows((run.meta.host.get("disclosure") or {}).get("network")),
     }
+
+
+def _replay_rows(config: dict[str, Any], workload: dict[str, Any]) -> list[dict[str, str]]:
+    """An access log's replay: the log, how it was read and sent, what the reader counted, and what a log
+    cannot say (the clients' table's rows, after the HTTP settings)."""
+    replay = workload.get("replay")
+    if not isinstance(replay, dict):
+        return []
+    stored = config.get("replay")
+    facts: dict[str, Any] = stored if isinstance(stored, dict) else {}
+    speed = f", {replay.get('speed', 1):g}x" if replay.get("mode") != "mix" else ""
+    rows = [
+        _row("replayed log", replay.get("log")),
+        _row("log format", facts.get("format") or replay.get("format")),
+        _row("replay mode", f"{replay.get('mode')}{speed}"),
+    ]
+    counts = ("lines", "log lines"), ("requests", "logged requests"), ("skipped", "requests skipped (unreplayable)"), \
+        ("distinct", "distinct requests"), ("sessions", "sessions")  # fmt: skip
+    for key, field in counts:
+        value = facts.get(key)
+        rows.append(_row(field, f"{value:,}" if isinstance(value, int) else value))
+    rows.append(_row("dynamic requests", facts.get("dynamic_requests")))
+    if replay.get("hash"):
+        rows.append(_row("stored", "query strings and client addresses hashed"))
+    for said in facts.get("cannot_say") or []:
+        rows.append(_row("not in the log", said))
+    return rows
 
 
 def _waiting(options: dict[str, Any], trials: list[RunDetail]) -> dict[str, str]:
