@@ -73,7 +73,8 @@ def share_specs(spec: RunSpec, shares: Sequence[Share], places: str, fewer: str)
     budget (see budgets) and its own seed. A SPECweb99 share numbers its connections from its first
     global one (user ids, POST forms), a loadfile share its dbench clients (their trees), both counted on
     from where `spec` itself starts (a node's share split again over its subnets); a replay share takes
-    every n-th logged request (timed) or session (sessions), `part` [k, n]. Threads and source
+    every n-th logged request (timed) or session (sessions), `part` [k, n]; a script share numbers its
+    virtual users (their CSV rows) from its first global one. Threads and source
     addresses are the placement's to set."""
     total = sum(s.clients for s in shares)
     split = budgets(spec.max_requests, shares, places, fewer)
@@ -94,6 +95,10 @@ def share_specs(spec: RunSpec, shares: Sequence[Share], places: str, fewer: str)
                 **spec.loadfile,
                 "first_client": int(spec.loadfile.get("first_client", 0)) + share.first_client * k,
             }
+        # A script's virtual users keep their global CSV rows: user i takes row i mod rows wherever it runs.
+        script = None
+        if spec.script is not None:
+            script = {**spec.script, "first_user": int(spec.script.get("first_user", 0)) + share.first_client * k}
         replay = None
         if spec.replay is not None:
             # A share of a share (a node's split over its subnets) takes every n-th of its own: the same
@@ -104,6 +109,7 @@ def share_specs(spec: RunSpec, shares: Sequence[Share], places: str, fewer: str)
             replace(
                 spec,
                 replay=replay,
+                script=script,
                 connections=share.clients * k,
                 rate_rps=spec.rate_rps * share.clients / total if spec.rate_rps is not None else None,
                 max_requests=budget,

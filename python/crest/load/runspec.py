@@ -67,6 +67,7 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "specweb99": ("", "workload.specweb99"),
     "loadfile": ("", "workload.loadfile.path (or --loadfile)"),
     "replay": ("", "workload.replay"),
+    "script": ("", "workload.script"),
 }
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 
@@ -150,6 +151,9 @@ class RunSpec:
     # An access log sent by the engine itself (RunConfig.replay): log, options, mode, speed, part,
     # dynamic_url, expect_logged_status. `url` gives the scheme, host and port the logged paths go to.
     replay: dict[str, Any] | None = None
+    # Scripted sessions written by the engine itself (RunConfig.script): steps, variables, users (the CSV's
+    # rows), first_user. `url` gives the scheme, host and port every step's path goes to.
+    script: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         # A password given as text becomes a Secret here, so no RunSpec holds one that could print.
@@ -230,6 +234,8 @@ class RunSpec:
             config["loadfile"] = dict(self.loadfile)
         if self.replay is not None:
             config["replay"] = dict(self.replay)
+        if self.script is not None:
+            config["script"] = dict(self.script)
         return config
 
 

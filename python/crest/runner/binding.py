@@ -39,6 +39,8 @@ class Bound:
     # serving the log's site; None: to the logged paths as they are).
     log: LogSummary | None = None
     dynamic_url: str | None = None
+    # A script: the engine's RunConfig.script, its CSV of users read once per binding.
+    script: dict[str, Any] | None = None
 
     def table_for(self, mix: Mix) -> RequestTable:
         """The request table of one mix: the suite's, or for a sweep's mix the one of its size."""
@@ -72,6 +74,11 @@ def bind(
     workload = request.suite.workload
     if workload.replay is not None:
         return _bind_replay(request, url, tls_url, insecure=insecure)
+    if workload.script is not None:
+        # Each step is a class; the engine writes every request itself, so there is no table.
+        table = RequestTable((), workload.script.classes)
+        return Bound(url, tls_url, request.insecure if insecure is None else insecure, table,
+                     script=workload.script.engine())  # fmt: skip
     if role_urls is None and request.role_targets:
         role_urls = url_role_map(request.role_targets, request.tls_target)
     table = build_table(

@@ -49,6 +49,8 @@ def mix_spec(request: RunRequest, bound: Bound, mix: Mix, repeat_index: int, eng
         return _file_spec(request, bound, mix, repeat_index, engine_cores, mixes)
     workload = request.suite.workload
     table = bound.table_for(mix)
+    if bound.script is not None:
+        return _script_spec(request, bound, mix, repeat_index, engine_cores)
     replay = workload.replay
     if replay is not None and replay.sends_the_log:
         return replace(
@@ -109,6 +111,24 @@ def replay_facts(log: LogSummary, site: bool) -> dict[str, Any]:
     dynamic = ("to crest's dynamic page with their logged size" if site
                else "to their logged paths, as the target answers them")  # fmt: skip
     return {**log.facts(), "dynamic_requests": dynamic, "cannot_say": list(REPLAY_CANNOT_SAY)}
+
+
+def _script_spec(request: RunRequest, bound: Bound, mix: Mix, repeat_index: int, engine_cores: int) -> RunSpec:
+    """A script's mix: each connection a virtual user playing the steps (the engine's own requests)."""
+    workload = request.suite.workload
+    drain_s = request.timeout_s if mix.timing.ramp_down_s == 0 else 0.0
+    return replace(
+        mix_base(request, mix, repeat_index, engine_cores, drain_s),
+        url=bound.url or "",
+        http_version=workload.http_version,
+        keepalive=workload.keepalive,
+        insecure=bound.insecure,
+        read_buffer_bytes=workload.read_buffer_bytes,
+        classes=bound.table.classes,
+        drain_s=drain_s,
+        rate_rps=mix.rate_rps,
+        script=bound.script,
+    )
 
 
 def _file_spec(

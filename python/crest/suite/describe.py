@@ -76,7 +76,7 @@ def workload_text(workload: Workload) -> str:
         if details:
             label += f" ({', '.join(details)})"
         classes.append(label)
-    parts = [", ".join(classes)] if classes else [replay_text(workload)]
+    parts = [", ".join(classes)] if classes else [script_text(workload) or replay_text(workload)]
     if workload.fileset is not None:
         parts.append(f"fileset {workload.fileset}")
     reuse = "keep-alive" if workload.keepalive else "new connection per request"
@@ -98,6 +98,16 @@ def replay_text(workload: Workload) -> str:
     how = {"timed": f"replayed timed at {_num(r.speed)}x", "mix": "its request mix",
            "sessions": f"its sessions at {_num(r.speed)}x"}[r.mode]  # fmt: skip
     return f"{r.log.rsplit('/', 1)[-1]}: {how} (format {r.format})"
+
+
+def script_text(workload: Workload) -> str:
+    """E.g. "a script of 3 steps (login, home, logout), 20 users": "" without a script."""
+    s = workload.script
+    if s is None:
+        return ""
+    users = f", users from {s.users.rsplit('/', 1)[-1]}" if s.users else ""
+    steps = "step" if len(s.steps) == 1 else "steps"
+    return f"a script of {len(s.steps)} {steps} ({', '.join(s.classes)}){users}"
 
 
 # How each TLS key is named to a reader.
@@ -149,6 +159,8 @@ def classes_text(workload: Workload) -> str:
     """E.g. "80% static, 20% cgi (webbench)": the shares and the fileset."""
     if workload.replay is not None:
         return replay_text(workload)
+    if workload.script is not None:
+        return script_text(workload)
     shares = workload.shares()
     text = ", ".join(f"{_num(round(100 * shares[c.name], 2))}% {c.name}" for c in workload.classes)
     if workload.fileset is not None:

@@ -16,9 +16,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from crest.errors import ConfigError
 from crest.suite.errors import SuiteError, problems_from
 from crest.suite.models import Suite
 from crest.suite.replay import Replay, default_connections, default_timing, log_suite
+from crest.suite.script import read_users
 
 tomllib: types.ModuleType | None
 try:
@@ -117,7 +119,24 @@ def load_file(path: str | Path) -> Suite:
     replay = workload.get("replay") if isinstance(workload, dict) else None
     if isinstance(replay, dict):
         data = _with_replay_paths(data, replay, Path(path).resolve().parent, origin)
+    script = workload.get("script") if isinstance(workload, dict) else None
+    if isinstance(script, dict) and isinstance(script.get("users"), str) and script["users"]:
+        data = _with_users_path(data, script, Path(path).resolve().parent, origin)
     return parse_suite(data, origin)
+
+
+def _with_users_path(data: dict[str, Any], script: dict[str, Any], here: Path, origin: str) -> dict[str, Any]:
+    """The suite with its script's CSV of users as an absolute path, read once here so that a missing or
+    malformed file stops the run before anything starts."""
+    users = here / script["users"]
+    if not users.is_file():
+        raise SuiteError(f"{origin}: workload.script.users: no file {users}: give the path of a CSV of users"
+                         " (relative to the suite file)")  # fmt: skip
+    try:
+        read_users(users)
+    except ConfigError as exc:
+        raise SuiteError(f"{origin}: workload.script.users: {exc}") from None
+    return {**data, "workload": {**data["workload"], "script": {**script, "users": str(users)}}}
 
 
 def _with_replay_paths(data: dict[str, Any], replay: dict[str, Any], here: Path, origin: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from crest.errors import ConfigError
 from crest.suite.errors import Loc, RuleError, show
 from crest.suite.replay import Replay
+from crest.suite.script import Script
 from crest.suite.specweb99 import Specweb99
 from crest.suite.timing import PROFILES, Timing, scale_timing
 from crest.units import parse_size
@@ -240,6 +241,8 @@ class Workload(BaseModel):
     tls: Tls | None = None
     # An access log as the workload (timed, mix or sessions): the whole workload, with no classes.
     replay: Replay | None = None
+    # Scripted sessions (each step a class): the whole workload, with no classes.
+    script: Script | None = None
 
     def tls_settings(self) -> Tls:
         """The TLS settings (the defaults when the suite gives none)."""
@@ -288,6 +291,8 @@ class Workload(BaseModel):
         problems: list[tuple[Loc, str]] = []
         if self.replay is not None:
             problems += self._replay_rules()
+        elif self.script is not None:
+            problems += self._script_rules()
         elif not self.classes:
             problems.append((("classes",), "must list at least 1 request class (or give a [workload.replay] log)"))
         if self.http_version in STREAM_VERSIONS and not self.keepalive:
@@ -376,6 +381,21 @@ class Workload(BaseModel):
         if self.selection != "weighted":
             problems.append((("selection",), "must be omitted: a replay sends the log as logged (mode timed) or"
                              " its weighted mix (mode mix)"))  # fmt: skip
+        return problems
+
+    def _script_rules(self) -> list[tuple[Loc, str]]:
+        """What a script workload cannot have: its requests are its steps, sent over HTTP/1.x."""
+        problems: list[tuple[Loc, str]] = []
+        if self.classes:
+            problems.append((("classes",), "a script's classes are its steps: remove [[workload.classes]]"))
+        for key, given in (("fileset", self.fileset), ("specweb99", self.specweb99), ("loadfile", self.loadfile),
+                           ("fileset_copies", self.fileset_copies), ("fileset_size", self.fileset_size)):  # fmt: skip
+            if given is not None:
+                problems.append(((key,), "must be omitted: a script's steps name the paths they request"))
+        if self.selection != "weighted":
+            problems.append((("selection",), "must be omitted: each virtual user plays the steps in order"))
+        if self.http_version in STREAM_VERSIONS:
+            problems.append((("http_version",), f"a script is sent over HTTP/1.x for now (got {self.http_version})"))
         return problems
 
     @property
@@ -627,6 +647,20 @@ class Suite(BaseModel):
         if self.ladder.warmup != "none" and replay.sends_the_log:
             problems.append((("ladder", "warmup"), f"a {replay.mode} replay sends the log as logged, with no table to"
                              " warm up from: drop warmup (mode = \"mix\" takes it)"))  # fmt: skip
+        if problems:
+            raise RuleError(problems)
+        return self
+
+    @model_validator(mode="after")
+    def _script(self) -> Suite:
+        if self.workload.script is None:
+            return self
+        problems: list[tuple[Loc, str]] = []
+        if self.ladder.is_sweep:
+            problems.append((("ladder", "sizes_bytes" if self.ladder.sizes_bytes is not None else "sizes"),
+                             "a script's steps name their own requests: remove the content-length sweep"))  # fmt: skip
+        if self.ladder.warmup != "none":
+            problems.append((("ladder", "warmup"), "a script has no file table to warm up from: drop warmup"))
         if problems:
             raise RuleError(problems)
         return self
