@@ -14,7 +14,7 @@ from crest.load.runspec import RunSpec
 from crest.runner.binding import bind
 from crest.runner.request import RunRequest
 from crest.runner.specs import mix_spec
-from crest.suite import SuiteError, load_file
+from crest.suite import SuiteError, load_file, parse_suite
 from crest.suite.describe import workload_text
 from crest.suite.script import read_users
 
@@ -151,3 +151,12 @@ def test_read_users_refusals(tmp_path: Path, text: str, want: str) -> None:
 def test_read_users_takes_quoted_values_and_skips_blank_lines(tmp_path: Path) -> None:
     (tmp_path / "u.csv").write_text('name, mail\n"Doe, Jane",jane@x\n\nbob,"b@x"\n')
     assert read_users(tmp_path / "u.csv") == (["name", "mail"], [["Doe, Jane", "jane@x"], ["bob", "b@x"]])
+
+
+def test_a_script_and_a_replay_are_not_one_workload() -> None:
+    data = {
+        "name": "s", "description": "d", "source": "s", "ladder": {"clients": [1]}, "timing": {"length_s": 5},
+        "workload": {"replay": {"log": "/x.log"}, "script": {"steps": [{"name": "a", "path": "/"}]}},
+    }  # fmt: skip
+    with pytest.raises(SuiteError, match=r"workload.script: give \[workload.script\] or \[workload.replay\], not both"):
+        parse_suite(data, "suite")

@@ -289,12 +289,19 @@ class Workload(BaseModel):
     @model_validator(mode="after")
     def _rules(self) -> Workload:
         problems: list[tuple[Loc, str]] = []
+        if self.replay is not None and self.script is not None:
+            problems.append((("script",), "give [workload.script] or [workload.replay], not both"))
         if self.replay is not None:
             problems += self._replay_rules()
         elif self.script is not None:
             problems += self._script_rules()
         elif not self.classes:
-            problems.append((("classes",), "must list at least 1 request class (or give a [workload.replay] log)"))
+            problems.append(
+                (
+                    ("classes",),
+                    "must list at least 1 request class (or give a [workload.replay] log or a [workload.script])",
+                )
+            )
         if self.http_version in STREAM_VERSIONS and not self.keepalive:
             problems.append(
                 (("keepalive",), f"HTTP/{self.http_version} connections persist: leave keepalive out or set it to true")
