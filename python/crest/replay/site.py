@@ -173,7 +173,7 @@ def write_site(log: str | Path, root: Path, options: dict[str, Any] | None = Non
     """
     root = Path(root)
     previous = _previous(root)
-    site = plan_site(scan(log, options))
+    site = plan_site(scan(Path(log).resolve(), options))
     keep = {f.file for f in site.files}
     try:
         removed = _remove(root, (f.file for f in previous.files if f.file not in keep)) if previous else 0

@@ -1,0 +1,159 @@
+"""Issue 32's test: nginx's own access log of a crest run, replayed. One nginx run (a module fixture) writes
+the log; replayed timed against the built-in target, the target's access log (the µs its requests ARRIVED)
+has the logged paths in the logged order, each within 5 ms of its logged offset, at speed 1 and 10; the
+site `crest fileset from-log` writes serves every logged path with its logged size; and `crest capacity LOG`
+finishes with an answer."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from crest.store import Store
+from support import run_cli, start_cli
+
+pytestmark = pytest.mark.integration  # starts nginx and the built-in target
+
+NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+# The largest gap between a request's logged offset (÷ speed) and when it reached the target.
+ACCURACY_S = 0.005
+# nginx's own log of a crest run: 2 clients pausing 40 ms between requests for 3 s (about 150 requests:
+# enough to see the timing, few enough to replay quickly).
+ORIGINAL = """
+name = "replay-source"
+description = "a few GETs a second of the webcat-large-filemix fileset, for nginx to log"
+source = "crest tests"
+[workload]
+fileset = "webcat-large-filemix"
+http_version = "1.1"
+keepalive = true
+[[workload.classes]]
+name = "static"
+kind = "static"
+weight = 1
+[ladder]
+clients = [2]
+[timing]
+length_s = 3
+think_time_s = 0.04
+"""
+# crest's own format: address, [Unix seconds], "request line", status, body bytes, and nginx's seconds taken.
+LINE = re.compile(r'^\S+ \[(\d+\.\d+)\] "(\S+) (\S+) [^"]*" (\d{3}) (\d+)(?: (\d+\.\d+))?$')
+
+
+def logged(log: Path) -> list[tuple[float, str, int, int]]:
+    """(Unix seconds the request started, path, status, body bytes) of each line, in time order (stable).
+    nginx stamps a line when the response ends: the seconds it took, logged after it, give the start."""
+    found = []
+    for line in log.read_text().splitlines():
+        match = LINE.match(line)
+        assert match, line
+        found.append((float(match[1]) - float(match[6] or 0), match[3], int(match[4]), int(match[5])))
+    return sorted(found, key=lambda r: r[0])
+
+
+def kept_log(db: Path, run_id: str) -> Path:
+    """The target's access log crest kept for the run (beside the store)."""
+    return db.parent / "logs" / run_id / "access.log"
+
+
+def only_run(db: Path) -> str:
+    with Store(db) as store:
+        runs = store.runs()
+    assert len(runs) == 1
+    return runs[0].id
+
+
+@pytest.fixture(scope="module")
+def nginx_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """nginx's access log of a crest run (kept under logs/RUN/ beside the store)."""
+    if NGINX is None:
+        pytest.skip("nginx is not installed: apt-get install -y nginx-light")
+    work = tmp_path_factory.mktemp("nginx-run")
+    (work / "original.toml").write_text(ORIGINAL)
+    db = work / "crest.db"
+    result = run_cli("run", str(work / "original.toml"), "--server", "nginx", "--access-log", "--db", str(db), "-q")
+    assert result.returncode == 0, result.stderr
+    log = kept_log(db, only_run(db))
+    lines = logged(log)
+    assert len(lines) > 50 and all(status == 200 for _, _, status, _ in lines)
+    return log
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("speed", [1, 10])
+def test_a_timed_replay_reaches_the_target_in_the_logged_order_within_5ms(
+    nginx_log: Path, tmp_path: Path, speed: int
+) -> None:
+    (tmp_path / "replay.toml").write_text(
+        f'name = "replay"\ndescription = "nginx\'s log"\nsource = "crest tests"\n[workload]\nhttp_version = "1.1"\n'
+        f'keepalive = true\n[workload.replay]\nlog = "{nginx_log}"\nspeed = {speed}\n'
+    )
+    db = tmp_path / "crest.db"
+    result = run_cli("run", str(tmp_path / "replay.toml"), "--server", "builtin", "--access-log", "--db", str(db), "-q")
+    assert result.returncode == 0, result.stderr
+    run_id = only_run(db)
+    with Store(db) as store:
+        detail = store.run(run_id)
+    assert detail.status == "complete"
+    sent = logged(nginx_log)
+    (mix,) = detail.mixes
+    assert (mix.requests, mix.error_count) == (len(sent), 0)  # each logged status again, 200 from the log's site
+    arrived = logged(kept_log(db, run_id))
+    assert len(arrived) == len(sent)
+    # Against the run's own start, which neither log has: no request goes before its time, so the one
+    # least late was on time.
+    behind = [a - s / speed for (s, *_), (a, *_) in zip(sent, arrived)]
+    late = [b - min(behind) for b in behind]
+    assert max(late) <= ACCURACY_S, f"worst {max(late) * 1e3:.2f} ms at request {late.index(max(late))}"
+    # The same paths in the same order; two requests logged in the same few ms may swap on the way.
+    assert sorted(p for _, p, *_ in sent) == sorted(p for _, p, *_ in arrived)
+    for i, ((s, path, *_), (_, got, *_)) in enumerate(zip(sent, arrived)):
+        near = [j for j in (i - 1, i + 1) if 0 <= j < len(sent) and abs(sent[j][0] - s) <= ACCURACY_S * speed]
+        assert path == got or near, f"request {i}: {got} arrived where {path} was logged"
+
+
+@pytest.fixture
+def served(nginx_log: Path, tmp_path: Path) -> Iterator[str]:
+    """`crest fileset from-log` of nginx's log, served by the built-in target (`crest serve`)."""
+    site = tmp_path / "site"
+    written = run_cli("fileset", "from-log", str(nginx_log), str(site))
+    assert written.returncode == 0, written.stderr
+    assert " 0 dynamic" in written.stdout and " 0 skipped" in written.stdout
+    proc = start_cli("serve", "--docroot", str(site), "--threads", "1")
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip().rstrip("/")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=10)  # reaps it and closes its pipes
+
+
+@pytest.mark.timeout(30)
+def test_the_site_of_a_log_serves_every_logged_path_with_its_logged_size(nginx_log: Path, served: str) -> None:
+    sizes = {path: size for _, path, _, size in logged(nginx_log)}
+    for path, size in sizes.items():
+        with urllib.request.urlopen(f"{served}{path}", timeout=5) as response:
+            assert (response.status, len(response.read())) == (200, size), path
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(f"{served}/never-logged.html", timeout=5)
+    assert caught.value.code == 404
+    caught.value.close()
+
+
+@pytest.mark.timeout(90)
+def test_a_capacity_search_of_a_logs_mix_finishes_with_an_answer(nginx_log: Path, tmp_path: Path) -> None:
+    result = run_cli(
+        "capacity", str(nginx_log), "--server", "builtin", "--axis", "rate", "--rule", "p99<100ms,errors<1%",
+        "--start", "100", "--max", "200", "--confirm", "1", "--profile", "quick", "--db", str(tmp_path / "crest.db"),
+        "-q",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^capacity: .*200", result.stdout, re.M), result.stdout
