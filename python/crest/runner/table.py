@@ -142,8 +142,8 @@ def _base_for(tls: bool, name: str, base_url: str, tls_base_url: str | None) -> 
     return tls_base_url.rstrip("/")
 
 
-# The classes a site from the log cannot answer as logged (redirect, server-error).
-_SITE_CANNOT = frozenset({REPLAY_CLASSES.index("redirect"), REPLAY_CLASSES.index("server-error")})
+# On a site from the log, crest's dynamic page answers these classes (a site has no programs, redirects or errors).
+_TO_THE_PAGE = frozenset({DYNAMIC_CLASS, REPLAY_CLASSES.index("redirect"), REPLAY_CLASSES.index("server-error")})
 
 
 def logged_path(target: str) -> str:
@@ -164,24 +164,23 @@ def dynamic_page(base_url: str) -> str:
 def replay_table(summary: LogSummary, base_url: str, dynamic_url: str | None) -> RequestTable:
     """A log's request mix (a replay's mode "mix"): each distinct logged request an entry weighted by how
     often it was logged, with its method and its logged status to expect, in its class (crest.replay's
-    CLASSES). With `dynamic_url` (a site from the log), dynamic entries go there with their logged size,
-    and each static 200 must have its logged size too."""
+    CLASSES). With `dynamic_url` (a site from the log), dynamic, redirect and server-error entries go there
+    with their logged size (200 expected), and each static 200 must have its logged size too."""
     base = base_url.rstrip("/")
     total = sum(e.count for e in summary.entries) or 1
     entries: list[dict[str, Any]] = []
     for e in summary.entries:
         entry: dict[str, Any] = {"weight": e.count / total, "class": e.cls}
-        if dynamic_url is not None and e.cls == DYNAMIC_CLASS:
-            # crest's dynamic page takes no body: what a POST sent is not in the log.
+        if dynamic_url is not None and e.cls in _TO_THE_PAGE:
+            # crest's dynamic page takes no body: what a POST sent is not in the log. A site has no
+            # redirects and no failing programs either: the page answers those with their logged size too.
             entry.update(url=f"{dynamic_url}?size={e.body_bytes}", expect_status=200,
                          expect_body_bytes=e.body_bytes)  # fmt: skip
         else:
             target = logged_path(e.target)
             entry.update(url=f"{base}{target}", method=e.method)
-            # A logged 304 answered a conditional request, which crest does not send; a site from the log
-            # has no redirects or failing programs: those are judged by today's rule.
-            unreproducible = e.status == 304 or (dynamic_url is not None and e.cls in _SITE_CANNOT)
-            if not unreproducible:
+            # A logged 304 answered a conditional request, which crest does not send: today's rule judges it.
+            if e.status != 304:
                 entry["expect_status"] = e.status
             if dynamic_url is not None and e.status == 200 and e.method == "GET" and \
                     REPLAY_CLASSES[e.cls] in STATIC_CLASSES:  # fmt: skip
