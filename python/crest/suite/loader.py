@@ -147,7 +147,7 @@ def _with_replay_paths(data: dict[str, Any], replay: dict[str, Any], here: Path,
         if isinstance(replay.get(key), str) and replay[key]:
             replay[key] = str(here / replay[key])
     log = replay.get("log")
-    if isinstance(log, str) and log and not Path(log).is_file():
+    if isinstance(log, str) and log and not _is_file(log):
         raise SuiteError(f"{origin}: workload.replay.log: no file {log}: give the path of an access log"
                          " (relative to the suite file)")  # fmt: skip
     data = {**data, "workload": {**data["workload"], "replay": replay}}
@@ -165,11 +165,18 @@ def _with_replay_paths(data: dict[str, Any], replay: dict[str, Any], here: Path,
     return data
 
 
+def _is_file(path: str) -> bool:
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):  # a NUL in the name, a name too long
+        return False
+
+
 def looks_like_log(path: str) -> bool:
     """Whether a suite argument names an access log rather than a suite: an existing file not named .toml
     whose first line is no TOML (a key, a [table] or a comment)."""
     where = Path(path)
-    if path.endswith(".toml") or not where.is_file():
+    if path.endswith(".toml") or not _is_file(path):
         return False
     try:
         with where.open("rb") as f:
