@@ -128,12 +128,15 @@ def test_a_timed_replay_takes_no_warmup_and_no_sweep() -> None:
     assert parse_suite({**mix, "ladder": {"clients": [1], "warmup": "first"}}).ladder.warmup == "first"
 
 
-def test_a_replay_goes_to_one_target_not_a_role_map() -> None:
+def test_a_replay_goes_to_one_target_not_a_role_map_and_serves_no_fileset() -> None:
     suite = parse_suite({"name": "r", "description": "d", "source": "s", "ladder": {"clients": [1]},
                          "timing": {"length_s": 4}, "workload": {"replay": {"log": "/logs/access.log"}}})  # fmt: skip
     request = RunRequest(suite=suite, target=None, server="static=nginx,dynamic=apache-event")
     with pytest.raises(ConfigError, match="replays an access log, whose requests go to one target"):
         check_request(request, suite.mixes())
+    fileset = RunRequest(suite=suite, target=None, server="nginx", fileset_dir=Path("/srv/www"))
+    with pytest.raises(ConfigError, match="the target serves the log's site, not a fileset: drop --fileset"):
+        check_request(fileset, suite.mixes())
 
 
 def test_a_log_is_told_from_a_suite_file(tmp_path: Path) -> None:

@@ -164,6 +164,9 @@ def _check_lab_options(request: RunRequest, server_roles: dict[str, str] | None)
     """Per-class targets, restarts and warm-up passes fit the run (ConfigError before anything starts)."""
     workload = request.suite.workload
     roles: dict[str, str] | None = server_roles or request.role_targets or None
+    if workload.replay is not None and request.fileset_dir is not None:
+        raise ConfigError(f"suite {request.suite.name} replays an access log: the target serves the log's site,"
+                          " not a fileset: drop --fileset (workload.replay.site names a site)")  # fmt: skip
     if roles is not None:
         if workload.replay is not None:
             raise ConfigError(f"suite {request.suite.name} replays an access log, whose requests go to one target:"
