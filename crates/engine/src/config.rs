@@ -82,6 +82,72 @@ pub struct RequestEntry {
     /// check); a different start is a validation error.
     #[serde(default)]
     pub expect_body_prefix: Option<String>,
+    /// This entry's method (None: the run's `method`).
+    #[serde(default)]
+    pub method: Option<String>,
+    /// The response must have exactly this status, else it is a `status`
+    /// error, whatever the status (a logged 404 answered 404 is a success);
+    /// None: a 2xx or 3xx status is a success.
+    #[serde(default)]
+    pub expect_status: Option<u16>,
+}
+
+/// How a replay sends a log's requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplayMode {
+    /// Each logged request at its logged offset ÷ `speed` from the run's
+    /// start, open loop: latency counts from that intended time, and the
+    /// number of connections bounds how many are in flight.
+    #[default]
+    Timed,
+    /// Each connection is a virtual user that plays whole sessions back to
+    /// back (on a new connection each), with the logged gap to a session's
+    /// next request (÷ `speed`) as think time after each response.
+    Sessions,
+}
+
+/// A replay of an access log in place of `requests`: one prepared request
+/// per distinct logged request, sent from the log's table (crest_replay).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Replay {
+    /// The log's path.
+    pub log: String,
+    /// How the log is read (format, sessions).
+    #[serde(default)]
+    pub options: crest_replay::Options,
+    /// Timed or sessions.
+    #[serde(default)]
+    pub mode: ReplayMode,
+    /// How many times faster than logged (10: ten times as fast); > 0.
+    #[serde(default = "default_speed")]
+    pub speed: f64,
+    /// This engine's share `[k, n]` when a fan-out splits the log over n
+    /// engines: timed takes logged requests i with i mod n = k, sessions
+    /// takes sessions s with s mod n = k.
+    #[serde(default = "default_part")]
+    pub part: [u32; 2],
+    /// Dynamic-class requests go to this URL with `?size=N` (the logged
+    /// body size) instead of their logged target: the dynamic page of a
+    /// site `crest fileset from-log` wrote.
+    #[serde(default)]
+    pub dynamic_url: Option<String>,
+    /// Each response must have the status its request was logged with.
+    #[serde(default = "default_true")]
+    pub expect_logged_status: bool,
+}
+
+fn default_speed() -> f64 {
+    1.0
+}
+
+fn default_part() -> [u32; 2] {
+    [0, 1]
+}
+
+fn default_true() -> bool {
+    true
 }
 
 /// SPECweb99's client (reference specweb99.md §1.4–1.7, §2, §3.2–3.4): each
@@ -241,6 +307,8 @@ pub struct RunConfig {
     /// client replaying this loadfile against `url`, `file:///DIR` (a local
     /// or mounted directory, dbench's fileio) or `smb://USER@HOST[:PORT]/SHARE`.
     pub loadfile: Option<Loadfile>,
+    /// Replay an access log in place of `requests` (HTTP/1.x).
+    pub replay: Option<Replay>,
 }
 
 /// A file-operation run (dbench's loadfile, reference §4.5–4.6).
@@ -327,6 +395,7 @@ impl Default for RunConfig {
             keepalive_request_share: 1.0,
             specweb99: None,
             loadfile: None,
+            replay: None,
         }
     }
 }

@@ -63,8 +63,9 @@ pub(crate) fn check(c: &RunConfig) -> Result<Shared, ConfigError> {
     if c.connections_per_client == 0 {
         return fail("connections_per_client", "{connections_per_client} must be at least 1 (got 0)".into());
     }
-    // An HTTP run that sends each entry once ends by itself; a loadfile run loops.
-    let ends_by_itself = c.loadfile.is_none() && c.selection == Selection::Once;
+    // An HTTP run that sends each entry once, or a log's requests, ends by
+    // itself; a loadfile run loops.
+    let ends_by_itself = c.loadfile.is_none() && (c.selection == Selection::Once || c.replay.is_some());
     if c.duration_s.is_none() && c.max_requests.is_none() && !ends_by_itself {
         return fail("duration_s", "no stop condition: give {duration_s} or {max_requests}".into());
     }

@@ -14,7 +14,7 @@
 //! - `gate`: the input rules both kinds share, checked once;
 //! - `exec`: the run handle, live counters and thread helpers both use;
 //! - `results`: stats, part, report;
-//! - `specweb99`, `connection`, `protocol`, and the leaves `config`,
+//! - `specweb99` and `script` (scripted sessions), `connection`, `protocol`, and the leaves `config`,
 //!   `error`, `schedule`, `keepalive`, `table`, `rng`.
 //!
 //! `protocol` never touches a socket, `connection` never parses HTTP,
@@ -34,10 +34,13 @@ pub mod protocol;
 mod results;
 pub mod rng;
 pub mod schedule;
+pub mod script;
 pub mod specweb99;
 pub mod table;
 
-pub use config::{HttpVersion, Loadfile, RequestEntry, ResolveNames, RunConfig, Selection, Specweb99};
+pub use config::{
+    HttpVersion, Loadfile, Replay, ReplayMode, RequestEntry, ResolveNames, RunConfig, Selection, Specweb99,
+};
 pub use dispatch::{start, validate};
 pub use error::{ConfigError, ErrorKind, StartError};
 pub use exec::{LiveSnapshot, RunHandle};

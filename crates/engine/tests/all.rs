@@ -42,6 +42,8 @@ mod hostile;
 mod nap;
 #[path = "part.rs"]
 mod part;
+#[path = "replay.rs"]
+mod replay;
 #[path = "schedule_and_merge.rs"]
 mod schedule_and_merge;
 #[path = "specweb99.rs"]

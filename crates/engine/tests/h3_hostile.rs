@@ -169,6 +169,8 @@ fn the_built_in_target_serves_gets_heads_and_posts_over_h3() {
             class: 0,
             expect_body_bytes: Some(1024),
             expect_body_prefix: Some("xxxx".into()),
+            method: None,
+            expect_status: None,
         }],
         ..h3_requests(String::new(), 2, 4, 100)
     };

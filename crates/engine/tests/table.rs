@@ -53,7 +53,15 @@ fn sized_bodies(mut conn: Conn) {
 }
 
 fn entry(fx: &Fixture, path: &str, weight: f64, class: u32, expect: Option<u64>) -> RequestEntry {
-    RequestEntry { url: fx.url(path), weight, class, expect_body_bytes: expect, expect_body_prefix: None }
+    RequestEntry {
+        url: fx.url(path),
+        weight,
+        class,
+        expect_body_bytes: expect,
+        expect_body_prefix: None,
+        method: None,
+        expect_status: None,
+    }
 }
 
 #[test]
@@ -151,6 +159,8 @@ fn one_table_can_mix_plain_and_tls_targets() {
                 class: 0,
                 expect_body_bytes: Some(300),
                 expect_body_prefix: None,
+                method: None,
+                expect_status: None,
             },
             RequestEntry {
                 url: format!("{}f.html", urls[1]),
@@ -158,6 +168,8 @@ fn one_table_can_mix_plain_and_tls_targets() {
                 class: 1,
                 expect_body_bytes: Some(300),
                 expect_body_prefix: None,
+                method: None,
+                expect_status: None,
             },
         ],
         classes: vec!["plain".into(), "ssl".into()],
@@ -230,6 +242,8 @@ fn a_body_that_starts_wrong_is_a_validation_error() {
         class,
         expect_body_bytes: Some(n),
         expect_body_prefix: Some(format!("head:{n}\n")),
+        method: None,
+        expect_status: None,
     };
     let config = RunConfig {
         requests: vec![

@@ -61,6 +61,20 @@ fn probe_file_target(py: Python<'_>, config_json: &str) -> PyResult<()> {
     py.detach(|| crest_engine::probe_file_target(&config)).map_err(|e| config_error(py, &e))
 }
 
+/// Reads an access log (or takes it from the cache the engine's runs share)
+/// with `options_json` (crest_replay's `Options`) and returns its `Summary`
+/// as JSON, GIL released. Raises ConfigError (field "replay") for a log that
+/// cannot be read, with the reader's one-line message.
+#[pyfunction]
+fn scan_log(py: Python<'_>, path: &str, options_json: &str) -> PyResult<String> {
+    let refused = |template: String| config_error(py, &crest_engine::ConfigError { field: "replay", template });
+    let options: crest_replay::Options =
+        serde_json::from_str(options_json).map_err(|e| refused(format!("invalid replay options: {e}")))?;
+    let scanned = py.detach(|| crest_replay::load(std::path::Path::new(path), &options).map(|t| t.summary()));
+    let summary = scanned.map_err(|e| refused(e.to_string()))?;
+    serde_json::to_string(&summary).map_err(|e| refused(format!("cannot write the log's summary: {e}")))
+}
+
 /// The live latency histogram's bucket lower bounds in µs (`Run.live()["latency_buckets"]`).
 #[pyfunction]
 fn live_latency_lower_us() -> Vec<u64> {
@@ -204,6 +218,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(live_latency_lower_us, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(probe_file_target, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_log, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("MachineError", m.py().get_type::<MachineError>())?;
     m.add_function(wrap_pyfunction!(start_run, m)?)?;

@@ -188,7 +188,8 @@ fn fields<'a>(line: &'a [u8], pieces: &[Piece], at_end: bool) -> Result<Acc<'a>,
                     && next.is_some_and(|l| l.starts_with(b"\""));
                 let end = match next {
                     Some(lit) => find(line, pos, lit, quoted).ok_or_else(|| {
-                        malformed(line, format_args!("expected {} after the {}", excerpt(lit), field.label()))
+                        let at = pos + 1;
+                        malformed(line, format_args!("expected {} after the {} at byte {at}", excerpt(lit), field.label()))
                     })?,
                     None if field.is_number() => {
                         line[pos..].iter().position(|&b| b == b' ').map_or(line.len(), |n| pos + n)

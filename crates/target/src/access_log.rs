@@ -1,4 +1,8 @@
-//! Optional access log in Common Log Format, written by a dedicated thread.
+//! Optional access log in crest's own format, written by a dedicated thread:
+//! `127.0.0.1 [1700000000.123456] "GET /x HTTP/1.1" 200 1024`, one line per
+//! response, stamped with the Unix time (µs) the request ARRIVED (its head
+//! parsed), so a replay's accuracy can be read from it (crest_replay reads
+//! it as the `crest` format).
 //!
 //! Workers only format a line and hand it over a bounded channel, so disk
 //! latency never stalls a runtime thread unless the channel is full (then
@@ -67,11 +71,16 @@ pub(crate) fn open(path: &Path) -> Result<(AccessLog, LogWriter), ServeError> {
 }
 
 impl AccessLog {
-    /// `request_line` is `METHOD URI VERSION` as received.
-    pub(crate) fn record(&self, conn: &ConnInfo, request_line: &str, status: StatusCode, bytes: u64) {
-        let when = clf_time(SystemTime::now());
-        let size = if bytes == 0 { "-".to_owned() } else { bytes.to_string() };
-        let line = format!("{} - - [{when}] \"{request_line}\" {} {size}\n", conn.peer.ip(), status.as_u16());
+    /// `request_line` is `METHOD URI VERSION` as received, `arrived` when its head was parsed.
+    pub(crate) fn record(
+        &self,
+        conn: &ConnInfo,
+        arrived: SystemTime,
+        request_line: &str,
+        status: StatusCode,
+        body_bytes: u64,
+    ) {
+        let line = format_line(&conn.peer.ip(), arrived, request_line, status.as_u16(), body_bytes);
         let _ = self.tx.send(line);
     }
 }
@@ -84,28 +93,17 @@ impl LogWriter {
     }
 }
 
-/// `10/Oct/2000:13:55:36 +0000` (always UTC, so no timezone database needed).
-fn clf_time(t: SystemTime) -> String {
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!("{d:02}/{}/{y}:{:02}:{:02}:{:02} +0000", MONTHS[(m - 1) as usize], rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
-/// Days since 1970-01-01 to (year, month 1-12, day 1-31); Howard Hinnant's
-/// algorithm, exact for the whole proleptic Gregorian calendar.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+/// One line: `{peer} [{unix_s}.{micros:06}] "{request_line}" {status} {body_bytes}`.
+fn format_line(
+    peer: &std::net::IpAddr,
+    arrived: SystemTime,
+    request_line: &str,
+    status: u16,
+    body_bytes: u64,
+) -> String {
+    let since = arrived.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let (secs, micros) = (since.as_secs(), since.subsec_micros());
+    format!("{peer} [{secs}.{micros:06}] \"{request_line}\" {status} {body_bytes}\n")
 }
 
 #[cfg(test)]
@@ -113,11 +111,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn formats_clf_dates() {
-        assert_eq!(clf_time(UNIX_EPOCH), "01/Jan/1970:00:00:00 +0000");
-        let t = UNIX_EPOCH + Duration::from_secs(971_185_336);
-        assert_eq!(clf_time(t), "10/Oct/2000:13:42:16 +0000");
-        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
-        assert_eq!(clf_time(leap), "29/Feb/2000:00:00:00 +0000");
+    fn lines_carry_the_arrival_time_in_microseconds() {
+        let ip: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+        let t = UNIX_EPOCH + Duration::from_micros(1_700_000_000_000_042);
+        assert_eq!(
+            format_line(&ip, t, "GET /x HTTP/1.1", 200, 1024),
+            "127.0.0.1 [1700000000.000042] \"GET /x HTTP/1.1\" 200 1024\n"
+        );
+        let v6: std::net::IpAddr = "::1".parse().unwrap();
+        assert_eq!(
+            format_line(&v6, UNIX_EPOCH, "HEAD / HTTP/1.0", 404, 0),
+            "::1 [0.000000] \"HEAD / HTTP/1.0\" 404 0\n"
+        );
     }
 }

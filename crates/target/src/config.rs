@@ -36,7 +36,8 @@ pub struct ServeConfig {
     /// If set and TLS is on, the generated `cert.pem` and `key.pem` (mode
     /// 0600) are written there, e.g. for clients that pin the certificate.
     pub tls_dir: Option<PathBuf>,
-    /// If set, one Common Log Format line per request is appended there.
+    /// If set, one line per request is appended there in crest's format,
+    /// `ADDR [UNIX_S.MICROS] "REQUEST" STATUS BODY_BYTES`, stamped when the request arrived.
     pub access_log: Option<PathBuf>,
     /// If set, `/specweb99/dynamic` answers SPECweb99's dynamic set and keeps
     /// its tables and POST log here (made if missing); never the docroot,

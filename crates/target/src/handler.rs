@@ -95,11 +95,13 @@ impl Handler {
         if self.site.log.is_none() {
             return self.route(req);
         }
+        // The request's head is parsed: this is when it arrived (what a replay's accuracy is read from).
+        let arrived = std::time::SystemTime::now();
         let line = format!("{} {} {:?}", req.method(), req.uri(), req.version());
         let head = req.method() == Method::HEAD;
         match self.route(req) {
             Reply::Ready(Some(resp)) => {
-                log(&self.site.log, &self.conn, &line, &resp, head);
+                log(&self.site.log, &self.conn, arrived, &line, &resp, head);
                 Reply::Ready(Some(resp))
             }
             Reply::Ready(None) => Reply::Ready(None),
@@ -107,7 +109,7 @@ impl Handler {
                 let (site, conn) = (self.site.clone(), self.conn);
                 Reply::Later(Box::pin(async move {
                     let resp = fut.await;
-                    log(&site.log, &conn, &line, &resp, head);
+                    log(&site.log, &conn, arrived, &line, &resp, head);
                     resp
                 }))
             }
@@ -162,9 +164,9 @@ fn now(resp: Resp) -> Reply {
     Reply::Ready(Some(resp))
 }
 
-fn log(log: &Option<AccessLog>, conn: &ConnInfo, line: &str, resp: &Resp, head: bool) {
+fn log(log: &Option<AccessLog>, conn: &ConnInfo, arrived: std::time::SystemTime, line: &str, resp: &Resp, head: bool) {
     if let Some(log) = log {
         let bytes = if head { 0 } else { resp.body().size_hint().exact().unwrap_or(0) };
-        log.record(conn, line, resp.status(), bytes);
+        log.record(conn, arrived, line, resp.status(), bytes);
     }
 }

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from crest.errors import ConfigError
 from crest.suite.errors import Loc, RuleError, show
+from crest.suite.har import HarWorkload
 from crest.suite.replay import Replay
 from crest.suite.script import Script
 from crest.suite.specweb99 import Specweb99
@@ -243,6 +244,8 @@ class Workload(BaseModel):
     replay: Replay | None = None
     # Scripted sessions (each step a class): the whole workload, with no classes.
     script: Script | None = None
+    # A HAR recording's page loads (each client a browser): the whole workload, with no classes.
+    har: HarWorkload | None = None
 
     def tls_settings(self) -> Tls:
         """The TLS settings (the defaults when the suite gives none)."""
@@ -291,15 +294,21 @@ class Workload(BaseModel):
         problems: list[tuple[Loc, str]] = []
         if self.replay is not None and self.script is not None:
             problems.append((("script",), "give [workload.script] or [workload.replay], not both"))
+        if self.har is not None and (self.replay is not None or self.script is not None):
+            other = "replay" if self.replay is not None else "script"
+            problems.append((("har",), f"give [workload.har] or [workload.{other}], not both"))
         if self.replay is not None:
             problems += self._replay_rules()
         elif self.script is not None:
             problems += self._script_rules()
+        elif self.har is not None:
+            problems += self._har_rules()
         elif not self.classes:
             problems.append(
                 (
                     ("classes",),
-                    "must list at least 1 request class (or give a [workload.replay] log or a [workload.script])",
+                    "must list at least 1 request class (or give a [workload.replay] log, a [workload.script]"
+                    " or a [workload.har] recording)",
                 )
             )
         if self.http_version in STREAM_VERSIONS and not self.keepalive:
@@ -403,6 +412,23 @@ class Workload(BaseModel):
             problems.append((("selection",), "must be omitted: each virtual user plays the steps in order"))
         if self.http_version in STREAM_VERSIONS:
             problems.append((("http_version",), f"a script is sent over HTTP/1.x for now (got {self.http_version})"))
+        return problems
+
+    def _har_rules(self) -> list[tuple[Loc, str]]:
+        """What a HAR workload cannot have: its requests are the recording's, sent as a browser sends them."""
+        problems: list[tuple[Loc, str]] = []
+        if self.classes:
+            problems.append((("classes",), "a HAR workload's classes are the page load's (document ... other and"
+                             " page:NAME): remove [[workload.classes]]"))  # fmt: skip
+        for key, given in (("fileset", self.fileset), ("specweb99", self.specweb99), ("loadfile", self.loadfile),
+                           ("fileset_copies", self.fileset_copies), ("fileset_size", self.fileset_size)):  # fmt: skip
+            if given is not None:
+                problems.append(((key,), "must be omitted: a HAR workload requests the recorded URLs"))
+        if self.selection != "weighted":
+            problems.append((("selection",), "must be omitted: each client loads the recorded pages in turn"))
+        if self.http_version not in ("1.1", "2"):
+            problems.append((("http_version",), "a HAR is replayed as a browser loads pages: over HTTP/1.1 (six"
+                             f" connections) or HTTP/2 (one connection) (got {self.http_version})"))  # fmt: skip
         return problems
 
     @property
@@ -654,6 +680,25 @@ class Suite(BaseModel):
         if self.ladder.warmup != "none" and replay.sends_the_log:
             problems.append((("ladder", "warmup"), f"a {replay.mode} replay sends the log as logged, with no table to"
                              " warm up from: drop warmup (mode = \"mix\" takes it)"))  # fmt: skip
+        if problems:
+            raise RuleError(problems)
+        return self
+
+    @model_validator(mode="after")
+    def _har(self) -> Suite:
+        if self.workload.har is None:
+            return self
+        problems: list[tuple[Loc, str]] = []
+        if self.ladder.is_sweep:
+            problems.append((("ladder", "sizes_bytes" if self.ladder.sizes_bytes is not None else "sizes"),
+                             "a HAR's requests are the recorded ones: remove the content-length sweep"))  # fmt: skip
+        if self.ladder.warmup != "none":
+            problems.append((("ladder", "warmup"), "a HAR replay loads whole pages: drop warmup"))
+        if self.ladder.threads_per_client != 1 or self.ladder.overrides:
+            problems.append((("ladder", "threads_per_client"), "a HAR client is a browser with its own connections"
+                             " (workload.har.connections): leave threads_per_client out"))  # fmt: skip
+        if not self.workload.keepalive:
+            problems.append((("workload", "keepalive"), "a browser keeps its connections alive: set keepalive = true"))
         if problems:
             raise RuleError(problems)
         return self

@@ -68,6 +68,18 @@ impl fmt::Display for TimedOut {
     }
 }
 
+/// A status other than the one a replay expects (written only when a stats record keeps it).
+struct UnexpectedStatus {
+    got: u16,
+    expected: u16,
+}
+
+impl fmt::Display for UnexpectedStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "status {} where the log has {}", self.got, self.expected)
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Exchange {
     /// The class of the request being sent.
@@ -105,6 +117,14 @@ impl Exchange {
         }
     }
 
+    /// The next exchange is due at `at` (a replay's logged time or a
+    /// session's gap): an open loop's latency counts from there, and the
+    /// wait until then is not line time.
+    pub fn intend(&mut self, ctx: &Ctx, at: Instant) {
+        self.intended = at;
+        self.due_us = micros_between(ctx.origin, at);
+    }
+
     /// An exchange of a request of `class` begins now.
     pub fn begin(&mut self, ctx: &Ctx, class: usize, now: Instant) {
         if self.first_begin.is_none() {
@@ -131,7 +151,9 @@ impl Exchange {
     }
 
     /// A response is complete: recorded as `verdict` says (`wire_bytes` as
-    /// the bytes it took), its line time charged.
+    /// the bytes it took; a success when its status is `expect_status`, or
+    /// any 2xx or 3xx without one), its line time charged.
+    #[allow(clippy::too_many_arguments)]
     pub fn complete(
         &mut self,
         ctx: &mut Ctx,
@@ -139,6 +161,7 @@ impl Exchange {
         response: &Response,
         wire_bytes: u64,
         verdict: Result<(), Invalid>,
+        expect_status: Option<u16>,
         now: Instant,
     ) {
         let at = ctx.offset(now);
@@ -146,15 +169,24 @@ impl Exchange {
         ctx.nap.observe(latency, now);
         match verdict {
             Err(why) => ctx.stats.record_error(at, ErrorKind::Validation, self.class, who.client, Some(&why)),
-            Ok(()) => ctx.stats.record_response(&Completion {
-                at,
-                status: response.status,
-                bytes: wire_bytes,
-                body_bytes: response.body_bytes,
-                latency,
-                class: self.class,
-                client: who.client,
-            }),
+            Ok(()) => {
+                let completion = Completion {
+                    at,
+                    status: response.status,
+                    bytes: wire_bytes,
+                    body_bytes: response.body_bytes,
+                    latency,
+                    class: self.class,
+                    client: who.client,
+                };
+                match expect_status {
+                    None => ctx.stats.record_response(&completion),
+                    Some(expected) => {
+                        let why = UnexpectedStatus { got: response.status, expected };
+                        ctx.stats.record_judged(&completion, response.status == expected, Some(&why));
+                    }
+                }
+            }
         }
         self.charge(ctx, who.client, now);
     }

@@ -7,7 +7,8 @@
 //! Which request to send is `select`'s business (or, with SPECweb99, the
 //! slot's own draw and writer, `specweb99`), whether a body is the expected
 //! one `validate`'s. A slot also paces itself to `line_speed_bps` and, with
-//! `keepalive_requests`, closes each connection after its drawn count.
+//! `keepalive_requests`, closes each connection after its drawn count. A
+//! replayed request that is not yet due waits in the slot (`pending`).
 
 use std::io;
 use std::net::IpAddr;
@@ -17,6 +18,7 @@ use super::ctx::{Ctx, Event};
 use super::dial::{self, Connected};
 use super::exchange::{Awaited, Exchange, Who};
 use super::plan::Plan;
+use super::select::{Batch, Due};
 use super::validate;
 use crate::connection::Transport;
 use crate::error::ErrorKind;
@@ -74,6 +76,8 @@ pub(crate) struct Slot {
     target: usize,
     /// Requests the live connection may still carry (None: no limit).
     conn_left: Option<u32>,
+    /// A replayed request drawn before its time: sent when the slot's wait ends.
+    pending: Option<Batch>,
     /// The current exchange's timing, its class, and its line time; its
     /// `deadline` is also the end of a closing connection's grace.
     x: Exchange,
@@ -116,6 +120,7 @@ impl Slot {
             current: 0,
             target: 0,
             conn_left: None,
+            pending: None,
             x: Exchange::new(first),
             specweb99,
             phase: Phase::Waiting(first),
@@ -206,11 +211,37 @@ impl Slot {
     fn begin(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
         // Nothing is sent after the end, even within the last batch of events.
         let over = ctx.end.is_some_and(|end| now >= end);
-        let batch = if over { None } else { ctx.selector.next(&ctx.plan) };
+        let batch = match self.pending.take() {
+            _ if over => None,
+            Some(due) => Some(due),
+            None => match ctx.selector.next_for(&ctx.plan, self.token) {
+                Some(batch) if batch.due != Due::Now => {
+                    // A replayed request: at its logged time, or after its session's gap.
+                    let at = match batch.due {
+                        Due::At(offset) => ctx.origin + offset,
+                        Due::After(gap) => now + gap,
+                        Due::Now => now,
+                    };
+                    self.x.intend(ctx, at);
+                    if at > now {
+                        self.pending = Some(batch);
+                        self.phase = Phase::Waiting(at);
+                        ctx.wakeups.push(std::cmp::Reverse((at, self.token)));
+                        return Step::Wait;
+                    }
+                    Some(batch)
+                }
+                batch => batch,
+            },
+        };
         let Some(batch) = batch else {
             self.finish(ctx);
             return Step::Wait;
         };
+        if batch.new_session {
+            // A session is a new user: it does not inherit the last one's connection.
+            self.transport = None;
+        }
         self.current = batch.entry;
         let (class, target) = match (&mut self.specweb99, &ctx.plan.specweb99) {
             (Some(slot), Some(sw)) => {
@@ -437,8 +468,9 @@ impl Slot {
             }
             None => validate::check(&ctx.plan.requests[self.current], &response, self.decoder.captured()),
         };
+        let expect_status = ctx.plan.requests.get(self.current).and_then(|r| r.expect_status);
         let wire_bytes = response.head_bytes + response.body_bytes;
-        self.x.complete(ctx, self.who(), &response, wire_bytes, verdict, now);
+        self.x.complete(ctx, self.who(), &response, wire_bytes, verdict, expect_status, now);
         if let Some(left) = &mut self.conn_left {
             *left = left.saturating_sub(1);
         }

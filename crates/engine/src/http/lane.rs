@@ -81,8 +81,9 @@ impl Lane {
 
     /// The response is complete: checked, recorded (`wire_bytes` as the bytes it took), and the next request scheduled.
     pub fn complete(&mut self, ctx: &mut Ctx, who: Who, response: &Response, wire_bytes: u64, now: Instant) {
-        let verdict = validate::check(&ctx.plan.requests[self.current], response, &self.captured);
-        self.x.complete(ctx, who, response, wire_bytes, verdict, now);
+        let request = &ctx.plan.requests[self.current];
+        let (verdict, expect_status) = (validate::check(request, response, &self.captured), request.expect_status);
+        self.x.complete(ctx, who, response, wire_bytes, verdict, expect_status, now);
         self.schedule_next(ctx, who, now, now);
     }
 

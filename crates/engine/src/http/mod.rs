@@ -99,7 +99,7 @@ fn facts(plan: &Plan) -> RunFacts {
         duration: plan.duration,
         rate_rps: match plan.schedule {
             Schedule::OpenLoop { stagger, .. } => Some(1.0 / stagger.as_secs_f64()),
-            Schedule::ClosedLoop { .. } => None,
+            Schedule::ClosedLoop { .. } | Schedule::Timed { .. } => None,
         },
         threads: plan.threads,
         connections: plan.connections,

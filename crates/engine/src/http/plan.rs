@@ -6,11 +6,12 @@
 //! adds the resolution. It must not know of file runs (`dispatch` decides).
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rustls::pki_types::ServerName;
 
-use crate::config::{HttpVersion, RequestEntry, RunConfig, Selection, Specweb99};
+use crate::config::{HttpVersion, Replay, ReplayMode, RequestEntry, RunConfig, Selection, Specweb99};
 use crate::error::ConfigError;
 use crate::gate::{self, Shared};
 use crate::keepalive::KeepaliveDraw;
@@ -88,6 +89,23 @@ pub struct Request {
     pub expect_body_bytes: Option<u64>,
     /// Expected first bytes of a successful response's body.
     pub expect_body_prefix: Option<Vec<u8>>,
+    /// The exact status a response must have (None: any 2xx or 3xx).
+    pub expect_status: Option<u16>,
+}
+
+/// A replay of a log: its table (shared with every run that reads the same
+/// log: `crest_replay::load` caches it) and how it is sent. `Plan::requests`
+/// holds one prepared request per table entry, at the entry's index.
+#[derive(Debug, Clone)]
+pub struct ReplayPlan {
+    /// The log's requests.
+    pub table: Arc<crest_replay::Table>,
+    /// Timed or sessions.
+    pub mode: ReplayMode,
+    /// How many times faster than logged.
+    pub speed: f64,
+    /// This engine's share `(k, n)`: logged requests (timed) or sessions with index mod n = k.
+    pub part: (u32, u32),
 }
 
 /// Everything a worker needs, checked and precomputed.
@@ -163,6 +181,8 @@ pub struct Plan {
     pub http3: Option<H3Plan>,
     /// The request body (HTTP/2 sends it in DATA frames; HTTP/1.x has it in `Request::bytes`).
     pub body: Vec<u8>,
+    /// A log replayed in place of a weighted table.
+    pub replay: Option<ReplayPlan>,
 }
 
 impl Plan {
@@ -211,8 +231,9 @@ impl Plan {
             let target = target_of(parsed)?;
             let http2 = config.http_version == HttpVersion::Http2;
             let http3 = config.http_version == HttpVersion::Http3;
+            let method = entry.method.as_deref().unwrap_or(&config.method);
             let head = crate::protocol::h2::hpack::RequestHead {
-                method: &config.method,
+                method,
                 scheme: if parsed.tls { "https" } else { "http" },
                 authority: &parsed.host_header,
                 path: &parsed.path,
@@ -233,7 +254,7 @@ impl Plan {
                 Vec::new()
             } else {
                 encode_request(&RequestSpec {
-                    method: &config.method,
+                    method,
                     path_and_query: &parsed.path,
                     host: &parsed.host_header,
                     version: config.http_version,
@@ -250,9 +271,10 @@ impl Plan {
                 h3_raw_bytes,
                 target,
                 class: entry.class as usize,
-                head: config.method.eq_ignore_ascii_case("HEAD"),
+                head: method.eq_ignore_ascii_case("HEAD"),
                 expect_body_bytes: entry.expect_body_bytes,
                 expect_body_prefix: entry.expect_body_prefix.as_ref().map(|p| p.as_bytes().to_vec()),
+                expect_status: entry.expect_status,
             });
         }
         let targets: Vec<Target> = targets.into_iter().map(|(_, t)| t).collect();
@@ -265,10 +287,11 @@ impl Plan {
                 ));
             }
         }
-        let schedule = match config.rate_rps {
+        let schedule = match (config.rate_rps, &checked.replay) {
+            (_, Some(replay)) if replay.mode == ReplayMode::Timed => Schedule::timed(replay.speed),
             // With HTTP/2 each stream sends on its own schedule.
-            Some(rate) => Schedule::open_loop(rate, config.connections * config.streams.max(1)),
-            None => Schedule::closed_loop(checked.shared.think_time),
+            (Some(rate), _) => Schedule::open_loop(rate, config.connections * config.streams.max(1)),
+            _ => Schedule::closed_loop(checked.shared.think_time),
         };
         let weights: Vec<f64> = entries.iter().map(|e| e.weight).collect();
         // SPECweb99 draws its own requests: a table of one entry is never drawn from.
@@ -319,6 +342,7 @@ impl Plan {
                 connection_window: config.h2_connection_window_bytes,
             }),
             body: config.body.as_deref().map_or_else(Vec::new, |b| b.as_bytes().to_vec()),
+            replay: checked.replay,
         })
     }
 
@@ -351,17 +375,21 @@ struct Checked<'a> {
     urls: Vec<ParsedUrl>,
     classes: Vec<String>,
     source_addrs: Vec<IpAddr>,
+    replay: Option<ReplayPlan>,
 }
 
 fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
     let shared = gate::check(config)?;
     check_fields(config)?;
     check_client(config)?;
+    if let Some(replay) = &config.replay {
+        return check_replay(config, replay, shared);
+    }
     if let Some(sw) = &config.specweb99 {
         let urls = check_specweb99(config, sw)?;
         let source_addrs = gate::source_addrs(config)?;
         let entries = std::borrow::Cow::Owned(Vec::new());
-        return Ok(Checked { shared, entries, urls, classes: specweb99::class_names(), source_addrs });
+        return Ok(Checked { shared, entries, urls, classes: specweb99::class_names(), source_addrs, replay: None });
     }
     let entries: std::borrow::Cow<'_, [RequestEntry]> = if config.requests.is_empty() {
         std::borrow::Cow::Owned(vec![RequestEntry {
@@ -370,6 +398,8 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
             class: 0,
             expect_body_bytes: None,
             expect_body_prefix: None,
+            method: None,
+            expect_status: None,
         }])
     } else {
         std::borrow::Cow::Borrowed(&config.requests)
@@ -391,6 +421,12 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
         }
         if entry.expect_body_prefix.as_ref().is_some_and(|p| p.len() > MAX_BODY_PREFIX) {
             return Err(at(format!("expect_body_prefix is longer than {MAX_BODY_PREFIX} bytes")));
+        }
+        if entry.method.as_deref().is_some_and(|m| !is_token(m)) {
+            return Err(at(format!(
+                "invalid method '{}': expected an HTTP token such as GET or POST",
+                entry.method.as_deref().unwrap_or_default()
+            )));
         }
         if entry.class as usize >= classes.len() {
             return Err(at(format!("class {} is not one of the {} classes", entry.class, classes.len())));
@@ -428,7 +464,147 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
         }
     }
     let source_addrs = gate::source_addrs(config)?;
-    Ok(Checked { shared, entries, urls, classes, source_addrs })
+    Ok(Checked { shared, entries, urls, classes, source_addrs, replay: None })
+}
+
+/// A replay's settings and its log, read (or taken from the reader's cache)
+/// here: one prepared entry per distinct logged request, at the origin of
+/// `url` (dynamic requests at `dynamic_url` when given).
+fn check_replay<'a>(c: &'a RunConfig, r: &Replay, shared: Shared) -> Result<Checked<'a>, ConfigError> {
+    let conflict = |field: &'static str, why: &str| {
+        Err(ConfigError::new(field, format!("{{replay}} and {{{field}}} conflict: {why}; drop {{{field}}}")))
+    };
+    if !c.requests.is_empty() {
+        return conflict("requests", "the log's requests are the table");
+    }
+    if c.specweb99.is_some() {
+        return conflict("specweb99", "SPECweb99 writes its own requests");
+    }
+    if c.selection != Selection::Weighted {
+        return conflict("selection", "the log says which requests go, in its order");
+    }
+    if c.rate_rps.is_some() {
+        return conflict("rate_rps", "the log's times set the rate (use {replay} speed)");
+    }
+    if c.think_time_s > 0.0 {
+        return conflict("think_time_s", "sessions think for the logged gaps and a timed replay is open loop");
+    }
+    if c.pipeline > 1 {
+        return conflict("pipeline", "logged requests go one at a time");
+    }
+    if c.keepalive_requests.is_some() {
+        return conflict("keepalive_requests", "a timed replay reuses free connections and a session keeps its own");
+    }
+    if c.line_speed_bps.is_some() {
+        return conflict("line_speed_bps", "the log's times pace the requests");
+    }
+    if c.body.is_some() {
+        return conflict("body", "a log holds no request bodies (logged POSTs are sent without one)");
+    }
+    let names: Vec<String> = crest_replay::CLASSES.iter().map(|c| (*c).to_string()).collect();
+    if !c.classes.is_empty() && c.classes != names {
+        return conflict("classes", "a replay's classes are the log's request classes");
+    }
+    if matches!(c.http_version, HttpVersion::Http2 | HttpVersion::Http3) {
+        return Err(ConfigError::new(
+            "http_version",
+            "{replay} sends over HTTP/1.x for now: set {http_version} to 1.1 or 1.0",
+        ));
+    }
+    let [k, n] = r.part;
+    if n == 0 || k >= n {
+        return Err(ConfigError::new("replay", format!("{{replay}} part [k, n] needs 0 <= k < n (got [{k}, {n}])")));
+    }
+    if !(r.speed.is_finite() && r.speed > 0.0) {
+        return Err(ConfigError::new(
+            "replay",
+            format!("{{replay}} speed must be > 0 (got {}): 1 is the logged pace, 10 ten times as fast", r.speed),
+        ));
+    }
+    let base = parse_url(&c.url).map_err(|msg| ConfigError::new("url", msg))?;
+    if base.tls {
+        tls_name(&base.host).map_err(|msg| ConfigError::new("url", msg))?;
+    }
+    let dynamic = match &r.dynamic_url {
+        Some(raw) => {
+            let at = |msg: String| ConfigError::new("replay", format!("{{replay}} dynamic_url: {msg}"));
+            let parsed = parse_url(raw).map_err(at)?;
+            if parsed.tls {
+                tls_name(&parsed.host).map_err(at)?;
+            }
+            Some(parsed)
+        }
+        None => None,
+    };
+    let table = crest_replay::load(std::path::Path::new(&r.log), &r.options)
+        .map_err(|e| ConfigError::new("replay", e.to_string()))?;
+    let dynamic_class = crest_replay::CLASSES.iter().position(|&name| name == "dynamic").map(|i| i as u32);
+    let mut entries = Vec::with_capacity(table.entries.len());
+    let mut urls = Vec::with_capacity(table.entries.len());
+    for (i, e) in table.entries.iter().enumerate() {
+        if !is_token(&e.method) {
+            return Err(ConfigError::new(
+                "replay",
+                format!(
+                    "{{replay}} {}: logged method '{}' of '{}' (entry {i}) is not an HTTP token",
+                    r.log, e.method, e.target
+                ),
+            ));
+        }
+        let to = match &dynamic {
+            Some(d) if Some(e.class) == dynamic_class => {
+                let sep = if d.path.contains('?') { '&' } else { '?' };
+                ParsedUrl { path: format!("{}{sep}size={}", d.path, e.body_bytes), ..d.clone() }
+            }
+            _ => ParsedUrl { path: origin_form(&e.target), ..base.clone() },
+        };
+        urls.push(to);
+        entries.push(RequestEntry {
+            url: String::new(),
+            weight: 1.0,
+            class: e.class,
+            expect_body_bytes: None,
+            expect_body_prefix: None,
+            method: Some(e.method.clone()),
+            expect_status: r.expect_logged_status.then_some(e.status),
+        });
+    }
+    let source_addrs = gate::source_addrs(c)?;
+    let replay = ReplayPlan { table, mode: r.mode, speed: r.speed, part: (k, n) };
+    Ok(Checked {
+        shared,
+        entries: std::borrow::Cow::Owned(entries),
+        urls,
+        classes: names,
+        source_addrs,
+        replay: Some(replay),
+    })
+}
+
+/// A logged target as a request line's origin form: an absolute-form target
+/// (a proxy's log) loses its scheme and authority, and any byte a request
+/// line may not carry (controls, spaces, non-ASCII) is percent-encoded, so
+/// what was logged is what is sent wherever the log allows it.
+fn origin_form(target: &str) -> String {
+    let rest = ["http://", "https://"]
+        .iter()
+        .find_map(|scheme| {
+            target.get(..scheme.len()).filter(|head| head.eq_ignore_ascii_case(scheme)).map(|_| &target[scheme.len()..])
+        })
+        .map(|after| after.find('/').map_or("/", |slash| &after[slash..]));
+    let target = rest.unwrap_or(target);
+    let mut out = String::with_capacity(target.len());
+    for b in target.bytes() {
+        if (0x21..=0x7e).contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    out
 }
 
 /// The client-emulation settings: line speed and keep-alive counts.
@@ -543,6 +719,7 @@ fn check_specweb99(c: &RunConfig, sw: &Specweb99) -> Result<Vec<ParsedUrl>, Conf
         .collect()
 }
 
+#[derive(Clone)]
 struct ParsedUrl {
     key: String,
     tls: bool,

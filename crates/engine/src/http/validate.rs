@@ -90,6 +90,7 @@ mod tests {
             head: false,
             expect_body_bytes: bytes,
             expect_body_prefix: prefix.map(<[u8]>::to_vec),
+            expect_status: None,
         }
     }
 

@@ -102,7 +102,7 @@ impl Worker {
             }
         }
         let ctx = Ctx {
-            selector: Selector::new(&plan, job.index, job.first_connection, job.quota),
+            selector: Selector::new(&plan, job.index, job.first_connection, slots.len(), job.quota),
             stats: {
                 let stats = Stats::new(plan.duration, plan.classes.len(), plan.clients() as usize, plan.window);
                 if plan.specweb99.is_some() {

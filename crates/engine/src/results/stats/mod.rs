@@ -218,8 +218,15 @@ impl Stats {
 
     /// A complete response that passed framing; judged by status here.
     pub fn record_response(&mut self, c: &Completion) {
-        if !(200..400).contains(&c.status) {
-            self.record_error(c.at, ErrorKind::Status, c.class, c.client, None);
+        self.record_judged(c, (200..400).contains(&c.status), None);
+    }
+
+    /// A complete response whose status the caller judged (`success`: the
+    /// status a replay expects, which may be a 404); a failure is a status
+    /// error, with `why` as its message when given.
+    pub fn record_judged(&mut self, c: &Completion, success: bool, why: Option<&dyn std::fmt::Display>) {
+        if !success {
+            self.record_error(c.at, ErrorKind::Status, c.class, c.client, why);
             if self.in_window(c.at) {
                 self.responses += 1;
                 self.status[usize::from(c.status).min(STATUS_SLOTS - 1)] += 1;

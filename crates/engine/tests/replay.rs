@@ -1,0 +1,335 @@
+//! Replaying an access log against the built-in target, read back from the
+//! target's own access log (stamped when each request arrived): a timed
+//! replay sends every logged path in order at its logged offset ÷ speed,
+//! sessions keep each client's order and gaps, a logged status is the one
+//! expected, and what a replay cannot be combined with is one line each.
+
+use std::path::{Path, PathBuf};
+
+use crest_engine::{HttpVersion, Replay, ReplayMode, RequestEntry, RunConfig, Selection};
+
+use crate::support::{run, Fixture};
+
+/// Unix µs of a log's first line.
+const T0_US: u64 = 1_700_000_000_000_000;
+
+/// One line of crest's format, as the built-in target writes it.
+fn line(client: &str, at_us: u64, path: &str, status: u16, bytes: u64) -> String {
+    format!("{client} [{}.{:06}] \"GET {path} HTTP/1.1\" {status} {bytes}\n", at_us / 1_000_000, at_us % 1_000_000)
+}
+
+/// A docroot with `paths` (each 100 bytes), the built-in target serving it with its access log on.
+fn target(paths: &[&str]) -> (crest_target::Server, tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let docroot = dir.path().join("www");
+    std::fs::create_dir(&docroot).unwrap();
+    for p in paths {
+        std::fs::write(docroot.join(p.trim_start_matches('/')), [b'x'; 100]).unwrap();
+    }
+    let log = dir.path().join("served.log");
+    let server = crest_target::Server::start(crest_target::ServeConfig {
+        docroot,
+        threads: 2,
+        access_log: Some(log.clone()),
+        ..crest_target::ServeConfig::default()
+    })
+    .unwrap();
+    (server, dir, log)
+}
+
+/// The target's log, after it stopped: (arrival µs since the Unix epoch, path, status) per request.
+fn arrivals(log: &Path) -> Vec<(u64, String, u16)> {
+    let text = std::fs::read_to_string(log).unwrap();
+    let mut out: Vec<(u64, String, u16)> = text
+        .lines()
+        .map(|l| {
+            let time = &l[l.find('[').unwrap() + 1..l.find(']').unwrap()];
+            let (s, us) = time.split_once('.').unwrap();
+            let at = s.parse::<u64>().unwrap() * 1_000_000 + us.parse::<u64>().unwrap();
+            let request: Vec<&str> = l.split('"').nth(1).unwrap().split(' ').collect();
+            let status = l.rsplit('"').next().unwrap().split_whitespace().next().unwrap().parse().unwrap();
+            (at, request[1].to_string(), status)
+        })
+        .collect();
+    out.sort_by_key(|a| a.0);
+    out
+}
+
+fn replay(log: &Path, mode: ReplayMode, speed: f64) -> Replay {
+    Replay {
+        log: log.display().to_string(),
+        options: crest_replay::Options::default(),
+        mode,
+        speed,
+        part: [0, 1],
+        dynamic_url: None,
+        expect_logged_status: true,
+    }
+}
+
+/// 50 requests over about 0.5 s: every 10 ms plus 0–2 ms, over 10 paths.
+fn timed_log(dir: &Path) -> (PathBuf, Vec<(u64, String)>) {
+    let logged: Vec<(u64, String)> =
+        (0..50u64).map(|i| (i * 10_000 + (i % 3) * 1_000, format!("/f{}.html", i % 10))).collect();
+    let text: String = logged.iter().map(|(off, p)| line("10.0.0.1", T0_US + off, p, 200, 100)).collect();
+    let path = dir.join("access.log");
+    std::fs::write(&path, text).unwrap();
+    (path, logged)
+}
+
+const PATHS: [&str; 10] = [
+    "/f0.html", "/f1.html", "/f2.html", "/f3.html", "/f4.html", "/f5.html", "/f6.html", "/f7.html", "/f8.html",
+    "/f9.html",
+];
+
+#[test]
+fn a_timed_replay_arrives_in_order_within_5ms_of_its_logged_offsets() {
+    for speed in [1.0, 10.0] {
+        let (server, dir, served) = target(&PATHS);
+        let (log, logged) = timed_log(dir.path());
+        let config = RunConfig {
+            url: server.urls()[0].clone(),
+            connections: 4,
+            replay: Some(replay(&log, ReplayMode::Timed, speed)),
+            ..RunConfig::default()
+        };
+        let (report, _) = run(config);
+        server.stop();
+        assert_eq!(report.requests, 50, "errors {:?} notes {:?}", report.errors, report.error_notes);
+        let got = arrivals(&served);
+        let paths: Vec<&str> = got.iter().map(|a| a.1.as_str()).collect();
+        let want: Vec<&str> = logged.iter().map(|l| l.1.as_str()).collect();
+        assert_eq!(paths, want, "speed {speed}: the logged paths in the logged order");
+        let errors: Vec<f64> = got
+            .iter()
+            .zip(&logged)
+            .map(|(a, l)| ((a.0 - got[0].0) as f64 - l.0 as f64 / speed).abs() / 1000.0)
+            .collect();
+        let max = errors.iter().copied().fold(0.0, f64::max);
+        let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+        eprintln!("timed replay at speed {speed}: |arrival - logged offset| max {max:.3} ms, mean {mean:.3} ms");
+        assert!(max <= 5.0, "speed {speed}: an arrival {max:.3} ms from its logged offset ({errors:?})");
+        assert_eq!(report.classes["static-1k"].requests, 50);
+    }
+}
+
+#[test]
+fn a_part_sends_its_share_of_the_log() {
+    let (server, dir, served) = target(&PATHS);
+    let (log, logged) = timed_log(dir.path());
+    let config = RunConfig {
+        url: server.urls()[0].clone(),
+        connections: 2,
+        threads: 2,
+        replay: Some(Replay { part: [1, 3], ..replay(&log, ReplayMode::Timed, 20.0) }),
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    server.stop();
+    let want: Vec<String> = logged.iter().skip(1).step_by(3).map(|l| l.1.clone()).collect();
+    assert_eq!(report.requests, want.len() as u64, "errors {:?}", report.errors);
+    let got: Vec<String> = arrivals(&served).into_iter().map(|a| a.1).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn sessions_keep_each_clients_order_and_gaps() {
+    let paths = ["/a1", "/a2", "/a3", "/b1", "/b2", "/b3"];
+    let (server, dir, served) = target(&paths);
+    // Two clients interleaved: (client, offset ms, path).
+    let logged = [
+        ("10.0.0.1", 0, "/a1"),
+        ("10.0.0.2", 20, "/b1"),
+        ("10.0.0.1", 60, "/a2"),
+        ("10.0.0.2", 70, "/b2"),
+        ("10.0.0.2", 90, "/b3"),
+        ("10.0.0.1", 200, "/a3"),
+    ];
+    let text: String = logged.iter().map(|(c, ms, p)| line(c, T0_US + ms * 1000, p, 200, 100)).collect();
+    let log = dir.path().join("access.log");
+    std::fs::write(&log, text).unwrap();
+    let config = RunConfig {
+        url: server.urls()[0].clone(),
+        connections: 2,
+        replay: Some(replay(&log, ReplayMode::Sessions, 1.0)),
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    server.stop();
+    assert_eq!(report.requests, 6, "errors {:?} notes {:?}", report.errors, report.error_notes);
+    let got = arrivals(&served);
+    for client in ["10.0.0.1", "10.0.0.2"] {
+        let mine: Vec<(u64, &str)> = logged.iter().filter(|l| l.0 == client).map(|l| (l.1 * 1000, l.2)).collect();
+        let arrived: Vec<&(u64, String, u16)> = got.iter().filter(|a| mine.iter().any(|m| m.1 == a.1)).collect();
+        let order: Vec<&str> = arrived.iter().map(|a| a.1.as_str()).collect();
+        assert_eq!(order, mine.iter().map(|m| m.1).collect::<Vec<_>>(), "{client}'s session in its order");
+        for k in 1..mine.len() {
+            let gap = mine[k].0 - mine[k - 1].0;
+            let took = arrived[k].0 - arrived[k - 1].0;
+            assert!(
+                took >= gap,
+                "{client}: {} came {took} µs after {}, the log has {gap} µs",
+                mine[k].1,
+                mine[k - 1].1
+            );
+        }
+    }
+}
+
+#[test]
+fn a_logged_status_is_the_one_expected() {
+    let (server, dir, _served) = target(&["/there"]);
+    let log = dir.path().join("access.log");
+    // A logged 404 answered 404 is a success; a path logged 404 but served 200 is a status error.
+    let text = [line("10.0.0.1", T0_US, "/gone", 404, 0), line("10.0.0.1", T0_US + 1000, "/there", 404, 0)].concat();
+    std::fs::write(&log, text).unwrap();
+    let config = RunConfig {
+        url: server.urls()[0].clone(),
+        connections: 1,
+        replay: Some(replay(&log, ReplayMode::Timed, 1.0)),
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    assert_eq!(report.requests, 1, "errors {:?}", report.errors);
+    assert_eq!(report.errors.get("status"), Some(&1));
+    assert!(
+        report.error_notes.iter().any(|n| n.contains("status 200 where the log has 404")),
+        "{:?}",
+        report.error_notes
+    );
+    assert_eq!(report.classes["client-error"].requests, 1);
+    // Without the logged status, a 404 is a status error again and the 200 a success.
+    let config = RunConfig {
+        url: server.urls()[0].clone(),
+        connections: 1,
+        replay: Some(Replay { expect_logged_status: false, ..replay(&log, ReplayMode::Timed, 1.0) }),
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    assert_eq!((report.requests, report.errors.get("status")), (1, Some(&1)));
+}
+
+#[test]
+fn a_table_entry_has_its_own_method_and_expected_status() {
+    let fx = Fixture::start(|mut conn| {
+        while let Some(request) = conn.read_request() {
+            let reply: &[u8] = if request.starts_with(b"HEAD ") {
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+            } else {
+                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+            };
+            if !conn.send(reply) {
+                return;
+            }
+        }
+    });
+    let entry = |method: &str, status: u16| RequestEntry {
+        url: fx.url("/x"),
+        weight: 1.0,
+        class: 0,
+        expect_body_bytes: None,
+        expect_body_prefix: None,
+        method: Some(method.into()),
+        expect_status: Some(status),
+    };
+    let config = RunConfig {
+        requests: vec![entry("HEAD", 404), entry("GET", 404)],
+        connections: 1,
+        selection: Selection::Once,
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    assert_eq!(report.requests, 1, "the HEAD answered 404 as expected");
+    assert_eq!(report.errors.get("status"), Some(&1), "the GET answered 200 where 404 was expected");
+    let log = fx.log.lock().unwrap();
+    assert!(log.iter().any(|r| r.starts_with(b"HEAD /x ")) && log.iter().any(|r| r.starts_with(b"GET /x ")));
+}
+
+#[test]
+fn what_a_replay_cannot_be_combined_with_is_one_line_each() {
+    let base = || RunConfig {
+        url: "http://127.0.0.1:1/".into(),
+        replay: Some(replay(Path::new("/nonexistent/access.log"), ReplayMode::Timed, 1.0)),
+        ..RunConfig::default()
+    };
+    let refused = |config: RunConfig| {
+        let e = crest_engine::validate(&config).expect_err("refused");
+        assert!(!e.to_string().contains('\n'), "{e}");
+        (e.field, e.to_string())
+    };
+    let cases: Vec<(RunConfig, &str, &str)> = vec![
+        (RunConfig { requests: vec![], ..base() }, "replay", "cannot read /nonexistent/access.log"),
+        (RunConfig { rate_rps: Some(10.0), ..base() }, "rate_rps", "replay and rate_rps conflict"),
+        (RunConfig { selection: Selection::Once, ..base() }, "selection", "replay and selection conflict"),
+        (RunConfig { pipeline: 4, ..base() }, "pipeline", "replay and pipeline conflict"),
+        (RunConfig { keepalive_requests: Some([1, 5]), ..base() }, "keepalive_requests", "conflict"),
+        (RunConfig { line_speed_bps: Some(1e6), ..base() }, "line_speed_bps", "replay and line_speed_bps conflict"),
+        (RunConfig { think_time_s: 1.0, ..base() }, "think_time_s", "replay and think_time_s conflict"),
+        (
+            RunConfig { http_version: HttpVersion::Http2, ..base() },
+            "http_version",
+            "replay sends over HTTP/1.x for now",
+        ),
+        (
+            RunConfig {
+                replay: Some(Replay { part: [2, 2], ..replay(Path::new("x"), ReplayMode::Timed, 1.0) }),
+                ..base()
+            },
+            "replay",
+            "part [k, n] needs 0 <= k < n (got [2, 2])",
+        ),
+        (
+            RunConfig {
+                replay: Some(Replay { part: [0, 0], ..replay(Path::new("x"), ReplayMode::Timed, 1.0) }),
+                ..base()
+            },
+            "replay",
+            "needs 0 <= k < n",
+        ),
+        (
+            RunConfig { replay: Some(replay(Path::new("x"), ReplayMode::Sessions, 0.0)), ..base() },
+            "replay",
+            "speed must be > 0 (got 0)",
+        ),
+        (
+            RunConfig { replay: Some(replay(Path::new("x"), ReplayMode::Timed, f64::NAN)), ..base() },
+            "replay",
+            "speed must be > 0",
+        ),
+        (
+            RunConfig {
+                loadfile: Some(crest_engine::Loadfile {
+                    path: "/nonexistent".into(),
+                    password: None,
+                    cleanup: false,
+                    first_client: 0,
+                    resolve_names: crest_engine::ResolveNames::Queries,
+                }),
+                url: "file:///tmp".into(),
+                ..base()
+            },
+            "loadfile",
+            "replay and loadfile conflict",
+        ),
+    ];
+    for (config, field, says) in cases {
+        let (got_field, message) = refused(config);
+        assert_eq!(got_field, field, "{message}");
+        assert!(message.contains(says), "{message:?} should say {says:?}");
+    }
+    let table = RunConfig {
+        requests: vec![RequestEntry {
+            url: "http://127.0.0.1:1/".into(),
+            weight: 1.0,
+            class: 0,
+            expect_body_bytes: None,
+            expect_body_prefix: None,
+            method: None,
+            expect_status: None,
+        }],
+        ..base()
+    };
+    assert_eq!(refused(table).0, "requests");
+    // A replay ends by itself: no duration or request count is needed.
+    assert!(crest_engine::validate(&RunConfig { duration_s: None, ..base() }).is_err_and(|e| e.field == "replay"));
+}
