@@ -161,13 +161,13 @@ def test_engine_validation_needs_no_dns() -> None:
 
 def test_every_labelled_field_is_an_engine_key() -> None:
     # The table names only keys the engine knows: a key it does not know fails as malformed JSON.
-    # read_buffer_bytes, SPECweb99's settings, a file run's loadfile, a replay, a script and HTTP/2's streams and
+    # read_buffer_bytes, SPECweb99's settings, a file run's loadfile, a replay, a script, a HAR's pages and HTTP/2's streams and
     # windows are sent only when set.
     spec = RunSpec(
         url=URL, read_buffer_bytes=4096, line_speed_bps=400_000.0, keepalive_requests=(5, 15),
         specweb99={"base_url": URL, "dirs": 30}, loadfile={"path": "/usr/share/dbench/client.txt"},
         streams=4, h2_stream_window_bytes=65_535, h2_connection_window_bytes=1 << 20, nap=False,
-        replay={"log": "/var/log/nginx/access.log"}, script={"steps": []},
+        replay={"log": "/var/log/nginx/access.log"}, script={"steps": []}, pages={"pages": []},
     )  # fmt: skip
     config = spec.to_config()
     for key in FIELD_LABELS:

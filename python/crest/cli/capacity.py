@@ -182,6 +182,11 @@ def capacity_command(
                 f"suite {the_suite.name} replays its log {replay.mode}, as logged, which no load can grow: search its"
                 ' request mix with mode = "mix" in [workload.replay] (or give the log itself: crest capacity LOG)'
             )
+        if the_suite.workload.har is not None and axis != "clients":
+            raise ConfigError(
+                f"suite {the_suite.name} loads pages as browsers do, each client a browser: search it with"
+                " --axis clients (how many browsers it sustains)"
+            )
         base_target = target
         run_profile = profile
     request = RunRequest(

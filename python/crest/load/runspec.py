@@ -68,6 +68,7 @@ FIELD_LABELS: dict[str, tuple[str, str]] = {
     "loadfile": ("", "workload.loadfile.path (or --loadfile)"),
     "replay": ("", "workload.replay"),
     "script": ("", "workload.script"),
+    "pages": ("", "workload.har"),
 }
 _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 
@@ -154,6 +155,9 @@ class RunSpec:
     # Scripted sessions written by the engine itself (RunConfig.script): steps, variables, users (the CSV's
     # rows), first_user. `url` gives the scheme, host and port every step's path goes to.
     script: dict[str, Any] | None = None
+    # A HAR's page loads (RunConfig.pages): pages (name, class, entries: indices into `requests`, the
+    # document first) and think_s; each client (connections_per_client connections) loads them in turn.
+    pages: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         # A password given as text becomes a Secret here, so no RunSpec holds one that could print.
@@ -236,6 +240,8 @@ class RunSpec:
             config["replay"] = dict(self.replay)
         if self.script is not None:
             config["script"] = dict(self.script)
+        if self.pages is not None:
+            config["pages"] = dict(self.pages)
         return config
 
 

@@ -137,9 +137,7 @@ def parse_har(doc: Any, origin: str = "HAR") -> Har:
     parsed = [_entry(e, i, origin) for i, e in enumerate(raw)]
     first = min(when for when, _, _ in parsed)
     order = sorted(range(len(parsed)), key=lambda i: parsed[i][0])  # stable: ties keep the file's order
-    entries = tuple(
-        HarEntry(**{**parsed[i][1], "started_s": round(parsed[i][0] - first, 6)}) for i in order
-    )
+    entries = tuple(HarEntry(**{**parsed[i][1], "started_s": round(parsed[i][0] - first, 6)}) for i in order)
     refs = [parsed[i][2] for i in order]
     return Har(origin, creator_text, _pages(log.get("pages"), refs, entries, first, origin), entries)
 
@@ -162,8 +160,8 @@ def _entry(e: Any, i: int, origin: str) -> tuple[float, dict[str, Any], str | No
     if when is None:
         raise ConfigError(f"{where}: startedDateTime {e.get('startedDateTime')!r} is not an ISO 8601 time"
                           " (2026-11-27T21:00:00.123Z): every entry says when it started")  # fmt: skip
-    response = e.get("response") if isinstance(e.get("response"), dict) else {}
-    content = response.get("content") if isinstance(response.get("content"), dict) else {}
+    response = _object(e.get("response"))
+    content = _object(response.get("content"))
     status = response.get("status")
     size = content.get("size")
     body = response.get("bodySize")
@@ -180,6 +178,10 @@ def _entry(e: Any, i: int, origin: str) -> tuple[float, dict[str, Any], str | No
     }  # fmt: skip
     ref = e.get("pageref")
     return when, fields, ref if isinstance(ref, str) and ref else None
+
+
+def _object(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _count(value: object) -> bool:
@@ -228,24 +230,25 @@ def _pages(
     members: dict[str, list[int]] = {}
     for i, ref in enumerate(refs):
         members.setdefault(ref or "", []).append(i)
-    pages: list[HarPage] = []
-    names: set[str] = set()
-    ids = [pid for pid in listed if pid in members] + [r for r in members if r not in listed]
-    for pid in ids:
+    found: list[tuple[float, str, str, dict[str, Any], list[int]]] = []
+    for pid in [pid for pid in listed if pid in members] + [r for r in members if r not in listed]:
         indices = members[pid]
         page = listed.get(pid, {})
-        timings = page.get("pageTimings") if isinstance(page.get("pageTimings"), dict) else {}
         started = _time(page.get("startedDateTime"))
         title = page.get("title") if isinstance(page.get("title"), str) else ""
+        begun = round(started - first, 6) if started is not None else entries[indices[0]].started_s
+        found.append((begun, pid, title or entries[indices[0]].url, _object(page.get("pageTimings")), indices))
+    found.sort(key=lambda f: f[0])
+    pages: list[HarPage] = []
+    names: set[str] = set()
+    for begun, pid, title, timings, indices in found:
         name = _unique(_page_name(entries[indices[0]]), names)
         names.add(name)
         pages.append(HarPage(
-            id=pid or "(no page)", name=name, title=title or entries[indices[0]].url,
-            started_s=round(started - first, 6) if started is not None else entries[indices[0]].started_s,
+            id=pid or "(no page)", name=name, title=title, started_s=begun,
             on_content_load_ms=_ms(timings.get("onContentLoad")), on_load_ms=_ms(timings.get("onLoad")),
             entries=tuple(indices),
         ))  # fmt: skip
-    pages.sort(key=lambda p: p.started_s)
     return tuple(pages)
 
 

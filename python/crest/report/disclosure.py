@@ -176,6 +176,7 @@ def _clients(label: str, trials: list[RunDetail]) -> dict[str, Any]:
         "configuration": label,
         "rows": rows
         + _replay_rows(config, workload)
+        + _har_rows(config, workload)
         + _network_rows((run.meta.host.get("disclosure") or {}).get("network")),
     }
 
@@ -204,6 +205,30 @@ def _replay_rows(config: dict[str, Any], workload: dict[str, Any]) -> list[dict[
         rows.append(_row("stored", "query strings and client addresses hashed"))
     for said in facts.get("cannot_say") or []:
         rows.append(_row("not in the log", said))
+    return rows
+
+
+def _har_rows(config: dict[str, Any], workload: dict[str, Any]) -> list[dict[str, str]]:
+    """A HAR's page loads: the recording, how a client loads it, what was counted and what a HAR replay
+    does not do (the clients' table's rows, after the HTTP settings)."""
+    har = workload.get("har")
+    if not isinstance(har, dict):
+        return []
+    stored = config.get("har")
+    facts: dict[str, Any] = stored if isinstance(stored, dict) else {}
+    per_client = ("one connection" if workload.get("http_version") == "2"
+                  else f"{har.get('connections', 6)} connections")  # fmt: skip
+    rows = [
+        _row("replayed HAR", har.get("file")),
+        _row("recorded by", facts.get("creator") or None),
+        _row("page loads", f"each client loads the pages in turn over {per_client}: the document, then the"
+             f" rest as connections come free; {har.get('think_s', 0):g} s think time after each page"),
+    ]  # fmt: skip
+    for key, field in (("pages", "recorded pages"), ("requests", "recorded requests"), ("hosts", "recorded hosts")):
+        value = facts.get(key)
+        rows.append(_row(field, f"{value:,}" if isinstance(value, int) else value))
+    for said in facts.get("does_not") or []:
+        rows.append(_row("a HAR replay does not", said))
     return rows
 
 

@@ -12,8 +12,9 @@ from typing import Any
 from crest.errors import ConfigError
 from crest.filesets import Manifest, build_manifest, load_manifest
 from crest.replay import LogSummary, scan
+from crest.replay.har import Har, read_har
 from crest.runner.request import RunRequest, fileset_connections, fileset_copies
-from crest.runner.table import RequestTable, build_table, dynamic_page, replay_table
+from crest.runner.table import RequestTable, build_table, dynamic_page, har_table, replay_table
 from crest.secrets import Secret
 from crest.suite import Mix
 from crest.suite.roles import RoleUrls, url_role_map
@@ -41,6 +42,9 @@ class Bound:
     dynamic_url: str | None = None
     # A script: the engine's RunConfig.script, its CSV of users read once per binding.
     script: dict[str, Any] | None = None
+    # A HAR: the recording, and the engine's RunConfig.pages over the table's entries.
+    har: Har | None = None
+    pages: dict[str, Any] | None = None
 
     def table_for(self, mix: Mix) -> RequestTable:
         """The request table of one mix: the suite's, or for a sweep's mix the one of its size."""
@@ -74,6 +78,11 @@ def bind(
     workload = request.suite.workload
     if workload.replay is not None:
         return _bind_replay(request, url, tls_url, insecure=insecure)
+    if workload.har is not None:
+        har = read_har(workload.har.file)
+        table, pages = har_table(har, url or "", workload.har.hosts)
+        return Bound(url, tls_url, request.insecure if insecure is None else insecure, table, har=har,
+                     pages={"pages": pages, "think_s": workload.har.think_s})  # fmt: skip
     if workload.script is not None:
         # Each step is a class; the engine writes every request itself, so there is no table.
         table = RequestTable((), workload.script.classes)

@@ -12,6 +12,7 @@ from typing import Any
 
 from crest.load.runspec import RunSpec
 from crest.replay import LogSummary
+from crest.replay.har import Har
 from crest.runner.binding import Bound
 from crest.runner.request import RunRequest, fileset_connections, smb_password
 from crest.suite import Mix
@@ -51,6 +52,8 @@ def mix_spec(request: RunRequest, bound: Bound, mix: Mix, repeat_index: int, eng
     table = bound.table_for(mix)
     if bound.script is not None:
         return _script_spec(request, bound, mix, repeat_index, engine_cores)
+    if bound.pages is not None:
+        return _har_spec(request, bound, mix, repeat_index, engine_cores)
     replay = workload.replay
     if replay is not None and replay.sends_the_log:
         return replace(
@@ -111,6 +114,49 @@ def replay_facts(log: LogSummary, site: bool) -> dict[str, Any]:
     dynamic = ("to crest's dynamic page with their logged size" if site
                else "to their logged paths, as the target answers them")  # fmt: skip
     return {**log.facts(), "dynamic_requests": dynamic, "cannot_say": list(REPLAY_CANNOT_SAY)}
+
+
+# What a HAR replay does not do (the run's disclosure says so).
+HAR_DOES_NOT = (
+    "render or run JavaScript: the recorded requests are sent as recorded, none is discovered anew",
+    "send the browser's headers, cookies or cache: every page load fetches every recorded request",
+    "send request bodies: a recorded POST is sent with an empty body",
+    "keep recorded hosts apart: every host's requests share the client's connections",
+)
+
+
+def har_facts(har: Har) -> dict[str, Any]:
+    """What a HAR run stores of its recording: the counts (no URL) and what a HAR replay does not do."""
+    return {**har.facts(), "does_not": list(HAR_DOES_NOT)}
+
+
+def _har_spec(request: RunRequest, bound: Bound, mix: Mix, repeat_index: int, engine_cores: int) -> RunSpec:
+    """A HAR's mix: each client a browser (its connections over HTTP/1.1, one connection with as many
+    streams over HTTP/2) loading the recorded pages in turn; a client's connections stay in one engine
+    thread, so there are at most as many threads as clients."""
+    workload = request.suite.workload
+    assert workload.har is not None
+    h2 = workload.http_version == "2"
+    per_client = 1 if h2 else workload.har.connections
+    base = mix_base(request, mix, repeat_index, engine_cores, 0.0)
+    drain_s = request.timeout_s if mix.timing.ramp_down_s == 0 else 0.0
+    return replace(
+        mix_base(request, mix, repeat_index, engine_cores, drain_s),
+        url=bound.url or "",
+        http_version=workload.http_version,
+        keepalive=True,
+        streams=max(workload.streams, workload.har.connections) if h2 else 1,
+        insecure=bound.insecure,
+        read_buffer_bytes=workload.read_buffer_bytes,
+        connections=mix.clients * per_client,
+        connections_per_client=per_client,
+        threads=min(base.threads, mix.clients),
+        requests=bound.table.requests,
+        classes=bound.table.classes,
+        drain_s=drain_s,
+        rate_rps=mix.rate_rps,  # the engine refuses pages at a rate: a browser loads as fast as it is answered
+        pages=bound.pages,
+    )
 
 
 def _script_spec(request: RunRequest, bound: Bound, mix: Mix, repeat_index: int, engine_cores: int) -> RunSpec:

@@ -9,6 +9,7 @@ distribution exactly (the engine draws by the alias method).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,8 +19,10 @@ from crest.errors import ConfigError
 from crest.filesets import Manifest, header_line
 from crest.replay import CLASSES as REPLAY_CLASSES
 from crest.replay import LogSummary
+from crest.replay.har import Har
 from crest.replay.summary import DYNAMIC_CLASS, STATIC_CLASSES
 from crest.suite import Workload
+from crest.suite.har import SKIP as HAR_SKIP
 from crest.suite.roles import RoleUrls, base_url_of
 
 # Where crest's dynamic programs live on a target (see crest.dynamic), with
@@ -187,3 +190,38 @@ def replay_table(summary: LogSummary, base_url: str, dynamic_url: str | None) ->
                 entry["expect_body_bytes"] = e.body_bytes
         entries.append(entry)
     return RequestTable(tuple(entries), tuple(summary.classes))
+
+
+def har_table(har: Har, base_url: str, hosts: Mapping[str, str]) -> tuple[RequestTable, list[dict[str, Any]]]:
+    """A HAR's requests as the engine's table (in the order the browser started them, each in its resource
+    class, each with its method and its recorded status to expect) and its pages (RunConfig.pages' list:
+    name, class, entries into the table, the document first). A request goes to the URL its recorded host
+    maps to in `hosts`, else to `base_url`, path and query kept; a host mapped to "skip" is not sent.
+
+    Raises:
+        ConfigError: a page whose document is on a skipped host.
+    """
+    base = base_url.rstrip("/")
+    classes = har.classes()
+    entries: list[dict[str, Any]] = []
+    where: dict[int, int] = {}
+    for i, e in enumerate(har.entries):
+        to = hosts.get(e.host, base)
+        if to == HAR_SKIP:
+            continue
+        entry: dict[str, Any] = {"url": f"{to.rstrip('/')}{e.target}", "weight": 1.0,
+                                 "class": classes.index(e.resource), "method": e.method}  # fmt: skip
+        # A 304 answered the browser's conditional request, which crest does not send; 0: no response was
+        # recorded (blocked, aborted). Both are judged by today's rule (any 2xx or 3xx).
+        if e.status not in (0, 304):
+            entry["expect_status"] = e.status
+        where[i] = len(entries)
+        entries.append(entry)
+    pages = []
+    for page in har.pages:
+        if page.entries[0] not in where:
+            raise ConfigError(f"{har.path}: page {page.name}: its document's host {har.entries[page.entries[0]].host}"
+                              " is skipped: map it to a URL in workload.har.hosts")  # fmt: skip
+        pages.append({"name": page.name, "class": classes.index(page.class_name),
+                      "entries": [where[i] for i in page.entries if i in where]})  # fmt: skip
+    return RequestTable(tuple(entries), classes), pages

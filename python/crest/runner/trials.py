@@ -47,7 +47,7 @@ from crest.runner.request import (
     server_roles,
     stand_in,
 )
-from crest.runner.specs import mix_spec, replay_facts
+from crest.runner.specs import har_facts, mix_spec, replay_facts
 from crest.servers.base import SERVER_KINDS, ServerSettings
 from crest.servers.group import settings_by_server
 from crest.store import DEFAULT_PATH, MixRecord, RunMeta, Store, StoreError
@@ -483,6 +483,8 @@ class SuiteRunner:
             config["capacity"] = dict(self.request.capacity)
         if bound.log is not None:
             config["replay"] = replay_facts(bound.log, bound.dynamic_url is not None)
+        if bound.har is not None:
+            config["har"] = har_facts(bound.har)
         if target is not None:
             config["server"] = target.metadata()  # with the node it runs on in cluster mode
         config.update(self.placement.describe(target))  # the cores each side got, or the cluster

@@ -100,6 +100,16 @@ def replay_text(workload: Workload) -> str:
     return f"{r.log.rsplit('/', 1)[-1]}: {how} (format {r.format})"
 
 
+def har_text(workload: Workload) -> str:
+    """E.g. "page.har: its page loads, 6 connections per client, 1 s think time": "" without a HAR."""
+    h = workload.har
+    if h is None:
+        return ""
+    how = "one connection" if workload.http_version == "2" else f"{h.connections} connections"
+    think = f", {_num(h.think_s)} s think time" if h.think_s else ""
+    return f"{h.file.rsplit('/', 1)[-1]}: its page loads, {how} per client{think}"
+
+
 def script_text(workload: Workload) -> str:
     """E.g. "a script of 3 steps (login, home, logout), 20 users": "" without a script."""
     s = workload.script
@@ -161,6 +171,8 @@ def classes_text(workload: Workload) -> str:
         return replay_text(workload)
     if workload.script is not None:
         return script_text(workload)
+    if workload.har is not None:
+        return har_text(workload)
     shares = workload.shares()
     text = ", ".join(f"{_num(round(100 * shares[c.name], 2))}% {c.name}" for c in workload.classes)
     if workload.fileset is not None:

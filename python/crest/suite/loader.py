@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from crest.errors import ConfigError
 from crest.suite.errors import SuiteError, problems_from
+from crest.suite.har import har_suite
 from crest.suite.models import Suite
 from crest.suite.replay import Replay, default_connections, default_timing, log_suite
 from crest.suite.script import read_users
@@ -119,6 +120,9 @@ def load_file(path: str | Path) -> Suite:
     replay = workload.get("replay") if isinstance(workload, dict) else None
     if isinstance(replay, dict):
         data = _with_replay_paths(data, replay, Path(path).resolve().parent, origin)
+    har = workload.get("har") if isinstance(workload, dict) else None
+    if isinstance(har, dict) and isinstance(har.get("file"), str) and har["file"]:
+        data = _with_har_path(data, har, Path(path).resolve().parent, origin)
     script = workload.get("script") if isinstance(workload, dict) else None
     if isinstance(script, dict) and isinstance(script.get("users"), str) and script["users"]:
         data = _with_users_path(data, script, Path(path).resolve().parent, origin)
@@ -137,6 +141,19 @@ def _with_users_path(data: dict[str, Any], script: dict[str, Any], here: Path, o
     except ConfigError as exc:
         raise SuiteError(f"{origin}: workload.script.users: {exc}") from None
     return {**data, "workload": {**data["workload"], "script": {**script, "users": str(users)}}}
+
+
+def _with_har_path(data: dict[str, Any], har: dict[str, Any], here: Path, origin: str) -> dict[str, Any]:
+    """The suite with its HAR file as an absolute path, read once here so that a missing or malformed
+    recording stops the run before anything starts."""
+    from crest.replay.har import read_har
+
+    where = here / har["file"]
+    try:
+        read_har(where)
+    except ConfigError as exc:
+        raise SuiteError(f"{origin}: workload.har.file: {exc}") from None
+    return {**data, "workload": {**data["workload"], "har": {**har, "file": str(where)}}}
 
 
 def _with_replay_paths(data: dict[str, Any], replay: dict[str, Any], here: Path, origin: str) -> dict[str, Any]:
@@ -187,6 +204,37 @@ def looks_like_log(path: str) -> bool:
 
 
 _TOML_KEY = re.compile(r"[A-Za-z0-9_.\"'-]+\s*=")
+
+
+def looks_like_har(path: str) -> bool:
+    """Whether a suite argument names a HAR recording: an existing file named .har, or one whose JSON
+    starts with its "log" object (a Caddy log's JSON lines start otherwise)."""
+    if not _is_file(path):
+        return False
+    if path.lower().endswith(".har"):
+        return True
+    try:
+        with Path(path).open("rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return bool(_HAR_START.match(head))
+
+
+_HAR_START = re.compile(r"\s*\{\s*\"log\"\s*:")
+
+
+def har_as_suite(path: str) -> Suite:
+    """The suite of a bare HAR file: one browser loading its pages in turn.
+
+    Raises:
+        ConfigError: the file is no HAR crest can replay (crest.replay.har's one line).
+    """
+    from crest.replay.har import read_har
+
+    where = Path(path).resolve()
+    read_har(where)
+    return parse_suite(har_suite(str(where)), path)
 
 
 def log_as_suite(path: str) -> Suite:
@@ -255,6 +303,8 @@ def load_suite(path_or_name: str) -> Suite:
     looks_like_path = path_or_name.endswith(".toml") or "/" in path_or_name or "\\" in path_or_name
     if not looks_like_path and path_or_name in BUILTIN_ORDER:
         return next(s for s in _builtins() if s.name == path_or_name)
+    if looks_like_har(path_or_name):
+        return har_as_suite(path_or_name)
     if looks_like_log(path_or_name):
         return log_as_suite(path_or_name)
     if looks_like_path or Path(path_or_name).is_file():
