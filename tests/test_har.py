@@ -206,3 +206,26 @@ def test_a_capacity_search_of_a_har_grows_browsers_not_a_rate(tmp_path: Path) ->
     )
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1, result.stderr
     assert "search it with --axis clients" in result.stderr
+
+
+def test_the_site_of_a_har_has_each_recorded_file_with_its_size_and_sends_dynamic_requests_to_crests_page(
+    tmp_path: Path,
+) -> None:
+    from crest.replay.har_site import plan_har_site
+    from crest.replay.site import check_site, write_planned
+
+    har = parse_har(PAGE, "page.har")
+    site = plan_har_site(har)
+    # The query string and the POST are dynamic; the 304 from the browser's cache is a file too.
+    assert {f.url_path: f.size for f in site.files} == {"/": 100, "/style.css": 100, "/app.js": 100,
+                                                      "/lib.js": 100, "/font.woff2": 100, "/cached.css": 100}  # fmt: skip
+    assert sorted(d["target"] for d in site.dynamic) == ["/api/items", "/img/a.png?v=2"]
+    written = write_planned(site, tmp_path / "site")
+    assert (
+        check_site(tmp_path / "site", written.site) == [] and (tmp_path / "site" / "index.html").stat().st_size == 100
+    )
+    table, _ = har_table(har, "http://t:1", {}, "http://t:1/cgi-bin/crest-bytes")
+    assert table.requests[4]["url"] == "http://t:1/cgi-bin/crest-bytes?size=2048"
+    assert (table.requests[6]["url"], table.requests[6]["method"]) == ("http://t:1/cgi-bin/crest-bytes?size=100", "GET")
+    # The CDN's request keeps its own host's URL when mapped, its path otherwise.
+    assert table.requests[3]["url"] == "http://t:1/lib.js"

@@ -172,8 +172,18 @@ def write_site(log: str | Path, root: Path, options: dict[str, Any] | None = Non
             an earlier site, or a file cannot be written.
     """
     root = Path(root)
+    _previous(root)  # refused before the log is read
+    return write_planned(plan_site(scan(Path(log).resolve(), options)), root)
+
+
+def write_planned(site: Site, root: Path) -> Written:
+    """Write a planned site into `root` (created if missing): every file, then the manifest; the files of an
+    earlier site there that this one does not have are removed.
+
+    Raises:
+        ConfigError: `root` holds something other than an earlier site, or a file cannot be written.
+    """
     previous = _previous(root)
-    site = plan_site(scan(Path(log).resolve(), options))
     keep = {f.file for f in site.files}
     try:
         removed = _remove(root, (f.file for f in previous.files if f.file not in keep)) if previous else 0

@@ -79,10 +79,13 @@ def bind(
     if workload.replay is not None:
         return _bind_replay(request, url, tls_url, insecure=insecure)
     if workload.har is not None:
+        # Against a site from the HAR (one crest starts, or the suite's site), dynamic requests go to crest's
+        # dynamic page with their recorded size.
         har = read_har(workload.har.file)
-        table, pages = har_table(har, url or "", workload.har.hosts)
+        dynamic_url = dynamic_page(url or "") if request.server is not None or workload.har.site else None
+        table, pages = har_table(har, url or "", workload.har.hosts, dynamic_url)
         return Bound(url, tls_url, request.insecure if insecure is None else insecure, table, har=har,
-                     pages={"pages": pages, "think_s": workload.har.think_s})  # fmt: skip
+                     dynamic_url=dynamic_url, pages={"pages": pages, "think_s": workload.har.think_s})  # fmt: skip
     if workload.script is not None:
         # Each step is a class; the engine writes every request itself, so there is no table.
         table = RequestTable((), workload.script.classes)

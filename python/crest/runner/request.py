@@ -167,7 +167,13 @@ def _check_lab_options(request: RunRequest, server_roles: dict[str, str] | None)
     if workload.replay is not None and request.fileset_dir is not None:
         raise ConfigError(f"suite {request.suite.name} replays an access log: the target serves the log's site,"
                           " not a fileset: drop --fileset (workload.replay.site names a site)")  # fmt: skip
+    if workload.har is not None and request.fileset_dir is not None:
+        raise ConfigError(f"suite {request.suite.name} replays a HAR: the target serves the recorded site, not a"
+                          " fileset: drop --fileset (workload.har.site names a directory to serve)")  # fmt: skip
     if roles is not None:
+        if workload.har is not None:
+            raise ConfigError(f"suite {request.suite.name} replays a HAR, whose hosts map to URLs in"
+                              " workload.har.hosts: give one --server or --target, not a role map")  # fmt: skip
         if workload.replay is not None:
             raise ConfigError(f"suite {request.suite.name} replays an access log, whose requests go to one target:"
                               " give one --server or --target, not a role map")  # fmt: skip

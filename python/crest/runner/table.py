@@ -20,6 +20,7 @@ from crest.filesets import Manifest, header_line
 from crest.replay import CLASSES as REPLAY_CLASSES
 from crest.replay import LogSummary
 from crest.replay.har import Har
+from crest.replay.har_site import is_dynamic
 from crest.replay.summary import DYNAMIC_CLASS, STATIC_CLASSES
 from crest.suite import Workload
 from crest.suite.har import SKIP as HAR_SKIP
@@ -192,11 +193,15 @@ def replay_table(summary: LogSummary, base_url: str, dynamic_url: str | None) ->
     return RequestTable(tuple(entries), tuple(summary.classes))
 
 
-def har_table(har: Har, base_url: str, hosts: Mapping[str, str]) -> tuple[RequestTable, list[dict[str, Any]]]:
+def har_table(
+    har: Har, base_url: str, hosts: Mapping[str, str], dynamic_url: str | None = None
+) -> tuple[RequestTable, list[dict[str, Any]]]:
     """A HAR's requests as the engine's table (in the order the browser started them, each in its resource
     class, each with its method and its recorded status to expect) and its pages (RunConfig.pages' list:
     name, class, entries into the table, the document first). A request goes to the URL its recorded host
-    maps to in `hosts`, else to `base_url`, path and query kept; a host mapped to "skip" is not sent.
+    maps to in `hosts`, else to `base_url`, path and query kept; a host mapped to "skip" is not sent. With
+    `dynamic_url` (a site from the HAR), the target's own dynamic requests (a query string, a POST) go there
+    with their recorded size, 200 expected.
 
     Raises:
         ConfigError: a page whose document is on a skipped host.
@@ -211,9 +216,12 @@ def har_table(har: Har, base_url: str, hosts: Mapping[str, str]) -> tuple[Reques
             continue
         entry: dict[str, Any] = {"url": f"{to.rstrip('/')}{e.target}", "weight": 1.0,
                                  "class": classes.index(e.resource), "method": e.method}  # fmt: skip
-        # A 304 answered the browser's conditional request, which crest does not send; 0: no response was
-        # recorded (blocked, aborted). Both are judged by today's rule (any 2xx or 3xx).
-        if e.status not in (0, 304):
+        if dynamic_url is not None and to == base and is_dynamic(e):
+            # crest's dynamic page takes no body, and answers GET: the method is the site's, not the HAR's.
+            entry.update(url=f"{dynamic_url}?size={max(e.body_bytes, 0)}", method="GET", expect_status=200)
+        elif e.status not in (0, 304):
+            # A 304 answered the browser's conditional request, which crest does not send; 0: no response
+            # was recorded (blocked, aborted). Both are judged by today's rule (any 2xx or 3xx).
             entry["expect_status"] = e.status
         where[i] = len(entries)
         entries.append(entry)

@@ -30,6 +30,8 @@ from crest.load.runspec import RunSpec
 from crest.placement import choose
 from crest.placement.base import TargetPlan
 from crest.placement.nodes import close_clusters
+from crest.replay.har import read_har
+from crest.replay.har_site import cached_har_site
 from crest.replay.privacy import hash_text
 from crest.replay.site import cached_site
 from crest.runner import binding
@@ -212,6 +214,11 @@ class SuiteRunner:
                 replay = workload.replay
                 self._docroot = Path(replay.site) if replay.site else cached_site(replay.log, replay.reader_options())
                 return self._docroot
+            if workload.har is not None:
+                # The suite's site, else one written from the HAR into the cache: every recorded file answers.
+                har = workload.har
+                self._docroot = Path(har.site) if har.site else cached_har_site(read_har(har.file))
+                return self._docroot
             self._docroot = (
                 cached_fileset(workload.fileset, connections=fileset_connections(self.request.suite),
                                copies=fileset_copies(self.request.suite))
@@ -236,7 +243,7 @@ class SuiteRunner:
         """The target's settings, serving `docroot` (None: the run's own fileset), where the placement runs it."""
         workload = self.request.suite.workload
         kinds = {c.kind for c in workload.classes if c.kind in SERVER_KINDS}
-        if workload.replay is not None:
+        if workload.replay is not None or workload.har is not None:
             kinds.add("webstone-cgi")  # the log's dynamic requests: crest-bytes answers ?size=N
         settings = ServerSettings(
             docroot=docroot or self.request.fileset_dir or self._cached_docroot(),

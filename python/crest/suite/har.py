@@ -37,6 +37,9 @@ class HarWorkload(BaseModel):
     # A recorded host ("cdn.example.com" or "example.com:8443") → where its requests go: a URL, or "skip".
     # Hosts not named go to the run's target, path and query kept.
     hosts: dict[str, str] = {}
+    # A directory the target serves in place of the recorded site (relative: to the suite file's directory);
+    # None: a target crest starts serves a site written from the HAR (each recorded file with its size).
+    site: str | None = None
 
     @field_validator("hosts")
     @classmethod

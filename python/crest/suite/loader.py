@@ -153,6 +153,12 @@ def _with_har_path(data: dict[str, Any], har: dict[str, Any], here: Path, origin
         read_har(where)
     except ConfigError as exc:
         raise SuiteError(f"{origin}: workload.har.file: {exc}") from None
+    site = har.get("site")
+    if isinstance(site, str) and site:
+        har = {**har, "site": str(here / site)}
+        if not Path(har["site"]).is_dir():
+            raise SuiteError(f"{origin}: workload.har.site: no directory {har['site']}: give the directory the"
+                             " target serves (relative to the suite file), or leave site out")  # fmt: skip
     return {**data, "workload": {**data["workload"], "har": {**har, "file": str(where)}}}
 
 
