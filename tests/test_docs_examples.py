@@ -231,8 +231,8 @@ def placeholder(value: object) -> bool:
 
 
 def check_suite(value: str) -> None:
-    # An access log stands for its request mix (docs/replay.md).
-    if value.startswith(("http://", "https://")) or placeholder(value) or value.endswith(".log"):
+    # An access log stands for its request mix, a HAR for its page loads (docs/replay.md).
+    if value.startswith(("http://", "https://")) or placeholder(value) or value.endswith((".log", ".har")):
         return
     known = [*builtin_names(), *GROUPS]
     assert value in known, f"no built-in suite {value!r}: use one of {', '.join(known)}"
