@@ -67,7 +67,7 @@ demo: build
 # The lint gate: no module cycle in the engine or between crest's packages, formatting, clippy with warnings as
 # errors, ruff and mypy --strict.
 lint: build
-	$(PY) scripts/check_cycles.py --rust crates/engine/src --python python/crest
+	$(PY) scripts/check_cycles.py --rust crates/engine/src --rust crates/replay/src --python python/crest
 	cargo fmt --all --check
 	cargo clippy $(CARGO_ALL) --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests scripts

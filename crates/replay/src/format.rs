@@ -185,28 +185,6 @@ impl Format {
         }
     }
 
-    /// For `auto`: the format the first non-empty line is in.
-    ///
-    /// # Errors
-    /// `ReplayError::Format` when no known format fits (the caller adds the path and line).
-    pub fn detect(first_line: &[u8]) -> Result<Self, ReplayError> {
-        let line = first_line.trim_ascii();
-        if line.first() == Some(&b'{') {
-            return Self::parse("caddy");
-        }
-        for name in ["crest", "combined", "common"] {
-            let format = Self::parse(name)?;
-            if !matches!(crate::line::parse_line(line, &format), Err(crate::line::LineError::Malformed(_))) {
-                return Ok(format);
-            }
-        }
-        Err(ReplayError::Format(format!(
-            "format auto: the first line is none of caddy's JSON, crest, combined or common ({}): give the log's \
-             format string as format",
-            crate::line::excerpt(line)
-        )))
-    }
-
     /// Whether this is `auto` (to be resolved by `detect` on the first line).
     pub fn is_auto(&self) -> bool {
         self.name == "auto"
@@ -296,10 +274,18 @@ fn apache(spec: &str) -> Result<Vec<Piece>, ReplayError> {
                     };
                     bad(format!("format {spec:?}: unknown directive {word}"))
                 })?;
-                push(&mut pieces, field, letter == b'q');
+                if letter == b't' && arg.is_none() {
+                    // %t writes its own brackets: `[10/Oct/2000:13:55:36 -0700]`.
+                    push_literal(&mut pieces, b"[");
+                    pieces.push(Piece::Field(field));
+                    push_literal(&mut pieces, b"]");
+                } else {
+                    push(&mut pieces, field, letter == b'q');
+                }
             }
             _ => {
                 let start = i;
+                i += 1;
                 while i < b.len() && b[i] != b'%' && b[i] != b'\\' {
                     i += 1;
                 }

@@ -6,7 +6,34 @@
 //! `unescape` decodes a target when the table keeps it. Tested on every named
 //! format and on lines cut short at every byte.
 
+use crate::error::ReplayError;
 use crate::format::{Field, Format, Piece, Shape};
+
+// `auto` is resolved by reading the first line in each format in turn, so it lives here
+// rather than in `format`, which parses nothing.
+impl Format {
+    /// For `auto`: the format the first non-empty line is in.
+    ///
+    /// # Errors
+    /// `ReplayError::Format` when no known format fits (the caller adds the path and line).
+    pub fn detect(first_line: &[u8]) -> Result<Self, ReplayError> {
+        let line = first_line.trim_ascii();
+        if line.first() == Some(&b'{') {
+            return Self::parse("caddy");
+        }
+        for name in ["crest", "combined", "common"] {
+            let format = Self::parse(name)?;
+            if !matches!(parse_line(line, &format), Err(LineError::Malformed(_))) {
+                return Ok(format);
+            }
+        }
+        Err(ReplayError::Format(format!(
+            "format auto: the first line is none of caddy's JSON, crest, combined or common ({}): give the log's \
+             format string as format",
+            excerpt(line)
+        )))
+    }
+}
 
 /// What crest takes from one logged request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,7 +216,10 @@ fn fields<'a>(line: &'a [u8], pieces: &[Piece], at_end: bool) -> Result<Acc<'a>,
                 let end = match next {
                     Some(lit) => find(line, pos, lit, quoted).ok_or_else(|| {
                         let at = pos + 1;
-                        malformed(line, format_args!("expected {} after the {} at byte {at}", excerpt(lit), field.label()))
+                        malformed(
+                            line,
+                            format_args!("expected {} after the {} at byte {at}", excerpt(lit), field.label()),
+                        )
                     })?,
                     None if field.is_number() => {
                         line[pos..].iter().position(|&b| b == b' ').map_or(line.len(), |n| pos + n)
@@ -568,6 +598,15 @@ impl<'a> Json<'a> {
         std::str::from_utf8(self.number()?).ok()?.parse().ok().filter(|x: &f64| x.is_finite())
     }
 
+    /// Seconds as µs, from the digits (a float would round `1700000000.5241024` to the wrong µs).
+    fn seconds_us(&mut self) -> Option<u64> {
+        let n = self.number()?;
+        seconds_us(n).or_else(|| {
+            let s: f64 = std::str::from_utf8(n).ok()?.parse().ok()?;
+            (0.0..1e12).contains(&s).then_some((s * 1e6) as u64)
+        })
+    }
+
     /// The first string of an array of strings (Caddy logs each header as one).
     fn first_of(&mut self) -> Option<&'a [u8]> {
         if self.peek() != Some(b'[') {
@@ -603,13 +642,13 @@ fn caddy(line: &[u8]) -> Result<Acc<'_>, LineError> {
         let ok = match key {
             b"ts" => match j.peek() {
                 Some(b'"') => j.string().and_then(iso8601_us).map(|t| acc.time_us = Some(t)),
-                _ => j.f64().filter(|s| (0.0..1e12).contains(s)).map(|s| acc.time_us = Some((s * 1e6).round() as i64)),
+                _ => j.seconds_us().map(|us| acc.time_us = Some(us as i64)),
             },
             b"status" => j.f64().filter(|&s| (0.0..1000.0).contains(&s)).map(|s| acc.status = Some(s as u16)),
             b"size" => j.f64().filter(|&s| s >= 0.0).map(|s| acc.body_bytes = Some(s as u64)),
             b"duration" => match j.peek() {
                 Some(b'"') => j.skip(),
-                _ => j.f64().filter(|&s| s >= 0.0).map(|s| acc.duration_us = Some((s * 1e6).round() as u64)),
+                _ => j.seconds_us().map(|us| acc.duration_us = Some(us)),
             },
             b"request" => {
                 seen_request = true;

@@ -29,7 +29,11 @@ fn sorted_by_start_with_entries_counted() {
     assert_eq!(t.first_unix_us, 999_000);
     let a = &t.entries[0];
     assert_eq!((a.method.as_str(), a.target.as_str(), a.count), ("GET", "/a", 3));
-    assert_eq!((a.status, a.body_bytes, CLASSES[a.class as usize]), (200, 100, "static-1k"), "the most frequent status");
+    assert_eq!(
+        (a.status, a.body_bytes, CLASSES[a.class as usize]),
+        (200, 100, "static-1k"),
+        "the most frequent status"
+    );
     assert_eq!((t.entries[1].body_bytes, CLASSES[t.entries[1].class as usize]), (5000, "static-10k"));
     assert_eq!((t.lines, t.skipped, t.bad_lines), (4, 0, 0));
 }
@@ -94,7 +98,8 @@ fn sessions_by_cookie() {
 10.0.0.1 [3] \"GET /c HTTP/1.1\" 200 1 \"-\"
 10.0.0.1 [4] \"GET /d HTTP/1.1\" 200 1 \"sid=xyz\"
 ";
-    let options = Options { format: format.into(), session_key: SessionKey::Cookie("sid".into()), ..Options::default() };
+    let options =
+        Options { format: format.into(), session_key: SessionKey::Cookie("sid".into()), ..Options::default() };
     let t = read(log, &options).unwrap();
     assert_eq!(t.sessions(), 3);
     assert_eq!(t.session(0), [0, 1], "one cookie across two addresses");
@@ -104,7 +109,8 @@ fn sessions_by_cookie() {
 
 #[test]
 fn options_from_json() {
-    let o: Options = serde_json::from_str(r#"{"format":"combined","session_key":{"cookie":"sid"},"session_gap_s":60}"#).unwrap();
+    let o: Options =
+        serde_json::from_str(r#"{"format":"combined","session_key":{"cookie":"sid"},"session_gap_s":60}"#).unwrap();
     assert_eq!((o.session_key, o.max_bad_lines), (SessionKey::Cookie("sid".into()), 0));
     let o: Options = serde_json::from_str(r#"{"session_key":"client"}"#).unwrap();
     assert_eq!(o, Options::default());
@@ -137,7 +143,10 @@ fn only_unreplayable_requests_is_empty() {
 "#;
     let err = read(log, &Options::default()).unwrap_err();
     assert!(matches!(err, ReplayError::Empty { .. }));
-    assert_eq!(err.to_string(), "access.log has no request to replay: 2 lines: 2 requests that cannot be sent again, 0 not in format combined");
+    assert_eq!(
+        err.to_string(),
+        "access.log has no request to replay: 2 lines: 2 requests that cannot be sent again, 0 not in format combined"
+    );
     assert!(read("", &Options::default()).is_err());
     let mixed = format!("{log}{}", combined("1.1.1.1", 1, "/a", "x"));
     let t = read(&mixed, &Options::default()).unwrap();
@@ -146,12 +155,9 @@ fn only_unreplayable_requests_is_empty() {
 
 #[test]
 fn summary_for_python() {
-    let log = [
-        combined("1.1.1.1", 1, "/a", "x"),
-        combined("1.1.1.1", 2, "/a?q=1", "x"),
-        combined("1.1.1.1", 4, "/a", "x"),
-    ]
-    .concat();
+    let log =
+        [combined("1.1.1.1", 1, "/a", "x"), combined("1.1.1.1", 2, "/a?q=1", "x"), combined("1.1.1.1", 4, "/a", "x")]
+            .concat();
     let s = read(&log, &Options::default()).unwrap().summary();
     assert_eq!((s.requests, s.distinct, s.sessions, s.duration_s), (3, 2, 1, 3.0));
     assert_eq!(s.class_requests[..5], [2, 0, 0, 0, 1]);
