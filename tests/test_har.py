@@ -229,3 +229,16 @@ def test_the_site_of_a_har_has_each_recorded_file_with_its_size_and_sends_dynami
     assert (table.requests[6]["url"], table.requests[6]["method"]) == ("http://t:1/cgi-bin/crest-bytes?size=100", "GET")
     # The CDN's request keeps its own host's URL when mapped, its path otherwise.
     assert table.requests[3]["url"] == "http://t:1/lib.js"
+
+
+def test_page_loads_are_read_from_each_mixs_page_classes() -> None:
+    from analysis_records import mix
+    from crest.analysis.pages import page_loads
+
+    page = {"requests": 40, "errors": 2, "rps": 4.0, "latency_us": {"p50": 12_000.0, "p99": 30_000.0, "max": 41_000.0}}
+    classes = {"document": {"requests": 42, "rps": 4.2}, "page:/index.html": page,
+               "page:/b": {"requests": 0, "errors": 3, "rps": 0.0, "latency_us": {}}}  # fmt: skip
+    rows = page_loads([mix(1, 1, 50.0, classes=classes), mix(2, 2, 90.0)])
+    assert [(r.mix, r.page, r.loads, r.loads_per_s, r.p50_us, r.p99_us, r.failed) for r in rows] == [
+        (1, "/b", 0, 0.0, None, None, 3), (1, "/index.html", 40, 4.0, 12_000.0, 30_000.0, 2),
+    ]  # fmt: skip

@@ -142,6 +142,10 @@ def show_command(
             console.print(Text(f"\n  mix {mix.index}, client network:"))
             for row in render_network(mix.network).splitlines()[1:]:  # its title names no mix
                 console.print(_safe(row))
+    pages = _pages_table(detail.mixes)
+    if pages is not None:
+        console.print()
+        console.print(pages)
     h2 = h2_table(detail.mixes, run_http_version(detail.meta.config))
     if h2 is not None:
         console.print()
@@ -153,6 +157,27 @@ def show_command(
         for line in _label_block("warning:", where + verdict.message, console.width, label_width=9):
             console.print(line)
     return EXIT_OK
+
+
+def _pages_table(mixes: list[MixRecord]) -> FitTable | None:
+    """A HAR replay's page loads per mix: loads, loads/s, the load time's p50, p99 and max, failed loads."""
+    from crest.analysis.pages import page_loads
+
+    rows = page_loads(mixes)
+    if not rows:
+        return None
+    names = ("loads", "loads/s", "load p50", "load p99", "load max", "failed")
+    table = FitTable([Column("mix"), Column("page", "left")] + [Column(n) for n in names], title="page loads")
+    for r in rows:
+        table.add_row(
+            str(r.mix), _safe(r.page), f"{r.loads:,}", f"{r.loads_per_s:,.2f}", _page_us(r.p50_us),
+            _page_us(r.p99_us), _page_us(r.max_us), f"{r.failed:,}",
+        )  # fmt: skip
+    return table
+
+
+def _page_us(value: float | None) -> str:
+    return "-" if value is None else format_latency_us(value)
 
 
 def _label_block(label: str, text: str, width: int, style: str = "", label_width: int = _LABEL_WIDTH) -> list[Text]:

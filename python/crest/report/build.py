@@ -55,6 +55,7 @@ from crest.report.grouped import ratios_section
 from crest.report.h2 import h2_section
 from crest.report.narrative import findings
 from crest.report.network import network_section
+from crest.report.pages import pages_section
 from crest.report.peaks import best_of_section, interval_json, paired_json, peaks_section, pooled_section
 from crest.store import MixRecord, RunDetail
 from crest.verdicts import decided_by, rank_of
@@ -154,6 +155,9 @@ def build_report(
     h2 = h2_section(configs, load_axis)
     if h2:  # only HTTP/2 and HTTP/3 runs carry the key
         doc["h2"] = h2
+    pages = pages_section(configs)
+    if pages:  # only HAR replays carry the key
+        doc["pages"] = pages
     doc["summary"] = findings(doc)
     cleaned: dict[str, Any] = clean(doc)
     return cleaned

@@ -76,6 +76,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
         out += _points(c, axis)
     if doc.get("h2"):
         out += _h2(doc["h2"], axis)
+    if doc.get("pages"):
+        out += _pages(doc["pages"])
     out += ["", "## Runs", ""]
     experiments = list(dict.fromkeys(r["experiment"] for r in doc["runs"] if r["experiment"]))
     if experiments:
@@ -288,6 +290,19 @@ def _h2(rows: list[dict[str, Any]], axis: str) -> list[str]:
     out += ["", f"Streams in use: the mean (and the most) open on a connection as a request went out; {codec}: header"
             " bytes as HTTP/1.1 text ÷ compressed; resets: streams the server reset (also errors); refused: sent"
             " again."]  # fmt: skip
+    return out
+
+
+def _pages(rows: list[dict[str, Any]]) -> list[str]:
+    out = ["", "## Page loads", ""]
+    out += _table(["configuration", "trial", "run", "mix", "page", "loads", "loads/s", "load p50 (ms)",
+                   "load p99 (ms)", "load max (ms)", "failed"],
+                  [[md(r["configuration"]), str(r["trial"]), md(r["run_id"]), str(r["mix"]), md(r["page"]),
+                    f"{r['loads']:,}", fmt.number(r["loads_per_s"]), fmt.ms(r["p50_us"]),
+                    fmt.ms(r["p99_us"]), fmt.ms(r["max_us"]), f"{r['failed']:,}"] for r in rows],
+                  right=(1, 3, *range(5, 11)))  # fmt: skip
+    out += ["", "A page load: the document's request to the last response of the page's requests (a HAR replay"
+            " sends them as a browser does, the document first); failed: loads in which a request failed."]  # fmt: skip
     return out
 
 
