@@ -9,6 +9,7 @@ __all__ = [
     "Server",
     "merge_parts",
     "probe_file_target",
+    "scan_log",
     "start_run",
     "start_server",
     "validate",
@@ -75,6 +76,20 @@ def merge_parts(parts: list[str], first_clients: list[int]) -> str:
     longest; cancelled if any was. Classes, window, duration and load model must agree.
     Releases the GIL. Raises ConfigError (field "") for a malformed part, parts of
     different runs, or lists of different lengths; the message names the part.
+    """
+
+def scan_log(path: str, options_json: str) -> str:
+    """Read the access log at `path` and return its summary (JSON).
+
+    `options_json` is the reader's options: {"format": "auto" | a name | a format string,
+    "session_key": "client" | {"cookie": NAME}, "session_gap_s": 1800, "max_bad_lines": 0}.
+    The summary: format, lines, requests, skipped, bad_lines, distinct, sessions,
+    first_unix_s, duration_s, peak_concurrency (None unless durations are logged),
+    class_requests and classes, table_bytes, and entries (method, target, status,
+    body_bytes, count, class). The table stays cached for a run replaying the same file.
+    Releases the GIL. Raises ConfigError (field "replay") for bad options, a file that
+    cannot be read, an unknown format, a line that does not parse (its number named) or
+    a log with no request to replay: one line, verbatim (`template` is the same text).
     """
 
 def start_server(config_json: str) -> Server:

@@ -61,20 +61,6 @@ fn probe_file_target(py: Python<'_>, config_json: &str) -> PyResult<()> {
     py.detach(|| crest_engine::probe_file_target(&config)).map_err(|e| config_error(py, &e))
 }
 
-/// Reads an access log (or takes it from the cache the engine's runs share)
-/// with `options_json` (crest_replay's `Options`) and returns its `Summary`
-/// as JSON, GIL released. Raises ConfigError (field "replay") for a log that
-/// cannot be read, with the reader's one-line message.
-#[pyfunction]
-fn scan_log(py: Python<'_>, path: &str, options_json: &str) -> PyResult<String> {
-    let refused = |template: String| config_error(py, &crest_engine::ConfigError { field: "replay", template });
-    let options: crest_replay::Options =
-        serde_json::from_str(options_json).map_err(|e| refused(format!("invalid replay options: {e}")))?;
-    let scanned = py.detach(|| crest_replay::load(std::path::Path::new(path), &options).map(|t| t.summary()));
-    let summary = scanned.map_err(|e| refused(e.to_string()))?;
-    serde_json::to_string(&summary).map_err(|e| refused(format!("cannot write the log's summary: {e}")))
-}
-
 /// The live latency histogram's bucket lower bounds in µs (`Run.live()["latency_buckets"]`).
 #[pyfunction]
 fn live_latency_lower_us() -> Vec<u64> {
@@ -165,6 +151,28 @@ fn merge_parts(py: Python<'_>, parts: Vec<String>, first_clients: Vec<u32>) -> P
     report.map_err(|e| refused(e.0))?.map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// Reads the access log at `path` with the reader's options (JSON: crest_replay's
+/// `Options`) and returns its `Summary` (JSON), GIL released; the table is kept
+/// in the reader's cache for the engine's `load` of the same file. Raises
+/// ConfigError (field "replay") for bad options or a log that cannot be read,
+/// its message one line and verbatim (no placeholders: `str(exc)` and `template` agree).
+#[pyfunction]
+fn scan_log(py: Python<'_>, path: &str, options_json: &str) -> PyResult<String> {
+    let refused = |message: String| {
+        let err = ConfigError::new_err(message.clone());
+        let value = err.value(py);
+        match value.setattr("field", "replay").and_then(|()| value.setattr("template", message)) {
+            Ok(()) => err,
+            Err(set) => set,
+        }
+    };
+    let options: crest_replay::Options =
+        serde_json::from_str(options_json).map_err(|e| refused(format!("invalid log reader options: {e}")))?;
+    let summary = py.detach(|| crest_replay::load(std::path::Path::new(path), &options).map(|table| table.summary()));
+    let summary = summary.map_err(|e| refused(e.to_string()))?;
+    serde_json::to_string(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 /// Starts the built-in target from a ServeConfig (JSON).
 #[pyfunction]
 fn start_server(py: Python<'_>, config_json: &str) -> PyResult<Server> {
@@ -218,12 +226,12 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(live_latency_lower_us, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(probe_file_target, m)?)?;
-    m.add_function(wrap_pyfunction!(scan_log, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("MachineError", m.py().get_type::<MachineError>())?;
     m.add_function(wrap_pyfunction!(start_run, m)?)?;
     m.add_function(wrap_pyfunction!(merge_parts, m)?)?;
     m.add_function(wrap_pyfunction!(start_server, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_log, m)?)?;
     m.add_class::<Run>()?;
     m.add_class::<Server>()?;
     Ok(())
