@@ -1,6 +1,7 @@
 //! The hot path does not allocate: a run of 100× more keep-alive requests
 //! (or HTTP/2 streams) makes no more heap allocations, counted by a global
-//! allocator; so do fileio operations with dbench's lookups of every path.
+//! allocator; so do fileio operations with dbench's lookups of every path,
+//! and a replay of a log 100× longer.
 //! The servers here answer from fixed buffers so they allocate
 //! nothing per request either.
 
@@ -203,7 +204,45 @@ fn allocations_do_not_grow_with_requests() {
     let large = h2_allocations_for(20_000);
     eprintln!("HTTP/2 allocations: 200 requests {small}, 20,000 requests {large}");
     assert!(large < small + 200, "HTTP/2, 200 requests: {small} allocations; 20,000 requests: {large}");
+    let small = replay_allocations_for(200);
+    let large = replay_allocations_for(20_000);
+    eprintln!("replay allocations: 200 logged requests {small}, 20,000 logged requests {large}");
+    // Reading the log grows its table's columns (a doubling each, once per run): slack as above.
+    assert!(large < small + 200, "replay, 200 logged requests: {small} allocations; 20,000: {large}");
     fileio_operations_do_not_allocate();
+}
+
+/// Allocations of a timed replay of a log of `requests` lines (four paths,
+/// all logged at the same instant, so all are due at once), reading the log included.
+fn replay_allocations_for(requests: u64) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    let text: String =
+        (0..requests).map(|i| format!("127.0.0.1 [1700000000.000000] \"GET /p{} HTTP/1.1\" 200 2\n", i % 4)).collect();
+    std::fs::write(&log, text).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let config = crest_engine::RunConfig {
+        url: format!("http://{}/", listener.local_addr().unwrap()),
+        connections: 1,
+        replay: Some(crest_engine::Replay {
+            log: log.display().to_string(),
+            options: Default::default(),
+            mode: crest_engine::ReplayMode::Timed,
+            speed: 1.0,
+            part: [0, 1],
+            dynamic_url: None,
+            expect_logged_status: true,
+        }),
+        ..Default::default()
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| serve_one(&listener));
+        let before = ALLOCATIONS.load(Relaxed);
+        let report = crest_engine::start(&config).unwrap().join().unwrap();
+        let used = ALLOCATIONS.load(Relaxed) - before;
+        assert_eq!(report.requests, requests, "errors {:?} notes {:?}", report.errors, report.error_notes);
+        used
+    })
 }
 
 /// A pass of every path operation a fileio client looks up (no Deltree:

@@ -67,10 +67,11 @@ fn replay(log: &Path, mode: ReplayMode, speed: f64) -> Replay {
     }
 }
 
-/// 50 requests over about 0.5 s: every 10 ms plus 0–2 ms, over 10 paths.
+/// 50 requests over about 1 s: every 20 ms plus 0–2 ms, over 10 paths (at
+/// speed 10 at least 1.8 ms apart, so their order is theirs, not the clock's).
 fn timed_log(dir: &Path) -> (PathBuf, Vec<(u64, String)>) {
     let logged: Vec<(u64, String)> =
-        (0..50u64).map(|i| (i * 10_000 + (i % 3) * 1_000, format!("/f{}.html", i % 10))).collect();
+        (0..50u64).map(|i| (i * 20_000 + (i % 3) * 1_000, format!("/f{}.html", i % 10))).collect();
     let text: String = logged.iter().map(|(off, p)| line("10.0.0.1", T0_US + off, p, 200, 100)).collect();
     let path = dir.join("access.log");
     std::fs::write(&path, text).unwrap();
@@ -121,7 +122,7 @@ fn a_part_sends_its_share_of_the_log() {
         url: server.urls()[0].clone(),
         connections: 2,
         threads: 2,
-        replay: Some(Replay { part: [1, 3], ..replay(&log, ReplayMode::Timed, 20.0) }),
+        replay: Some(Replay { part: [1, 3], ..replay(&log, ReplayMode::Timed, 4.0) }),
         ..RunConfig::default()
     };
     let (report, _) = run(config);

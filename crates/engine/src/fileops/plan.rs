@@ -86,13 +86,13 @@ impl FilePlan {
     /// Checks `config` (which has a `loadfile`) and resolves it.
     pub fn new(config: &RunConfig) -> Result<Self, ConfigError> {
         let spec = config.loadfile.as_ref().expect("invariant: called for a loadfile run");
-        let shared = gate::check(config)?;
         if config.replay.is_some() {
             return Err(ConfigError::new(
                 "loadfile",
                 "{replay} and {loadfile} conflict: a loadfile run sends file operations; drop {loadfile}",
             ));
         }
+        let shared = gate::check(config)?;
         let backend = backend(&config.url, spec.password.as_ref())?;
         let source_addrs = gate::source_addrs(config)?;
         if matches!(backend, Backend::Fileio { .. }) && !source_addrs.is_empty() {

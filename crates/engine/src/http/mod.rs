@@ -23,7 +23,7 @@ use std::thread;
 
 use mio::{Poll, Waker};
 
-use crate::config::{RunConfig, Selection};
+use crate::config::{ReplayMode, RunConfig, Selection};
 use crate::connection::{client_config, Alpn, TlsSettings};
 use crate::error::StartError;
 use crate::exec::live::LiveCounters;
@@ -33,12 +33,23 @@ use crate::schedule::Schedule;
 use plan::Plan;
 use worker::{Assignment, Crypto, Worker};
 
+/// How long after `start` a timed replay's clock starts (without `start_at_unix_s`).
+const REPLAY_LEAD: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// Validates an HTTP `config` and starts its workers. Nothing is sent when
 /// this returns an error: `Config` for bad input, `Machine` when the
 /// operating system refuses an event loop, a thread or the TLS setup.
 pub(crate) fn start(config: &RunConfig) -> Result<RunHandle, StartError> {
     let plan = Arc::new(Plan::new(config)?);
-    let origin = start_instant(plan.start_at_unix_s);
+    let origin = match &plan.replay {
+        // A timed replay's first logged request is due at the start: the
+        // workers are built and running by then, so it is not late for that
+        // alone (on this 2-core VM that took about 2 ms).
+        Some(replay) if replay.mode == ReplayMode::Timed && plan.start_at_unix_s.is_none() => {
+            start_instant(None) + REPLAY_LEAD
+        }
+        _ => start_instant(plan.start_at_unix_s),
+    };
     let (tx, mut handle) = RunHandle::new(facts(&plan), plan.duration, plan.report_part, origin);
     let cancel = handle.cancel_flag();
     let os = |what: &str| {

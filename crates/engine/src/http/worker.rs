@@ -174,7 +174,13 @@ impl Worker {
             }
             // Napping: look without waiting, and sleep on no socket if nothing is there.
             let nap = if wait.is_zero() { None } else { self.ctx.nap.length(now) };
-            match self.poll.poll(&mut events, Some(if nap.is_some() { Duration::ZERO } else { wait })) {
+            // epoll waits whole milliseconds and mio rounds a wait up to the
+            // next one, so a wake-up could come up to 1 ms late: wait the whole
+            // milliseconds on the sockets, then the rest (under 1 ms) asleep,
+            // which keeps µs (a replay's logged times, an open loop's schedule).
+            let whole_ms = Duration::from_millis(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX));
+            let blocking = if nap.is_some() { Duration::ZERO } else { whole_ms };
+            match self.poll.poll(&mut events, Some(blocking)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => panic!("event loop failed: {e}"),
@@ -182,6 +188,10 @@ impl Worker {
             if let Some(nap) = nap.filter(|_| events.is_empty()) {
                 self.ctx.stats.naps += 1;
                 std::thread::sleep(nap.min(wait));
+                continue;
+            }
+            if events.is_empty() && whole_ms.is_zero() && !wait.is_zero() {
+                std::thread::sleep(wait);
                 continue;
             }
             // What arrives after the end (and the drain) is not part of the run.
