@@ -261,7 +261,7 @@ impl Table {
 /// Per distinct request while reading: its most frequent statuses (Misra–Gries over three
 /// slots, exact unless it was logged with more than three statuses) and, per status, the
 /// size most often logged with it (a majority vote: exact when one size is logged more than
-/// half the time, as a file's is). Bounded: 80 bytes per distinct request, dropped after reading.
+/// half the time, as a file's is). Bounded: 112 bytes per distinct request, dropped after reading.
 #[derive(Clone, Copy, Default)]
 struct Tally {
     slots: [Slot; 3],
@@ -274,10 +274,12 @@ struct Slot {
     count: u32,
     votes: u32,
     size: u64,
+    // The entry's count when this status took the slot: which of two tied statuses came first.
+    first: u64,
 }
 
 impl Tally {
-    fn add(&mut self, status: u16, size: u64) {
+    fn add(&mut self, status: u16, size: u64, seen: u64) {
         if let Some(slot) = self.slots.iter_mut().find(|s| s.count > 0 && s.status == status) {
             slot.count += 1;
             if slot.size == size {
@@ -288,7 +290,7 @@ impl Tally {
                 slot.votes -= 1;
             }
         } else if let Some(slot) = self.slots.iter_mut().find(|s| s.count == 0) {
-            *slot = Slot { status, count: 1, votes: 1, size };
+            *slot = Slot { status, count: 1, votes: 1, size, first: seen };
         } else {
             for slot in &mut self.slots {
                 slot.count -= 1;
@@ -296,8 +298,14 @@ impl Tally {
         }
     }
 
+    /// The most frequent status (on a tie, the one seen first) and its size.
     fn best(&self) -> (u16, u64) {
-        let best = self.slots.iter().filter(|s| s.count > 0).max_by_key(|s| s.count);
+        let mut best: Option<&Slot> = None;
+        for slot in self.slots.iter().filter(|s| s.count > 0) {
+            if best.is_none_or(|b| slot.count > b.count || (slot.count == b.count && slot.first < b.first)) {
+                best = Some(slot);
+            }
+        }
         best.map_or(self.first, |s| (s.status, s.size))
     }
 }
@@ -347,6 +355,8 @@ fn cookie_value<'a>(header: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
 struct Builder<'o> {
     options: &'o Options,
     durations: bool,
+    // Whether any line logged its duration (the `crest` format's is optional).
+    timed: bool,
     times: Vec<i64>,
     ends: Vec<i64>,
     entry_of: Vec<u32>,
@@ -364,6 +374,7 @@ impl<'o> Builder<'o> {
         Self {
             options,
             durations,
+            timed: false,
             times: Vec::new(),
             ends: Vec::new(),
             entry_of: Vec::new(),
@@ -381,13 +392,15 @@ impl<'o> Builder<'o> {
         let start = if r.logged_at_end { r.time_us.saturating_sub(took) } else { r.time_us };
         self.times.push(start);
         if self.durations {
-            self.ends.push(start.saturating_add(took));
+            // nginx logs a 0.3 ms request as 0.000: it was still in flight for a moment.
+            self.ends.push(start.saturating_add(took.max(1)));
+            self.timed |= r.duration_us.is_some();
         }
         let entry = self.intern(r.method, r.target);
         self.entry_of.push(entry);
         let e = entry as usize;
         self.entries[e].count += 1;
-        self.tallies[e].add(r.status, r.body_bytes.unwrap_or(0));
+        self.tallies[e].add(r.status, r.body_bytes.unwrap_or(0), self.entries[e].count);
         let key = match &self.options.session_key {
             SessionKey::Cookie(name) => cookie_value(r.cookie, name.as_bytes()).map(|v| hash(&[b"cookie", v])),
             SessionKey::Client => None,
@@ -427,7 +440,7 @@ impl<'o> Builder<'o> {
     }
 
     fn finish(self, format: Format, lines: u64, skipped: u64, bad_lines: u64) -> Table {
-        let Builder { options, times, ends, entry_of, keys, mut entries, tallies, .. } = self;
+        let Builder { options, timed, times, ends, entry_of, keys, mut entries, tallies, .. } = self;
         for (entry, tally) in entries.iter_mut().zip(&tallies) {
             (entry.status, entry.body_bytes) = tally.best();
             entry.class = classify(entry.method.as_bytes(), entry.target.as_bytes(), entry.status, entry.body_bytes);
@@ -441,7 +454,7 @@ impl<'o> Builder<'o> {
         let offsets_us: Vec<u64> = order.iter().map(|&i| (times[i as usize] - first_unix_us) as u64).collect();
         let requests: Vec<u32> = order.iter().map(|&i| entry_of[i as usize]).collect();
         drop(entry_of);
-        let peak_concurrency = (!ends.is_empty()).then(|| peak(&order, &times, ends));
+        let peak_concurrency = timed.then(|| peak(&order, &times, ends));
         let (session_order, session_starts) = sessions(&order, &times, &keys, options.session_gap_s);
         Table {
             format,

@@ -63,6 +63,20 @@ fn peak_concurrency_from_durations() {
     assert_eq!(read(log, &opts("crest")).unwrap().peak_concurrency, Some(2));
     let combined = r#"1.2.3.4 - - [27/Nov/2026:20:41:07 +0000] "GET / HTTP/1.1" 200 1 "-" "ua""#;
     assert_eq!(read(combined, &opts("auto")).unwrap().peak_concurrency, None, "no duration logged");
+    let lighttpd = "1.1.1.1 [0] \"GET /a HTTP/1.1\" 200 1\n";
+    assert_eq!(read(lighttpd, &opts("crest")).unwrap().peak_concurrency, None, "crest's duration is optional");
+    let instant = "1.1.1.1 [1.000] \"GET /a HTTP/1.1\" 200 1 0.000\n";
+    assert_eq!(read(instant, &opts("crest")).unwrap().peak_concurrency, Some(1), "a 0.000 s request was in flight");
+}
+
+#[test]
+fn a_tie_between_statuses_keeps_the_first() {
+    // The same path answered 200 once, then 404 once (another Host): the 200 is the file's.
+    let log = "1.1.1.1 [0] \"GET /a HTTP/1.1\" 200 6\n1.1.1.1 [1] \"GET /a HTTP/1.1\" 404 9\n";
+    let t = read(log, &opts("crest")).unwrap();
+    assert_eq!((t.entries[0].status, t.entries[0].body_bytes), (200, 6));
+    let log = format!("{log}1.1.1.1 [2] \"GET /a HTTP/1.1\" 404 9\n");
+    assert_eq!(read(&log, &opts("crest")).unwrap().entries[0].status, 404, "then the most frequent");
 }
 
 fn combined(client: &str, second: u32, path: &str, ua: &str) -> String {
