@@ -310,6 +310,12 @@ impl Script {
         self.steps[step].think
     }
 
+    /// The status step `step`'s response must have (None: any 2xx or 3xx);
+    /// the stats judge it (a `status` error otherwise).
+    pub fn expect_status(&self, step: usize) -> Option<u16> {
+        self.steps[step].expect_status
+    }
+
     /// The state of the run's connection `index` (allocated here, once).
     pub fn user(&self, index: u32) -> User {
         let global = self.first_user.wrapping_add(index) as usize;
@@ -373,12 +379,12 @@ impl Script {
     /// first body bytes kept, its `Set-Cookie` values one per line), stores
     /// its cookies and extracted values, and moves the user on: to the next
     /// step, or back to step 1 when this one failed. `Err` is a failure for
-    /// the results (a validation error); a status outside 2xx/3xx that the
-    /// step did not expect fails the step too, but the stats count that one.
+    /// the results (a validation error); a status other than the step's
+    /// `expect_status` (or outside 2xx/3xx without one) fails the step too,
+    /// but the stats count that one (see `expect_status`).
     pub fn judge(&self, user: &mut User, status: u16, body: &[u8], cookies: &[u8]) -> Result<(), Invalid> {
         let verdict = self.check(user, status, body, cookies);
-        let failed =
-            verdict.is_err() || (self.steps[user.step].expect_status.is_none() && !(200..400).contains(&status));
+        let failed = verdict.is_err() || !self.status_ok(user.step, status);
         if failed {
             self.restart(user);
         } else {
@@ -394,14 +400,10 @@ impl Script {
         if user.jar.set_cookies(cookies).is_err() {
             return Err(Invalid::JarFull);
         }
-        let step = &self.steps[user.step];
-        if let Some(want) = step.expect_status {
-            if status != want {
-                return Err(Invalid::Status { got: status, want });
-            }
-        } else if !(200..400).contains(&status) {
-            return Ok(());
+        if !self.status_ok(user.step, status) {
+            return Ok(()); // the stats' to count; nothing is extracted from it
         }
+        let step = &self.steps[user.step];
         let first_loc: usize = self.steps[..user.step].iter().map(|s| s.extract.len()).sum();
         for (k, (var, finder)) in step.extract.iter().enumerate() {
             let out = &mut user.values[var - self.columns];
@@ -417,6 +419,13 @@ impl Script {
             }
         }
         Ok(())
+    }
+
+    fn status_ok(&self, step: usize, status: u16) -> bool {
+        match self.steps[step].expect_status {
+            Some(want) => status == want,
+            None => (200..400).contains(&status),
+        }
     }
 
     /// The user starts again from step 1: no cookies, no extracted values
@@ -509,13 +518,6 @@ pub enum Invalid {
     NoMatch(Name),
     /// An extracted value longer than `MAX_VALUE_BYTES`.
     TooLong(Name),
-    /// A status other than the step's `expect_status`.
-    Status {
-        /// The response's.
-        got: u16,
-        /// The step's.
-        want: u16,
-    },
     /// A cookie that does not fit the jar.
     JarFull,
 }
@@ -525,7 +527,6 @@ impl fmt::Display for Invalid {
         match self {
             Self::NoMatch(name) => write!(f, "extract {}: no match", name.as_str()),
             Self::TooLong(name) => write!(f, "extract {}: value longer than {MAX_VALUE_BYTES} bytes", name.as_str()),
-            Self::Status { got, want } => write!(f, "status {got} where the step expects {want}"),
             Self::JarFull => write!(
                 f,
                 "cookie jar full ({} cookies or {} bytes of name=value)",
@@ -609,10 +610,14 @@ mod tests {
         assert!(user.jar.is_empty());
         let verdict = script.judge(&mut user, 200, b"token=abc", b"");
         assert_eq!(verdict.unwrap_err().to_string(), "extract id: no match");
-        // A status outside 2xx/3xx that no step expects: no extraction, the user starts again.
+        // A status other than the one expected (the stats count it): the user starts again.
         script.judge(&mut user, 200, br#"{"id": 1, "t": "token=a"}"#, b"").unwrap();
         assert_eq!(user.step, 1);
-        assert_eq!(script.judge(&mut user, 404, b"", b""), Err(Invalid::Status { got: 404, want: 200 }));
+        assert_eq!(script.expect_status(1), Some(200));
+        assert_eq!(script.judge(&mut user, 404, b"", b""), Ok(()));
+        assert_eq!(user.step, 0);
+        script.judge(&mut user, 200, br#"{"id": 1, "t": "token=a"}"#, b"").unwrap();
+        assert_eq!(script.judge(&mut user, 201, b"", b""), Ok(()));
         assert_eq!(user.step, 0);
         assert_eq!(script.judge(&mut user, 500, b"", b""), Ok(()));
         assert_eq!(user.step, 0);
@@ -646,11 +651,11 @@ mod tests {
             (r#"{"steps": []}"#, "a script has 1 to 256 steps (got 0)"),
             (
                 r#"{"steps": [{"name": "a", "path": "/{{who}}"}]}"#,
-                "step 1 (a) path: {{who}} is no CSV column and no value an earlier step extracts",
+                "step 1 (a) path: 'who' is no CSV column and no value an earlier step extracts",
             ),
             (
                 r#"{"steps": [{"name": "a", "path": "/{{t}}", "extract": [{"name": "t", "regex": "x"}]}]}"#,
-                "step 1 (a) path: {{t}} is no CSV column and no value an earlier step extracts",
+                "step 1 (a) path: 't' is no CSV column and no value an earlier step extracts",
             ),
             (r#"{"steps": [{"name": "a", "path": "x"}]}"#, "step 1 (a): path \"x\" must start with '/'"),
             (

@@ -34,7 +34,8 @@ impl std::fmt::Display for TemplateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Unclosed => f.write_str("'{{' without a closing '}}'"),
-            Self::Unknown(name) => write!(f, "{{{{{name}}}}} is no CSV column and no value an earlier step extracts"),
+            // Not `{{name}}`: a caller renders `{key}` placeholders in the messages it is given.
+            Self::Unknown(name) => write!(f, "'{name}' is no CSV column and no value an earlier step extracts"),
         }
     }
 }
@@ -159,7 +160,7 @@ mod tests {
         assert_eq!(Template::compile("/{{user", known), Err(TemplateError::Unclosed));
         assert_eq!(
             TemplateError::Unknown("who".into()).to_string(),
-            "{{who}} is no CSV column and no value an earlier step extracts"
+            "'who' is no CSV column and no value an earlier step extracts"
         );
     }
 
