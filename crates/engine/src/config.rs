@@ -128,12 +128,16 @@ pub struct Replay {
     /// takes sessions s with s mod n = k.
     #[serde(default = "default_part")]
     pub part: [u32; 2],
-    /// Dynamic-class requests go to this URL with `?size=N` (the logged
-    /// body size) instead of their logged target: the dynamic page of a
-    /// site `crest fileset from-log` wrote.
+    /// Dynamic, redirect and server-error requests go to this URL with
+    /// `?size=N` (the logged body size) instead of their logged target,
+    /// expecting a 200 of N bytes: the dynamic page of a target serving a
+    /// site `crest fileset from-log` wrote (which has no programs and no
+    /// redirects); a logged static 200 must then have its logged size too.
     #[serde(default)]
     pub dynamic_url: Option<String>,
-    /// Each response must have the status its request was logged with.
+    /// Each response must have the status its request was logged with (a
+    /// logged 304, the answer to a conditional request crest does not send,
+    /// is judged by the usual rule).
     #[serde(default = "default_true")]
     pub expect_logged_status: bool,
 }

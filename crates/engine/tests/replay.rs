@@ -334,3 +334,48 @@ fn what_a_replay_cannot_be_combined_with_is_one_line_each() {
     // A replay ends by itself: no duration or request count is needed.
     assert!(crest_engine::validate(&RunConfig { duration_s: None, ..base() }).is_err_and(|e| e.field == "replay"));
 }
+
+#[test]
+fn against_a_site_from_the_log_programs_and_redirects_go_to_the_dynamic_page() {
+    let fx = Fixture::start(|mut conn| {
+        while let Some(request) = conn.read_request() {
+            let head = String::from_utf8_lossy(&request).into_owned();
+            let path = head.split(' ').nth(1).unwrap_or("").to_string();
+            let reply = match path.strip_prefix("/page?size=") {
+                Some(n) => {
+                    let n: usize = n.parse().unwrap();
+                    format!("HTTP/1.1 200 OK\r\nContent-Length: {n}\r\n\r\n{}", "x".repeat(n))
+                }
+                None if path == "/f.html" => "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_string(),
+                None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_string(),
+            };
+            if !conn.send(reply.as_bytes()) {
+                return;
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    let text = [
+        line("10.0.0.1", T0_US, "/f.html", 200, 2),
+        line("10.0.0.1", T0_US + 1000, "/search?q=x", 200, 500),
+        line("10.0.0.1", T0_US + 2000, "/old", 301, 0),
+        line("10.0.0.1", T0_US + 3000, "/missing", 404, 0),
+        line("10.0.0.1", T0_US + 4000, "/f.html", 304, 0),
+    ]
+    .concat();
+    std::fs::write(&log, text).unwrap();
+    let config = RunConfig {
+        url: fx.url("/"),
+        connections: 1,
+        replay: Some(Replay { dynamic_url: Some(fx.url("/page")), ..replay(&log, ReplayMode::Timed, 1.0) }),
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    assert_eq!(report.requests, 5, "errors {:?} notes {:?}", report.errors, report.error_notes);
+    let sent: Vec<String> =
+        fx.log.lock().unwrap().iter().map(|r| String::from_utf8_lossy(r).lines().next().unwrap().to_string()).collect();
+    let want = ["GET /f.html HTTP/1.1", "GET /page?size=500 HTTP/1.1", "GET /page?size=0 HTTP/1.1"];
+    assert_eq!(&sent[..3], &want, "{sent:?}");
+    assert_eq!(sent[3], "GET /missing HTTP/1.1");
+}

@@ -538,7 +538,7 @@ fn check_replay<'a>(c: &'a RunConfig, r: &Replay, shared: Shared) -> Result<Chec
     };
     let table = crest_replay::load(std::path::Path::new(&r.log), &r.options)
         .map_err(|e| ConfigError::new("replay", e.to_string()))?;
-    let dynamic_class = crest_replay::CLASSES.iter().position(|&name| name == "dynamic").map(|i| i as u32);
+    let class_name = |class: u32| crest_replay::CLASSES.get(class as usize).copied().unwrap_or_default();
     let mut entries = Vec::with_capacity(table.entries.len());
     let mut urls = Vec::with_capacity(table.entries.len());
     for (i, e) in table.entries.iter().enumerate() {
@@ -551,23 +551,40 @@ fn check_replay<'a>(c: &'a RunConfig, r: &Replay, shared: Shared) -> Result<Chec
                 ),
             ));
         }
-        let to = match &dynamic {
-            Some(d) if Some(e.class) == dynamic_class => {
+        let class = class_name(e.class);
+        let entry = match &dynamic {
+            // A site from the log has no programs and no redirects: the dynamic
+            // page answers those with the logged size (as a mix of the log does).
+            Some(d) if matches!(class, "dynamic" | "redirect" | "server-error") => {
                 let sep = if d.path.contains('?') { '&' } else { '?' };
-                ParsedUrl { path: format!("{}{sep}size={}", d.path, e.body_bytes), ..d.clone() }
+                urls.push(ParsedUrl { path: format!("{}{sep}size={}", d.path, e.body_bytes), ..d.clone() });
+                RequestEntry {
+                    url: String::new(),
+                    weight: 1.0,
+                    class: e.class,
+                    expect_body_bytes: r.expect_logged_status.then_some(e.body_bytes),
+                    expect_body_prefix: None,
+                    method: None,
+                    expect_status: r.expect_logged_status.then_some(200),
+                }
             }
-            _ => ParsedUrl { path: origin_form(&e.target), ..base.clone() },
+            _ => {
+                urls.push(ParsedUrl { path: origin_form(&e.target), ..base.clone() });
+                // Against a site from the log, a logged file must have its logged size.
+                let sized = dynamic.is_some() && e.status == 200 && e.method == "GET" && class.starts_with("static-");
+                RequestEntry {
+                    url: String::new(),
+                    weight: 1.0,
+                    class: e.class,
+                    expect_body_bytes: (r.expect_logged_status && sized).then_some(e.body_bytes),
+                    expect_body_prefix: None,
+                    method: Some(e.method.clone()),
+                    // A logged 304 answered a conditional request, which crest does not send.
+                    expect_status: (r.expect_logged_status && e.status != 304).then_some(e.status),
+                }
+            }
         };
-        urls.push(to);
-        entries.push(RequestEntry {
-            url: String::new(),
-            weight: 1.0,
-            class: e.class,
-            expect_body_bytes: None,
-            expect_body_prefix: None,
-            method: Some(e.method.clone()),
-            expect_status: r.expect_logged_status.then_some(e.status),
-        });
+        entries.push(entry);
     }
     let source_addrs = gate::source_addrs(c)?;
     let replay = ReplayPlan { table, mode: r.mode, speed: r.speed, part: (k, n) };
