@@ -240,7 +240,9 @@ fn fields<'a>(line: &'a [u8], pieces: &[Piece], at_end: bool) -> Result<Acc<'a>,
 
 /// Where `lit` next occurs from `pos`; in a quoted field a backslash escapes the byte after it.
 fn find(line: &[u8], mut pos: usize, lit: &[u8], quoted: bool) -> Option<usize> {
+    let first = *lit.first()?;
     while pos < line.len() {
+        pos += line[pos..].iter().position(|&b| b == first || (quoted && b == b'\\'))?;
         if quoted && line[pos] == b'\\' {
             pos += 2;
             continue;

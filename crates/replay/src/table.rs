@@ -332,13 +332,28 @@ type Index = HashMap<u64, u32, BuildHasherDefault<PassThrough>>;
 
 const NONE: u32 = u32::MAX;
 
+/// A fast 64-bit hash of byte strings, eight bytes a step (SipHash was a third of the read
+/// time). Not collision-proof: an entry's collision is resolved by comparing the strings;
+/// two session keys that collide would make one session.
 fn hash(parts: &[&[u8]]) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mix = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
+    let mut h = 0u64;
     for part in parts {
-        h.write(part);
-        h.write_u8(0xff);
+        let mut words = part.chunks_exact(8);
+        for word in &mut words {
+            h = mix(h, u64::from_le_bytes(<[u8; 8]>::try_from(word).unwrap_or_default()));
+        }
+        let mut last = [0u8; 8];
+        last[..words.remainder().len()].copy_from_slice(words.remainder());
+        h = mix(mix(h, u64::from_le_bytes(last)), part.len() as u64);
     }
-    h.finish()
+    // The index uses the hash as is (PassThrough): spread every bit (MurmurHash3's finish).
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
 }
 
 /// A cookie's value in a `Cookie` header (`a=1; NAME=value`).
