@@ -3,7 +3,8 @@
 //! crest's own adapters write, Caddy's JSON access log, H2O's default), or a
 //! custom format string in Apache's `LogFormat` words (`%h %t "%r" %>s %b`)
 //! or nginx's `log_format` words (`$remote_addr [$time_local] "$request"`).
-//! `auto` picks one from the first line. Knows nothing of files.
+//! `auto` picks one from the first line (`Format::detect`, which lives with the
+//! line parser it tries each format with). Knows nothing of files.
 //!
 //! When a server writes the line decides what its time means: nginx (`$msec`,
 //! `$time_local`, `$time_iso8601`) and Caddy (`ts`) log when the request
