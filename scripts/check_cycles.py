@@ -31,7 +31,7 @@ Graph = dict[str, set[str]]
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 # Strings and char literals, so a path in a message or a '{' in a literal is not read as code.
-_STRING = re.compile(r'b?r(#*)".*?"\1|b?"(?:\\.|[^"\\])*"|' r"b?'(?:\\.|[^'\\])'")
+_STRING = re.compile(r'b?r(#*)".*?"\1|b?"(?:\\.|[^"\\])*"|' r"b?'(?:\\.|[^'\\])'", re.S)
 _TOKEN = re.compile(
     r"\buse\s+(?P<use>[^;]*);"
     r"|\bmod\s+(?P<inline>\w+)\s*\{"
