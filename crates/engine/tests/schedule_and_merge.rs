@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crest_engine::schedule::Schedule;
+use crest_engine::schedule::{scaled, Schedule, MAX_SCALED};
 use crest_engine::stats::{Completion, Stats};
 use crest_engine::ErrorKind;
 
@@ -33,6 +33,19 @@ fn closed_loop_follows_responses_plus_think_time() {
     assert!(!s.is_open_loop());
     assert_eq!(s.first_send(7), Duration::ZERO);
     assert_eq!(s.next_send(Duration::from_secs(1), Duration::from_secs(3)), Duration::from_millis(3250));
+}
+
+#[test]
+fn a_timed_replay_counts_from_logged_times_scaled_by_its_speed() {
+    let s = Schedule::timed(10.0);
+    assert!(s.is_open_loop(), "latency counts from the logged time");
+    assert_eq!(s.first_send(3), Duration::ZERO, "every connection takes its first request at once");
+    // The next logged request says when it is due: the schedule only frees the connection.
+    assert_eq!(s.next_send(Duration::from_secs(1), Duration::from_secs(3)), Duration::from_secs(3));
+    assert_eq!(scaled(1_234_567, 1.0), Duration::from_micros(1_234_567), "exact at the logged pace");
+    assert_eq!(scaled(1_000_000, 10.0), Duration::from_millis(100));
+    assert_eq!(scaled(1_000, 0.5), Duration::from_millis(2));
+    assert_eq!(scaled(u64::MAX, 1e-9), MAX_SCALED, "a slow replay of a long log stops at a year, never overflows");
 }
 
 #[test]
