@@ -211,28 +211,14 @@ impl Slot {
     fn begin(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
         // Nothing is sent after the end, even within the last batch of events.
         let over = ctx.end.is_some_and(|end| now >= end);
-        let batch = match self.pending.take() {
-            _ if over => None,
-            Some(due) => Some(due),
-            None => match ctx.selector.next_for(&ctx.plan, self.token) {
-                Some(batch) if batch.due != Due::Now => {
-                    // A replayed request: at its logged time, or after its session's gap.
-                    let at = match batch.due {
-                        Due::At(offset) => ctx.origin + offset,
-                        Due::After(gap) => now + gap,
-                        Due::Now => now,
-                    };
-                    self.x.intend(ctx, at);
-                    if at > now {
-                        self.pending = Some(batch);
-                        self.phase = Phase::Waiting(at);
-                        ctx.wakeups.push(std::cmp::Reverse((at, self.token)));
-                        return Step::Wait;
-                    }
-                    Some(batch)
-                }
-                batch => batch,
-            },
+        let drawn = if over { Ok(None) } else { self.draw(ctx, now) };
+        let batch = match drawn {
+            Ok(batch) => batch,
+            Err(at) => {
+                self.phase = Phase::Waiting(at);
+                ctx.wakeups.push(std::cmp::Reverse((at, self.token)));
+                return Step::Wait;
+            }
         };
         let Some(batch) = batch else {
             self.finish(ctx);
@@ -285,6 +271,28 @@ impl Slot {
             return Step::Continue;
         }
         self.open(ctx, now)
+    }
+
+    /// The next batch: a replayed request drawn earlier whose time has come,
+    /// or the selector's next (None: none is left). `Err(at)`: the drawn
+    /// request is a replayed one not due before `at`; it waits in `pending`.
+    fn draw(&mut self, ctx: &mut Ctx, now: Instant) -> Result<Option<Batch>, Instant> {
+        if let Some(batch) = self.pending.take() {
+            return Ok(Some(batch));
+        }
+        let Some(batch) = ctx.selector.next_for(&ctx.plan, self.token) else { return Ok(None) };
+        let at = match batch.due {
+            Due::Now => return Ok(Some(batch)),
+            // A timed replay's logged time, or a session's logged gap after its last response.
+            Due::At(offset) => ctx.origin + offset,
+            Due::After(gap) => now + gap,
+        };
+        self.x.intend(ctx, at);
+        if at > now {
+            self.pending = Some(batch);
+            return Err(at);
+        }
+        Ok(Some(batch))
     }
 
     fn open(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
