@@ -158,6 +158,7 @@ fn sessions_keep_each_clients_order_and_gaps() {
     let (report, _) = run(config);
     server.stop();
     assert_eq!(report.requests, 6, "errors {:?} notes {:?}", report.errors, report.error_notes);
+    assert_eq!(report.connections_opened, 2, "one connection per session");
     let got = arrivals(&served);
     for client in ["10.0.0.1", "10.0.0.2"] {
         let mine: Vec<(u64, &str)> = logged.iter().filter(|l| l.0 == client).map(|l| (l.1 * 1000, l.2)).collect();
@@ -175,6 +176,17 @@ fn sessions_keep_each_clients_order_and_gaps() {
             );
         }
     }
+    // One connection plays the sessions back to back, each on a connection of its own (a user each).
+    let (server, dir2, _) = target(&paths);
+    let config = RunConfig {
+        url: server.urls()[0].clone(),
+        connections: 1,
+        replay: Some(replay(&log, ReplayMode::Sessions, 10.0)),
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    drop((server, dir2));
+    assert_eq!((report.requests, report.connections_opened), (6, 2), "errors {:?}", report.errors);
 }
 
 #[test]

@@ -253,6 +253,10 @@ impl Slot {
             // A new connection: how many requests it carries.
             self.conn_left = ctx.plan.keepalive_draw.map(|draw| draw.draw(ctx.selector.rng()));
         }
+        if batch.session_ends {
+            // The user leaves: its connection closes after this request, the server's FIN awaited.
+            self.conn_left = Some(1);
+        }
         let plan = &ctx.plan;
         if let (Some(slot), Some(sw)) = (&mut self.specweb99, &plan.specweb99) {
             let last = match self.conn_left {

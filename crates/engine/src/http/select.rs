@@ -56,6 +56,8 @@ pub(crate) struct Batch {
     pub due: Due,
     /// The first request of a session: it goes on a new connection (a new user).
     pub new_session: bool,
+    /// The last request of a session: its connection closes after it.
+    pub session_ends: bool,
 }
 
 impl Selector {
@@ -101,7 +103,7 @@ impl Selector {
             0
         };
         // At most the pipeline depth, a u32.
-        Some(Batch { entry, requests: requests as u32, due: Due::Now, new_session: false })
+        Some(Batch { entry, requests: requests as u32, due: Due::Now, new_session: false, session_ends: false })
     }
 
     /// The next exchange of connection `slot` (its index in the worker):
@@ -112,20 +114,20 @@ impl Selector {
             return self.next(plan);
         };
         let table = &replay.table;
-        let (position, due, new_session) = match cursor.sessions.get_mut(slot) {
+        let (position, due, new_session, session_ends) = match cursor.sessions.get_mut(slot) {
             None => {
                 let position = cursor.first + cursor.step * cursor.taken;
                 if position >= table.len() {
                     return None;
                 }
-                (position, Due::At(scaled(table.offsets_us[position], replay.speed)), false)
+                (position, Due::At(scaled(table.offsets_us[position], replay.speed)), false, false)
             }
             Some((Some(session), next)) if *next < table.session(*session).len() => {
                 let requests = table.session(*session);
                 let (previous, position) = (requests[*next - 1] as usize, requests[*next] as usize);
                 *next += 1;
                 let gap = table.offsets_us[position].saturating_sub(table.offsets_us[previous]);
-                (position, Due::After(scaled(gap, replay.speed)), false)
+                (position, Due::After(scaled(gap, replay.speed)), false, *next == requests.len())
             }
             Some(place) => {
                 let session = cursor.first + cursor.step * cursor.taken;
@@ -133,7 +135,8 @@ impl Selector {
                     return None;
                 }
                 *place = (Some(session), 1);
-                (table.session(session)[0] as usize, Due::Now, true)
+                let requests = table.session(session);
+                (requests[0] as usize, Due::Now, true, requests.len() == 1)
             }
         };
         self.take(1)?;
@@ -143,7 +146,7 @@ impl Selector {
                 cursor.taken += 1;
             }
         }
-        Some(Batch { entry: table.requests[position] as usize, requests: 1, due, new_session })
+        Some(Batch { entry: table.requests[position] as usize, requests: 1, due, new_session, session_ends })
     }
 
     /// Takes up to `want` requests from the quota: None once it is used up.
