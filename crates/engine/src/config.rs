@@ -313,6 +313,9 @@ pub struct RunConfig {
     pub loadfile: Option<Loadfile>,
     /// Replay an access log in place of `requests` (HTTP/1.x).
     pub replay: Option<Replay>,
+    /// Scripted sessions in place of `requests` (HTTP/1.x): each connection
+    /// a virtual user playing the steps in order (`crate::script`).
+    pub script: Option<crate::script::ScriptConfig>,
 }
 
 /// A file-operation run (dbench's loadfile, reference §4.5–4.6).
@@ -400,6 +403,7 @@ impl Default for RunConfig {
             specweb99: None,
             loadfile: None,
             replay: None,
+            script: None,
         }
     }
 }

@@ -46,6 +46,8 @@ mod part;
 mod replay;
 #[path = "schedule_and_merge.rs"]
 mod schedule_and_merge;
+#[path = "script.rs"]
+mod script;
 #[path = "specweb99.rs"]
 mod specweb99;
 #[path = "table.rs"]

@@ -209,7 +209,41 @@ fn allocations_do_not_grow_with_requests() {
     eprintln!("replay allocations: 200 logged requests {small}, 20,000 logged requests {large}");
     // Reading the log grows its table's columns (a doubling each, once per run): slack as above.
     assert!(large < small + 200, "replay, 200 logged requests: {small} allocations; 20,000: {large}");
+    let small = script_allocations_for(200);
+    let large = script_allocations_for(20_000);
+    eprintln!("script allocations: 200 requests {small}, 20,000 requests {large}");
+    assert!(large < small + 200, "script, 200 requests: {small} allocations; 20,000 requests: {large}");
     fileio_operations_do_not_allocate();
+}
+
+/// Allocations of a two-step script of `requests` on one connection: the
+/// first step extracts a value by regex from its body, the second sends it
+/// in its path.
+fn script_allocations_for(requests: u64) -> u64 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let script = serde_json::json!({
+        "variables": ["user"], "users": [["alice"]],
+        "steps": [
+            {"name": "a", "path": "/a?u={{user}}", "extract": [{"name": "v", "regex": "(o)k"}]},
+            {"name": "b", "path": "/b?v={{v}}", "headers": [["X-User", "{{user}}"]], "expect_status": 200}
+        ]
+    });
+    let config = crest_engine::RunConfig {
+        url: format!("http://{}/", listener.local_addr().unwrap()),
+        connections: 1,
+        max_requests: Some(requests),
+        script: Some(serde_json::from_value(script).unwrap()),
+        ..Default::default()
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| serve_one(&listener));
+        let before = ALLOCATIONS.load(Relaxed);
+        let report = crest_engine::start(&config).unwrap().join().unwrap();
+        let used = ALLOCATIONS.load(Relaxed) - before;
+        assert_eq!(report.responses, requests, "errors {:?} notes {:?}", report.errors, report.error_notes);
+        assert_eq!(report.classes["b"].requests, requests / 2);
+        used
+    })
 }
 
 /// Allocations of a timed replay of a log of `requests` lines (four paths,

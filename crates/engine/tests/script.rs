@@ -57,11 +57,7 @@ fn a_value_extracted_from_one_step_is_sent_by_the_next_and_a_miss_fails_its_step
     assert!(login >= used && used >= missed && login - missed <= 2 && missed >= 4, "{:?}", report.classes);
     assert_eq!((class("login").errors, class("use").errors, class("miss").requests), (0, 0, 0));
     assert_eq!(report.errors.get("validation"), Some(&missed));
-    assert!(
-        report.error_notes.iter().any(|n| n.contains("extract nothing: no match")),
-        "{:?}",
-        report.error_notes
-    );
+    assert!(report.error_notes.iter().any(|n| n.contains("extract nothing: no match")), "{:?}", report.error_notes);
 }
 
 #[test]
@@ -101,7 +97,8 @@ fn a_login_post_a_json_pointer_and_the_cookie_jar() {
             ]
         }
     })));
-    let log: Vec<String> = fixture.log.lock().unwrap().iter().map(|r| String::from_utf8_lossy(r).into_owned()).collect();
+    let log: Vec<String> =
+        fixture.log.lock().unwrap().iter().map(|r| String::from_utf8_lossy(r).into_owned()).collect();
     assert_eq!(log.len(), 4, "{log:?}");
     assert!(log[0].starts_with("POST /login HTTP/1.1\r\n") && log[0].ends_with("\r\n\r\nu=alice"), "{}", log[0]);
     assert!(log[0].contains("Content-Length: 7\r\n") && !log[0].contains("Cookie:"), "{}", log[0]);
@@ -119,7 +116,7 @@ fn a_login_post_a_json_pointer_and_the_cookie_jar() {
 fn what_a_script_cannot_be_is_one_line_each() {
     let script = json!({"steps": [{"name": "a", "path": "/"}]});
     let refused = |extra: serde_json::Value| {
-        let mut value = json!({"url": "http://127.0.0.1:1/", "script": script});
+        let mut value = json!({"url": "http://127.0.0.1:1/", "max_requests": 1, "script": script});
         for (k, v) in extra.as_object().unwrap() {
             value[k] = v.clone();
         }
@@ -135,7 +132,7 @@ fn what_a_script_cannot_be_is_one_line_each() {
         (json!({"selection": "once"}), "selection"),
         (
             json!({"script": {"steps": [{"name": "a", "path": "/{{who}}"}]}}),
-            "step 1 (a) path: {{who}} is no CSV column and no value an earlier step extracts",
+            "step 1 (a) path: 'who' is no CSV column and no value an earlier step extracts",
         ),
         (
             json!({"script": {"steps": [{"name": "a", "path": "/", "extract": [{"name": "t", "regex": "(x"}]}]}}),

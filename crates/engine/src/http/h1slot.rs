@@ -8,7 +8,9 @@
 //! slot's own draw and writer, `specweb99`), whether a body is the expected
 //! one `validate`'s. A slot also paces itself to `line_speed_bps` and, with
 //! `keepalive_requests`, closes each connection after its drawn count. A
-//! replayed request that is not yet due waits in the slot (`pending`).
+//! replayed request that is not yet due waits in the slot (`pending`). With
+//! a script the slot is a virtual user (`script::User`): the script writes
+//! each step's request into the user's buffer and judges its response.
 
 use std::io;
 use std::net::IpAddr;
@@ -23,6 +25,7 @@ use super::validate;
 use crate::connection::Transport;
 use crate::error::ErrorKind;
 use crate::protocol::{Response, ResponseDecoder};
+use crate::script;
 use crate::specweb99::{self, BodyCheck, Cookie, FileId, Op};
 
 /// How long a closing connection waits for the server's FIN, so the server,
@@ -82,6 +85,9 @@ pub(crate) struct Slot {
     /// `deadline` is also the end of a closing connection's grace.
     x: Exchange,
     specweb99: Option<Box<Specweb99Slot>>,
+    /// A script's virtual user, and the end of its think time after a step.
+    script: Option<Box<script::User>>,
+    think_until: Option<Instant>,
     phase: Phase,
     transport: Option<Transport>,
     source: Option<IpAddr>,
@@ -114,6 +120,10 @@ impl Slot {
                 check: BodyCheck::new(),
             })
         });
+        let script = plan.script.as_ref().map(|sp| {
+            decoder.set_cookie_capture();
+            Box::new(sp.script.user(index))
+        });
         Self {
             token,
             client,
@@ -123,6 +133,8 @@ impl Slot {
             pending: None,
             x: Exchange::new(first),
             specweb99,
+            script,
+            think_until: None,
             phase: Phase::Waiting(first),
             transport: None,
             source,
@@ -229,12 +241,13 @@ impl Slot {
             self.transport = None;
         }
         self.current = batch.entry;
-        let (class, target) = match (&mut self.specweb99, &ctx.plan.specweb99) {
-            (Some(slot), Some(sw)) => {
+        let (class, target) = match (&mut self.specweb99, &ctx.plan.specweb99, &self.script, &ctx.plan.script) {
+            (Some(slot), Some(sw), ..) => {
                 let (op, file) = sw.mix.draw(ctx.selector.rng());
                 (slot.op, slot.file) = (op, file);
                 (specweb99::class_index(op, file.class), sw.site.endpoint(op).target)
             }
+            (.., Some(user), Some(sp)) => (user.step, sp.target),
             _ => {
                 let request = &ctx.plan.requests[self.current];
                 self.decoder.set_head_request(request.head);
@@ -258,14 +271,21 @@ impl Slot {
             self.conn_left = Some(1);
         }
         let plan = &ctx.plan;
+        let last = match self.conn_left {
+            Some(left) => left <= 1,
+            None => !plan.keepalive,
+        };
         if let (Some(slot), Some(sw)) = (&mut self.specweb99, &plan.specweb99) {
-            let last = match self.conn_left {
-                Some(left) => left <= 1,
-                None => !plan.keepalive,
-            };
             sw.site.write(&mut slot.request, slot.op, slot.file, slot.global, slot.cookie, last);
             slot.check.start(slot.op, slot.file);
             self.batch_len = slot.request.len();
+        }
+        if let (Some(user), Some(sp)) = (&mut self.script, &plan.script) {
+            sp.script.write(user, &sp.host, last);
+            self.decoder.set_head_request(sp.script.is_head(user.step));
+            // Only a step that extracts keeps its body (up to the cap; the buffer was reserved once).
+            self.decoder.set_capture(if sp.script.step_extracts(user.step) { script::BODY_CAPTURE_BYTES } else { 0 });
+            self.batch_len = user.request.len();
         }
         ctx.stats.record_issued(class, batch.requests);
         self.inflight = batch.requests;
@@ -357,10 +377,11 @@ impl Slot {
     fn writing(&mut self, ctx: &mut Ctx, now: Instant) -> Step {
         let transport = self.transport.as_mut().expect("invariant: writing has a transport");
         let plan = &ctx.plan;
-        let out = match &self.specweb99 {
-            Some(slot) => &slot.request[..],
-            None if plan.pipeline > 1 => &plan.batch[..self.batch_len],
-            None => &plan.requests[self.current].bytes[..],
+        let out = match (&self.specweb99, &self.script) {
+            (Some(slot), _) => &slot.request[..],
+            (None, Some(user)) => &user.request[..],
+            _ if plan.pipeline > 1 => &plan.batch[..self.batch_len],
+            _ => &plan.requests[self.current].bytes[..],
         };
         while self.write_off < self.batch_len {
             match transport.write(&out[self.write_off..]) {
@@ -468,8 +489,9 @@ impl Slot {
 
     /// One response of the batch is complete.
     fn complete(&mut self, ctx: &mut Ctx, now: Instant, response: Response) {
-        let verdict = match &mut self.specweb99 {
-            Some(slot) => {
+        let mut expect_status = ctx.plan.requests.get(self.current).and_then(|r| r.expect_status);
+        let verdict = match (&mut self.specweb99, &mut self.script, &ctx.plan.script) {
+            (Some(slot), ..) => {
                 let (verdict, ad) =
                     validate::check_specweb99(&response, &mut slot.check, self.decoder.captured_header());
                 // The next CAD and POST requests say which ad this connection saw last.
@@ -478,9 +500,15 @@ impl Slot {
                 }
                 verdict
             }
-            None => validate::check(&ctx.plan.requests[self.current], &response, self.decoder.captured()),
+            (None, Some(user), Some(sp)) => {
+                let step = user.step;
+                expect_status = sp.script.expect_status(step);
+                self.think_until = Some(now + sp.script.think(step));
+                let (body, cookies) = (self.decoder.captured(), self.decoder.captured_cookies());
+                sp.script.judge(user, response.status, body, cookies).map_err(validate::Invalid::Script)
+            }
+            _ => validate::check(&ctx.plan.requests[self.current], &response, self.decoder.captured()),
         };
-        let expect_status = ctx.plan.requests.get(self.current).and_then(|r| r.expect_status);
         let wire_bytes = response.head_bytes + response.body_bytes;
         self.x.complete(ctx, self.who(), &response, wire_bytes, verdict, expect_status, now);
         if let Some(left) = &mut self.conn_left {
@@ -550,6 +578,10 @@ impl Slot {
         self.inflight = 0;
         self.transport = None;
         self.decoder.reset();
+        if let (Some(user), Some(sp)) = (&mut self.script, &ctx.plan.script) {
+            // A step without a response failed: the user starts again.
+            sp.script.restart(user);
+        }
         self.schedule_next(ctx, now, earliest);
         Step::Continue
     }
@@ -560,6 +592,8 @@ impl Slot {
 
     /// Decides when the next exchange begins: at once (`Queued`) or later.
     fn schedule_next(&mut self, ctx: &mut Ctx, now: Instant, earliest: Instant) {
+        // A script step's think time holds the next step back, however the connection ended.
+        let earliest = self.think_until.take().map_or(earliest, |until| earliest.max(until));
         match self.x.schedule_next(ctx, self.who(), now, earliest) {
             // Begin after the worker has read every ready socket, as wrk does:
             // reads first, then writes, one pass each per loop.

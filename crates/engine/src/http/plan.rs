@@ -17,6 +17,7 @@ use crate::gate::{self, Shared};
 use crate::keepalive::KeepaliveDraw;
 use crate::protocol::{encode_request, RequestSpec};
 use crate::schedule::Schedule;
+use crate::script::{Script, ScriptConfig};
 use crate::specweb99::{self, Endpoint, Mix, Site};
 use crate::table::AliasTable;
 
@@ -183,6 +184,19 @@ pub struct Plan {
     pub body: Vec<u8>,
     /// A log replayed in place of a weighted table.
     pub replay: Option<ReplayPlan>,
+    /// Scripted sessions in place of a weighted table (then `requests` is empty).
+    pub script: Option<ScriptPlan>,
+}
+
+/// A script, compiled, and where its steps go: `url`'s server (its `Host`).
+#[derive(Debug, Clone)]
+pub struct ScriptPlan {
+    /// The steps, their templates and finders.
+    pub script: Script,
+    /// Index into `Plan::targets`.
+    pub target: usize,
+    /// `Host` header value.
+    pub host: String,
 }
 
 impl Plan {
@@ -223,6 +237,13 @@ impl Plan {
                     users: sw.users,
                     first_connection: sw.first_connection,
                 })
+            }
+            None => None,
+        };
+        let script = match checked.script {
+            Some(script) => {
+                let base = &checked.urls[0];
+                Some(ScriptPlan { script, target: target_of(base)?, host: base.host_header.clone() })
             }
             None => None,
         };
@@ -343,6 +364,7 @@ impl Plan {
             }),
             body: config.body.as_deref().map_or_else(Vec::new, |b| b.as_bytes().to_vec()),
             replay: checked.replay,
+            script,
         })
     }
 
@@ -376,12 +398,16 @@ struct Checked<'a> {
     classes: Vec<String>,
     source_addrs: Vec<IpAddr>,
     replay: Option<ReplayPlan>,
+    script: Option<Script>,
 }
 
 fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
     let shared = gate::check(config)?;
     check_fields(config)?;
     check_client(config)?;
+    if let Some(script) = &config.script {
+        return check_script(config, script, shared);
+    }
     if let Some(replay) = &config.replay {
         return check_replay(config, replay, shared);
     }
@@ -389,7 +415,15 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
         let urls = check_specweb99(config, sw)?;
         let source_addrs = gate::source_addrs(config)?;
         let entries = std::borrow::Cow::Owned(Vec::new());
-        return Ok(Checked { shared, entries, urls, classes: specweb99::class_names(), source_addrs, replay: None });
+        return Ok(Checked {
+            shared,
+            entries,
+            urls,
+            classes: specweb99::class_names(),
+            source_addrs,
+            replay: None,
+            script: None,
+        });
     }
     let entries: std::borrow::Cow<'_, [RequestEntry]> = if config.requests.is_empty() {
         std::borrow::Cow::Owned(vec![RequestEntry {
@@ -464,7 +498,7 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
         }
     }
     let source_addrs = gate::source_addrs(config)?;
-    Ok(Checked { shared, entries, urls, classes, source_addrs, replay: None })
+    Ok(Checked { shared, entries, urls, classes, source_addrs, replay: None, script: None })
 }
 
 /// A replay's settings and its log, read (or taken from the reader's cache)
@@ -595,7 +629,53 @@ fn check_replay<'a>(c: &'a RunConfig, r: &Replay, shared: Shared) -> Result<Chec
         classes: names,
         source_addrs,
         replay: Some(replay),
+        script: None,
     })
+}
+
+/// A script's settings: its steps compiled here (templates, regular
+/// expressions, JSON pointers), all sent to `url`'s server over HTTP/1.x.
+fn check_script<'a>(c: &'a RunConfig, s: &ScriptConfig, shared: Shared) -> Result<Checked<'a>, ConfigError> {
+    let conflict = |field: &'static str, why: &str| {
+        Err(ConfigError::new(field, format!("{{script}} and {{{field}}} conflict: {why}; drop {{{field}}}")))
+    };
+    if !c.requests.is_empty() {
+        return conflict("requests", "a script writes its own requests, one per step");
+    }
+    if c.specweb99.is_some() {
+        return conflict("specweb99", "SPECweb99 writes its own requests");
+    }
+    if c.replay.is_some() {
+        return conflict("replay", "a replay sends the log's requests");
+    }
+    if c.selection != Selection::Weighted {
+        return conflict("selection", "each virtual user plays the steps in order");
+    }
+    if c.pipeline > 1 {
+        return conflict("pipeline", "a step waits for the previous one's response");
+    }
+    if c.body.is_some() {
+        return conflict("body", "each step has its own body");
+    }
+    let names = Script::class_names(s);
+    if !c.classes.is_empty() && c.classes != names {
+        return conflict("classes", "a script's classes are its steps' names");
+    }
+    if matches!(c.http_version, HttpVersion::Http2 | HttpVersion::Http3) {
+        return Err(ConfigError::new(
+            "http_version",
+            "a {script} is sent over HTTP/1.x for now: set {http_version} to 1.1 or 1.0",
+        ));
+    }
+    let script =
+        Script::compile(s, c.http_version).map_err(|e| ConfigError::new("script", format!("{{script}} {e}")))?;
+    let base = parse_url(&c.url).map_err(|msg| ConfigError::new("url", msg))?;
+    if base.tls {
+        tls_name(&base.host).map_err(|msg| ConfigError::new("url", msg))?;
+    }
+    let source_addrs = gate::source_addrs(c)?;
+    let entries = std::borrow::Cow::Owned(Vec::new());
+    Ok(Checked { shared, entries, urls: vec![base], classes: names, source_addrs, replay: None, script: Some(script) })
 }
 
 /// A logged target as a request line's origin form: an absolute-form target

@@ -18,6 +18,8 @@ pub(crate) enum Invalid {
     Prefix,
     /// SPECweb99's checks failed.
     Specweb99(specweb99::Invalid),
+    /// A script step's extraction or cookie jar failed.
+    Script(crate::script::Invalid),
 }
 
 impl fmt::Display for Invalid {
@@ -26,6 +28,7 @@ impl fmt::Display for Invalid {
             Self::Length { got, expected } => write!(f, "body of {got} bytes where the manifest says {expected}"),
             Self::Prefix => f.write_str("body does not start with the content the manifest gives"),
             Self::Specweb99(why) => why.fmt(f),
+            Self::Script(why) => why.fmt(f),
         }
     }
 }
