@@ -4,6 +4,7 @@
 //! and `fileops`), above `results`: nothing here draws a request, opens a
 //! connection or reads a file.
 
+pub(crate) mod fine_timer;
 mod handle;
 pub(crate) mod live;
 pub(crate) mod nap;

@@ -18,6 +18,7 @@ use super::h2slot::H2Slot;
 use super::h3slot::H3Slot;
 use super::plan::Plan;
 use super::select::Selector;
+use crate::exec::fine_timer::{FineTimer, FINE_TOKEN};
 use crate::exec::live::LiveCounters;
 use crate::exec::nap::{self, Nap};
 use crate::exec::{thread_cpu_time, Outcome, WAKE_TOKEN};
@@ -53,6 +54,8 @@ pub(crate) struct Worker {
     ended: bool,
     cancel: Arc<AtomicBool>,
     live: Arc<LiveCounters>,
+    /// Wakes `poll` to the µs when a slot's wake-up is the nearest deadline.
+    fine: FineTimer,
 }
 
 impl Worker {
@@ -66,6 +69,7 @@ impl Worker {
         live: Arc<LiveCounters>,
     ) -> std::io::Result<Self> {
         let registry = poll.registry().try_clone()?;
+        let fine = FineTimer::new(&registry)?;
         // Each client's start delay is drawn once and shared by its connections.
         let mut client_delay = (u32::MAX, Duration::ZERO);
         let slots: Vec<Conn> = (0..job.connections)
@@ -128,7 +132,7 @@ impl Worker {
         let draining = Vec::with_capacity(slots.len());
         let end = plan.duration.map(|d| origin + d);
         let stop = end.map(|e| e + plan.drain);
-        Ok(Self { poll, draining, slots, ctx, end, stop, ended: false, cancel, live })
+        Ok(Self { poll, draining, slots, ctx, end, stop, ended: false, cancel, live, fine })
     }
 
     pub fn run(mut self) -> Outcome {
@@ -163,8 +167,12 @@ impl Worker {
                 break;
             }
             let mut wait = next_sweep - now;
+            let mut wake_up = None;
             if let Some(Reverse((at, _))) = self.ctx.wakeups.peek() {
-                wait = wait.min(at.saturating_duration_since(now));
+                let until = at.saturating_duration_since(now);
+                if until < wait {
+                    (wait, wake_up) = (until, Some(until));
+                }
             }
             if let Some(end) = if self.ended { self.stop } else { self.end } {
                 wait = wait.min(end.saturating_duration_since(now));
@@ -174,13 +182,11 @@ impl Worker {
             }
             // Napping: look without waiting, and sleep on no socket if nothing is there.
             let nap = if wait.is_zero() { None } else { self.ctx.nap.length(now) };
-            // epoll waits whole milliseconds and mio rounds a wait up to the
-            // next one, so a wake-up could come up to 1 ms late: wait the whole
-            // milliseconds on the sockets, then the rest (under 1 ms) asleep,
-            // which keeps µs (a replay's logged times, an open loop's schedule).
-            let whole_ms = Duration::from_millis(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX));
-            let blocking = if nap.is_some() { Duration::ZERO } else { whole_ms };
-            match self.poll.poll(&mut events, Some(blocking)) {
+            // A slot's wake-up to the µs: epoll alone would round it up to the next ms.
+            if nap.is_none() && wake_up == Some(wait) && wait.subsec_nanos() % 1_000_000 != 0 {
+                self.fine.arm(wait);
+            }
+            match self.poll.poll(&mut events, Some(if nap.is_some() { Duration::ZERO } else { wait })) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => panic!("event loop failed: {e}"),
@@ -190,10 +196,6 @@ impl Worker {
                 std::thread::sleep(nap.min(wait));
                 continue;
             }
-            if events.is_empty() && whole_ms.is_zero() && !wait.is_zero() {
-                std::thread::sleep(wait);
-                continue;
-            }
             // What arrives after the end (and the drain) is not part of the run.
             let now = Instant::now();
             if self.stop.is_some_and(|stop| now >= stop) {
@@ -201,6 +203,10 @@ impl Worker {
             }
             for event in &events {
                 if event.token() == WAKE_TOKEN {
+                    continue;
+                }
+                if event.token() == FINE_TOKEN {
+                    self.fine.clear();
                     continue;
                 }
                 let io = Event::Io {
