@@ -154,6 +154,29 @@ fn default_true() -> bool {
     true
 }
 
+/// Page loads (a HAR recording): the pages every client loads in turn.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pages {
+    /// The pages, in the order a client loads them (client c begins at page c mod pages).
+    pub pages: Vec<PageEntry>,
+    /// Pause after a page has loaded before the client loads the next.
+    #[serde(default)]
+    pub think_s: f64,
+}
+
+/// One page: its class (whose latency is the page load time) and its requests.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageEntry {
+    /// The page's name (its class is named for it by the caller).
+    pub name: String,
+    /// Index into `RunConfig::classes`: each load is a completion of it.
+    pub class: u32,
+    /// Indices into `RunConfig::requests`, the document first, then in the order the browser started them.
+    pub entries: Vec<u32>,
+}
+
 /// SPECweb99's client (reference specweb99.md §1.4–1.7, §2, §3.2–3.4): each
 /// request is drawn and written by the engine (replacing `requests`), and each
 /// response is checked against the file asked for. The 20 classes are fixed,
@@ -313,6 +336,10 @@ pub struct RunConfig {
     pub loadfile: Option<Loadfile>,
     /// Replay an access log in place of `requests` (HTTP/1.x).
     pub replay: Option<Replay>,
+    /// A HAR's page loads: each client (its `connections_per_client`
+    /// connections, or one connection's streams) loads these pages of
+    /// `requests` in turn, as a browser does (`http::page`).
+    pub pages: Option<Pages>,
     /// Scripted sessions in place of `requests` (HTTP/1.x): each connection
     /// a virtual user playing the steps in order (`crate::script`).
     pub script: Option<crate::script::ScriptConfig>,
@@ -403,6 +430,7 @@ impl Default for RunConfig {
             specweb99: None,
             loadfile: None,
             replay: None,
+            pages: None,
             script: None,
         }
     }

@@ -40,6 +40,8 @@ mod h3_hostile;
 mod hostile;
 #[path = "nap.rs"]
 mod nap;
+#[path = "pages.rs"]
+mod pages;
 #[path = "part.rs"]
 mod part;
 #[path = "replay.rs"]

@@ -122,6 +122,9 @@ class MixMeasure:
         if result.interrupted:
             raise Interrupted
         record = mix_from_report(mix, result.report, started, ended, found)
+        if workload.har is not None:
+            # A HAR's client is a browser with connections of its own: the engine's count, not clients × threads.
+            record.connections = spec.connections
         if workload.specweb99 is not None:
             # Every POST the iteration sent, window or not: the POST-log check counts them all.
             record.specweb99 = {"issued_by_class": dict(result.report.get("issued_by_class") or {})}

@@ -43,6 +43,8 @@ pub(crate) struct Ctx {
     pub wakeups: std::collections::BinaryHeap<std::cmp::Reverse<(Instant, usize)>>,
     /// The worker's recent responses, which say whether it may nap.
     pub nap: Nap,
+    /// A HAR's page loads: the worker's clients as browsers.
+    pub pages: Option<super::page::PageLoads>,
 }
 
 impl Ctx {

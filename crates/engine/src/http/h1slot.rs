@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use super::ctx::{Ctx, Event};
 use super::dial::{self, Connected};
 use super::exchange::{Awaited, Exchange, Who};
+use super::page;
 use super::plan::Plan;
 use super::select::{Batch, Due};
 use super::validate;
@@ -226,6 +227,11 @@ impl Slot {
         let drawn = if over { Ok(None) } else { self.draw(ctx, now) };
         let batch = match drawn {
             Ok(batch) => batch,
+            // A page load's connection with nothing to send yet: a sibling's answer queues it.
+            Err(at) if ctx.pages.is_some() && at == page::parked(ctx) => {
+                self.phase = Phase::Queued;
+                return Step::Wait;
+            }
             Err(at) => {
                 self.phase = Phase::Waiting(at);
                 ctx.wakeups.push(std::cmp::Reverse((at, self.token)));
@@ -303,6 +309,9 @@ impl Slot {
     fn draw(&mut self, ctx: &mut Ctx, now: Instant) -> Result<Option<Batch>, Instant> {
         if let Some(batch) = self.pending.take() {
             return Ok(Some(batch));
+        }
+        if ctx.pages.is_some() {
+            return page::draw_for_connection(ctx, self.token, now);
         }
         let Some(batch) = ctx.selector.next_for(&ctx.plan, self.token) else { return Ok(None) };
         let at = match batch.due {
@@ -510,6 +519,7 @@ impl Slot {
             _ => validate::check(&ctx.plan.requests[self.current], &response, self.decoder.captured()),
         };
         let wire_bytes = response.head_bytes + response.body_bytes;
+        let as_expected = page::as_expected(verdict.is_ok(), response.status, expect_status);
         self.x.complete(ctx, self.who(), &response, wire_bytes, verdict, expect_status, now);
         if let Some(left) = &mut self.conn_left {
             *left = left.saturating_sub(1);
@@ -517,6 +527,9 @@ impl Slot {
         self.inflight -= 1;
         if self.inflight > 0 {
             return;
+        }
+        if ctx.pages.is_some() {
+            page::answered_on_connection(ctx, self.token, as_expected, now);
         }
         let count_done = self.conn_left == Some(0);
         if self.transport.is_some() && (count_done || !(response.keep_alive && ctx.plan.keepalive)) {
@@ -575,6 +588,9 @@ impl Slot {
 
     fn fail(&mut self, ctx: &mut Ctx, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) -> Step {
         let earliest = self.x.fail(ctx, self.who(), self.inflight.max(1), kind, message, now);
+        if ctx.pages.is_some() {
+            page::answered_on_connection(ctx, self.token, false, now);
+        }
         self.inflight = 0;
         self.transport = None;
         self.decoder.reset();

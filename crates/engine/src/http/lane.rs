@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use super::ctx::{Ctx, Event};
 use super::exchange::{Awaited, Exchange, Who};
+use super::page::{self, Next};
 use super::plan::Plan;
 use super::validate;
 use crate::error::ErrorKind;
@@ -56,12 +57,17 @@ impl Lane {
         let over = ctx.end.is_some_and(|end| now >= end);
         let batch = if over { None } else { ctx.selector.next(&ctx.plan) };
         let Some(batch) = batch else { return false };
-        self.current = batch.entry;
-        self.x.begin(ctx, ctx.plan.requests[batch.entry].class, now);
+        self.begin_entry(ctx, batch.entry, now);
+        true
+    }
+
+    /// Begins table entry `entry` (it is then `Pending`).
+    fn begin_entry(&mut self, ctx: &mut Ctx, entry: usize, now: Instant) {
+        self.current = entry;
+        self.x.begin(ctx, ctx.plan.requests[entry].class, now);
         self.captured.clear();
         self.phase = LanePhase::Pending;
         ctx.stats.record_issued(self.x.class, 1);
-        true
     }
 
     /// The request went out on a stream.
@@ -83,13 +89,20 @@ impl Lane {
     pub fn complete(&mut self, ctx: &mut Ctx, who: Who, response: &Response, wire_bytes: u64, now: Instant) {
         let request = &ctx.plan.requests[self.current];
         let (verdict, expect_status) = (validate::check(request, response, &self.captured), request.expect_status);
+        let as_expected = page::as_expected(verdict.is_ok(), response.status, expect_status);
         self.x.complete(ctx, who, response, wire_bytes, verdict, expect_status, now);
+        if ctx.pages.is_some() && page::answered_on_lane(ctx, who.token, as_expected, now) {
+            ctx.ready.push(who.token); // parked lanes of this connection have work
+        }
         self.schedule_next(ctx, who, now, now);
     }
 
     /// The request failed with `kind`; the next one is scheduled (after a short back-off for a failed connect).
     pub fn fail(&mut self, ctx: &mut Ctx, who: Who, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
         let earliest = self.x.fail(ctx, who, 1, kind, message, now);
+        if ctx.pages.is_some() && page::answered_on_lane(ctx, who.token, false, now) {
+            ctx.ready.push(who.token);
+        }
         self.schedule_next(ctx, who, now, earliest);
     }
 
@@ -161,8 +174,9 @@ impl Lanes {
             }
             Event::Dequeued => {
                 self.queued = false;
+                let parked = LanePhase::Waiting(page::parked(ctx));
                 for k in 0..self.lanes.len() {
-                    if self.lanes[k].phase == LanePhase::Queued {
+                    if self.lanes[k].phase == LanePhase::Queued || self.lanes[k].phase == parked {
                         self.begin(ctx, k, now);
                     }
                 }
@@ -181,8 +195,27 @@ impl Lanes {
 
     /// Lane `k` draws its next request, or is done.
     fn begin(&mut self, ctx: &mut Ctx, k: usize, now: Instant) {
+        if ctx.pages.is_some() {
+            return self.begin_page(ctx, k, now);
+        }
         if !self.lanes[k].begin(ctx, now) {
             self.done(ctx, k);
+        }
+    }
+
+    /// A page load's lane: its client's next request, its think time, or
+    /// parked until an answer on the connection gives it work.
+    fn begin_page(&mut self, ctx: &mut Ctx, k: usize, now: Instant) {
+        if ctx.end.is_some_and(|end| now >= end) {
+            return self.done(ctx, k);
+        }
+        match page::next_for_lane(ctx, self.who.token, k, now) {
+            Next::Send(entry) => self.lanes[k].begin_entry(ctx, entry, now),
+            Next::At(at) => {
+                self.lanes[k].phase = LanePhase::Waiting(at);
+                ctx.wakeups.push(std::cmp::Reverse((at, self.who.token)));
+            }
+            Next::Park => self.lanes[k].phase = LanePhase::Waiting(page::parked(ctx)),
         }
     }
 

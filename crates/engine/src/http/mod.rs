@@ -14,6 +14,7 @@ mod h1slot;
 mod h2slot;
 mod h3slot;
 mod lane;
+mod page;
 mod select;
 mod validate;
 mod worker;
@@ -123,7 +124,10 @@ fn assignments(plan: &Plan) -> Vec<Assignment> {
     let threads = plan.threads;
     (0..threads)
         .map(|i| {
-            let connections = plan.connections / threads + u32::from(i < plan.connections % threads);
+            // A page load's client shares its pages over its connections: clients are dealt whole.
+            let unit = if plan.pages.is_some() { plan.connections_per_client.max(1) } else { 1 };
+            let units = plan.connections / unit;
+            let connections = (units / threads + u32::from(i < units % threads)) * unit;
             let quota =
                 plan.max_requests.map(|n| n / u64::from(threads) + u64::from(u64::from(i) < n % u64::from(threads)));
             let quota = match plan.selection {

@@ -184,6 +184,8 @@ pub struct Plan {
     pub body: Vec<u8>,
     /// A log replayed in place of a weighted table.
     pub replay: Option<ReplayPlan>,
+    /// A HAR's page loads over the table (`super::page`).
+    pub(crate) pages: Option<super::page::PagesPlan>,
     /// Scripted sessions in place of a weighted table (then `requests` is empty).
     pub script: Option<ScriptPlan>,
 }
@@ -364,6 +366,7 @@ impl Plan {
             }),
             body: config.body.as_deref().map_or_else(Vec::new, |b| b.as_bytes().to_vec()),
             replay: checked.replay,
+            pages: config.pages.as_ref().map(super::page::plan),
             script,
         })
     }
@@ -405,6 +408,9 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
     let shared = gate::check(config)?;
     check_fields(config)?;
     check_client(config)?;
+    if let Some(pages) = &config.pages {
+        super::page::check(config, pages)?;
+    }
     if let Some(script) = &config.script {
         return check_script(config, script, shared);
     }

@@ -16,6 +16,7 @@ use super::ctx::{Ctx, Event};
 use super::h1slot::Slot;
 use super::h2slot::H2Slot;
 use super::h3slot::H3Slot;
+use super::page::PageLoads;
 use super::plan::Plan;
 use super::select::Selector;
 use crate::exec::fine_timer::{FineTimer, FINE_TOKEN};
@@ -127,6 +128,14 @@ impl Worker {
             ready: Vec::with_capacity(slots.len()),
             wakeups,
             nap: Nap::new(plan.nap, origin),
+            pages: plan.pages.as_ref().map(|pages| {
+                let per_client = plan.connections_per_client.max(1);
+                PageLoads::new(
+                    pages,
+                    (job.connections / per_client) as usize,
+                    (job.first_connection / per_client) as usize,
+                )
+            }),
             plan: plan.clone(),
         };
         let draining = Vec::with_capacity(slots.len());

@@ -1,0 +1,151 @@
+//! Page loads (`RunConfig.pages`, a HAR recording) against the built-in
+//! target, read back from its access log: each client loads its page the
+//! document first, then the rest over its connections; a page load is a
+//! completion of the page's class (its load time the latency) that the
+//! run's request counts do not include; what pages cannot be combined with
+//! is one line each.
+
+use std::path::{Path, PathBuf};
+
+use crest_engine::config::{PageEntry, Pages};
+use crest_engine::{HttpVersion, RequestEntry, RunConfig, Selection};
+
+use crate::support::run;
+
+/// The page: a document, then its resources (each 2000 bytes but the document).
+const PATHS: [&str; 6] = ["/index.html", "/a.css", "/b.css", "/a.js", "/1.png", "/2.png"];
+const CLASSES: [&str; 5] = ["document", "stylesheet", "script", "image", "page:/index.html"];
+
+fn target() -> (crest_target::Server, tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let docroot = dir.path().join("www");
+    std::fs::create_dir(&docroot).unwrap();
+    for (i, p) in PATHS.iter().enumerate() {
+        std::fs::write(docroot.join(p.trim_start_matches('/')), vec![b'x'; if i == 0 { 300 } else { 2000 }]).unwrap();
+    }
+    let log = dir.path().join("served.log");
+    let server = crest_target::Server::start(crest_target::ServeConfig {
+        docroot,
+        threads: 2,
+        access_log: Some(log.clone()),
+        ..crest_target::ServeConfig::default()
+    })
+    .unwrap();
+    (server, dir, log)
+}
+
+/// The paths the target's access log has, in arrival order.
+fn arrived(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap();
+    let mut out: Vec<(String, String)> = text
+        .lines()
+        .map(|l| {
+            let time = l[l.find('[').unwrap() + 1..l.find(']').unwrap()].to_string();
+            (time, l.split('"').nth(1).unwrap().split(' ').nth(1).unwrap().to_string())
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.into_iter().map(|a| a.1).collect()
+}
+
+fn page_config(url: &str, clients: u32, think_s: f64) -> RunConfig {
+    let class = [0, 1, 1, 2, 3, 3];
+    RunConfig {
+        url: format!("{url}/index.html"),
+        requests: PATHS
+            .iter()
+            .zip(class)
+            .map(|(p, c)| RequestEntry {
+                url: format!("{url}{p}"),
+                weight: 1.0,
+                class: c,
+                expect_body_bytes: None,
+                expect_body_prefix: None,
+                method: None,
+                expect_status: Some(200),
+            })
+            .collect(),
+        classes: CLASSES.iter().map(|c| (*c).to_string()).collect(),
+        connections: 3 * clients,
+        connections_per_client: 3,
+        threads: clients.min(2),
+        duration_s: Some(1.0),
+        pages: Some(Pages {
+            pages: vec![PageEntry { name: "/index.html".into(), class: 4, entries: (0..6).collect() }],
+            think_s,
+        }),
+        ..RunConfig::default()
+    }
+}
+
+#[test]
+fn a_client_loads_its_page_document_first_and_each_load_is_a_completion_of_the_pages_class() {
+    let (server, _dir, served) = target();
+    let url = server.urls()[0].trim_end_matches('/').to_string();
+    let (report, _) = run(page_config(&url, 1, 0.05));
+    server.stop();
+    assert!(report.errors.values().all(|&n| n == 0), "errors {:?} notes {:?}", report.errors, report.error_notes);
+    let paths = arrived(&served);
+    let loads = paths.iter().filter(|p| *p == "/index.html").count();
+    assert!(loads >= 2, "{paths:?}");
+    // One browser: each load is its document, then the page's other five requests, before the next document.
+    for (i, load) in paths.chunks(6).enumerate() {
+        assert_eq!(load[0], "/index.html", "load {i}: {paths:?}");
+        if load.len() == 6 {
+            let mut rest: Vec<&str> = load[1..].iter().map(String::as_str).collect();
+            rest.sort_unstable();
+            assert_eq!(rest, ["/1.png", "/2.png", "/a.css", "/a.js", "/b.css"], "load {i}: {paths:?}");
+        }
+    }
+    let page = &report.classes["page:/index.html"];
+    assert!(page.requests >= 1 && page.requests as usize <= loads, "{} loads of {loads}", page.requests);
+    assert!(page.latency_us.p50 > 0 && page.latency_us.p50 < 1_000_000);
+    // Page loads are not requests: the run counts the page's requests only.
+    let requests: u64 = CLASSES[..4].iter().map(|c| report.classes[*c].requests).sum();
+    assert_eq!(report.requests, requests);
+    assert_eq!(report.classes["document"].requests, report.classes["image"].requests / 2);
+}
+
+#[test]
+fn clients_load_in_their_own_threads_with_their_own_connections() {
+    let (server, _dir, served) = target();
+    let url = server.urls()[0].trim_end_matches('/').to_string();
+    let (report, _) = run(page_config(&url, 4, 0.0));
+    server.stop();
+    assert!(report.errors.values().all(|&n| n == 0), "errors {:?} notes {:?}", report.errors, report.error_notes);
+    let paths = arrived(&served);
+    assert!(report.classes["page:/index.html"].requests >= 4);
+    // Every request answered was sent; at the end at most one per connection was still on its way.
+    let sent = paths.len() as u64;
+    assert!(sent >= report.requests && sent <= report.requests + 12, "{sent} sent, {} answered", report.requests);
+    assert!(report.connections_opened <= 12, "{} connections for 4 clients of 3", report.connections_opened);
+}
+
+#[test]
+fn pages_refuse_what_a_browser_does_not_do_in_one_line() {
+    let url = "http://127.0.0.1:1";
+    let base = page_config(url, 2, 0.0);
+    let cases: Vec<(RunConfig, &str)> = vec![
+        (RunConfig { rate_rps: Some(10.0), ..base.clone() }, "{pages} and {rate_rps} conflict"),
+        (RunConfig { selection: Selection::Once, ..base.clone() }, "{pages} and {selection} conflict"),
+        (RunConfig { max_requests: Some(10), ..base.clone() }, "{pages} and {max_requests} conflict"),
+        (RunConfig { connections: 5, ..base.clone() }, "must be whole clients"),
+        (RunConfig { threads: 3, ..base.clone() }, "must be at most the clients"),
+        (RunConfig { http_version: HttpVersion::Http10, ..base.clone() }, "loaded over HTTP/1.1, 2 or 3"),
+        (
+            RunConfig {
+                pages: Some(Pages {
+                    pages: vec![PageEntry { name: "x".into(), class: 4, entries: vec![0, 9] }],
+                    think_s: 0.0,
+                }),
+                ..base.clone()
+            },
+            "entry 9 is not one of the 6 requests",
+        ),
+    ];
+    for (config, want) in cases {
+        let err = crest_engine::validate(&config).expect_err(want);
+        assert!(err.template.contains(want), "{} (wanted {want})", err.template);
+        assert!(!err.template.contains('\n'));
+    }
+}
