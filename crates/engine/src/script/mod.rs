@@ -20,9 +20,9 @@ use std::fmt;
 use std::time::Duration;
 
 use regex::bytes::CaptureLocations;
-use serde::Deserialize;
 
 use crate::config::HttpVersion;
+pub use crate::config::{ExtractConfig, ScriptConfig, StepConfig};
 use crate::protocol::encode::{connection_line, version_token, USER_AGENT};
 pub use extract::{Finder, FinderError};
 pub use jar::Jar;
@@ -39,71 +39,6 @@ pub const MAX_NAME_BYTES: usize = 32;
 pub const MAX_STEPS: usize = 256;
 /// Room first reserved in each slot's request buffer.
 const REQUEST_CAPACITY: usize = 8 * 1024;
-
-/// A script as it crosses the binding (`RunConfig::script`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScriptConfig {
-    /// The steps, in the order each virtual user plays them.
-    pub steps: Vec<StepConfig>,
-    /// Names of the CSV's columns (its header row).
-    #[serde(default)]
-    pub variables: Vec<String>,
-    /// The CSV's rows: virtual user i (the run's connection i, counted from
-    /// `first_user`) takes row i mod rows.
-    #[serde(default)]
-    pub users: Vec<Vec<String>>,
-    /// Global index of this engine's connection 0, when a fan-out splits the
-    /// connections over engines (each user keeps its own row).
-    #[serde(default)]
-    pub first_user: u32,
-}
-
-/// One step as it crosses the binding.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StepConfig {
-    /// Its class name in the results.
-    pub name: String,
-    /// Request method.
-    #[serde(default = "default_method")]
-    pub method: String,
-    /// Origin-form target (template), starting with `/`.
-    pub path: String,
-    /// Extra request headers (templates for the values).
-    #[serde(default)]
-    pub headers: Vec<(String, String)>,
-    /// Request body (template); sent with `Content-Length`.
-    #[serde(default)]
-    pub body: Option<String>,
-    /// Pause after its response before the next step.
-    #[serde(default)]
-    pub think_s: f64,
-    /// The response must have exactly this status (None: any 2xx or 3xx).
-    #[serde(default)]
-    pub expect_status: Option<u16>,
-    /// Values taken from its response for later steps.
-    #[serde(default)]
-    pub extract: Vec<ExtractConfig>,
-}
-
-fn default_method() -> String {
-    "GET".into()
-}
-
-/// One extraction as it crosses the binding: exactly one of `regex` and `json`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExtractConfig {
-    /// The variable it sets.
-    pub name: String,
-    /// A regular expression over the body: its first group, or the whole match.
-    #[serde(default)]
-    pub regex: Option<String>,
-    /// A JSON pointer into the body.
-    #[serde(default)]
-    pub json: Option<String>,
-}
 
 /// A step, compiled.
 #[derive(Debug, Clone)]
