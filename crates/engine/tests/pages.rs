@@ -122,6 +122,28 @@ fn clients_load_in_their_own_threads_with_their_own_connections() {
 }
 
 #[test]
+fn over_http2_a_client_is_one_connection_whose_streams_load_the_page() {
+    let (server, _dir, served) = target();
+    let url = server.urls()[0].trim_end_matches('/').to_string();
+    let config = RunConfig {
+        http_version: HttpVersion::Http2,
+        streams: 3,
+        connections: 2,
+        connections_per_client: 1,
+        ..page_config(&url, 2, 0.0)
+    };
+    let (report, _) = run(config);
+    server.stop();
+    assert!(report.errors.values().all(|&n| n == 0), "errors {:?} notes {:?}", report.errors, report.error_notes);
+    assert!(report.classes["page:/index.html"].requests >= 2);
+    assert_eq!(report.connections_opened, 2);
+    let paths = arrived(&served);
+    // The target logs an HTTP/2 request's target with its scheme and authority.
+    assert!(paths[0].ends_with("/index.html"), "{}", paths[0]);
+    assert!(paths.len() as u64 >= report.requests);
+}
+
+#[test]
 fn pages_refuse_what_a_browser_does_not_do_in_one_line() {
     let url = "http://127.0.0.1:1";
     let base = page_config(url, 2, 0.0);
