@@ -145,7 +145,7 @@ def _har_spec(request: RunRequest, bound: Bound, mix: Mix, repeat_index: int, en
         url=bound.url or "",
         http_version=workload.http_version,
         keepalive=True,
-        streams=max(workload.streams, workload.har.connections) if h2 else 1,
+        streams=workload.streams if h2 else 1,  # over HTTP/2 the HAR's connections (suite.har's default)
         insecure=bound.insecure,
         read_buffer_bytes=workload.read_buffer_bytes,
         connections=mix.clients * per_client,

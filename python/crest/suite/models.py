@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from crest.errors import ConfigError
 from crest.suite.errors import Loc, RuleError, show
-from crest.suite.har import HarWorkload
+from crest.suite.har import BROWSER_CONNECTIONS, HarWorkload
 from crest.suite.replay import Replay
 from crest.suite.script import Script
 from crest.suite.specweb99 import Specweb99
@@ -272,6 +272,15 @@ class Workload(BaseModel):
         # HTTP/2 and HTTP/3 connections persist by nature: keep-alive is implied, not a choice a suite must spell out.
         if isinstance(data, dict) and data.get("http_version") in STREAM_VERSIONS and "keepalive" not in data:
             return {**data, "keepalive": True}
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _browser_streams(cls, data: object) -> object:
+        # A browser multiplexes a page over its one HTTP/2 connection: the HAR's connections are its streams.
+        if isinstance(data, dict) and isinstance(data.get("har"), dict) and "streams" not in data and \
+                data.get("http_version") in STREAM_VERSIONS:  # fmt: skip
+            return {**data, "streams": data["har"].get("connections", BROWSER_CONNECTIONS)}
         return data
 
     @model_validator(mode="before")
@@ -666,6 +675,8 @@ class Suite(BaseModel):
             data["streams"] = 1
         elif streams is not None:
             data["streams"] = streams
+        elif data.get("har") is not None and data.get("streams", 1) == 1:
+            data["streams"] = data["har"]["connections"]  # a browser's page over one connection
         return Suite.model_validate({**self.model_dump(), "workload": data})
 
     @model_validator(mode="after")
