@@ -154,6 +154,7 @@ def test_a_suites_har_is_read_relative_to_the_suite_and_refused_where_it_cannot_
         suite_text('file = "page.har"', ladder="clients = [2]\nthreads_per_client = 2"): "threads_per_client",
         suite_text('file = "page.har"\nhosts = { "a" = "ftp://x" }'): "must be a URL with no path",
         suite_text('file = "page.har"').replace('"1.1"', '"1.0"'): "over HTTP/1.1 (six connections)",
+        suite_text('file = "page.har"') + "think_time_s = 1\n": "workload.har.think_s",
     }
     for text, fragment in refusals.items():
         suite_file.write_text(text)

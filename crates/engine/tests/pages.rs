@@ -151,6 +151,7 @@ fn pages_refuse_what_a_browser_does_not_do_in_one_line() {
         (RunConfig { rate_rps: Some(10.0), ..base.clone() }, "{pages} and {rate_rps} conflict"),
         (RunConfig { selection: Selection::Once, ..base.clone() }, "{pages} and {selection} conflict"),
         (RunConfig { max_requests: Some(10), ..base.clone() }, "{pages} and {max_requests} conflict"),
+        (RunConfig { think_time_s: 0.5, ..base.clone() }, "{pages} and {think_time_s} conflict"),
         (RunConfig { connections: 5, ..base.clone() }, "must be whole clients"),
         (RunConfig { threads: 3, ..base.clone() }, "must be at most the clients"),
         (RunConfig { http_version: HttpVersion::Http10, ..base.clone() }, "loaded over HTTP/1.1, 2 or 3"),

@@ -710,6 +710,9 @@ class Suite(BaseModel):
                              " (workload.har.connections): leave threads_per_client out"))  # fmt: skip
         if not self.workload.keepalive:
             problems.append((("workload", "keepalive"), "a browser keeps its connections alive: set keepalive = true"))
+        if self.timing.think_time_s > 0:
+            problems.append((("timing", "think_time_s"), "a browser sends a page's requests without pausing: give"
+                             " the pause between pages as workload.har.think_s"))  # fmt: skip
         if problems:
             raise RuleError(problems)
         return self

@@ -186,6 +186,9 @@ pub(crate) fn check(config: &RunConfig, pages: &Pages) -> Result<(), ConfigError
     if config.pipeline > 1 {
         return conflict("pipeline", "a browser sends one request per connection at a time");
     }
+    if config.think_time_s > 0.0 {
+        return conflict("think_time_s", "a browser pauses between pages ({pages} think_s), not between requests");
+    }
     if config.max_requests.is_some() {
         return conflict("max_requests", "page loads run for a duration");
     }
