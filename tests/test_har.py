@@ -243,3 +243,14 @@ def test_page_loads_are_read_from_each_mixs_page_classes() -> None:
     assert [(r.mix, r.page, r.loads, r.loads_per_s, r.p50_us, r.p99_us, r.failed) for r in rows] == [
         (1, "/b", 0, 0.0, None, None, 3), (1, "/index.html", 40, 4.0, 12_000.0, 30_000.0, 2),
     ]  # fmt: skip
+
+
+def test_a_recorded_post_goes_with_its_body_over_http1_only() -> None:
+    post = entry(f"{SITE}/api/items", "00.010", kind="fetch", method="POST", status=201)
+    post["request"]["postData"] = {"mimeType": "application/json", "text": '{"n": 1}'}
+    har = parse_har(har_doc(entry(f"{SITE}/", "00.000", kind="document"), post))
+    table, _ = har_table(har, "http://t:1", {})
+    assert (table.requests[1]["method"], table.requests[1]["body"]) == ("POST", '{"n": 1}')
+    assert "body" not in table.requests[0]
+    h2, _ = har_table(har, "http://t:1", {}, bodies=False)
+    assert "body" not in h2.requests[1]

@@ -90,6 +90,10 @@ pub struct RequestEntry {
     /// None: a 2xx or 3xx status is a success.
     #[serde(default)]
     pub expect_status: Option<u16>,
+    /// This entry's request body, sent with its `Content-Length` (None: the
+    /// run's `body`); HTTP/1.x only (a HAR's recorded POST bodies).
+    #[serde(default)]
+    pub body: Option<String>,
 }
 
 /// How a replay sends a log's requests.

@@ -171,6 +171,7 @@ fn the_built_in_target_serves_gets_heads_and_posts_over_h3() {
             expect_body_prefix: Some("xxxx".into()),
             method: None,
             expect_status: None,
+            body: None,
         }],
         ..h3_requests(String::new(), 2, 4, 100)
     };

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crest_engine::config::{PageEntry, Pages};
 use crest_engine::{HttpVersion, RequestEntry, RunConfig, Selection};
 
-use crate::support::run;
+use crate::support::{respond_always, run, Fixture};
 
 /// The page: a document, then its resources (each 2000 bytes but the document).
 const PATHS: [&str; 6] = ["/index.html", "/a.css", "/b.css", "/a.js", "/1.png", "/2.png"];
@@ -63,6 +63,7 @@ fn page_config(url: &str, clients: u32, think_s: f64) -> RunConfig {
                 expect_body_prefix: None,
                 method: None,
                 expect_status: Some(200),
+                body: None,
             })
             .collect(),
         classes: CLASSES.iter().map(|c| (*c).to_string()).collect(),
@@ -171,4 +172,40 @@ fn pages_refuse_what_a_browser_does_not_do_in_one_line() {
         assert!(err.template.contains(want), "{} (wanted {want})", err.template);
         assert!(!err.template.contains('\n'));
     }
+}
+
+#[test]
+fn a_recorded_post_goes_with_its_body() {
+    let fixture = Fixture::start(respond_always(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
+    let entry = |path: &str, method: Option<&str>, body: Option<&str>| RequestEntry {
+        url: fixture.url(path),
+        weight: 1.0,
+        class: 0,
+        expect_body_bytes: None,
+        expect_body_prefix: None,
+        method: method.map(str::to_string),
+        expect_status: Some(200),
+        body: body.map(str::to_string),
+    };
+    let config = RunConfig {
+        requests: vec![entry("/", None, None), entry("/api", Some("POST"), Some("a=1&b=2"))],
+        classes: vec!["document".into(), "page:/".into()],
+        connections: 2,
+        connections_per_client: 2,
+        duration_s: Some(0.3),
+        pages: Some(Pages { pages: vec![PageEntry { name: "/".into(), class: 1, entries: vec![0, 1] }], think_s: 0.1 }),
+        ..RunConfig::default()
+    };
+    let (report, _) = run(config);
+    assert!(report.classes["page:/"].requests >= 1, "{:?}", report.classes);
+    let log: Vec<String> =
+        fixture.log.lock().unwrap().iter().map(|r| String::from_utf8_lossy(r).into_owned()).collect();
+    assert!(log[0].starts_with("GET / HTTP/1.1\r\n"), "{}", log[0]);
+    assert!(log[1].starts_with("POST /api HTTP/1.1\r\n") && log[1].ends_with("\r\n\r\na=1&b=2"), "{}", log[1]);
+    assert!(log[1].contains("Content-Length: 7\r\n"), "{}", log[1]);
+    let h2 = RunConfig { http_version: HttpVersion::Http2, ..page_config("http://127.0.0.1:1", 1, 0.0) };
+    let mut h2 = RunConfig { connections: 1, connections_per_client: 1, streams: 3, ..h2 };
+    h2.requests[1].body = Some("x".into());
+    let err = crest_engine::validate(&h2).expect_err("a body over HTTP/2");
+    assert!(err.template.contains("sent over HTTP/1.x only"), "{}", err.template);
 }

@@ -244,6 +244,7 @@ fn a_table_entry_has_its_own_method_and_expected_status() {
         expect_body_prefix: None,
         method: Some(method.into()),
         expect_status: Some(status),
+        body: None,
     };
     let config = RunConfig {
         requests: vec![entry("HEAD", 404), entry("GET", 404)],
@@ -339,6 +340,7 @@ fn what_a_replay_cannot_be_combined_with_is_one_line_each() {
             expect_body_prefix: None,
             method: None,
             expect_status: None,
+            body: None,
         }],
         ..base()
     };

@@ -61,6 +61,7 @@ fn entry(fx: &Fixture, path: &str, weight: f64, class: u32, expect: Option<u64>)
         expect_body_prefix: None,
         method: None,
         expect_status: None,
+        body: None,
     }
 }
 
@@ -161,6 +162,7 @@ fn one_table_can_mix_plain_and_tls_targets() {
                 expect_body_prefix: None,
                 method: None,
                 expect_status: None,
+                body: None,
             },
             RequestEntry {
                 url: format!("{}f.html", urls[1]),
@@ -170,6 +172,7 @@ fn one_table_can_mix_plain_and_tls_targets() {
                 expect_body_prefix: None,
                 method: None,
                 expect_status: None,
+                body: None,
             },
         ],
         classes: vec!["plain".into(), "ssl".into()],
@@ -244,6 +247,7 @@ fn a_body_that_starts_wrong_is_a_validation_error() {
         expect_body_prefix: Some(format!("head:{n}\n")),
         method: None,
         expect_status: None,
+        body: None,
     };
     let config = RunConfig {
         requests: vec![

@@ -83,7 +83,8 @@ def bind(
         # dynamic page with their recorded size.
         har = read_har(workload.har.file)
         dynamic_url = dynamic_page(url or "") if request.server is not None or workload.har.site else None
-        table, pages = har_table(har, url or "", workload.har.hosts, dynamic_url)
+        table, pages = har_table(har, url or "", workload.har.hosts, dynamic_url,
+                                 bodies=workload.http_version != "2")  # fmt: skip
         return Bound(url, tls_url, request.insecure if insecure is None else insecure, table, har=har,
                      dynamic_url=dynamic_url, pages={"pages": pages, "think_s": workload.har.think_s})  # fmt: skip
     if workload.script is not None:

@@ -120,7 +120,8 @@ def replay_facts(log: LogSummary, site: bool) -> dict[str, Any]:
 HAR_DOES_NOT = (
     "render or run JavaScript: the recorded requests are sent as recorded, none is discovered anew",
     "send the browser's headers, cookies or cache: every page load fetches every recorded request",
-    "send request bodies: a recorded POST is sent with an empty body",
+    "send request bodies over HTTP/2 (over HTTP/1.1 a recorded POST goes with its recorded body), nor a"
+    " request's headers (Content-Type included)",
     "keep recorded hosts apart: every host's requests share the client's connections",
 )
 

@@ -194,14 +194,15 @@ def replay_table(summary: LogSummary, base_url: str, dynamic_url: str | None) ->
 
 
 def har_table(
-    har: Har, base_url: str, hosts: Mapping[str, str], dynamic_url: str | None = None
+    har: Har, base_url: str, hosts: Mapping[str, str], dynamic_url: str | None = None, *, bodies: bool = True
 ) -> tuple[RequestTable, list[dict[str, Any]]]:
     """A HAR's requests as the engine's table (in the order the browser started them, each in its resource
     class, each with its method and its recorded status to expect) and its pages (RunConfig.pages' list:
     name, class, entries into the table, the document first). A request goes to the URL its recorded host
     maps to in `hosts`, else to `base_url`, path and query kept; a host mapped to "skip" is not sent. With
     `dynamic_url` (a site from the HAR), the target's own dynamic requests (a query string, a POST) go there
-    with their recorded size, 200 expected.
+    with their recorded size, 200 expected. With `bodies` (HTTP/1.x), a request the HAR has a body for
+    (postData) is sent with it.
 
     Raises:
         ConfigError: a page whose document is on a skipped host.
@@ -219,10 +220,13 @@ def har_table(
         if dynamic_url is not None and to == base and is_dynamic(e):
             # crest's dynamic page takes no body, and answers GET: the method is the site's, not the HAR's.
             entry.update(url=f"{dynamic_url}?size={max(e.body_bytes, 0)}", method="GET", expect_status=200)
-        elif e.status not in (0, 304):
-            # A 304 answered the browser's conditional request, which crest does not send; 0: no response
-            # was recorded (blocked, aborted). Both are judged by today's rule (any 2xx or 3xx).
-            entry["expect_status"] = e.status
+        else:
+            if e.status not in (0, 304):
+                # A 304 answered the browser's conditional request, which crest does not send; 0: no response
+                # was recorded (blocked, aborted). Both are judged by today's rule (any 2xx or 3xx).
+                entry["expect_status"] = e.status
+            if bodies and e.post_data is not None:
+                entry["body"] = e.post_data
         where[i] = len(entries)
         entries.append(entry)
     pages = []

@@ -283,7 +283,7 @@ impl Plan {
                     version: config.http_version,
                     keepalive: config.keepalive,
                     headers: &config.headers,
-                    body: config.body.as_deref().map(str::as_bytes),
+                    body: entry.body.as_deref().or(config.body.as_deref()).map(str::as_bytes),
                 })
             };
             requests.push(Request {
@@ -440,6 +440,7 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
             expect_body_prefix: None,
             method: None,
             expect_status: None,
+            body: None,
         }])
     } else {
         std::borrow::Cow::Borrowed(&config.requests)
@@ -470,6 +471,14 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
         }
         if entry.class as usize >= classes.len() {
             return Err(at(format!("class {} is not one of the {} classes", entry.class, classes.len())));
+        }
+        if entry.body.is_some() && config.body.is_some() {
+            return Err(at("a body of its own and {body} conflict: give one of them".to_string()));
+        }
+        if entry.body.is_some() && matches!(config.http_version, HttpVersion::Http2 | HttpVersion::Http3) {
+            return Err(at(
+                "a body of its own is sent over HTTP/1.x only: drop it, or set {http_version} to 1.1".into()
+            ));
         }
         let parsed = parse_url(&entry.url).map_err(at)?;
         if parsed.tls {
@@ -606,6 +615,7 @@ fn check_replay<'a>(c: &'a RunConfig, r: &Replay, shared: Shared) -> Result<Chec
                     expect_body_prefix: None,
                     method: None,
                     expect_status: r.expect_logged_status.then_some(200),
+                    body: None,
                 }
             }
             _ => {
@@ -621,6 +631,7 @@ fn check_replay<'a>(c: &'a RunConfig, r: &Replay, shared: Shared) -> Result<Chec
                     method: Some(e.method.clone()),
                     // A logged 304 answered a conditional request, which crest does not send.
                     expect_status: (r.expect_logged_status && e.status != 304).then_some(e.status),
+                    body: None,
                 }
             }
         };
