@@ -206,7 +206,7 @@ fn a_logged_status_is_the_one_expected() {
     assert_eq!(report.requests, 1, "errors {:?}", report.errors);
     assert_eq!(report.errors.get("status"), Some(&1));
     assert!(
-        report.error_notes.iter().any(|n| n.contains("status 200 where the log has 404")),
+        report.error_notes.iter().any(|n| n.contains("status 200 where 404 was expected")),
         "{:?}",
         report.error_notes
     );

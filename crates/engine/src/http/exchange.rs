@@ -68,7 +68,8 @@ impl fmt::Display for TimedOut {
     }
 }
 
-/// A status other than the one a replay expects (written only when a stats record keeps it).
+/// A status other than the one expected (a replay's logged status, a script step's
+/// `expect_status`; written only when a stats record keeps it).
 struct UnexpectedStatus {
     got: u16,
     expected: u16,
@@ -76,7 +77,7 @@ struct UnexpectedStatus {
 
 impl fmt::Display for UnexpectedStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "status {} where the log has {}", self.got, self.expected)
+        write!(f, "status {} where {} was expected", self.got, self.expected)
     }
 }
 
