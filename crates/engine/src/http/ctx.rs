@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use mio::Registry;
 use rustls::ClientConfig;
 
+use super::page::{self, Next, PageLoads};
 use super::plan::Plan;
-use super::select::Selector;
+use super::select::{Batch, Due, Selector};
 use crate::exec::nap::Nap;
 use crate::results::stats::Stats;
 
@@ -44,12 +45,71 @@ pub(crate) struct Ctx {
     /// The worker's recent responses, which say whether it may nap.
     pub nap: Nap,
     /// A HAR's page loads: the worker's clients as browsers.
-    pub pages: Option<super::page::PageLoads>,
+    pub pages: Option<PageLoads>,
 }
 
 impl Ctx {
     pub(crate) fn offset(&self, now: Instant) -> Duration {
         now.saturating_duration_since(self.origin)
+    }
+
+    /// When a parked page-load place would wake if nothing woke it: a
+    /// sentinel, never reached in a run.
+    pub(crate) fn parked_at(&self) -> Instant {
+        self.origin + page::PARKED_FOR
+    }
+
+    /// What HTTP/1 connection `token` of a page load sends next (its
+    /// client's places are its consecutive connections), as a slot's draw
+    /// says it: a request now, or `Err` of when to ask again (`parked_at`:
+    /// when a sibling's answer queues it).
+    pub(crate) fn page_draw(&mut self, token: usize, now: Instant) -> Result<Option<Batch>, Instant> {
+        let per_client = self.plan.connections_per_client.max(1) as usize;
+        let parked = self.parked_at();
+        let (Some(loads), Some(pages)) = (&mut self.pages, &self.plan.pages) else { return Ok(None) };
+        match loads.next(pages, token / per_client, token % per_client, now) {
+            Next::Send(entry) => {
+                Ok(Some(Batch { entry, requests: 1, due: Due::Now, new_session: false, session_ends: false }))
+            }
+            Next::At(at) => Err(at),
+            Next::Park => Err(parked),
+        }
+    }
+
+    /// HTTP/1 connection `token`'s page request ended (`ok`: as expected):
+    /// a loaded page is recorded, and the connections its answer gives work
+    /// are queued.
+    pub(crate) fn page_answered(&mut self, token: usize, ok: bool, now: Instant) {
+        let per_client = self.plan.connections_per_client.max(1) as usize;
+        let at = self.offset(now);
+        let (Some(loads), Some(pages)) = (&mut self.pages, &self.plan.pages) else { return };
+        let client = token / per_client;
+        let done = loads.answered(pages, client, ok, now);
+        if let Some(loaded) = done.loaded {
+            page::record(&mut self.stats, self.plan.window, at, loaded);
+        }
+        self.ready.extend(done.woken().map(|place| client * per_client + place));
+    }
+
+    /// What lane `lane` of multiplexed connection `token` (a client of its
+    /// own) sends next.
+    pub(crate) fn page_next_for_lane(&mut self, token: usize, lane: usize, now: Instant) -> Next {
+        match (&mut self.pages, &self.plan.pages) {
+            (Some(loads), Some(pages)) => loads.next(pages, token, lane, now),
+            _ => Next::Park,
+        }
+    }
+
+    /// A lane's page request on connection `token` ended: a loaded page is
+    /// recorded; `true` when parked lanes of the connection have work.
+    pub(crate) fn page_answered_on_lane(&mut self, token: usize, ok: bool, now: Instant) -> bool {
+        let at = self.offset(now);
+        let (Some(loads), Some(pages)) = (&mut self.pages, &self.plan.pages) else { return false };
+        let done = loads.answered(pages, token, ok, now);
+        if let Some(loaded) = done.loaded {
+            page::record(&mut self.stats, self.plan.window, at, loaded);
+        }
+        done.wake != 0
     }
 }
 

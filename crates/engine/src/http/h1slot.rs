@@ -228,7 +228,7 @@ impl Slot {
         let batch = match drawn {
             Ok(batch) => batch,
             // A page load's connection with nothing to send yet: a sibling's answer queues it.
-            Err(at) if ctx.pages.is_some() && at == page::parked(ctx) => {
+            Err(at) if ctx.pages.is_some() && at == ctx.parked_at() => {
                 self.phase = Phase::Queued;
                 return Step::Wait;
             }
@@ -311,7 +311,7 @@ impl Slot {
             return Ok(Some(batch));
         }
         if ctx.pages.is_some() {
-            return page::draw_for_connection(ctx, self.token, now);
+            return ctx.page_draw(self.token, now);
         }
         let Some(batch) = ctx.selector.next_for(&ctx.plan, self.token) else { return Ok(None) };
         let at = match batch.due {
@@ -529,7 +529,7 @@ impl Slot {
             return;
         }
         if ctx.pages.is_some() {
-            page::answered_on_connection(ctx, self.token, as_expected, now);
+            ctx.page_answered(self.token, as_expected, now);
         }
         let count_done = self.conn_left == Some(0);
         if self.transport.is_some() && (count_done || !(response.keep_alive && ctx.plan.keepalive)) {
@@ -589,7 +589,7 @@ impl Slot {
     fn fail(&mut self, ctx: &mut Ctx, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) -> Step {
         let earliest = self.x.fail(ctx, self.who(), self.inflight.max(1), kind, message, now);
         if ctx.pages.is_some() {
-            page::answered_on_connection(ctx, self.token, false, now);
+            ctx.page_answered(self.token, false, now);
         }
         self.inflight = 0;
         self.transport = None;

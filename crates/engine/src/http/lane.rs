@@ -91,7 +91,7 @@ impl Lane {
         let (verdict, expect_status) = (validate::check(request, response, &self.captured), request.expect_status);
         let as_expected = page::as_expected(verdict.is_ok(), response.status, expect_status);
         self.x.complete(ctx, who, response, wire_bytes, verdict, expect_status, now);
-        if ctx.pages.is_some() && page::answered_on_lane(ctx, who.token, as_expected, now) {
+        if ctx.pages.is_some() && ctx.page_answered_on_lane(who.token, as_expected, now) {
             ctx.ready.push(who.token); // parked lanes of this connection have work
         }
         self.schedule_next(ctx, who, now, now);
@@ -100,7 +100,7 @@ impl Lane {
     /// The request failed with `kind`; the next one is scheduled (after a short back-off for a failed connect).
     pub fn fail(&mut self, ctx: &mut Ctx, who: Who, now: Instant, kind: ErrorKind, message: &dyn std::fmt::Display) {
         let earliest = self.x.fail(ctx, who, 1, kind, message, now);
-        if ctx.pages.is_some() && page::answered_on_lane(ctx, who.token, false, now) {
+        if ctx.pages.is_some() && ctx.page_answered_on_lane(who.token, false, now) {
             ctx.ready.push(who.token);
         }
         self.schedule_next(ctx, who, now, earliest);
@@ -174,7 +174,7 @@ impl Lanes {
             }
             Event::Dequeued => {
                 self.queued = false;
-                let parked = LanePhase::Waiting(page::parked(ctx));
+                let parked = LanePhase::Waiting(ctx.parked_at());
                 for k in 0..self.lanes.len() {
                     if self.lanes[k].phase == LanePhase::Queued || self.lanes[k].phase == parked {
                         self.begin(ctx, k, now);
@@ -209,13 +209,13 @@ impl Lanes {
         if ctx.end.is_some_and(|end| now >= end) {
             return self.done(ctx, k);
         }
-        match page::next_for_lane(ctx, self.who.token, k, now) {
+        match ctx.page_next_for_lane(self.who.token, k, now) {
             Next::Send(entry) => self.lanes[k].begin_entry(ctx, entry, now),
             Next::At(at) => {
                 self.lanes[k].phase = LanePhase::Waiting(at);
                 ctx.wakeups.push(std::cmp::Reverse((at, self.who.token)));
             }
-            Next::Park => self.lanes[k].phase = LanePhase::Waiting(page::parked(ctx)),
+            Next::Park => self.lanes[k].phase = LanePhase::Waiting(ctx.parked_at()),
         }
     }
 

@@ -1,7 +1,7 @@
 //! HTTP runs: the `Plan` (the HTTP gate), one `mio` event loop per worker
 //! thread (`worker`), and the connections it owns: HTTP/1 slots, HTTP/2 and
 //! HTTP/3 slots with their lanes. Layering inside (dependencies point down):
-//! `worker → {h1slot, h2slot, h3slot} → {lane, dial} → exchange → ctx → {select, validate, plan}`.
+//! `worker → {h1slot, h2slot, h3slot} → {lane, dial} → exchange → ctx → {select, validate, plan} → page`.
 //! This module only starts a run; it must not know of file runs, and the
 //! slots must not know of each other (what they share is in `ctx`).
 

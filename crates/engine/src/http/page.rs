@@ -6,13 +6,12 @@
 //! last response) is one completion of the page's class, and after the think
 //! time the client loads the next page. A connection with nothing to send
 //! parks until a sibling's answer gives it work. Sans-IO: the slots tell it
-//! what they begin and what ends, and it says what to send and whom to wake;
-//! it reads no clock and allocates only when the worker starts.
+//! (through `Ctx`'s page methods) what they begin and what ends, and it says
+//! what to send and whom to wake; it reads no clock and allocates only when
+//! the worker starts.
 
 use std::time::{Duration, Instant};
 
-use super::ctx::Ctx;
-use super::select::{Batch, Due};
 use crate::config::{HttpVersion, Pages, RunConfig, Selection};
 use crate::error::ConfigError;
 use crate::results::stats::Stats;
@@ -266,69 +265,8 @@ pub(crate) fn plan(pages: &Pages) -> PagesPlan {
 }
 
 /// How long a parked place waits when nothing wakes it: its wake-up time
-/// is a sentinel, never reached in a run.
+/// is a sentinel, never reached in a run (`Ctx::parked_at`).
 pub(crate) const PARKED_FOR: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
-
-/// When a parked place would wake if nothing woke it: a sentinel, never
-/// reached in a run.
-pub(crate) fn parked(ctx: &Ctx) -> Instant {
-    ctx.origin + PARKED_FOR
-}
-
-/// What HTTP/1 connection `token` of the worker sends next (its client's
-/// places are its consecutive connections), as the slot's draw says it:
-/// a request now, or `Err` of when to ask again (`parked`: when woken).
-pub(crate) fn draw_for_connection(ctx: &mut Ctx, token: usize, now: Instant) -> Result<Option<Batch>, Instant> {
-    let per_client = ctx.plan.connections_per_client.max(1) as usize;
-    let parked = parked(ctx);
-    let Ctx { pages, plan, .. } = ctx;
-    let (Some(loads), Some(pages)) = (pages, &plan.pages) else { return Ok(None) };
-    match loads.next(pages, token / per_client, token % per_client, now) {
-        Next::Send(entry) => {
-            Ok(Some(Batch { entry, requests: 1, due: Due::Now, new_session: false, session_ends: false }))
-        }
-        Next::At(at) => Err(at),
-        Next::Park => Err(parked),
-    }
-}
-
-/// HTTP/1 connection `token`'s request ended (`ok`: as expected): a loaded
-/// page is recorded, and the connections its answer gives work are queued.
-pub(crate) fn answered_on_connection(ctx: &mut Ctx, token: usize, ok: bool, now: Instant) {
-    let per_client = ctx.plan.connections_per_client.max(1) as usize;
-    let at = ctx.offset(now);
-    let Ctx { pages, plan, stats, ready, .. } = ctx;
-    let (Some(loads), Some(pages)) = (pages, &plan.pages) else { return };
-    let client = token / per_client;
-    let done = loads.answered(pages, client, ok, now);
-    if let Some(loaded) = done.loaded {
-        record(stats, plan.window, at, loaded);
-    }
-    ready.extend(done.woken().map(|place| client * per_client + place));
-}
-
-/// What lane `lane` of multiplexed connection `token` (a client of its own)
-/// sends next.
-pub(crate) fn next_for_lane(ctx: &mut Ctx, token: usize, lane: usize, now: Instant) -> Next {
-    let Ctx { pages, plan, .. } = ctx;
-    match (pages, &plan.pages) {
-        (Some(loads), Some(pages)) => loads.next(pages, token, lane, now),
-        _ => Next::Park,
-    }
-}
-
-/// A lane's request of connection `token` ended: a loaded page is recorded;
-/// `true` when parked lanes of the connection have work (the slot is then queued).
-pub(crate) fn answered_on_lane(ctx: &mut Ctx, token: usize, ok: bool, now: Instant) -> bool {
-    let at = ctx.offset(now);
-    let Ctx { pages, plan, stats, .. } = ctx;
-    let (Some(loads), Some(pages)) = (pages, &plan.pages) else { return false };
-    let done = loads.answered(pages, token, ok, now);
-    if let Some(loaded) = done.loaded {
-        record(stats, plan.window, at, loaded);
-    }
-    done.wake != 0
-}
 
 /// Whether a response is what its request expects (the rule of
 /// `Exchange::complete`): the expected status, else any 2xx or 3xx.
