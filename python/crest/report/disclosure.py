@@ -227,6 +227,12 @@ def _har_rows(config: dict[str, Any], workload: dict[str, Any]) -> list[dict[str
     for key, field in (("pages", "recorded pages"), ("requests", "recorded requests"), ("hosts", "recorded hosts")):
         value = facts.get(key)
         rows.append(_row(field, f"{value:,}" if isinstance(value, int) else value))
+    loads = facts.get("recorded_on_load_ms")
+    if isinstance(loads, dict) and loads:
+        # The browser's own figure (rendering and scripts included), beside which the replay's load time reads.
+        text = ", ".join(f"{name} {ms:,.1f} ms" if isinstance(ms, (int, float)) else f"{name} not recorded"
+                         for name, ms in loads.items())  # fmt: skip
+        rows.append(_row("recorded load time (onLoad)", text))
     for said in facts.get("does_not") or []:
         rows.append(_row("a HAR replay does not", said))
     return rows
