@@ -134,7 +134,8 @@ def test_a_har_recorded_by_chromium_replays_with_the_pages_requests(tmp_path: Pa
     # The page's load time is its class's latency; its requests are in their resource classes.
     loads = mix.classes["page:/index.html"]
     assert loads["requests"] >= 1 and 0 < loads["latency_us"]["p50"] < 1_000_000
-    assert mix.classes["image"]["requests"] == 3 * loads["requests"] or mix.classes["image"]["requests"] > 0
+    # Each load fetched the page's 3 images (a load cut by the window's edges may count on one side only).
+    assert mix.classes["image"]["requests"] >= 3 * (loads["requests"] - 1)
     # Every request of the page reached the target, each page load beginning with its document.
     lines = [LINE.match(line) for line in (db.parent / "logs" / run.id / "access.log").read_text().splitlines()]
     arrived = [m[3] for m in lines if m]
