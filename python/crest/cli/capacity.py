@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -69,7 +69,14 @@ def capacity_command(
             help="The load searched: clients, connections (one thread each) or rate (open loop, req/s).",
         ),
     ] = "clients",
-    start: Annotated[str, typer.Option("--start", metavar="LOAD", help="The first probe's load.")] = "1",
+    start: Annotated[
+        str | None,
+        typer.Option(
+            "--start",
+            metavar="LOAD",
+            help="The first probe's load [default: 1; a log's request mix on --axis rate: the log's own rate].",
+        ),
+    ] = None,
     factor: Annotated[
         float, typer.Option("--factor", metavar="X", help="Growth factor between probes until one fails.")
     ] = 2.0,
@@ -147,7 +154,7 @@ def capacity_command(
     search = CapacityRequest(
         rule=parsed,
         axis=axis,
-        start=_load(start, axis, "--start"),
+        start=_load(start or "1", axis, "--start"),
         factor=factor,
         precision=share,
         confirm=confirm,
@@ -189,6 +196,9 @@ def capacity_command(
             )
         base_target = target
         run_profile = profile
+        if start is None and axis == "rate" and replay is not None:
+            search = replace(search, start=_log_rate(replay.log, replay.reader_options(), search.max_load))
+            search.search()
     request = RunRequest(
         suite=target_options.with_protocol(the_suite, http, streams, "capacity"),
         target=base_target,
@@ -235,6 +245,16 @@ def _load(text: str, axis: str, option: str) -> float:
     if axis == "rate":
         return parse_rate(text, what=option)
     return float(parse_count(text, what=option))
+
+
+def _log_rate(log: str, options: dict[str, Any], max_load: float | None) -> float:
+    """Where a search of a log's mix on the rate axis starts: the log's own mean rate (whole req/s, at least
+    1, at most --max), so the probes do not double up from 1 req/s to a rate the log already shows."""
+    from crest.replay import scan
+
+    summary = scan(log, options)
+    rate = float(max(1, round(summary.requests / summary.duration_s))) if summary.duration_s > 0 else 1.0
+    return min(rate, max_load) if max_load is not None else rate
 
 
 def _url_suite(url: str, connections: int, length: str | None) -> Suite:
