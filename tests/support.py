@@ -131,9 +131,11 @@ def static_suite(
     threads_per_client: int = 1,
     length_s: int = 3,
     ramp_s: int = 1,
+    think_time_s: float = 0,
 ) -> str:
     """A small suite's TOML: HTTP/1.1 keep-alive GETs of the webcat-large-filemix fileset over a ladder
-    of `clients`, each mix `length_s` long with `ramp_s` of ramp-up and of ramp-down."""
+    of `clients`, each mix `length_s` long with `ramp_s` of ramp-up and of ramp-down, each thread
+    pausing `think_time_s` between requests."""
     return f"""
 name = "{name}"
 description = "{description}"
@@ -153,4 +155,5 @@ threads_per_client = {threads_per_client}
 length_s = {length_s}
 ramp_up_s = {ramp_s}
 ramp_down_s = {ramp_s}
+think_time_s = {think_time_s}
 """

@@ -18,7 +18,7 @@ import pytest
 
 from crest.replay import scan
 from crest.store import Store
-from support import run_cli, start_cli
+from support import run_cli, start_cli, static_suite
 
 pytestmark = pytest.mark.integration  # starts nginx and the built-in target
 
@@ -27,24 +27,7 @@ NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin
 ACCURACY_S = 0.005
 # nginx's own log of a crest run: 2 clients pausing 40 ms between requests for 3 s (about 150 requests:
 # enough to see the timing, few enough to replay quickly).
-ORIGINAL = """
-name = "replay-source"
-description = "a few GETs a second of the webcat-large-filemix fileset, for nginx to log"
-source = "crest tests"
-[workload]
-fileset = "webcat-large-filemix"
-http_version = "1.1"
-keepalive = true
-[[workload.classes]]
-name = "static"
-kind = "static"
-weight = 1
-[ladder]
-clients = [2]
-[timing]
-length_s = 3
-think_time_s = 0.04
-"""
+ORIGINAL = static_suite("replay-source", "a few GETs a second for nginx to log", [2], ramp_s=0, think_time_s=0.04)
 # crest's own format: address, [Unix seconds], "request line", status, body bytes, and nginx's seconds taken.
 LINE = re.compile(r'^\S+ \[(\d+\.\d+)\] "(\S+) (\S+) [^"]*" (\d{3}) (\d+)(?: (\d+\.\d+))?$')
 

@@ -10,42 +10,20 @@ use std::path::{Path, PathBuf};
 use crest_engine::config::{PageEntry, Pages};
 use crest_engine::{HttpVersion, RequestEntry, RunConfig, Selection};
 
-use crate::support::{respond_always, run, Fixture};
+use crate::support::{arrivals, logging_target, respond_always, run, Fixture};
 
 /// The page: a document, then its resources (each 2000 bytes but the document).
 const PATHS: [&str; 6] = ["/index.html", "/a.css", "/b.css", "/a.js", "/1.png", "/2.png"];
 const CLASSES: [&str; 5] = ["document", "stylesheet", "script", "image", "page:/index.html"];
 
 fn target() -> (crest_target::Server, tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let docroot = dir.path().join("www");
-    std::fs::create_dir(&docroot).unwrap();
-    for (i, p) in PATHS.iter().enumerate() {
-        std::fs::write(docroot.join(p.trim_start_matches('/')), vec![b'x'; if i == 0 { 300 } else { 2000 }]).unwrap();
-    }
-    let log = dir.path().join("served.log");
-    let server = crest_target::Server::start(crest_target::ServeConfig {
-        docroot,
-        threads: 2,
-        access_log: Some(log.clone()),
-        ..crest_target::ServeConfig::default()
-    })
-    .unwrap();
-    (server, dir, log)
+    let sizes = (0..PATHS.len()).map(|i| if i == 0 { 300 } else { 2000 });
+    logging_target(&PATHS.iter().copied().zip(sizes).collect::<Vec<_>>())
 }
 
 /// The paths the target's access log has, in arrival order.
 fn arrived(log: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(log).unwrap();
-    let mut out: Vec<(String, String)> = text
-        .lines()
-        .map(|l| {
-            let time = l[l.find('[').unwrap() + 1..l.find(']').unwrap()].to_string();
-            (time, l.split('"').nth(1).unwrap().split(' ').nth(1).unwrap().to_string())
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out.into_iter().map(|a| a.1).collect()
+    arrivals(log).into_iter().map(|(_, path, _)| path).collect()
 }
 
 fn page_config(url: &str, clients: u32, think_s: f64) -> RunConfig {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crest_engine::{HttpVersion, Replay, ReplayMode, RequestEntry, RunConfig, Selection};
 
-use crate::support::{run, Fixture};
+use crate::support::{arrivals, logging_target, run, Fixture};
 
 /// Unix µs of a log's first line.
 const T0_US: u64 = 1_700_000_000_000_000;
@@ -20,39 +20,7 @@ fn line(client: &str, at_us: u64, path: &str, status: u16, bytes: u64) -> String
 
 /// A docroot with `paths` (each 100 bytes), the built-in target serving it with its access log on.
 fn target(paths: &[&str]) -> (crest_target::Server, tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let docroot = dir.path().join("www");
-    std::fs::create_dir(&docroot).unwrap();
-    for p in paths {
-        std::fs::write(docroot.join(p.trim_start_matches('/')), [b'x'; 100]).unwrap();
-    }
-    let log = dir.path().join("served.log");
-    let server = crest_target::Server::start(crest_target::ServeConfig {
-        docroot,
-        threads: 2,
-        access_log: Some(log.clone()),
-        ..crest_target::ServeConfig::default()
-    })
-    .unwrap();
-    (server, dir, log)
-}
-
-/// The target's log, after it stopped: (arrival µs since the Unix epoch, path, status) per request.
-fn arrivals(log: &Path) -> Vec<(u64, String, u16)> {
-    let text = std::fs::read_to_string(log).unwrap();
-    let mut out: Vec<(u64, String, u16)> = text
-        .lines()
-        .map(|l| {
-            let time = &l[l.find('[').unwrap() + 1..l.find(']').unwrap()];
-            let (s, us) = time.split_once('.').unwrap();
-            let at = s.parse::<u64>().unwrap() * 1_000_000 + us.parse::<u64>().unwrap();
-            let request: Vec<&str> = l.split('"').nth(1).unwrap().split(' ').collect();
-            let status = l.rsplit('"').next().unwrap().split_whitespace().next().unwrap().parse().unwrap();
-            (at, request[1].to_string(), status)
-        })
-        .collect();
-    out.sort_by_key(|a| a.0);
-    out
+    logging_target(&paths.iter().map(|p| (*p, 100)).collect::<Vec<_>>())
 }
 
 fn replay(log: &Path, mode: ReplayMode, speed: f64) -> Replay {

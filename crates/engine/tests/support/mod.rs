@@ -9,6 +9,7 @@ pub mod h3;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -175,4 +176,43 @@ pub fn config(url: String) -> RunConfig {
 pub fn hex(s: &str) -> Vec<u8> {
     let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+/// The built-in target serving a docroot of `files` (path, size in bytes) with its access log on:
+/// the server, the directory holding both (removed when dropped) and the log's path.
+pub fn logging_target(files: &[(&str, usize)]) -> (crest_target::Server, tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let docroot = dir.path().join("www");
+    std::fs::create_dir(&docroot).unwrap();
+    for (path, size) in files {
+        std::fs::write(docroot.join(path.trim_start_matches('/')), vec![b'x'; *size]).unwrap();
+    }
+    let log = dir.path().join("served.log");
+    let server = crest_target::Server::start(crest_target::ServeConfig {
+        docroot,
+        threads: 2,
+        access_log: Some(log.clone()),
+        ..crest_target::ServeConfig::default()
+    })
+    .unwrap();
+    (server, dir, log)
+}
+
+/// The built-in target's access log, after it stopped: (arrival µs since the Unix epoch, path,
+/// status) per request, in arrival order.
+pub fn arrivals(log: &Path) -> Vec<(u64, String, u16)> {
+    let text = std::fs::read_to_string(log).unwrap();
+    let mut out: Vec<(u64, String, u16)> = text
+        .lines()
+        .map(|l| {
+            let time = &l[l.find('[').unwrap() + 1..l.find(']').unwrap()];
+            let (s, us) = time.split_once('.').unwrap();
+            let at = s.parse::<u64>().unwrap() * 1_000_000 + us.parse::<u64>().unwrap();
+            let request: Vec<&str> = l.split('"').nth(1).unwrap().split(' ').collect();
+            let status = l.rsplit('"').next().unwrap().split_whitespace().next().unwrap().parse().unwrap();
+            (at, request[1].to_string(), status)
+        })
+        .collect();
+    out.sort_by_key(|a| a.0);
+    out
 }
