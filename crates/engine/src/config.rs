@@ -96,6 +96,23 @@ pub struct RequestEntry {
     pub body: Option<String>,
 }
 
+impl RequestEntry {
+    /// An entry for `url` of weight 1 in class 0 that expects nothing in
+    /// particular and sends the run's method and body; callers set the rest.
+    pub fn to(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            weight: 1.0,
+            class: 0,
+            expect_body_bytes: None,
+            expect_body_prefix: None,
+            method: None,
+            expect_status: None,
+            body: None,
+        }
+    }
+}
+
 /// How a replay sends a log's requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]

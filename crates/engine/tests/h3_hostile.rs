@@ -164,14 +164,9 @@ fn the_built_in_target_serves_gets_heads_and_posts_over_h3() {
     assert!(base.starts_with("https://"));
     let get = RunConfig {
         requests: vec![crest_engine::config::RequestEntry {
-            url: format!("{base}1k.html"),
-            weight: 1.0,
-            class: 0,
             expect_body_bytes: Some(1024),
             expect_body_prefix: Some("xxxx".into()),
-            method: None,
-            expect_status: None,
-            body: None,
+            ..crest_engine::config::RequestEntry::to(format!("{base}1k.html"))
         }],
         ..h3_requests(String::new(), 2, 4, 100)
     };

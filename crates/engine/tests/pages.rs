@@ -33,16 +33,7 @@ fn page_config(url: &str, clients: u32, think_s: f64) -> RunConfig {
         requests: PATHS
             .iter()
             .zip(class)
-            .map(|(p, c)| RequestEntry {
-                url: format!("{url}{p}"),
-                weight: 1.0,
-                class: c,
-                expect_body_bytes: None,
-                expect_body_prefix: None,
-                method: None,
-                expect_status: Some(200),
-                body: None,
-            })
+            .map(|(p, c)| RequestEntry { class: c, expect_status: Some(200), ..RequestEntry::to(format!("{url}{p}")) })
             .collect(),
         classes: CLASSES.iter().map(|c| (*c).to_string()).collect(),
         connections: 3 * clients,
@@ -156,14 +147,10 @@ fn pages_refuse_what_a_browser_does_not_do_in_one_line() {
 fn a_recorded_post_goes_with_its_body() {
     let fixture = Fixture::start(respond_always(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
     let entry = |path: &str, method: Option<&str>, body: Option<&str>| RequestEntry {
-        url: fixture.url(path),
-        weight: 1.0,
-        class: 0,
-        expect_body_bytes: None,
-        expect_body_prefix: None,
         method: method.map(str::to_string),
         expect_status: Some(200),
         body: body.map(str::to_string),
+        ..RequestEntry::to(fixture.url(path))
     };
     let config = RunConfig {
         requests: vec![entry("/", None, None), entry("/api", Some("POST"), Some("a=1&b=2"))],

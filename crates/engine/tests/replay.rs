@@ -205,14 +205,9 @@ fn a_table_entry_has_its_own_method_and_expected_status() {
         }
     });
     let entry = |method: &str, status: u16| RequestEntry {
-        url: fx.url("/x"),
-        weight: 1.0,
-        class: 0,
-        expect_body_bytes: None,
-        expect_body_prefix: None,
         method: Some(method.into()),
         expect_status: Some(status),
-        body: None,
+        ..RequestEntry::to(fx.url("/x"))
     };
     let config = RunConfig {
         requests: vec![entry("HEAD", 404), entry("GET", 404)],
@@ -299,19 +294,7 @@ fn what_a_replay_cannot_be_combined_with_is_one_line_each() {
         assert_eq!(got_field, field, "{message}");
         assert!(message.contains(says), "{message:?} should say {says:?}");
     }
-    let table = RunConfig {
-        requests: vec![RequestEntry {
-            url: "http://127.0.0.1:1/".into(),
-            weight: 1.0,
-            class: 0,
-            expect_body_bytes: None,
-            expect_body_prefix: None,
-            method: None,
-            expect_status: None,
-            body: None,
-        }],
-        ..base()
-    };
+    let table = RunConfig { requests: vec![RequestEntry::to("http://127.0.0.1:1/")], ..base() };
     assert_eq!(refused(table).0, "requests");
     // A replay ends by itself: no duration or request count is needed.
     assert!(crest_engine::validate(&RunConfig { duration_s: None, ..base() }).is_err_and(|e| e.field == "replay"));

@@ -53,16 +53,7 @@ fn sized_bodies(mut conn: Conn) {
 }
 
 fn entry(fx: &Fixture, path: &str, weight: f64, class: u32, expect: Option<u64>) -> RequestEntry {
-    RequestEntry {
-        url: fx.url(path),
-        weight,
-        class,
-        expect_body_bytes: expect,
-        expect_body_prefix: None,
-        method: None,
-        expect_status: None,
-        body: None,
-    }
+    RequestEntry { weight, class, expect_body_bytes: expect, ..RequestEntry::to(fx.url(path)) }
 }
 
 #[test]
@@ -155,24 +146,16 @@ fn one_table_can_mix_plain_and_tls_targets() {
     let config = RunConfig {
         requests: vec![
             RequestEntry {
-                url: format!("{}f.html", urls[0]),
                 weight: 92.0,
                 class: 0,
                 expect_body_bytes: Some(300),
-                expect_body_prefix: None,
-                method: None,
-                expect_status: None,
-                body: None,
+                ..RequestEntry::to(format!("{}f.html", urls[0]))
             },
             RequestEntry {
-                url: format!("{}f.html", urls[1]),
                 weight: 8.0,
                 class: 1,
                 expect_body_bytes: Some(300),
-                expect_body_prefix: None,
-                method: None,
-                expect_status: None,
-                body: None,
+                ..RequestEntry::to(format!("{}f.html", urls[1]))
             },
         ],
         classes: vec!["plain".into(), "ssl".into()],
@@ -240,14 +223,10 @@ fn headed_bodies(mut conn: Conn) {
 fn a_body_that_starts_wrong_is_a_validation_error() {
     let fx = Fixture::start(headed_bodies);
     let with_prefix = |path: &str, class: u32, n: u64| RequestEntry {
-        url: fx.url(path),
-        weight: 1.0,
         class,
         expect_body_bytes: Some(n),
         expect_body_prefix: Some(format!("head:{n}\n")),
-        method: None,
-        expect_status: None,
-        body: None,
+        ..RequestEntry::to(fx.url(path))
     };
     let config = RunConfig {
         requests: vec![

@@ -432,16 +432,7 @@ fn check(config: &RunConfig) -> Result<Checked<'_>, ConfigError> {
         });
     }
     let entries: std::borrow::Cow<'_, [RequestEntry]> = if config.requests.is_empty() {
-        std::borrow::Cow::Owned(vec![RequestEntry {
-            url: config.url.clone(),
-            weight: 1.0,
-            class: 0,
-            expect_body_bytes: None,
-            expect_body_prefix: None,
-            method: None,
-            expect_status: None,
-            body: None,
-        }])
+        std::borrow::Cow::Owned(vec![RequestEntry::to(config.url.clone())])
     } else {
         std::borrow::Cow::Borrowed(&config.requests)
     };
@@ -608,14 +599,10 @@ fn check_replay<'a>(c: &'a RunConfig, r: &Replay, shared: Shared) -> Result<Chec
                 let sep = if d.path.contains('?') { '&' } else { '?' };
                 urls.push(ParsedUrl { path: format!("{}{sep}size={}", d.path, e.body_bytes), ..d.clone() });
                 RequestEntry {
-                    url: String::new(),
-                    weight: 1.0,
                     class: e.class,
                     expect_body_bytes: r.expect_logged_status.then_some(e.body_bytes),
-                    expect_body_prefix: None,
-                    method: None,
                     expect_status: r.expect_logged_status.then_some(200),
-                    body: None,
+                    ..RequestEntry::to(String::new())
                 }
             }
             _ => {
@@ -623,15 +610,12 @@ fn check_replay<'a>(c: &'a RunConfig, r: &Replay, shared: Shared) -> Result<Chec
                 // Against a site from the log, a logged file must have its logged size.
                 let sized = dynamic.is_some() && e.status == 200 && e.method == "GET" && class.starts_with("static-");
                 RequestEntry {
-                    url: String::new(),
-                    weight: 1.0,
                     class: e.class,
                     expect_body_bytes: (r.expect_logged_status && sized).then_some(e.body_bytes),
-                    expect_body_prefix: None,
                     method: Some(e.method.clone()),
                     // A logged 304 answered a conditional request, which crest does not send.
                     expect_status: (r.expect_logged_status && e.status != 304).then_some(e.status),
-                    body: None,
+                    ..RequestEntry::to(String::new())
                 }
             }
         };
