@@ -188,31 +188,24 @@ fn h2_allocations_for(requests: u64) -> u64 {
     })
 }
 
-#[test]
-fn allocations_do_not_grow_with_requests() {
+/// A run of 20,000 requests allocates no more than one of 200: setup and
+/// report building allocate the same for both, and a per-request allocation
+/// would add ≥ 19,800. Slack covers timeline seconds and the OS (and, for a
+/// replay, its table's columns growing once per run as the log is read).
+fn assert_flat(what: &str, allocations_for: fn(u64) -> u64) {
     let small = allocations_for(200);
     let large = allocations_for(20_000);
-    // Setup and report building allocate the same for both; a per-request
-    // allocation would add ≥ 19,800. Slack covers timeline seconds and the OS.
-    eprintln!("allocations: 200 requests {small}, 20,000 requests {large}");
-    assert!(large < small + 200, "200 requests: {small} allocations; 20,000 requests: {large}");
-    let small = specweb99_allocations_for(200);
-    let large = specweb99_allocations_for(20_000);
-    eprintln!("SPECweb99 allocations: 200 requests {small}, 20,000 requests {large}");
-    assert!(large < small + 200, "SPECweb99, 200 requests: {small} allocations; 20,000 requests: {large}");
-    let small = h2_allocations_for(200);
-    let large = h2_allocations_for(20_000);
-    eprintln!("HTTP/2 allocations: 200 requests {small}, 20,000 requests {large}");
-    assert!(large < small + 200, "HTTP/2, 200 requests: {small} allocations; 20,000 requests: {large}");
-    let small = replay_allocations_for(200);
-    let large = replay_allocations_for(20_000);
-    eprintln!("replay allocations: 200 logged requests {small}, 20,000 logged requests {large}");
-    // Reading the log grows its table's columns (a doubling each, once per run): slack as above.
-    assert!(large < small + 200, "replay, 200 logged requests: {small} allocations; 20,000: {large}");
-    let small = script_allocations_for(200);
-    let large = script_allocations_for(20_000);
-    eprintln!("script allocations: 200 requests {small}, 20,000 requests {large}");
-    assert!(large < small + 200, "script, 200 requests: {small} allocations; 20,000 requests: {large}");
+    eprintln!("{what} allocations: 200 requests {small}, 20,000 requests {large}");
+    assert!(large < small + 200, "{what}, 200 requests: {small} allocations; 20,000 requests: {large}");
+}
+
+#[test]
+fn allocations_do_not_grow_with_requests() {
+    assert_flat("HTTP/1.1", allocations_for);
+    assert_flat("SPECweb99", specweb99_allocations_for);
+    assert_flat("HTTP/2", h2_allocations_for);
+    assert_flat("replay (logged requests)", replay_allocations_for);
+    assert_flat("script", script_allocations_for);
     fileio_operations_do_not_allocate();
 }
 
