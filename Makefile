@@ -79,8 +79,11 @@ lint: build
 NO_LTO := CARGO_PROFILE_RELEASE_LTO=false
 
 # pytest in two passes: the unit tests on two workers (they start no server and no process, which
-# tests/conftest.py enforces), then the integration tests one at a time (their servers, ports, network
-# namespaces and timings would collide). Exit code 5 means a pass collected no tests: a failure here.
+# tests/conftest.py enforces), then the integration tests on two workers, one module per worker (a module's
+# servers and the Ray cluster start once); a test marked `alone` (it counts every process or network
+# namespace on the machine, or reads the clock) waits until it has the machine to itself (tests/alone.py).
+# Most integration tests wait on servers, sleeps and fixed-length runs: 800 s one at a time, N s on two.
+# Exit code 5 means a pass collected no tests: a failure here.
 # compileall first: crest's modules are compiled once, not by each of the hundreds of crest processes
 # the integration tests start (where PYTHONDONTWRITEBYTECODE is set, none of them writes its bytecode).
 PYTEST_PASS = rc=0; $(PY) -m pytest $(2) || rc=$$?; \
@@ -95,7 +98,7 @@ test: lint
 	$(NO_LTO) cargo test $(CARGO_ALL) --test all -- --test-threads=1 nap:: replay::a_timed
 	$(PY) -m compileall -q python/crest
 	@$(call PYTEST_PASS,unit,-m "not integration" -n 2); unit=$$rc; \
-	$(call PYTEST_PASS,integration,-m integration --durations=15); \
+	$(call PYTEST_PASS,integration,-m integration -n 2 --dist loadfile --durations=15); \
 	if [ $$unit -ne 0 ]; then echo "the unit tests failed (above)"; exit $$unit; fi; exit $$rc
 
 bench: build

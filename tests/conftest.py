@@ -27,6 +27,8 @@ try:
 except ImportError as exc:
     ENGINE_IMPORT_ERROR = exc
 
+pytest_plugins = ["alone"]  # the `alone` marker and the lock that gives such a test the machine to itself
+
 
 # pytest-xdist's workers (`make test` runs the unit tests with -n 2) start with COLUMNS=80 and LINES=24, which
 # the serial run does not have: the CLI's width rule (crest.cli.width) reads COLUMNS, so tests that print

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -76,6 +77,38 @@ def connected_to(pid: int, url: str) -> bool:
     except psutil.NoSuchProcess:
         return False
     return any(c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED for c in connections)
+
+
+def targets_left() -> dict[int, str]:
+    """Target processes (a run directory `crest-target-PID-*` on their command line, or `crest serve`) whose
+    owner is gone or is this process: what a run left. The owner is the PID in the run directory (the crest
+    that made it), or a `crest serve`'s parent. Another test's targets, running beside this one under
+    pytest-xdist, have a live owner of their own and do not count. Maps each PID to its command line."""
+    import psutil
+
+    me = os.getpid()
+    found = {}
+    for proc in psutil.process_iter(["pid", "ppid", "cmdline"]):
+        line = " ".join(proc.info["cmdline"] or [])
+        made = re.search(r"crest-target-(\d+)-", line)
+        if made:
+            owner = int(made[1])
+        elif " crest serve " in f" {line} ".replace("-m crest serve", "crest serve"):
+            owner = proc.info["ppid"]
+        else:
+            continue
+        if owner == me or owner <= 1 or not _alive(owner):
+            found[proc.info["pid"]] = line
+    return found
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def default_sigint() -> None:

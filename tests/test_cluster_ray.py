@@ -34,7 +34,7 @@ from crest.filesets import build_manifest
 from crest.filesets.cache import cached_fileset
 from crest.network import addresses
 from crest.servers.registry import adapter
-from support import run_cli, run_cli_in_process, start_cli, static_suite, wait_until
+from support import run_cli, run_cli_in_process, start_cli, static_suite, targets_left, wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -111,11 +111,13 @@ def _mixes_stored(db: Path) -> int:
 
 
 def _leftovers() -> list[str]:
-    """crest's processes anywhere: servers it started, and Ray workers still holding its actors."""
-    found = []
+    """What crest's runs left anywhere: targets in run directories whose crest is gone (support.targets_left;
+    another test's, beside this one, have a live crest; this module's own `crest serve` targets are not
+    crest's to stop), and Ray workers still holding crest's actors."""
+    found = [line[:120] for line in targets_left().values() if "crest-target-" in line]
     for proc in psutil.process_iter(["cmdline"]):
         line = " ".join(proc.info["cmdline"] or [])
-        if "crest-target-" in line or "ray::LoadNode" in line or "ray::TargetNode" in line:
+        if "ray::LoadNode" in line or "ray::TargetNode" in line:
             found.append(line[:120])
     return found
 
@@ -168,6 +170,7 @@ def _histogram_counts(b64: str) -> dict[int, int]:
     return counts
 
 
+@pytest.mark.netns
 def test_a_cluster_mix_is_the_exact_union_of_its_nodes_each_with_its_own_subnets(
     cluster: Any, nginx: None, tmp_path: Path
 ) -> None:
@@ -281,6 +284,7 @@ def test_a_client_without_the_token_is_refused(cluster: Any, builtin_url: tuple[
         assert "0" * 64 not in out.stderr + out.stdout
 
 
+@pytest.mark.netns
 def test_merged_histogram_is_the_sum_of_the_nodes_histograms(cluster: Any, builtin_url: tuple[str, int]) -> None:
     """`crest bench --cluster --json` keeps each node's own histogram: bucket by bucket, the merge is their sum;
     with each node sending from two subnets of its own through its own delay line (nested placement)."""
@@ -346,6 +350,7 @@ def test_http3_load_from_two_nodes_merges_exactly(cluster: Any, builtin_h3_url: 
     _no_leftovers()
 
 
+@pytest.mark.alone
 def test_a_lost_node_fails_the_mix_and_resume_completes_the_run(cluster: Any, nginx: None, tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     args = ["run", str(_suite(tmp_path, [2, 3], length_s=4)), "--cluster", cluster.address, "--server", "nginx",
@@ -473,6 +478,7 @@ def test_a_specweb99_smoke_test_deals_its_users_over_the_nodes(cluster: Any, tmp
     _no_leftovers()
 
 
+@pytest.mark.netns
 def test_a_design_runs_on_the_nodes_with_and_without_their_own_subnets(cluster: Any, tmp_path: Path) -> None:
     """`crest doe --cluster`: each run of the design is dealt over the load nodes against the built-in target
     on node3; the network factor's levels run over the nodes' loopback and from each node's own subnets."""
@@ -494,6 +500,7 @@ def test_a_design_runs_on_the_nodes_with_and_without_their_own_subnets(cluster: 
 
 
 @pytest.mark.parametrize("network", [None, "subnets=2"])
+@pytest.mark.netns
 def test_a_capacity_search_probes_from_the_nodes(
     cluster: Any, builtin_url: tuple[str, int], tmp_path: Path, network: str | None
 ) -> None:
@@ -598,6 +605,7 @@ def _node_processes(node: Any) -> list[psutil.Process]:
     return [root, *root.children(recursive=True)]
 
 
+@pytest.mark.alone
 def test_a_paused_node_fails_the_mix_within_10_s_naming_it(cluster: Any, nginx: None, tmp_path: Path) -> None:
     """A node that stops answering without dying (SIGSTOP on its raylet and workers: what a hung machine or a
     cut network looks like from the driver) fails the mix through the heartbeat, and nothing is left behind

@@ -145,6 +145,7 @@ def test_server_options_are_design_factors(
     assert statuses and all(set(s) == {"200"} for s in statuses)
 
 
+@pytest.mark.netns
 def test_a_design_compares_no_network_with_client_subnets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`network = ["none", "subnets=2"]`: does the client network matter? One run over loopback, one from
     two client subnets, each stored with its level (crest doe takes --network and --cluster as crest run)."""

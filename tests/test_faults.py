@@ -159,6 +159,7 @@ def _ended(proc: psutil.Process) -> bool:
 
 @pytest.mark.integration
 @pytest.mark.timeout(180)
+@pytest.mark.alone
 def test_crest_killed_mid_run_leaves_no_target_and_its_run_reads_interrupted(tmp_path: Path, fileset: Path) -> None:
     db = tmp_path / "crest.db"
     suite = tmp_path / "suite.toml"

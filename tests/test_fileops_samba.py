@@ -78,6 +78,7 @@ def test_bytes_on_the_share_are_what_crest_counted(samba_target: Target, tmp_pat
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.alone
 def test_a_quick_netbench_ladder_against_samba(tmp_path: Path) -> None:
     if not adapter("samba").installed():
         pytest.skip("apt-get install samba smbclient")
@@ -117,6 +118,7 @@ def test_a_refused_password_is_one_line_before_any_load(samba_target: Target, tm
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("network", [None, "subnets=2,rtt=10ms"])
+@pytest.mark.netns
 def test_crest_bench_of_a_share_prints_the_file_server_summary(
     samba_target: Target, tmp_path: Path, network: str | None
 ) -> None:
@@ -146,6 +148,7 @@ def test_crest_bench_of_a_share_prints_the_file_server_summary(
 
 
 @pytest.mark.timeout(90)
+@pytest.mark.alone
 def test_ctrl_c_leaves_no_smbd(tmp_path: Path) -> None:
     if not adapter("samba").installed():
         pytest.skip("apt-get install samba smbclient")

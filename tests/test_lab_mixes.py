@@ -236,6 +236,7 @@ def _paths(log: Path) -> set[str]:
 @pytest.mark.integration
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("network", [None, "subnets=2"])
+@pytest.mark.netns
 def test_servers_side_by_side_serve_only_their_classes(tmp_path: Path, fileset: Path, network: str | None) -> None:
     """A role map on this machine, and from client subnets (both servers in the target namespace)."""
     _needs("nginx", "lighttpd")

@@ -28,10 +28,13 @@ from crest.network import addresses, netns
 from crest.servers.registry import adapter
 from support import default_sigint, run_cli
 
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or not netns.has_net_admin() or shutil.which("tc") is None or shutil.which("ip") is None,
-    reason="needs root with CAP_NET_ADMIN and iproute2: run as root; apt-get install -y iproute2",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        os.geteuid() != 0 or not netns.has_net_admin() or shutil.which("tc") is None or shutil.which("ip") is None,
+        reason="needs root with CAP_NET_ADMIN and iproute2: run as root; apt-get install -y iproute2",
+    ),
+    pytest.mark.netns,  # each test counts every crest namespace and delay line on the machine, before and after
+]
 
 WAIT_S = 200.0
 BULK_BYTES = 4 << 20

@@ -27,7 +27,7 @@ from crest.filesets import generate
 from crest.servers import cpus as cpu_split
 from crest.servers.base import ServerSettings, Target
 from crest.servers.registry import adapter
-from support import run_cli, start_cli, wait_until
+from support import run_cli, start_cli, targets_left, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -81,24 +81,14 @@ def _rows(db: Path, sql: str, *args: object) -> list[tuple]:
         return conn.execute(sql, args).fetchall()
 
 
-def _crest_children() -> set[int]:
-    """Server processes anywhere on the machine that crest started (their run dirs are crest-target-*)."""
-    found = set()
-    for proc in psutil.process_iter(["pid", "cmdline"]):
-        cmdline = " ".join(proc.info["cmdline"] or [])
-        if "crest-target-" in cmdline or " crest serve " in f" {cmdline} ".replace("-m crest serve", "crest serve"):
-            found.add(proc.info["pid"])
-    return found
-
-
 @pytest.fixture
 def no_leftovers() -> Iterator[None]:
-    before = _crest_children()
+    before = set(targets_left())
     yield
     deadline = time.monotonic() + 10
-    while _crest_children() - before and time.monotonic() < deadline:
+    while set(targets_left()) - before and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _crest_children() - before == set(), "a target process outlived the run"
+    assert set(targets_left()) - before == set(), "a target process outlived the run"
 
 
 def test_builtin_combinations_are_separate_runs_with_factors_and_monitoring(
@@ -252,11 +242,7 @@ def test_interrupted_run_leaves_no_target_behind(
         while not _rows(db, "SELECT 1 FROM runs") if db.exists() else True:
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.1)
-        wait_until(
-            lambda: bool(_crest_children() & {c.pid for c in psutil.Process(proc.pid).children(recursive=True)}),
-            WAIT_S,
-            "crest starting its target",
-        )
+        wait_until(lambda: _started_a_target(proc.pid), WAIT_S, "crest starting its target")
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=WAIT_S)
     finally:
@@ -265,6 +251,18 @@ def test_interrupted_run_leaves_no_target_behind(
             proc.communicate()
     assert proc.returncode == 130, err
     assert _rows(db, "SELECT status FROM runs") == [("interrupted",)]
+
+
+def _started_a_target(pid: int) -> bool:
+    """Whether crest PID has a target among its children yet (a run directory, or `crest serve`)."""
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            line = " ".join(child.cmdline())
+        except psutil.NoSuchProcess:
+            continue
+        if "crest-target-" in line or "crest serve" in line.replace("-m crest serve", "crest serve"):
+            return True
+    return False
 
 
 def _has_adapter(name: str) -> bool:

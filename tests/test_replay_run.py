@@ -73,6 +73,7 @@ def nginx_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("speed", [1, 10])
+@pytest.mark.alone
 def test_a_timed_replay_reaches_the_target_in_the_logged_order_within_5ms(
     nginx_log: Path, tmp_path: Path, speed: int
 ) -> None:

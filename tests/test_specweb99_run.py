@@ -58,6 +58,7 @@ def assert_valid(db: Path, iterations: int, lined: bool = False) -> None:
 
 
 @pytest.mark.timeout(RUN_TIMEOUT_S)
+@pytest.mark.netns
 def test_a_quick_run_against_nginx_through_fastcgi_over_400_kbit_user_lines_is_valid(tmp_path: Path) -> None:
     """A quick iteration against nginx (its dynamic requests through crest-fcgi) with each connection a user on
     its own 400 kbit/s line (`--network specweb99-user`) as the kit models them: every connection still
@@ -202,6 +203,7 @@ def test_a_target_that_drops_the_ad_substitution_fails_validation_before_any_loa
 
 
 @pytest.mark.parametrize("faulty_target", [0], indirect=True)
+@pytest.mark.netns
 def test_the_harness_talks_to_the_target_from_the_client_subnets(faulty_target: str, tmp_path: Path) -> None:
     """With --network the kit's harness (here its operational validation) asks from where the clients stand:
     the proxy on 127.0.0.1 (reached through the network's forward) sees only the network's addresses."""
