@@ -27,6 +27,17 @@ def test_rising_curve_is_not_saturated() -> None:
     assert (s.peak_throughput_Bps, s.peak_throughput_load) == (300_000.0, 12.0)
 
 
+def test_saturation_is_a_dash_where_there_is_no_curve_to_judge() -> None:
+    """One load point (a bench, a timed replay) is neither saturated nor not: the tables say a dash."""
+    from crest.report import fmt
+
+    one, rising, flat = summary_of([100.0]), summary_of([100.0, 200.0]), summary_of([100.0, 200.0, 200.0])
+    assert one.shape == "single point" and fmt.saturation({"shape": one.shape, "saturated": one.saturated}) == "–"
+    assert fmt.saturation({"shape": "published peak", "saturated": False}) == "–"
+    assert fmt.saturation({"shape": rising.shape, "saturated": rising.saturated}, shout=True) == "NOT saturated"
+    assert fmt.saturation({"shape": flat.shape, "saturated": flat.saturated}) == "saturated"
+
+
 def test_plateau() -> None:
     s = summary_of([100.0, 200.0, 190.0, 185.0])
     assert (s.saturated, s.shape, s.peak_rps_load) == (True, "plateau", 8.0)

@@ -39,6 +39,7 @@ from crest.verdicts import (
 PLATEAU_RATIO = 0.9
 # The shape of a published peak without its load (a peak table): no load, no curve, no saturation.
 PEAK_ONLY_SHAPE = "published peak"
+SINGLE_POINT_SHAPE = "single point"  # one load point (a bench, a timed replay): no curve, so no saturation to judge
 GRACEFUL_RATIO = 0.5
 # A point whose error rate exceeds this gets a warning: 1% is where WebBench-era
 # reports stopped trusting a mix.
@@ -147,7 +148,7 @@ def shape_of(ratio: float) -> str:
 
 def _shape(n: int, after: list[LoadPoint], ratio: float | None) -> tuple[str, bool, str]:
     if n == 1:
-        return "single point", False, "one load point: no curve to judge; measure a ladder of loads"
+        return SINGLE_POINT_SHAPE, False, "one load point: no curve to judge; measure a ladder of loads"
     if not after:
         return "rising", False, NOT_SATURATED
     if ratio is None:  # a peak of 0 req/s: nothing was served at any load

@@ -289,7 +289,7 @@ def _peaks(doc: dict[str, Any]) -> FitTable:
             rfmt.DASH if published else rfmt.load(peak["throughput_load"] if by_throughput else peak["load"], axis),
             rfmt.headline(peak["throughput_Bps"], "throughput_Bps") if by_throughput else rfmt.mbytes(peak["throughput_Bps"]),
             rfmt.ms(at["latency_us"].get("p99") if at else None),
-            rfmt.DASH if published else "saturated" if s["saturated"] else "NOT saturated",
+            rfmt.saturation(s, shout=True),
             s["shape"] + ("" if rfmt.missing(s["past_peak_ratio"]) else f" ({rfmt.percent(s['past_peak_ratio'])})"),
         ]  # fmt: skip
         if sweep:

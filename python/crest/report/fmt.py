@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from crest.analysis.stats import MIN_TRIALS_FOR_INTERVAL, clipped_at_zero, too_few_for_interval
+from crest.analysis.summary import PEAK_ONLY_SHAPE, SINGLE_POINT_SHAPE
 
 DASH = "–"
 
@@ -289,3 +290,13 @@ def stream_section_names(rows: list[dict[str, Any]]) -> tuple[str, str]:
         " and ".join(f"HTTP/{v}" for v in versions),
         "/".join("QPACK" if v == "3" else "HPACK" for v in versions),
     )
+
+
+def saturation(summary: dict[str, Any], shout: bool = False) -> str:
+    """A curve's saturation in a word; a dash where there is no curve to judge (one load point, or a published
+    peak without its loads): "not saturated" there would say more than was measured."""
+    if summary["shape"] in (PEAK_ONLY_SHAPE, SINGLE_POINT_SHAPE):
+        return DASH
+    if summary["saturated"]:
+        return "saturated"
+    return "NOT saturated" if shout else "not saturated"

@@ -46,7 +46,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         [[md(c["label"]), str(c["trials"]), fmt.rps(c["peak"]["rps"]), fmt.half_width(c["peak"]["rps_ci95"], c["peak"]["n"]),
           fmt.DASH if _published(c) else fmt.load(c["peak"]["load"], axis), fmt.mbytes(c["peak"]["throughput_Bps"]),
           fmt.mbits(c["peak"]["throughput_Bps"]), fmt.ms(_at_peak(c, "p99")),
-          fmt.DASH if _published(c) else "saturated" if c["summary"]["saturated"] else "not saturated", _past(c), fmt.error_rate(c["summary"]["max_error_rate"]),
+          fmt.saturation(c["summary"]), _past(c), fmt.error_rate(c["summary"]["max_error_rate"]),
           *(_weighted(weighted[c["index"]]) if sweep else []),
           *([md(fmt.trial_peaks(c["peak"], axis))] if repeated else [])]
          for c in _ranked(doc)],
