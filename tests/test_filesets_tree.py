@@ -9,6 +9,7 @@ import json
 import os
 import re
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,42 @@ def test_generate_writes_exact_files_and_manifest(tmp_path: Path) -> None:
     on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
     assert on_disk == {e.path for e in manifest.files} | {MANIFEST_NAME}  # no temporary files left
     assert verify(root) == []
+
+
+def test_two_writers_filling_one_directory_at_once_both_succeed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two crests (two runs, two test workers) filling one cached fileset at once: each writes files of its
+    own and renames them whole, so neither fails and the tree is exact, with no temporary file left. The two
+    go in lockstep, each rename waiting for the other's: both have written a file before either renames it
+    (a shared temporary name then had one rename the other's file and the other find nothing to rename)."""
+    root = tmp_path / "docroot"
+    lockstep = threading.Barrier(2, timeout=10)
+    rename = os.replace
+
+    def in_lockstep(src: str | Path, dst: str | Path) -> None:
+        lockstep.wait()
+        rename(src, dst)
+
+    monkeypatch.setattr(os, "replace", in_lockstep)
+    failed: list[BaseException] = []
+
+    def fill() -> None:
+        try:
+            generate("webcat-large-filemix", root)
+        except BaseException as exc:
+            failed.append(exc)
+            lockstep.abort()
+
+    writers = [threading.Thread(target=fill) for _ in range(2)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join()
+    monkeypatch.undo()
+    assert failed == [] and verify(root) == []
+    on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+    assert on_disk == {e.path for e in build_manifest("webcat-large-filemix").files} | {MANIFEST_NAME}
 
 
 def test_generate_twice_writes_nothing(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -298,13 +299,20 @@ def _ensure_dir(directory: Path, made_dirs: set[Path]) -> None:
 
 
 def _atomic_write(path: Path, chunks: Iterable[bytes]) -> None:
-    """Write to a temporary sibling and rename it over `path`, so a server never sees a half-written file."""
-    tmp = path.with_name(f".{path.name}{_TMP_SUFFIX}")
-    with open(tmp, "wb") as f:
-        for chunk in chunks:
-            f.write(chunk)
-        os.fchmod(f.fileno(), _FILE_MODE)
-    os.replace(tmp, path)
+    """Write to a temporary sibling and rename it over `path`, so a server never sees a half-written file.
+    The sibling is this writer's own (process and thread): two crests filling one cached fileset at once
+    each rename a whole file of their own, where a shared name had one rename the other's half-written file
+    and the other then find nothing to rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_native_id()}{_TMP_SUFFIX}")
+    try:
+        with open(tmp, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+            os.fchmod(f.fileno(), _FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _read_text_or_none(path: Path) -> str | None:
