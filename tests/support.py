@@ -86,6 +86,8 @@ def targets_left() -> dict[int, str]:
     pytest-xdist, have a live owner of their own and do not count. Maps each PID to its command line."""
     import psutil
 
+    from crest.servers.reap import alive
+
     me = os.getpid()
     found = {}
     for proc in psutil.process_iter(["pid", "ppid", "cmdline"]):
@@ -97,18 +99,9 @@ def targets_left() -> dict[int, str]:
             owner = proc.info["ppid"]
         else:
             continue
-        if owner == me or owner <= 1 or not _alive(owner):
+        if owner == me or owner <= 1 or not alive(owner):
             found[proc.info["pid"]] = line
     return found
-
-
-def _alive(pid: int) -> bool:
-    import psutil
-
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def default_sigint() -> None:

@@ -17,7 +17,6 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from crest.errors import ConfigError
@@ -26,6 +25,7 @@ from crest.report import narrative
 from crest.servers import cpus as cpu_split
 from crest.servers.base import ServerSettings, Target
 from crest.servers.cgroup import Cgroup
+from crest.servers.reap import alive
 from crest.servers.registry import adapter
 from support import run_cli, static_suite
 
@@ -80,7 +80,7 @@ def _crest_cgroups(cgroup: Cgroup) -> set[Path]:
     return {
         p
         for p in cgroup.path.parent.glob("crest-*")
-        if not (owner := _owner(p.name)) or owner == me or not psutil.pid_exists(owner)
+        if not (owner := _owner(p.name)) or owner == me or not alive(owner)
     }
 
 

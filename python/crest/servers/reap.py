@@ -60,12 +60,13 @@ def _owned_by_dead(paths: Iterable[Path], pattern: re.Pattern[str]) -> list[Path
     found = []
     for path in sorted(paths):
         m = pattern.match(path.name)
-        if m and path.is_dir() and not _alive(int(m.group(1))):
+        if m and path.is_dir() and not alive(int(m.group(1))):
             found.append(path)
     return found
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie has ended; one not ours to read counts as running)."""
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
