@@ -269,6 +269,23 @@ def test_a_bad_log_is_one_line_naming_its_line_exit_2(
         assert_one_error_line(run_cli_in_process("run", str(log), "--target", "http://127.0.0.1:1"), fragment)
 
 
+def test_a_bad_lines_fix_names_the_setting_where_it_is_given(tmp_path: Path) -> None:
+    """A flag on the command line, a key in a suite; a bare log has neither, so it says to write a suite."""
+    log = write_log(tmp_path, LOG + "this is not a log line\n")
+    cli = run_cli_in_process("fileset", "from-log", str(log), str(tmp_path / "site"))
+    assert_one_error_line(cli, "format string as --format, or let bad lines be skipped with --max-bad-lines")
+    skipped = run_cli_in_process("fileset", "from-log", str(log), str(tmp_path / "site"), "--max-bad-lines", "1")
+    assert skipped.returncode == 0, skipped.stderr
+    bare = run_cli_in_process("run", str(log), "--target", "http://127.0.0.1:1")
+    assert_one_error_line(bare, "as workload.replay.format in a suite (a bare log is read with format auto")
+    suite = tmp_path / "replay.toml"
+    suite.write_text(f'name = "r"\ndescription = "d"\nsource = "s"\n[workload.replay]\nlog = "{log}"\n')
+    in_suite = run_cli_in_process("run", str(suite), "--target", "http://127.0.0.1:1")
+    assert_one_error_line(
+        in_suite, "as workload.replay.format, or let bad lines be skipped with workload.replay.max_bad"
+    )
+
+
 def test_a_bare_log_is_a_suite_of_its_request_mix(tmp_path: Path) -> None:
     log = write_log(tmp_path)
     suite = load_suite(str(log))

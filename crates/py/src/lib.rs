@@ -155,7 +155,8 @@ fn merge_parts(py: Python<'_>, parts: Vec<String>, first_clients: Vec<u32>) -> P
 /// `Options`) and returns its `Summary` (JSON), GIL released; the table is kept
 /// in the reader's cache for the engine's `load` of the same file. Raises
 /// ConfigError (field "replay") for bad options or a log that cannot be read,
-/// its message one line and verbatim (no placeholders: `str(exc)` and `template` agree).
+/// its message one line; where its fix names a reader option it says `{format}`
+/// or `{max_bad_lines}`, which crest.replay.scan words as its caller's user gives it.
 #[pyfunction]
 fn scan_log(py: Python<'_>, path: &str, options_json: &str) -> PyResult<String> {
     let refused = |message: String| {

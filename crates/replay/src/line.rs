@@ -29,7 +29,7 @@ impl Format {
         }
         Err(ReplayError::Format(format!(
             "format auto: the first line is none of caddy's JSON, crest, combined or common ({}): give the log's \
-             format string as format",
+             format string as {{format}}",
             excerpt(line)
         )))
     }

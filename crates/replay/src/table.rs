@@ -181,8 +181,8 @@ impl Table {
                             path: path.into(),
                             line: line_no,
                             why: format!(
-                                "{why} (format {}): give the log's own format string as format, or let bad lines \
-                                 be skipped with max_bad_lines",
+                                "{why} (format {}): give the log's own format string as {{format}}, or let bad \
+                                 lines be skipped with {{max_bad_lines}}",
                                 format.name
                             ),
                         });

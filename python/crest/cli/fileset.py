@@ -20,7 +20,7 @@ from crest.filesets.catalog import check_name, copies_for
 from crest.filesets.model import MANIFEST_NAME
 from crest.filesets.tree import check_files, generate_tree, load_manifest
 from crest.replay.site import SITE_MANIFEST, check_site, load_site, write_site
-from crest.replay.summary import reader_options
+from crest.replay.summary import ON_THE_COMMAND_LINE, reader_options
 from crest.units import format_bytes, format_count, parse_count, parse_size
 
 # verify prints at most this many problem lines, then a count of the rest.
@@ -173,11 +173,19 @@ def from_log_command(
             "--format", metavar="FORMAT", help="auto, combined, common, crest, caddy, h2o or a format string."
         ),
     ] = "auto",
+    max_bad_lines: Annotated[
+        int,
+        typer.Option(
+            "--max-bad-lines", metavar="N", min=0, help="Lines that do not parse to skip before refusing the log."
+        ),
+    ] = 0,
 ) -> int:
     """Write a docroot from LOG: each logged 200 response's path with its logged size (deterministic content),
     and a manifest listing the files, the dynamic requests (crest's dynamic page answers them at replay) and
     what was left out. Logged 4xx are not written, so they stay 4xx."""
-    written = write_site(log, directory, reader_options(format=format))
+    written = write_site(
+        log, directory, reader_options(format=format, max_bad_lines=max_bad_lines), ON_THE_COMMAND_LINE
+    )
     site = written.site
     removed = f", removed {format_count(written.removed)} of the earlier site" if written.removed else ""
     print(

@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from urllib.parse import quote, unquote, urlsplit
 from crest.errors import ConfigError
 from crest.filesets.content import iter_chunks
 from crest.filesets.model import FileEntry
-from crest.replay.summary import CLASSES, DYNAMIC_CLASS, STATIC_CLASSES, LogEntry, LogSummary, scan
+from crest.replay.summary import CLASSES, DYNAMIC_CLASS, IN_A_SUITE, STATIC_CLASSES, LogEntry, LogSummary, scan
 
 SITE_MANIFEST = "crest-site.json"
 SITE_FORMAT = "crest-site-manifest/1"
@@ -164,8 +164,11 @@ class Written:
     removed: int  # files of a previous site there that this one does not have
 
 
-def write_site(log: str | Path, root: Path, options: dict[str, Any] | None = None) -> Written:
-    """Read `log` and write its site into `root` (created if missing): every file, then the manifest.
+def write_site(
+    log: str | Path, root: Path, options: dict[str, Any] | None = None, said: Mapping[str, str] = IN_A_SUITE
+) -> Written:
+    """Read `log` and write its site into `root` (created if missing): every file, then the manifest (a
+    refusal of the log names the reader's options as `said`: see crest.replay.summary).
 
     Raises:
         ConfigError: the log cannot be read (as crest.replay.scan says), `root` holds something other than
@@ -173,7 +176,7 @@ def write_site(log: str | Path, root: Path, options: dict[str, Any] | None = Non
     """
     root = Path(root)
     _previous(root)  # refused before the log is read
-    return write_planned(plan_site(scan(Path(log).resolve(), options)), root)
+    return write_planned(plan_site(scan(Path(log).resolve(), options, said)), root)
 
 
 def write_planned(site: Site, root: Path) -> Written:

@@ -84,8 +84,21 @@ def reader_options(
     return {"format": format, "session_key": key, "session_gap_s": session_gap_s, "max_bad_lines": max_bad_lines}
 
 
-def scan(path: str | Path, options: Mapping[str, Any] | None = None) -> LogSummary:
-    """Read the log at `path` with the reader's `options` (reader_options) and return its summary.
+# How each caller's user gives the reader's options: the reader's refusals say `{format}` and `{max_bad_lines}`
+# where their fix names one (crates/replay), and scan words them so.
+IN_A_SUITE = {"format": "workload.replay.format", "max_bad_lines": "workload.replay.max_bad_lines"}
+ON_THE_COMMAND_LINE = {"format": "--format", "max_bad_lines": "--max-bad-lines"}
+A_BARE_LOG = {
+    "format": "workload.replay.format in a suite (a bare log is read with format auto; docs/replay.md)",
+    "max_bad_lines": "workload.replay.max_bad_lines in a suite",
+}
+
+
+def scan(
+    path: str | Path, options: Mapping[str, Any] | None = None, said: Mapping[str, str] = IN_A_SUITE
+) -> LogSummary:
+    """Read the log at `path` with the reader's `options` (reader_options) and return its summary; a refusal's
+    fix names each reader option as `said` (IN_A_SUITE, ON_THE_COMMAND_LINE, A_BARE_LOG).
 
     Raises:
         ConfigError: no such file, an unknown format, a line that does not parse (its number named),
@@ -100,7 +113,10 @@ def scan(path: str | Path, options: Mapping[str, Any] | None = None) -> LogSumma
     try:
         text = scan_log(str(where), json.dumps(dict(options or reader_options())))
     except _engine.ConfigError as exc:
-        raise ConfigError(str(exc)) from None
+        message = str(exc)
+        for key, words in said.items():  # only these two names: a log line quoted in it may hold any braces
+            message = message.replace(f"{{{key}}}", words)
+        raise ConfigError(message) from None
     doc = json.loads(text)
     return LogSummary(
         path=str(where),

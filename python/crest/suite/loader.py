@@ -245,9 +245,9 @@ def har_as_suite(path: str) -> Suite:
 
 def log_as_suite(path: str) -> Suite:
     """The suite of a bare log: its request mix (mode mix) for any ladder or capacity search."""
-    from crest.replay import scan
+    from crest.replay import A_BARE_LOG, scan
 
-    summary = scan(path)
+    summary = scan(path, said=A_BARE_LOG)
     data = log_suite(str(Path(path).resolve()), duration_s=summary.duration_s,
                      peak_concurrency=summary.peak_concurrency)  # fmt: skip
     return parse_suite(data, path)
