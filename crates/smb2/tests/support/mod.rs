@@ -58,10 +58,10 @@ impl Conn {
                 return e;
             }
             while !self.session.output().is_empty() {
-                let n = self.sock.write(self.session.output()).expect("write to smbd");
+                let n = retry(|| self.sock.write(self.session.output())).expect("write to smbd");
                 self.session.consume_output(n);
             }
-            let n = self.sock.read(&mut self.buf).expect("read from smbd (timed out?)");
+            let n = retry(|| self.sock.read(&mut self.buf)).expect("read from smbd (timed out?)");
             assert!(n > 0, "smbd closed the connection");
             self.received.extend_from_slice(&self.buf[..n]);
             let t = Instant::now();
@@ -82,5 +82,16 @@ impl Conn {
 
     pub fn take_received(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.received)
+    }
+}
+
+/// `io` again while a signal interrupts it (EINTR: a signal for another thread of the test binary, or a
+/// child's, can land in this one's read).
+fn retry(mut io: impl FnMut() -> std::io::Result<usize>) -> std::io::Result<usize> {
+    loop {
+        match io() {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            done => return done,
+        }
     }
 }
