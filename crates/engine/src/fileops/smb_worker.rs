@@ -466,8 +466,13 @@ impl Worker {
                     }
                 }
                 State::ClosingStray { .. } => slot.state = State::Waiting(now),
-                // The reply of the operation in flight at the end, or of a cleanup step: the next step.
-                State::Cleaning if slot.session.is_ready() => cleanup_step(slot),
+                // The reply of the operation in flight at the end, or of a cleanup step: the next step. An
+                // open that succeeded after the end is closed first: its handle, held by no one, would keep
+                // its file, and so the client's tree, from being deleted.
+                State::Cleaning if slot.session.is_ready() => match done.fid {
+                    Some(fid) if done.status == 0 => slot.session.close(fid),
+                    _ => cleanup_step(slot),
+                },
                 State::Cleaning => slot.state = State::Idle,
                 State::Waiting(_) | State::Idle => {}
             }
