@@ -9,7 +9,7 @@
 use crest_engine::RunConfig;
 use serde_json::json;
 
-use crate::support::{run, Fixture};
+use crate::support::{logging_target, run, Fixture};
 
 fn config(value: serde_json::Value) -> RunConfig {
     serde_json::from_value(value).expect("a valid RunConfig")
@@ -17,17 +17,7 @@ fn config(value: serde_json::Value) -> RunConfig {
 
 #[test]
 fn a_value_extracted_from_one_step_is_sent_by_the_next_and_a_miss_fails_its_step() {
-    let dir = tempfile::tempdir().unwrap();
-    let docroot = dir.path().join("www");
-    std::fs::create_dir(&docroot).unwrap();
-    let log = dir.path().join("served.log");
-    let server = crest_target::Server::start(crest_target::ServeConfig {
-        docroot,
-        threads: 1,
-        access_log: Some(log.clone()),
-        ..crest_target::ServeConfig::default()
-    })
-    .unwrap();
+    let (server, _dir, log) = logging_target(&[]);
     let url = server.urls()[0].clone();
     let (report, _) = run(config(json!({
         "url": url, "connections": 2, "max_requests": 18, "timeout_s": 5.0,
