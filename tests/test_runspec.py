@@ -175,6 +175,11 @@ def test_every_labelled_field_is_an_engine_key() -> None:
     assert engine_message("{connections} vs {threads} vs {nokey}", "bench") == (
         "-c/--connections vs -t/--threads vs nokey"
     )
+    # The log reader's refusals at the engine (a log changed since it was checked) name its options as a
+    # suite gives them.
+    assert engine_message("give the log's own format string as {format}", "suite") == (
+        "give the log's own format string as workload.replay.format"
+    )
 
 
 def test_parse_header() -> None:

@@ -250,7 +250,12 @@ class TargetNode:
         return {"pids": self.pids()}
 
     def _named(self) -> list[int]:
-        return [p.pid for p in psutil.process_iter(["name"]) if p.info["name"] == self._name]
+        # A zombie keeps its name: an ended process not yet reaped is not one to watch.
+        return [
+            p.pid
+            for p in psutil.process_iter(["name", "status"])
+            if p.info["name"] == self._name and p.info["status"] != psutil.STATUS_ZOMBIE
+        ]
 
     def pids(self) -> list[int]:
         """The processes watched now (a provisioned target's tree, or the watched pid and its children)."""

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from crest import _engine
 from crest.errors import ConfigError
 from crest.load.preflight import TargetUrl, parse_file_url, parse_url
+from crest.replay.summary import IN_A_SUITE
 from crest.secrets import Secret, reveal_for_engine
 
 # A range of more source addresses than this is almost certainly a typo.
@@ -74,9 +75,10 @@ _PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
 
 
 def field_label(key: str, origin: Origin) -> str:
-    """What the user of `origin` wrote for engine key `key` (a flag or a suite setting)."""
+    """What the user of `origin` wrote for engine key `key` (a flag or a suite setting); the log reader's own
+    options (`{format}`, `{max_bad_lines}`, inside workload.replay) as a suite gives them."""
     labels = FIELD_LABELS.get(key, ("", ""))
-    return (labels[0] if origin == "bench" else labels[1]) or key
+    return (labels[0] if origin == "bench" else labels[1]) or IN_A_SUITE.get(key, key)
 
 
 def engine_message(template: str, origin: Origin) -> str:
