@@ -25,6 +25,8 @@ pub(crate) struct Ctx {
     /// The worker's read buffer (`Plan::read_buffer_bytes`): every read of
     /// every slot goes here and is parsed out at once.
     pub scratch: Box<[u8]>,
+    /// HTTP/3: where the worker's sessions copy what they hand quinn-proto.
+    pub quic_buffers: crate::protocol::h3::Buffers,
     pub registry: Registry,
     pub tls: Option<Arc<ClientConfig>>,
     /// HTTP/3: the worker's QUIC client configuration (TLS 1.3, ALPN h3).

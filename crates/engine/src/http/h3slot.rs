@@ -150,8 +150,7 @@ impl H3Slot {
                 continue;
             }
             self.open_streams(ctx, now);
-            let requests = &ctx.plan.requests;
-            self.session.send_rest(&|k| &requests[self.lanes[k as usize].current].h3);
+            self.session.send_rest();
             self.flush(ctx, now);
             if self.check_end(ctx, now) {
                 continue;
@@ -230,9 +229,10 @@ impl H3Slot {
             let remote = self.remote;
             let Self { session, lanes, conn, conn_started, .. } = self;
             let scratch = std::mem::take(&mut ctx.scratch);
+            let mut buffers = std::mem::take(&mut ctx.quic_buffers);
             let mut connected = false;
             for datagram in scratch[..n].chunks(stride) {
-                session.receive(now, remote, datagram, &mut |event| {
+                session.receive(now, remote, datagram, &mut buffers, &mut |event| {
                     if let H3Event::Connected = event {
                         connected = true;
                     }
@@ -240,6 +240,7 @@ impl H3Slot {
                 });
             }
             ctx.scratch = scratch;
+            ctx.quic_buffers = buffers;
             if connected && *conn == Conn::Handshaking {
                 *conn = Conn::Open;
                 record_handshake(ctx, now - *conn_started, now);
@@ -310,7 +311,8 @@ impl H3Slot {
             }
             let lane = &mut self.lanes[k];
             let request = &plan.requests[lane.current];
-            if !self.session.open(k as u32, &request.h3, request.head) {
+            let bytes = ctx.quic_buffers.request(lane.current, &request.h3);
+            if !self.session.open(k as u32, bytes, request.head) {
                 // The server's stream limit: the rest wait for it to grant more.
                 break;
             }

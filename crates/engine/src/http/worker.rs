@@ -119,6 +119,10 @@ impl Worker {
             // One read buffer per worker, sized once: every read of every
             // slot goes into it and is parsed out at once.
             scratch: vec![0; plan.read_buffer_bytes].into_boxed_slice(),
+            quic_buffers: match plan.http3 {
+                Some(_) => crate::protocol::h3::Buffers::new(plan.requests.len()),
+                None => crate::protocol::h3::Buffers::default(),
+            },
             registry,
             tls: crypto.tls,
             quic: crypto.quic,

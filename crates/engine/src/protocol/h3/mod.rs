@@ -13,5 +13,5 @@ pub mod session;
 pub mod stream;
 pub mod varint;
 
-pub use session::{ConnectionEnd, Event, Session, SessionSettings};
+pub use session::{Buffers, ConnectionEnd, Event, Session, SessionSettings};
 pub use stream::Response;

@@ -9,6 +9,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::{Bytes, BytesMut};
+
 use quinn_proto::crypto::rustls::QuicClientConfig;
 use quinn_proto::{
     ClientConfig, Connection, ConnectionError, ConnectionHandle, DatagramEvent, Dir, Endpoint, EndpointConfig,
@@ -35,6 +37,40 @@ pub struct SessionSettings {
 /// The size of every datagram crest sends: an Ethernet path's UDP payload
 /// (loopback and crest's namespaces carry it); MTU discovery is off.
 pub const DATAGRAM_BYTES: usize = 1452;
+
+/// What a worker's sessions hand quinn-proto, which takes datagrams and
+/// request bytes as buffers it owns and keeps (a datagram's stream data until
+/// read, a request until acknowledged), without an allocation for each.
+/// Datagrams are copied into `rx` and split off it; once quinn-proto has
+/// dropped every slice, the next datagram that finds it full takes it back
+/// from the start. Each request is a `Bytes` made once per worker and shared
+/// by every stream that sends it (a clone counts a reference; nothing is
+/// copied). One per worker, not per connection, and not shared between
+/// workers (whose reference counts would then contend).
+pub struct Buffers {
+    rx: BytesMut,
+    requests: Vec<Option<Bytes>>,
+}
+
+impl Buffers {
+    /// A worker's, for a plan of `requests` request entries (each made when first sent); `rx` holds
+    /// some 45 datagrams before it is taken back.
+    pub fn new(requests: usize) -> Self {
+        Self { rx: BytesMut::with_capacity(64 << 10), requests: vec![None; requests] }
+    }
+
+    /// Entry `index`'s request (`encoded`, its frames) as the worker's shared `Bytes`.
+    pub fn request(&mut self, index: usize, encoded: &[u8]) -> Bytes {
+        self.requests[index].get_or_insert_with(|| Bytes::copy_from_slice(encoded)).clone()
+    }
+}
+
+/// Empty, without allocating: what `std::mem::take` leaves while a read lends the worker's out.
+impl Default for Buffers {
+    fn default() -> Self {
+        Self { rx: BytesMut::new(), requests: Vec::new() }
+    }
+}
 
 /// The most datagrams handed out in one batch (one `sendmsg` with GSO): ten
 /// cover a window's worth of a request body at once while the buffer they
@@ -99,7 +135,9 @@ pub struct ConnectionEnd {
 
 struct Lane {
     stream: Option<StreamId>,
-    /// Request bytes written so far (a request is written whole unless flow control stops it).
+    /// The request being sent, and its bytes written so far (a request is written whole unless flow
+    /// control stops it).
+    request: Bytes,
     written: usize,
     parser: ResponseStream,
 }
@@ -136,7 +174,12 @@ impl Session {
     /// A session with no connection yet; its buffers are sized here, once.
     pub fn new(settings: SessionSettings) -> Self {
         let lanes = (0..settings.lanes)
-            .map(|_| Lane { stream: None, written: 0, parser: ResponseStream::new(settings.max_field_bytes) })
+            .map(|_| Lane {
+                stream: None,
+                request: Bytes::new(),
+                written: 0,
+                parser: ResponseStream::new(settings.max_field_bytes),
+            })
             .collect();
         Self {
             link: None,
@@ -219,11 +262,18 @@ impl Session {
         self.link.as_mut().and_then(|l| l.conn.poll_timeout())
     }
 
-    /// A datagram from the server.
-    pub fn receive(&mut self, now: Instant, from: SocketAddr, datagram: &[u8], on: &mut dyn FnMut(Event<'_>)) {
+    /// A datagram from the server (copied into `buffers`).
+    pub fn receive(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        datagram: &[u8],
+        buffers: &mut Buffers,
+        on: &mut dyn FnMut(Event<'_>),
+    ) {
         let Some(link) = self.link.as_mut() else { return };
         let mut response = Vec::new();
-        let data = bytes::BytesMut::from(datagram);
+        let data = slice_of(&mut buffers.rx, datagram);
         if let Some(DatagramEvent::ConnectionEvent(handle, event)) =
             link.endpoint.handle(now, from, None, None, data, &mut response)
         {
@@ -268,32 +318,33 @@ impl Session {
         self.ready() && self.lanes[k as usize].stream.is_none()
     }
 
-    /// Opens a stream for lane `k` and sends `request` (HEADERS, DATA) on it
-    /// (`head`: a HEAD request); `false` when the server's stream limit allows no more for now.
-    pub fn open(&mut self, k: u32, request: &[u8], head: bool) -> bool {
+    /// Opens a stream for lane `k` and sends `request` (HEADERS, DATA; from
+    /// `Buffers::request`) on it (`head`: a HEAD request); `false` when the
+    /// server's stream limit allows no more for now.
+    pub fn open(&mut self, k: u32, request: Bytes, head: bool) -> bool {
         let Some(link) = self.link.as_mut() else { return false };
         let Some(id) = link.conn.streams().open(Dir::Bi) else { return false };
         let lane = &mut self.lanes[k as usize];
         lane.stream = Some(id);
+        lane.request = request;
         lane.written = 0;
         lane.parser.start(head);
         self.open += 1;
-        self.held_back |= !write_request(&mut link.conn, id, lane, request);
+        self.held_back |= !write_request(&mut link.conn, id, lane);
         true
     }
 
     /// Continues requests that flow control held back.
-    pub fn send_rest<'r>(&mut self, requests: &dyn Fn(u32) -> &'r [u8]) {
+    pub fn send_rest(&mut self) {
         if !self.held_back {
             return;
         }
         let Some(link) = self.link.as_mut() else { return };
         self.held_back = false;
-        for (k, lane) in self.lanes.iter_mut().enumerate() {
+        for lane in &mut self.lanes {
             if let Some(id) = lane.stream {
-                let request = requests(k as u32);
-                if lane.written < request.len() {
-                    self.held_back |= !write_request(&mut link.conn, id, lane, request);
+                if lane.written < lane.request.len() {
+                    self.held_back |= !write_request(&mut link.conn, id, lane);
                 }
             }
         }
@@ -492,13 +543,24 @@ impl Session {
     }
 }
 
-/// Writes what is left of `request` on lane's stream, finishing it once
+/// `bytes` copied into `ring` and split off as a buffer of their own. The
+/// ring's allocation is taken back once no earlier slice of it is alive;
+/// only while one still is, when it is full, does it allocate.
+fn slice_of(ring: &mut BytesMut, bytes: &[u8]) -> BytesMut {
+    ring.reserve(bytes.len());
+    ring.extend_from_slice(bytes);
+    ring.split()
+}
+
+/// Writes what is left of lane's request on its stream, finishing it once
 /// whole; `false` when flow control held part of it back.
-fn write_request(conn: &mut Connection, id: StreamId, lane: &mut Lane, request: &[u8]) -> bool {
+fn write_request(conn: &mut Connection, id: StreamId, lane: &mut Lane) -> bool {
     let mut send = conn.send_stream(id);
-    if let Ok(n) = send.write(&request[lane.written..]) {
-        lane.written += n;
-        if lane.written == request.len() {
+    // A slice of the shared request: a reference counted, not a copy.
+    let mut rest = [lane.request.slice(lane.written..)];
+    if let Ok(written) = send.write_chunks(&mut rest) {
+        lane.written += written.bytes;
+        if lane.written == lane.request.len() {
             let _ = send.finish();
             return true;
         }
