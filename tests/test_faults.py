@@ -226,6 +226,14 @@ def test_a_dead_crests_run_directory_and_its_server_are_reaped(tmp_path: Path) -
         [sys.executable, "-c", "import time; time.sleep(120)", str(dead / "conf" / "server.conf")]
     )
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", str(live / "conf" / "x")])
+    # A worker whose master is gone names no directory (nginx's: "nginx: worker process"), but its logs are
+    # open in it: the dead crest's worker goes, the live one's stays.
+    hold = "import os, time; f = open(os.environ['LOG'], 'a'); f.write('up'); f.flush(); time.sleep(120)"
+    worker, live_worker = (
+        subprocess.Popen([sys.executable, "-c", hold], env={**os.environ, "LOG": str(d / "conf" / "error.log")})
+        for d in (dead, live)
+    )
+    wait_until(lambda: all((d / "conf" / "error.log").exists() for d in (dead, live)), 10, "the workers' logs open")
     cgroups = crest.servers.cgroup.own_parents()
     made = None
     if os.geteuid() == 0 and cgroups:
@@ -235,11 +243,12 @@ def test_a_dead_crests_run_directory_and_its_server_are_reaped(tmp_path: Path) -
         reaped = reap_dead(tmp_path)
         assert reaped.sites == [str(dead)] and not dead.exists() and live.exists()
         assert server.pid in reaped.killed and not psutil.pid_exists(server.pid)  # reap_dead waited for it
-        assert bystander.poll() is None
+        assert worker.pid in reaped.killed and not psutil.pid_exists(worker.pid)
+        assert bystander.poll() is None and live_worker.poll() is None
         if made is not None:
             assert reaped.cgroups == [str(made)] and not made.exists()
     finally:
-        for p in (server, bystander):
+        for p in (server, bystander, worker, live_worker):
             p.kill()
             p.wait()
         if made is not None and made.exists():

@@ -76,12 +76,17 @@ def alive(pid: int) -> bool:
 
 
 def _running_from(root: Path) -> list[psutil.Process]:
-    """Processes whose command line names the directory (every server is started with its config there)."""
+    """Processes whose command line names the directory (every server is started with its config there),
+    or that hold a file open in it. The second finds a server's workers whose master is gone: an nginx
+    worker's command line is "nginx: worker process", but its logs are open under the run directory."""
     text = str(root)
+    inside = text + os.sep
     found = []
     for proc in psutil.process_iter(["cmdline"]):
         try:
-            if any(text in arg for arg in proc.info["cmdline"] or []):
+            if any(text in arg for arg in proc.info["cmdline"] or []) or any(
+                f.path.startswith(inside) for f in proc.open_files()
+            ):
                 found.append(proc)
         except psutil.Error:
             continue
