@@ -13,13 +13,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 
 from crest import _engine
 from crest.filesets.cache import empty_docroot
 from crest.network import netns
 from crest.servers.base import ServerSettings, Target
+from crest.servers.reap import running_named
 from crest.servers.registry import adapter
 from support import run_cli, start_cli
 from test_fileops import LOADFILE, SUITE
@@ -47,12 +47,7 @@ def _password(target: Target) -> str:
 
 
 def _smbd_pids() -> set[int]:
-    """The smbd processes that run: an ended one its PID 1 has not reaped yet (a CI container's may never)
-    is a zombie that keeps its name, and has ended."""
-    return {
-        p.pid for p in psutil.process_iter(["name", "status"])
-        if p.info["name"] == "smbd" and p.info["status"] != psutil.STATUS_ZOMBIE
-    }  # fmt: skip
+    return set(running_named("smbd"))
 
 
 @pytest.mark.timeout(60)

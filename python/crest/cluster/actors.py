@@ -22,6 +22,7 @@ from crest.host.monitor import Monitor
 from crest.load import fanout
 from crest.load.client import LoadClient
 from crest.load.runspec import RunSpec
+from crest.servers.reap import running_named
 
 # A target on a cluster node gets its fileset from that node's own cache (TargetNode.provision), so the
 # driver does not build one it would not serve; a --fileset DIR is passed as is (it must exist there).
@@ -250,12 +251,7 @@ class TargetNode:
         return {"pids": self.pids()}
 
     def _named(self) -> list[int]:
-        # A zombie keeps its name: an ended process not yet reaped is not one to watch.
-        return [
-            p.pid
-            for p in psutil.process_iter(["name", "status"])
-            if p.info["name"] == self._name and p.info["status"] != psutil.STATUS_ZOMBIE
-        ]
+        return running_named(self._name) if self._name is not None else []
 
     def pids(self) -> list[int]:
         """The processes watched now (a provisioned target's tree, or the watched pid and its children)."""

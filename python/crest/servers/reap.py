@@ -75,6 +75,16 @@ def alive(pid: int) -> bool:
         return True
 
 
+def running_named(name: str) -> list[int]:
+    """The pids of the processes named `name` that still run: a zombie keeps its name until its parent (or a
+    container's PID 1, which may never) reaps it."""
+    return [
+        p.pid
+        for p in psutil.process_iter(["name", "status"])
+        if p.info["name"] == name and p.info["status"] != psutil.STATUS_ZOMBIE
+    ]
+
+
 def _running_from(root: Path) -> list[psutil.Process]:
     """Processes whose command line names the directory (every server is started with its config there),
     or that hold a file open in it. The second finds a server's workers whose master is gone: an nginx
