@@ -105,8 +105,8 @@ PYTEST_PASS = rc=0; $(PY) -m pytest $(2) || rc=$$?; \
 # --test-threads=8 on 2 cores: most engine tests wait (1 s runs against local servers, paced lines), so
 # the engine's tests/all.rs took 21.5 s on 2 threads and 6.7 s on 8, its nap tests left out; they time
 # the worker's own CPU (one failed in 2 of 6 runs beside 3 or 7 other tests), so they run alone after (4.7 s),
-# with the timed replay's test, which reads each arrival to within 5 ms of its logged time (2.2 s; a try that a
-# stall of the host spoils is tried again, up to three).
+# with the timed replay's test, which reads each arrival to within 5 ms of its logged time (2.2 s; one try: an
+# arrival may be later by what a sleeping thread of the test overslept meanwhile, the host's stall, no more).
 test: lint
 	$(NO_LTO) cargo test $(CARGO_ALL) -- --test-threads=8 --skip nap:: --skip replay::a_timed
 	$(NO_LTO) cargo test $(CARGO_ALL) --test all -- --test-threads=1 nap:: replay::a_timed

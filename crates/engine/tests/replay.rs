@@ -51,30 +51,59 @@ const PATHS: [&str; 10] = [
     "/f9.html",
 ];
 
-/// How late a thread of this process woke from 1 ms sleeps, at most, while
-/// `work` ran: a stall of the whole machine (a busy CI host, a CPU quota's
-/// throttling) shows here as it does in an arrival.
-fn with_witness<T>(work: impl FnOnce() -> T) -> (T, f64) {
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = stop.clone();
-    let witness = std::thread::spawn(move || {
-        let mut worst = std::time::Duration::ZERO;
-        while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-            let before = std::time::Instant::now();
-            std::thread::sleep(std::time::Duration::from_millis(1));
-            worst = worst.max(before.elapsed().saturating_sub(std::time::Duration::from_millis(1)));
-        }
-        worst.as_secs_f64() * 1000.0
-    });
-    let out = work();
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    (out, witness.join().unwrap())
+/// A thread of this process sleeping 1 ms at a time while `work` ran, each
+/// sleep kept as (start, end) in Unix µs, the clock the target stamps arrivals
+/// with: a stall of the machine (a busy CI host, a CPU quota's throttling)
+/// shows as an oversleep here as it does in an arrival.
+struct Witness {
+    sleeps: Vec<(u64, u64)>,
 }
 
-/// One timed replay at `speed`: the paths must arrive in the logged order
-/// every time; the result is each arrival's distance from its logged offset
-/// in ms, and the witness's worst oversleep.
-fn timed_try(speed: f64) -> (Vec<f64>, f64) {
+impl Witness {
+    fn during<T>(work: impl FnOnce() -> T) -> (T, Witness) {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut sleeps = Vec::new();
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                let start = unix_us();
+                let before = std::time::Instant::now();
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                // The length from the monotonic clock: a step of the wall clock is no oversleep.
+                sleeps.push((start, start + before.elapsed().as_micros() as u64));
+            }
+            sleeps
+        });
+        let out = work();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (out, Witness { sleeps: thread.join().unwrap() })
+    }
+
+    /// The worst oversleep, in ms, of the sleeps that overlap [from_us, to_us].
+    fn oversleep_ms(&self, from_us: u64, to_us: u64) -> f64 {
+        let worst = self
+            .sleeps
+            .iter()
+            .filter(|(start, end)| *start <= to_us && *end >= from_us)
+            .map(|(start, end)| (end - start).saturating_sub(1_000))
+            .max()
+            .unwrap_or(0);
+        worst as f64 / 1000.0
+    }
+}
+
+fn unix_us() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() as u64
+}
+
+/// crest's own share of an arrival's lateness, in ms.
+const ACCURACY_MS: f64 = 5.0;
+
+/// One timed replay at `speed`: every logged path arrives, in the logged order,
+/// and no arrival is later than 5 ms plus what the host did meanwhile (the
+/// witness's worst oversleep between when it was due and when it arrived), so
+/// a stall of the host never fails it and a late schedule of crest's always does.
+fn timed_replay_is_on_time(speed: f64) {
     let (server, dir, served) = target(&PATHS);
     let (log, logged) = timed_log(dir.path());
     let config = RunConfig {
@@ -83,7 +112,7 @@ fn timed_try(speed: f64) -> (Vec<f64>, f64) {
         replay: Some(replay(&log, ReplayMode::Timed, speed)),
         ..RunConfig::default()
     };
-    let ((report, _), stall_ms) = with_witness(|| run(config));
+    let ((report, _), witness) = Witness::during(|| run(config));
     server.stop();
     assert_eq!(report.requests, 50, "errors {:?} notes {:?}", report.errors, report.error_notes);
     assert_eq!(report.classes["static-1k"].requests, 50);
@@ -91,34 +120,39 @@ fn timed_try(speed: f64) -> (Vec<f64>, f64) {
     let paths: Vec<&str> = got.iter().map(|a| a.1.as_str()).collect();
     let want: Vec<&str> = logged.iter().map(|l| l.1.as_str()).collect();
     assert_eq!(paths, want, "speed {speed}: the logged paths in the logged order");
-    let errors =
-        got.iter().zip(&logged).map(|(a, l)| ((a.0 - got[0].0) as f64 - l.0 as f64 / speed).abs() / 1000.0).collect();
-    (errors, stall_ms)
+    // The run's start is in neither log: no request goes before its time, so the least late one was on time.
+    let due: Vec<f64> = logged.iter().map(|l| l.0 as f64 / speed).collect();
+    let origin = got.iter().zip(&due).map(|(a, d)| a.0 as f64 - d).fold(f64::INFINITY, f64::min);
+    let mut late = Vec::new();
+    for ((a, d), l) in got.iter().zip(&due).zip(&logged) {
+        let due_us = (origin + d) as u64;
+        let late_ms = (a.0 as f64 - origin - d) / 1000.0;
+        late.push((l.1.as_str(), late_ms, witness.oversleep_ms(due_us, a.0)));
+    }
+    let max = late.iter().map(|l| l.1).fold(0.0, f64::max);
+    let mean = late.iter().map(|l| l.1).sum::<f64>() / late.len() as f64;
+    let stall = witness.oversleep_ms(0, u64::MAX);
+    eprintln!(
+        "timed replay at speed {speed}: lateness max {max:.3} ms, mean {mean:.3} ms \
+         (a sleeping thread's worst oversleep over the run {stall:.3} ms, {} sleeps)",
+        witness.sleeps.len()
+    );
+    let over: Vec<_> = late.iter().filter(|(_, late_ms, host_ms)| *late_ms > ACCURACY_MS + host_ms).collect();
+    assert!(
+        over.is_empty(),
+        "speed {speed}: arrivals later than {ACCURACY_MS} ms plus the host's oversleep meanwhile \
+         (path, late ms, host ms): {over:?}"
+    );
 }
 
-/// The 5 ms bound is crest's schedule, not the machine's: one try where a
-/// stall of the host delays an arrival (CI saw one arrival 15.5 ms late, the
-/// next back at 0.6 ms) is tried again, up to three tries in all, each printed.
-/// Order and count are asserted on every try.
+/// The 5 ms bound is crest's schedule, not the machine's: an arrival may be
+/// later by as much as a sleeping thread of this process overslept between when
+/// it was due and when it arrived (CI once saw one arrival 15.5 ms late, the
+/// next 0.6 ms). One run per speed, no second try.
 #[test]
 fn a_timed_replay_arrives_in_order_within_5ms_of_its_logged_offsets() {
     for speed in [1.0, 10.0] {
-        let mut tries = Vec::new();
-        for _ in 0..3 {
-            let (errors, stall_ms) = timed_try(speed);
-            let max = errors.iter().copied().fold(0.0, f64::max);
-            let mean = errors.iter().sum::<f64>() / errors.len() as f64;
-            eprintln!(
-                "timed replay at speed {speed}: |arrival - logged offset| max {max:.3} ms, mean {mean:.3} ms \
-                 (a sleeping thread's worst oversleep meanwhile {stall_ms:.3} ms)"
-            );
-            tries.push((max, errors));
-            if max <= 5.0 {
-                break;
-            }
-        }
-        let (max, errors) = tries.last().unwrap();
-        assert!(*max <= 5.0, "speed {speed}: in each of 3 tries an arrival was over 5 ms from its logged offset, the last {max:.3} ms ({errors:?})");
+        timed_replay_is_on_time(speed);
     }
 }
 
