@@ -9,7 +9,7 @@ import pytest
 from analysis_records import mix, run
 from crest import verdicts
 from crest.analysis import CurveSummary, points_from_run, summarize
-from crest.analysis.points import point_from_mix
+from crest.analysis.points import LoadPoint, point_from_mix
 from crest.analysis.summary import NOT_SATURATED, shape_of
 from crest.errors import ConfigError
 from crest.verdicts import BUSY_AT_PEAK_PCT
@@ -155,3 +155,44 @@ def test_the_limit_is_what_held_at_the_peak() -> None:
     assert summarize(points).limit is None  # saturated, nothing at the peak: the target set its own
     rising = summarize([point_from_mix(mix(0, 1, 100.0)), point_from_mix(mix(1, 2, 200.0))])
     assert rising.limit is not None and rising.limit.kind == verdicts.NOT_SATURATED
+
+
+def _shared_host_curve() -> list[LoadPoint]:
+    """The README walk's curve (no --cpus): at the peak the target used 42% and the engine 56% of 2 CPUs."""
+    bound = verdicts.host_cpu_bound(98.0, 2, 42.0, 56.0)
+    monitor = {"target": {"cpu_util_pct": 42.0, "cores": 2}, "engine": {"cpu_util_pct": 56.0, "cores": 2},
+               "target_idle_pct": 58.0}  # fmt: skip
+    return [
+        point_from_mix(mix(0, 8, 9000.0)),
+        point_from_mix(mix(1, 16, 16500.0, monitor=monitor, verdicts=[bound])),
+        point_from_mix(mix(2, 24, 16400.0, monitor=monitor, verdicts=[bound])),
+    ]
+
+
+def test_a_host_cpu_bound_peak_is_decided_by_the_host_and_the_target_is_not_called_idle() -> None:
+    s = summarize(_shared_host_curve())
+    assert s.limit is not None and s.limit.kind == verdicts.HOST_CPU_BOUND
+    assert [v.kind for v in s.verdicts] == [verdicts.HOST_CPU_BOUND]  # no target_idle: the host's CPUs ran out
+    assert s.limit.message.startswith("host-bound at load 16, 24: the target (42%) and the load engine (56%)")
+    assert not s.saturated and s.verdict.startswith("host-bound")
+
+
+def test_ranked_with_client_bound() -> None:
+    assert verdicts.DECIDING[:2] == (verdicts.CLIENT_BOUND, verdicts.HOST_CPU_BOUND)
+
+
+def test_the_saturation_column_names_what_bound_the_peak_instead_of_saturated() -> None:
+    """The walk's Peaks table said "saturated" beside configurations client-bound at 14 of 16 loads."""
+    from crest.report import fmt
+
+    host = summarize(_shared_host_curve())
+    assert fmt.saturation({"shape": host.shape, "saturated": host.saturated, "limit": host.limit.to_json()}) == (
+        "host-bound"
+    )
+    client = [point_from_mix(mix(i, c, r, verdicts=[verdicts.client_bound(97.0, 1)] if i else []))
+              for i, (c, r) in enumerate([(1, 100.0), (2, 300.0), (3, 290.0)])]  # fmt: skip
+    s = summarize(client)
+    assert s.limit is not None and s.limit.kind == verdicts.CLIENT_BOUND
+    assert not s.saturated and s.verdict.startswith("client-bound")
+    said = fmt.saturation({"shape": s.shape, "saturated": s.saturated, "limit": s.limit.to_json()}, shout=True)
+    assert said == "client-bound"

@@ -15,10 +15,10 @@ import psutil
 import pytest
 
 from crest.host import counters as hostcounters
-from crest.host.monitor import Monitor, host_verdicts
+from crest.host.monitor import Monitor, host_cpu_bound_verdict, host_verdicts
 from crest.report import build_report
 from crest.report.html import render_html
-from crest.verdicts import CACHE_COLD, LISTEN_OVERFLOW, NOISY_HOST
+from crest.verdicts import CACHE_COLD, HOST_CPU_BOUND, LISTEN_OVERFLOW, NOISY_HOST
 from support import run_cli
 from test_report_build import check_schema, select
 
@@ -96,6 +96,22 @@ def test_noisy_host_from_steal_or_an_engine_waiting_for_a_cpu() -> None:
     (v,) = host_verdicts(_summary(runq_wait_pct=45.0), cached=False, engine_own_cores=True)
     assert v.kind == NOISY_HOST and v.figures["engine_runq_wait_pct"] == 45.0
     assert host_verdicts(_summary(runq_wait_pct=5.0), cached=False, engine_own_cores=True) == []
+
+
+def test_host_cpu_bound_when_target_and_engine_share_the_cores_and_use_them_all() -> None:
+    """The README walk: no --cpus, target 42% + engine 56% of the 2 CPUs: the host's CPUs, not the target's, ran out."""
+    shared = {"target": {"cpu_util_pct": 42.0, "cores": 2}, "engine": {"cpu_util_pct": 56.0, "cores": 2}}
+    v = host_cpu_bound_verdict(shared, cores_shared=True)
+    assert v is not None and v.kind == HOST_CPU_BOUND
+    assert v.figures == {"host_cpu_util_pct": 98.0, "host_cores": 2, "target_cpu_util_pct": 42.0,
+                         "engine_cpu_util_pct": 56.0}  # fmt: skip
+    assert v.message.startswith("host-bound: the target (42%) and the load engine (56%) together used 98% of")
+    assert host_cpu_bound_verdict(shared, cores_shared=False) is None  # pinned apart (--cpus): each has its own
+    quiet = {"target": {"cpu_util_pct": 30.0, "cores": 2}, "engine": {"cpu_util_pct": 40.0, "cores": 2}}
+    assert host_cpu_bound_verdict(quiet, cores_shared=True) is None  # 70%: the host had CPU to spare
+    busy = {"target": {"cpu_util_pct": 85.0, "cores": 2}, "engine": {"cpu_util_pct": 12.0, "cores": 2}}
+    assert host_cpu_bound_verdict(busy, cores_shared=True) is None  # the target itself was busy: it decided
+    assert host_cpu_bound_verdict({"engine": {"cpu_util_pct": 99.0, "cores": 2}}, cores_shared=True) is None
 
 
 def test_cache_cold_only_for_a_cached_test_whose_target_read_from_storage() -> None:

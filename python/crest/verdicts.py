@@ -13,6 +13,7 @@ from typing import Any
 
 # Stored with a mix (the runner, the monitor, the engine's report):
 CLIENT_BOUND = "client_bound"  # the load engine, not the target, was the bottleneck (also over a curve)
+HOST_CPU_BOUND = "host_cpu_bound"  # target and engine on the same cores (not pinned apart) used all of them together
 ERRORS = "errors"  # one of the engine's error notes: an error kind, its count and a first example
 CUT_SHORT = "cut_short"  # the mix was cancelled before its window ended
 PAGE_CACHE = "page_cache"  # drop_caches was asked for but not permitted
@@ -33,13 +34,14 @@ NOT_SATURATED = "not_saturated"  # req/s still rising at the highest load: the r
 COLLAPSE = "collapse"  # past the peak req/s fell below half of it
 
 KINDS = (
-    CLIENT_BOUND, ERRORS, CUT_SHORT, PAGE_CACHE, CPU_SPLIT, PEAK_ONLY, NOTE, LISTEN_OVERFLOW, NOISY_HOST, CACHE_COLD,
+    CLIENT_BOUND, HOST_CPU_BOUND, ERRORS, CUT_SHORT, PAGE_CACHE, CPU_SPLIT, PEAK_ONLY, NOTE, LISTEN_OVERFLOW, NOISY_HOST, CACHE_COLD,
     LINK_BOUND, DELAY_LINE_BOUND, TARGET_OOM, MEMORY_IRRELEVANT,
     TARGET_IDLE, ERROR_RATE, NOT_SATURATED, COLLAPSE,
 )  # fmt: skip
 # Verdicts that say something other than the target decided a measurement, in the order a reader should
-# hear them: the load generator, the network, the target's memory limit, its accept queues, a noisy host.
-DECIDING = (CLIENT_BOUND, LINK_BOUND, DELAY_LINE_BOUND, TARGET_OOM, LISTEN_OVERFLOW, NOISY_HOST)
+# hear them: the load generator (alone, or with the target on the host's shared CPUs), the network, the
+# target's memory limit, its accept queues, a noisy host.
+DECIDING = (CLIENT_BOUND, HOST_CPU_BOUND, LINK_BOUND, DELAY_LINE_BOUND, TARGET_OOM, LISTEN_OVERFLOW, NOISY_HOST)
 # The one order every output lists verdicts in (the console, `crest show`, the report's headline and its
 # "Mind these", `crest compare`, the capacity statement): what decided the result first, then the curve's
 # reach (not saturated: the load, not the target, ran out), then what qualifies the figures.
@@ -53,6 +55,7 @@ LIMITS = (*DECIDING, NOT_SATURATED)
 # A limit in a few words, for a table cell or a list of configurations ("nginx and lighttpd were both ...").
 LIMIT_NAMES = {
     CLIENT_BOUND: "client-bound (the load engine)",
+    HOST_CPU_BOUND: "host-bound (target and load engine shared the CPUs)",
     LINK_BOUND: "link-bound (the client network)",
     DELAY_LINE_BOUND: "delay-line-bound (crest's delay line)",
     TARGET_OOM: "out of memory (--memory)",
@@ -60,9 +63,14 @@ LIMIT_NAMES = {
     NOISY_HOST: "on a noisy host",
     NOT_SATURATED: "not saturated",
 }
+# A peak decided by one of these was not the target saturating: the saturation column names the limit instead
+# (report.fmt.saturation), and the curve's summary does not call itself saturated.
+BOUND_WORDS = {CLIENT_BOUND: "client-bound", HOST_CPU_BOUND: "host-bound", LINK_BOUND: "link-bound",
+               DELAY_LINE_BOUND: "delay-line-bound"}  # fmt: skip
 # What to change so that the target, not this, decides the next result.
 LIMIT_FIXES = {
     CLIENT_BOUND: "give the engine more cores (a lower --cpus) or more load nodes (--cluster)",
+    HOST_CPU_BOUND: "pin the target and the engine apart (--cpus N) or load from other machines (--cluster)",
     LINK_BOUND: "give the clients faster or more links (--network)",
     DELAY_LINE_BOUND: "give crest's delay line a core of its own (fewer engine cores, or a larger machine), or lower the load",
     TARGET_OOM: "raise --memory",
@@ -136,6 +144,21 @@ def client_bound(engine_cpu_util_pct: float, engine_cores: int) -> Verdict:
         " window, so the target may take more: give the engine more cores (a lower --cpus) or fewer connections",
         {"engine_cpu_util_pct": engine_cpu_util_pct, "engine_cores": engine_cores},
     )
+
+
+def host_cpu_bound(host_cpu_util_pct: float, host_cores: float, target_cpu_util_pct: float,
+                   engine_cpu_util_pct: float) -> Verdict:  # fmt: skip
+    """A mix whose target and load engine, on the same cores (not pinned apart), used nearly all of them
+    together; each share is a percentage of the `host_cores` they shared."""
+    return Verdict(
+        HOST_CPU_BOUND,
+        f"host-bound: the target ({target_cpu_util_pct:.0f}%) and the load engine ({engine_cpu_util_pct:.0f}%)"
+        f" together used {host_cpu_util_pct:.0f}% of the {host_cores:g} CPU(s) they shared in the window, so the"
+        " host's CPUs, not the target, ran out: the target's idle share went to the engine; pin them apart"
+        " (--cpus N) or load from other machines (--cluster)",
+        {"host_cpu_util_pct": host_cpu_util_pct, "host_cores": host_cores,
+         "target_cpu_util_pct": target_cpu_util_pct, "engine_cpu_util_pct": engine_cpu_util_pct},
+    )  # fmt: skip
 
 
 def client_bound_points(loads: list[float]) -> Verdict:
@@ -215,6 +238,8 @@ def decided_by(kind: str, where: str, what: str = "it", figures: dict[str, Any] 
     return {
         CLIENT_BOUND: f"the load engine was client-bound {where}, so {what} {measures} crest, not the target:"
         " give the engine more cores (a lower --cpus) or more load nodes (--cluster)",
+        HOST_CPU_BOUND: f"the target and the load engine shared the host's CPUs and used them all {where}, so {what}"
+        f" {measures} the host, not the target: pin them apart (--cpus N) or load from other machines (--cluster)",
         LINK_BOUND: f"{link} {where}, so {what} {measures} the network, not the target",
         DELAY_LINE_BOUND: f"crest's delay line ran at its limit {where} (packets waited for its CPU, not for the delay"
         f" asked for), so {what} {measures} the line, not the target",
@@ -248,7 +273,7 @@ def _link_words(figures: dict[str, Any]) -> str | None:
 def limited_points(kind: str, loads: list[float], example: Verdict) -> Verdict:
     """A curve some of whose points carry a DECIDING verdict of `kind` (other than client-bound, which has
     its own): the loads, then one point's own sentence (`example`: the peak's, when it is one of them)."""
-    name = {LINK_BOUND: "link-bound", DELAY_LINE_BOUND: "delay-line-bound", TARGET_OOM: "out of memory",
+    name = {HOST_CPU_BOUND: "host-bound", LINK_BOUND: "link-bound", DELAY_LINE_BOUND: "delay-line-bound", TARGET_OOM: "out of memory",
             LISTEN_OVERFLOW: "listen queue overflow", NOISY_HOST: "noisy host"}.get(kind, kind)  # fmt: skip
     said = example.message.removeprefix(f"{name}: ")  # a sentence that names its kind is not named twice
     return Verdict(kind, f"{name} at load {', '.join(_load(x) for x in loads)}: {said}",

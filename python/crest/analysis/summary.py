@@ -16,9 +16,12 @@ from crest.analysis.peak import highest
 from crest.analysis.points import LoadPoint
 from crest.errors import ConfigError
 from crest.verdicts import (
+    BOUND_WORDS,
     BUSY_AT_PEAK_PCT,
     CLIENT_BOUND,
     DECIDING,
+    LIMIT_FIXES,
+    LIMIT_NAMES,
     PEAK_ONLY,
     TARGET_IDLE,
     Verdict,
@@ -114,6 +117,10 @@ def summarize(points: Sequence[LoadPoint], *, sweep: bool = False) -> CurveSumma
     if limit is not None and limit.kind in DECIDING:
         # What limited the peak is known: "the target idled, something else limited it" adds nothing.
         found = [v for v in found if v.kind != TARGET_IDLE]
+    if limit is not None and limit.kind in BOUND_WORDS and saturated:
+        # The curve flattened because the engine, the host's CPUs or the network ran out: not the target.
+        saturated = False
+        verdict = f"{LIMIT_NAMES[limit.kind]} at the peak, not the target: {LIMIT_FIXES[limit.kind]}"
     return CurveSummary(
         peak_rps=peak.rps,
         peak_rps_load=peak.load,

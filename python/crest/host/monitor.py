@@ -4,7 +4,7 @@ Owns sampling (a background thread, at least once a second) and turning the
 samples into the figures stored with a mix: CPU user/system seconds and
 utilisation per core, RSS, threads, context switches, open files, storage reads,
 loopback and disk bytes, the host's counters (crest.host.counters reads them) and the
-engine's run-queue wait; and the verdicts judged from them (client_bound, listen_overflow,
+engine's run-queue wait; and the verdicts judged from them (client_bound, host_cpu_bound, listen_overflow,
 noisy_host, cache_cold: crest.verdicts words them). Never prints, never starts or
 stops processes; knows a target only as a function returning its pids.
 """
@@ -28,6 +28,10 @@ from crest.verdicts import Verdict
 INTERVAL_S = 0.5
 # The engine counts as the bottleneck when it used this share of its cores in the window.
 CLIENT_BOUND_PCT = 90.0
+# host_cpu_bound: target and engine on the same cores (not pinned apart) using this share of them together
+# ran the host out of CPU, as client_bound does the engine's own cores; judged only while the target used
+# less than BUSY_AT_PEAK_PCT of them (a busier target was its own limit, sharing or not).
+HOST_CPU_BOUND_PCT = CLIENT_BOUND_PCT
 # noisy_host: steal above this share of one core means the hypervisor took CPU from this host's
 # guests while we measured (5% of a core is far above the noise of an idle VM: ~0.1%), and the figures
 # of every process here lose that time at random.
@@ -224,6 +228,25 @@ def client_bound_verdict(summary: dict[str, Any]) -> Verdict | None:
         return None
     engine = summary["engine"]
     return verdicts.client_bound(engine_cpu_util_pct=engine["cpu_util_pct"], engine_cores=engine["cores"])
+
+
+def host_cpu_bound_verdict(summary: dict[str, Any], *, cores_shared: bool) -> Verdict | None:
+    """The verdict stored with a mix whose target and engine shared cores (`cores_shared`: not pinned apart)
+    and used them all together (summary: Monitor.summary's); None when they had CPU to spare, when the
+    target was busy enough to be its own limit, or when no target was watched (an external URL)."""
+    target, engine = summary.get("target"), summary.get("engine")
+    if not cores_shared or not isinstance(target, dict) or not isinstance(engine, dict):
+        return None
+    host_cores = max(target.get("cores") or 0, engine.get("cores") or 0)
+    if host_cores <= 0 or target.get("cpu_util_pct") is None or engine.get("cpu_util_pct") is None:
+        return None
+    # Each side's utilisation is of its own cores: as shares of the cores they shared, they add up.
+    target_pct = round(float(target["cpu_util_pct"]) * (target.get("cores") or 0) / host_cores, 1)
+    engine_pct = round(float(engine["cpu_util_pct"]) * (engine.get("cores") or 0) / host_cores, 1)
+    together = round(target_pct + engine_pct, 1)
+    if together < HOST_CPU_BOUND_PCT or target_pct >= verdicts.BUSY_AT_PEAK_PCT:
+        return None
+    return verdicts.host_cpu_bound(together, host_cores, target_pct, engine_pct)
 
 
 def host_verdicts(summary: dict[str, Any], *, cached: bool, engine_own_cores: bool = False) -> list[Verdict]:

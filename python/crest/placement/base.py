@@ -138,6 +138,11 @@ class Placement:
         """Whether the engine has cores of its own (its wait for a CPU is then the host's noise)."""
         return False
 
+    def shares_cores(self) -> bool:
+        """Whether the target and the engine run on the same cores of one host (not pinned apart): then
+        their CPU use together can run the host out (host_cpu_bound)."""
+        return False
+
     def describe(self, target: Any) -> dict[str, Any]:
         """Entries of the run's stored config that say where it ran: the cores each side got, or the cluster."""
         return {}

@@ -94,6 +94,9 @@ class LocalPlacement(Placement):
     def engine_own_cores(self) -> bool:
         return self.split is not None and not self.split.shared
 
+    def shares_cores(self) -> bool:
+        return self.split is None or self.split.shared
+
     def describe(self, target: Any) -> dict[str, Any]:
         if target is None:
             return {}

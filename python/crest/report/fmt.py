@@ -13,6 +13,7 @@ from typing import Any
 
 from crest.analysis.stats import MIN_TRIALS_FOR_INTERVAL, clipped_at_zero, too_few_for_interval
 from crest.analysis.summary import PEAK_ONLY_SHAPE, SINGLE_POINT_SHAPE
+from crest.verdicts import BOUND_WORDS
 
 DASH = "–"
 
@@ -294,9 +295,14 @@ def stream_section_names(rows: list[dict[str, Any]]) -> tuple[str, str]:
 
 def saturation(summary: dict[str, Any], shout: bool = False) -> str:
     """A curve's saturation in a word; a dash where there is no curve to judge (one load point, or a published
-    peak without its loads): "not saturated" there would say more than was measured."""
+    peak without its loads): "not saturated" there would say more than was measured. A peak decided by the
+    engine, the host's shared CPUs or the network names that instead ("client-bound"): the target did not
+    saturate. Every rendering (terminal, Markdown, HTML, the UI) says it through this one function."""
     if summary["shape"] in (PEAK_ONLY_SHAPE, SINGLE_POINT_SHAPE):
         return DASH
+    limit = summary.get("limit")
+    if isinstance(limit, dict) and limit.get("kind") in BOUND_WORDS:
+        return BOUND_WORDS[str(limit["kind"])]
     if summary["saturated"]:
         return "saturated"
     return "NOT saturated" if shout else "not saturated"

@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from crest import verdicts
-from crest.host.monitor import client_bound_verdict, host_verdicts
+from crest.host.monitor import client_bound_verdict, host_cpu_bound_verdict, host_verdicts
 from crest.load import vantage
 from crest.load.client import LoadClient, ProgressCallback, RunResult
 from crest.load.runspec import RunSpec
@@ -133,9 +133,10 @@ class MixMeasure:
         window = (record.started_at + t.ramp_up_s, record.started_at + t.length_s - t.ramp_down_s)
         for probe in probes:
             probe.apply(record, window)
-        client_bound = client_bound_verdict(record.monitor)
-        if client_bound:
-            record.verdicts.append(client_bound)
+        for bound in (client_bound_verdict(record.monitor),
+                      host_cpu_bound_verdict(record.monitor, cores_shared=self.placement.shares_cores())):  # fmt: skip
+            if bound:
+                record.verdicts.append(bound)
         # The engine's wait for a CPU is noise only when it has cores of its own (else: the target's).
         record.verdicts += host_verdicts(
             record.monitor, cached=not drop, engine_own_cores=self.placement.engine_own_cores()
