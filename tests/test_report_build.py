@@ -248,3 +248,17 @@ def test_the_peak_is_the_top_of_the_mean_curve_everywhere_the_report_names_it() 
     assert "server=a: peak 3,700 req/s at 3" in rps_chart.svg
     markdown = render(doc, "markdown")
     assert "| server=a | 2 | 3,700 |" in markdown and "4,400–5,000 at 2–3 clients" in markdown
+
+
+def test_the_peak_sentence_takes_every_figure_from_its_one_mix() -> None:
+    """The README walk: "peaked at 16,508 req/s (255.2 MB/s) at 36 clients", where 255.2 MB/s was the mix of
+    32 clients and the 36-client mix moved 253.91 MB/s."""
+    detail = run([16_000.0, 16_400.0, 16_508.0], loads=[28, 32, 36])
+    for m, mbps in zip(detail.mixes, (240.0, 255.2, 253.91)):
+        m.throughput_Bps = mbps * 1e6
+    doc = build_report([detail])
+    check_schema(doc)
+    (config,) = doc["configurations"]
+    assert (config["peak"]["load"], config["peak"]["load_throughput_Bps"]) == (36.0, 253.91e6)
+    assert (config["peak"]["throughput_Bps"], config["peak"]["throughput_load"]) == (255.2e6, 32.0)  # its own peak
+    assert "peaked at 16,508 req/s (253.9 MB/s) at 36 clients" in doc["summary"]["headline"]

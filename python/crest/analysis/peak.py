@@ -49,8 +49,10 @@ class Peak:
 
     n: the trials that measured the peak load; rps_sd and rps_ci95 are None
     when n = 1. throughput_Bps is the highest point of the mean throughput
-    curve (its own load: a curve of bytes may peak elsewhere). trials: each
-    trial's own peak; trial_rps_min/max/sd describe them (sd None for one).
+    curve (its own load: a curve of bytes may peak elsewhere); load_throughput_Bps is
+    the mean throughput at `load`, the req/s peak's own mix, for a sentence whose
+    figures must all come from one mix. trials: each trial's own peak;
+    trial_rps_min/max/sd describe them (sd None for one).
     """
 
     rps: float
@@ -65,6 +67,7 @@ class Peak:
     trial_rps_min: float = math.nan
     trial_rps_max: float = math.nan
     trial_rps_sd: float | None = None
+    load_throughput_Bps: float = math.nan
 
     @property
     def trials_peak_apart(self) -> bool:
@@ -104,6 +107,7 @@ def peak_of(trials: Sequence[Sequence[LoadPoint]]) -> Peak:
         trial_rps_min=min(own_rps) if own_rps else math.nan,
         trial_rps_max=max(own_rps) if own_rps else math.nan,
         trial_rps_sd=sample_sd(own_rps) if own_rps else None,
+        load_throughput_Bps=top.throughput_Bps_mean,
     )
 
 

@@ -287,7 +287,9 @@ def _peaks(doc: dict[str, Any]) -> FitTable:
             _safe(c["label"]), str(c["trials"]), rfmt.rps(peak["rps"]),
             rfmt.half_width(peak["rps_ci95"], peak["n"]),
             rfmt.DASH if published else rfmt.load(peak["throughput_load"] if by_throughput else peak["load"], axis),
-            rfmt.headline(peak["throughput_Bps"], "throughput_Bps") if by_throughput else rfmt.mbytes(peak["throughput_Bps"]),
+            # by req/s: the MB/s of the peak's own mix, beside its load (the top of the bytes curve may be elsewhere)
+            rfmt.headline(peak["throughput_Bps"], "throughput_Bps") if by_throughput
+            else rfmt.mbytes(peak["load_throughput_Bps"]),
             rfmt.ms(at["latency_us"].get("p99") if at else None),
             rfmt.saturation(s, shout=True),
             s["shape"] + ("" if rfmt.missing(s["past_peak_ratio"]) else f" ({rfmt.percent(s['past_peak_ratio'])})"),

@@ -209,6 +209,7 @@ def _peak(peak: Peak) -> dict[str, Any]:
         "load": peak.load,
         "throughput_Bps": peak.throughput_Bps,
         "throughput_load": peak.throughput_load,
+        "load_throughput_Bps": peak.load_throughput_Bps,
         "n": peak.n,
         "trial_peaks": [t.rps for t in peak.trials],
         "trial_peak_loads": [t.load for t in peak.trials],

@@ -114,7 +114,7 @@ def _limited(configs: list[dict[str, Any]]) -> str:
 def _single(config: dict[str, Any], axis: str) -> str:
     peak = config["peak"]
     text = (f"{config['label']} peaked at {fmt.rps(peak['rps'])} req/s{_ci(peak)}"
-            f" ({fmt.mbytes(peak['throughput_Bps'])} MB/s) at {fmt.load(peak['load'], axis)}")  # fmt: skip
+            f" ({fmt.mbytes(peak['load_throughput_Bps'])} MB/s) at {fmt.load(peak['load'], axis)}")  # fmt: skip
     return f"{text}; {_shape(config, axis)}."
 
 
