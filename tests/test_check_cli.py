@@ -24,69 +24,95 @@ from support import run_cli, run_cli_in_process, static_suite
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
-    """One trial each of a faster (nginx) and a slower configuration (apache): the db and their run ids."""
+def lab(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], list[str]]:
+    """Three trials each of a faster (nginx) and a slower configuration (apache), stored one after the other:
+    the db and each configuration's run ids."""
     db = tmp_path_factory.mktemp("check") / "crest.db"
-    fast, slow = store_lab(db, curves=THREE[:2], trials=1)
-    return db, fast, slow
+    ids = store_lab(db, curves=THREE[:2], trials=3)
+    return db, ids[:3], ids[3:]
 
 
-def test_a_slower_run_regresses_and_says_so_in_the_table_junit_and_json(
-    lab: tuple[Path, str, str], tmp_path: Path
+def test_a_slower_run_regresses_against_the_baselines_history_in_the_table_junit_and_json(
+    lab: tuple[Path, list[str], list[str]], tmp_path: Path
 ) -> None:
     db, fast, slow = lab
     junit, verdicts = tmp_path / "ci" / "crest.xml", tmp_path / "verdicts.json"
-    out = run_cli_in_process("check", slow, "--baseline", fast, "--db", str(db), "--rule", "peak_rps>-5%,p50<+900%",
-                             "--junit", str(junit), "--json", str(verdicts))  # fmt: skip
+    out = run_cli_in_process("check", slow[0], "--baseline", fast[0], "--db", str(db), "--rule",
+                             "peak_rps>-5%,p50<+900%", "--junit", str(junit), "--json", str(verdicts))  # fmt: skip
     assert out.returncode == 1, out.stderr
     words = " ".join(out.stdout.split())  # the lines fold at the terminal's width
-    assert "one trial per run (no spread across trials, so each test pairs the ladder's mixes)" in words
+    # One baseline run, three trials of its configuration in the store before the run: they are the baseline.
+    assert f"baseline: 3 trials, {fast[0]} and the runs of its configuration stored before the run" in words
+    assert all(run_id in words for run_id in fast)
+    assert "judged against the baseline's 95% prediction interval" in words
     rows = {line.split()[0]: line.rstrip() for line in out.stdout.splitlines() if line.startswith(("peak_rps", "p50"))}
-    assert rows["peak_rps>-5%"].endswith("regression") and "42," in rows["peak_rps>-5%"]
-    assert rows["p50<+900%"].endswith("pass")
-    assert out.stdout.rstrip().endswith("FAIL: 1 of 2 rules regressed significantly (exit 1)")
+    assert rows["peak_rps>-5%"].endswith("regression") and rows["p50<+900%"].endswith("pass")
+    assert "warning: the run's configuration differs from the baseline's: server apache against nginx" in words
+    assert out.stdout.rstrip().endswith("FAIL: 1 of 2 rules regressed past the baseline's noise (exit 1)")
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("2", "1")
-    failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
-    assert failed == ["peak_rps>-5%"]
+    (failure,) = [c.find("failure") for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert failure is not None and "regression" in (failure.get("message") or "")
+    assert "warning: the run's configuration differs" in (failure.get("message") or "")
     doc = json.loads(verdicts.read_text())
     assert [(r["rule"], r["verdict"]) for r in doc["rules"]] == [("peak_rps>-5%", "regression"), ("p50<+900%", "pass")]
-    assert doc["exit_code"] == 1 and doc["rules"][0]["change"] < -5 and doc["rules"][0]["change_interval"][1] < 0
+    assert doc["baseline"]["history"] and doc["baseline"]["runs"] == fast and doc["noise_known"]
+    peak = doc["rules"][0]
+    assert doc["exit_code"] == 1 and peak["change"] < peak["limit"] < peak["noise_interval"][0] < 0
+    assert peak["baseline_trials"] == 3 and doc["false_alarm_per_rule"] == pytest.approx(0.025)
+    assert doc["warnings"] and "server apache against nginx" in doc["warnings"][0]
 
 
-def test_a_run_against_itself_passes_with_the_default_rules(lab: tuple[Path, str, str]) -> None:
-    db, fast, _ = lab
-    out = run_cli_in_process("check", fast, "--baseline", fast, "--db", str(db), "--json", "-")
-    assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)  # stdout carries the JSON alone; the table went to stderr
-    assert [r["verdict"] for r in doc["rules"]] == ["pass", "pass", "pass"]
-    assert "ok: no significant regression in 3 rules (exit 0)" in out.stderr
+def test_with_too_few_baseline_trials_the_bound_alone_decides_and_says_so(
+    lab: tuple[Path, list[str], list[str]], tmp_path: Path
+) -> None:
+    db, fast, slow = lab
+    junit = tmp_path / "crest.xml"
+    out = run_cli_in_process("check", slow[0], "--baseline", fast[0], "--no-history", "--db", str(db), "--rule",
+                             "peak_rps>-5%", "--junit", str(junit))  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    words = " ".join(out.stdout.split())
+    assert "crest cannot tell run-to-run noise from a change" in words and "significant" not in words
+    assert "past the bound (noise unknown)" in words and "unknown (1 trial)" in words
+    assert words.endswith("FAIL: 1 of 1 rules past their bound, noise unknown (exit 1)")
+    failure = ET.parse(junit).getroot().find("testsuite/testcase/failure")
+    assert failure is not None and "crest cannot tell run-to-run noise from a change" in (failure.get("message") or "")
+    # A run against itself: no history before it, so the bound alone; every rule within it.
+    itself = run_cli_in_process("check", fast[0], "--baseline", fast[0], "--db", str(db), "--json", "-")
+    assert itself.returncode == 0, itself.stderr
+    doc = json.loads(itself.stdout)  # stdout carries the JSON alone; the table went to stderr
+    assert [r["verdict"] for r in doc["rules"]] == ["within the bound (noise unknown)"] * 3
+    assert not doc["noise_known"] and not doc["warnings"]
+    assert "ok: all 3 rules within their bound, noise unknown (exit 0)" in itself.stderr
 
 
-def test_an_exported_report_is_a_baseline(lab: tuple[Path, str, str], tmp_path: Path) -> None:
+def test_an_exported_report_is_a_baseline(lab: tuple[Path, list[str], list[str]], tmp_path: Path) -> None:
     db, fast, slow = lab
     exported = tmp_path / "baseline.json"
-    assert run_cli_in_process("report", fast, "--db", str(db), "--format", "json", "-o", str(exported)).returncode == 0
-    stored = run_cli_in_process("check", slow, "--baseline", fast, "--db", str(db), "--json", "-")
-    from_file = run_cli_in_process("check", slow, "--baseline", str(exported), "--db", str(db), "--json", "-")
+    assert run_cli_in_process("report", *fast, "--db", str(db), "--format", "json", "-o", str(exported)).returncode == 0
+    stored = run_cli_in_process("check", slow[0], "--baseline", fast[0], "--db", str(db), "--json", "-")
+    from_file = run_cli_in_process("check", slow[0], "--baseline", str(exported), "--db", str(db), "--json", "-")
     assert from_file.returncode == stored.returncode == 1
-    rules = [json.loads(o.stdout)["rules"] for o in (stored, from_file)]
-    assert [r["change"] for r in rules[0]] == pytest.approx([r["change"] for r in rules[1]])
-    assert run_cli_in_process("check", fast, "--baseline", str(exported), "--db", str(db)).returncode == 0
+    docs = [json.loads(o.stdout) for o in (stored, from_file)]
+    assert [r["change"] for r in docs[0]["rules"]] == pytest.approx([r["change"] for r in docs[1]["rules"]])
+    assert [r["limit"] for r in docs[0]["rules"]] == pytest.approx([r["limit"] for r in docs[1]["rules"]])
+    assert docs[1]["baseline"]["runs"] == fast and docs[0]["warnings"] == docs[1]["warnings"]
+    assert run_cli_in_process("check", fast[0], "--baseline", str(exported), "--db", str(db)).returncode == 0
 
 
-def test_bad_input_is_one_line_and_exit_2(lab: tuple[Path, str, str], tmp_path: Path) -> None:
+def test_bad_input_is_one_line_and_exit_2(lab: tuple[Path, list[str], list[str]], tmp_path: Path) -> None:
     db, fast, _ = lab
     not_a_report = tmp_path / "other.json"
     not_a_report.write_text('{"rps": 1}')
     cases = [
-        (["nope", "--baseline", fast], "no run 'nope'"),
-        ([fast, "--baseline", "nope"], "no run 'nope'"),
-        ([fast, "--baseline", fast, "--rule", "p95<+10%"], "unknown metric 'p95'"),
-        ([fast, "--baseline", fast, "--rule", "peak_rps>5%"], "sign the allowed change: write peak_rps>-5%"),
-        ([fast, "--baseline", "exp-1"], "holds 2 configurations"),
-        ([fast, "--baseline", str(tmp_path / "missing.json")], "no baseline file"),
-        ([fast, "--baseline", str(not_a_report)], "is not a crest report in JSON: export one with `crest report"),
+        (["nope", "--baseline", fast[0]], "no run 'nope'"),
+        ([fast[0], "--baseline", "nope"], "no run 'nope'"),
+        ([fast[0], "--baseline", fast[0], "--rule", "p95<+10%"], "unknown metric 'p95'"),
+        ([fast[0], "--baseline", fast[0], "--rule", "peak_rps>5%"], "sign the allowed change: write peak_rps>-5%"),
+        ([fast[0], "--baseline", fast[0], "--confidence", "95"], "invalid confidence 95.0: give a level between 0"),
+        ([fast[0], "--baseline", "exp-1"], "holds 2 configurations"),
+        ([fast[0], "--baseline", str(tmp_path / "missing.json")], "no baseline file"),
+        ([fast[0], "--baseline", str(not_a_report)], "is not a crest report in JSON: export one with `crest report"),
     ]
     for args, needle in cases:
         out = run_cli_in_process("check", *args, "--db", str(db))

@@ -1,25 +1,24 @@
 """CI gates: a run against a baseline under rules of an allowed change, e.g. `peak_rps>-5%,p99<+10%`. Pure.
 
-Owns the gate-rule grammar, the figure each rule names and the verdict of a
-rule. A rule names a metric, a direction and how much worse the run may be
-than the baseline: in percent of the baseline (`%`), or for the error rate in
-percentage points (`pp`: its baseline is often 0).
+Owns the gate-rule grammar, the figure each rule names, the test of a change
+against the baseline's run-to-run noise, the verdict of a rule and the
+warnings a reader of the verdicts must have (the two sides' configurations
+differ, a host was noisy). A rule names a metric, a direction and how much
+worse the run may be than the baseline: in percent of the baseline (`%`), or
+for the error rate in percentage points (`pp`: its baseline is often 0).
 
-The test is crest compare's paired-difference test (compare.paired_result)
-over the (load, trial) points both sides measured, trial i against trial i;
-with one trial each, that pairs the ladder's mixes. It is taken on the
-logarithm of each pair's ratio run ÷ baseline, because the bound is relative:
-mixes whose req/s differ tenfold weigh alike, and a uniform 20% drop over a
-rising ladder is as clear as it looks. The change and its interval are then
-the mean ratio's, the figures the geometric means (their quotient is that
-ratio). Where a value is 0 there is no ratio and the test takes plain
-differences, as crest compare does; the error rate always does, in points.
-
-A rule fails ("regression") only when the figure's change is past the bound
-and the paired interval lies wholly on the worse side of 0. Past the bound
-with an interval that holds 0 is "not significant"; an interval wholly on the
-better side with a change on that side is "improvement"; anything else is
-"pass". It must not read files or the store, nor word anything for a terminal.
+Each trial gives one figure per rule: its peak, or for a mean metric the
+geometric mean over the loads every compared trial measured, or its mean
+error rate. The mixes of one run share that run's noise (the host, the page
+cache, the target's state), so they are not independent measurements: the
+spread that decides is the baseline's from trial to trial. With at least
+MIN_BASELINE_TRIALS trials, the run's figure (the mean of its trials, of the
+logarithms for a relative bound) is tested against the baseline's prediction
+interval for it, mean ± t[1 − α/2; n − 1] · s · √(1/n + 1/k), moved by the
+rule's allowance: past that limit on the worse side is a regression. With
+fewer the noise is unknown and the bound alone decides, and no verdict says
+"significant". It must not read files or the store, nor word anything for a
+terminal.
 """
 
 from __future__ import annotations
@@ -29,14 +28,14 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from crest.analysis.compare import paired_result, percent_improvement, trial_pairs
-from crest.analysis.group import configurations
-from crest.analysis.peak import peak_of
+from crest.analysis.group import configurations, differing_factors, settings
 from crest.analysis.points import LoadPoint
-from crest.analysis.stats import CONFIDENCE
+from crest.analysis.stats import CONFIDENCE, MIN_TRIALS_FOR_INTERVAL, critical_value, mean, sample_sd
 from crest.errors import ConfigError
 from crest.store import RunDetail
+from crest.verdicts import NOISY_HOST
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ class GateMetric:
     name: str
     point_metric: str  # a compare.POINT_METRICS name or a latency key
     higher_is_better: bool
-    peak: bool  # the figure is the peak of the mean curve; else the mean over the matched points
+    peak: bool  # each trial's figure is its peak; else the mean over the loads every trial measured
     unit: str  # "req/s", "MB/s", "ms" or "%", how the figure reads
     description: str
 
@@ -57,31 +56,50 @@ class GateMetric:
 
 
 def _latency(name: str, key: str, what: str) -> GateMetric:
-    return GateMetric(name, key, False, False, "ms", f"{what} latency over the matched mixes")
+    return GateMetric(name, key, False, False, "ms", f"{what} latency over the loads every trial measured")
 
 
 METRICS: dict[str, GateMetric] = {
     m.name: m
     for m in (
-        GateMetric("peak_rps", "rps", True, True, "req/s", "peak req/s (the top of the mean curve)"),
-        GateMetric("rps", "rps", True, False, "req/s", "req/s over the matched mixes"),
-        GateMetric("peak_throughput", "throughput_Bps", True, True, "MB/s", "peak throughput (the top of its curve)"),
-        GateMetric("throughput", "throughput_Bps", True, False, "MB/s", "throughput over the matched mixes"),
+        GateMetric("peak_rps", "rps", True, True, "req/s", "peak req/s (each trial's highest mix)"),
+        GateMetric("rps", "rps", True, False, "req/s", "req/s over the loads every trial measured"),
+        GateMetric(
+            "peak_throughput", "throughput_Bps", True, True, "MB/s", "peak throughput (each trial's highest mix)"
+        ),
+        GateMetric(
+            "throughput", "throughput_Bps", True, False, "MB/s", "throughput over the loads every trial measured"
+        ),
         _latency("p50", "p50", "median"),
         _latency("p90", "p90", "90th percentile"),
         _latency("p99", "p99", "99th percentile"),
         _latency("p99.9", "p999", "99.9th percentile"),
         _latency("max", "max", "maximum"),
         _latency("mean", "mean", "mean"),
-        GateMetric("errors", "error_rate", False, False, "%", "error rate (errors ÷ attempts) over the matched mixes"),
+        GateMetric(
+            "errors",
+            "error_rate",
+            False,
+            False,
+            "%",
+            "error rate (errors ÷ attempts) over the loads every trial measured",
+        ),
     )
 }
 _ALIASES = {"p999": "p99.9", "peak_throughput_Bps": "peak_throughput", "throughput_Bps": "throughput"}
 DEFAULT_RULES = "peak_rps>-5%,p99<+10%,errors<+1pp"
-VERDICTS = ("pass", "regression", "improvement", "not significant")
-# What a rule's paired test pairs: the logarithm of each matched pair's ratio (a relative bound, every mix
-# weighed alike), the plain difference where a value is 0 (no ratio), or the error rate's difference in points.
+# With the baseline's run-to-run noise known: past the bound beyond the noise (fails), past it within the noise,
+# beyond the noise on the better side, anything else. Without it, the bound alone decides (the first fails).
+REGRESSION, NOT_SIGNIFICANT, IMPROVEMENT, PASS = "regression", "not significant", "improvement", "pass"
+PAST_BOUND, WITHIN_BOUND = "past the bound (noise unknown)", "within the bound (noise unknown)"
+VERDICTS = (PASS, REGRESSION, IMPROVEMENT, NOT_SIGNIFICANT, PAST_BOUND, WITHIN_BOUND)
+FAILING = (REGRESSION, PAST_BOUND)
+# The scale a rule's figures are compared on: the logarithm (a relative bound, each trial's figure a geometric
+# mean), plain values where a figure is 0 (no logarithm), or the error rate in points.
 RATIO, DIFFERENCE, POINTS = "ratio", "difference", "points"
+# Below this many baseline trials there is no estimate of the run-to-run spread worth a t quantile
+# (stats.MIN_TRIALS_FOR_INTERVAL: with 2, t[0.975; 1] = 12.7).
+MIN_BASELINE_TRIALS = MIN_TRIALS_FOR_INTERVAL
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt,
@@ -173,12 +191,15 @@ def _example(metric: GateMetric, amount: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class Side:
-    """One side of a gate: a run (or the trials of one configuration) as each trial's curve."""
+    """One side of a gate: the trials of one configuration as each trial's curve, the runs they are, and the
+    configuration's settings (None where they are not known: a published table)."""
 
     name: str  # as the user named it: a run id, an experiment id or a file
     label: str
     suite: str
     trials: tuple[tuple[LoadPoint, ...], ...]
+    runs: tuple[str, ...] = ()  # the run id of each trial
+    setup: dict[str, Any] | None = None  # factors, profile and stored settings (group.settings)
 
 
 def side_from_runs(name: str, details: Sequence[RunDetail], load_axis: str) -> Side:
@@ -195,109 +216,222 @@ def side_from_runs(name: str, details: Sequence[RunDetail], load_axis: str) -> S
         )
     config = configs[0]
     trials = tuple(tuple(points) for points in config.trial_points(load_axis))
-    return Side(name, config.label, config.trials[0].meta.suite, trials)
+    first = config.trials[0]
+    return Side(name, config.label, first.meta.suite, trials, tuple(t.id for t in config.trials), run_setup(first))
+
+
+def run_setup(detail: RunDetail) -> dict[str, Any]:
+    """What a run's configuration is, as a gate's warning compares it: profile, factors and stored settings."""
+    return {"profile": detail.meta.profile, **detail.meta.factors, **settings(detail)}
+
+
+def history(baseline: Sequence[RunDetail], stored: Sequence[RunDetail], before: float, keep: int) -> list[RunDetail]:
+    """The baseline's runs and the stored runs of its configuration (group.configurations' sense) that started
+    before `before`, the newest `keep` in all (the named baseline always among them), oldest first."""
+    if not baseline:
+        return []
+    named = {d.id for d in baseline}
+    same = next(c for c in configurations([*baseline, *stored]) if baseline[0] in c.trials)
+    others = [d for d in same.trials if d.id not in named and d.started_at < before and d.mixes]
+    others.sort(key=lambda d: (d.started_at, d.id))
+    room = max(0, keep - len(baseline))
+    chosen = [*baseline, *(others[-room:] if room else [])]
+    return sorted(chosen, key=lambda d: (d.started_at, d.id))
+
+
+@dataclass(frozen=True)
+class NoiseTest:
+    """One rule's figures tested against the baseline's run-to-run spread, on the rule's scale (logarithms
+    for RATIO, plain values for DIFFERENCE, fractions for POINTS): the baseline's n trial figures, the run's
+    k, their means and the baseline's sample sd; `half` is the prediction interval's half width (None with
+    fewer than MIN_BASELINE_TRIALS baseline trials: the noise is unknown)."""
+
+    n: int
+    k: int
+    baseline_mean: float
+    current_mean: float
+    sd: float | None
+    half: float | None
+    critical: float | None  # t[1 − α/2; n − 1]
+
+    @property
+    def noise_known(self) -> bool:
+        return self.half is not None
+
+
+def noise_test(baseline: Sequence[float], current: Sequence[float], confidence: float = CONFIDENCE) -> NoiseTest:
+    """The prediction interval of the mean of k new trials from n baseline trials, both drawn from one
+    normal population: mean_b ± t[1 − α/2; n − 1] · s_b · √(1/n + 1/k). The figures are on the rule's
+    scale already (logarithms for a relative bound)."""
+    if not baseline or not current:
+        raise ConfigError("a gate needs a figure from each side: the selection holds no measurements")
+    n, k = len(baseline), len(current)
+    sd = sample_sd(baseline)
+    if n < MIN_BASELINE_TRIALS or sd is None:
+        return NoiseTest(n, k, mean(baseline), mean(current), sd, None, None)
+    t = critical_value(confidence, n)
+    return NoiseTest(n, k, mean(baseline), mean(current), sd, t * sd * math.sqrt(1 / n + 1 / k), t)
 
 
 @dataclass(frozen=True)
 class RuleVerdict:
-    """One rule judged. Figures are in the stored units (req/s, bytes/s, µs, a fraction); `change` and
-    `interval` in percent of the baseline, or percentage points for errors (`GateMetric.in_points`)."""
+    """One rule judged. Figures are in the stored units (req/s, bytes/s, µs, a fraction): the geometric mean of
+    the trials' figures (arithmetic on the DIFFERENCE and POINTS scales). `change`, `noise` (the baseline's
+    prediction interval, as changes) and `limit` (the change past which the rule fails: the noise's worse end
+    moved by the allowance) are in percent of the baseline, or percentage points for errors."""
 
     rule: GateRule
     baseline: float
     current: float
     change: float
-    test_change: float  # the paired test's mean difference, as a change (the same as `change` but for peaks)
-    interval: tuple[float, float] | None  # of test_change; None with a single pair
-    pairs: int
-    significant: bool
+    noise: tuple[float, float] | None  # None: fewer than MIN_BASELINE_TRIALS baseline trials
+    limit: float | None
+    significant: bool  # past `limit` on the worse side; never True while the noise is unknown
     verdict: str  # one of VERDICTS
-    scale: str = RATIO  # what the test paired: RATIO, DIFFERENCE or POINTS
+    scale: str  # RATIO, DIFFERENCE or POINTS
+    baseline_trials: int
+    current_trials: int
+    sd: float | None = None  # the baseline trials' sample sd on the scale (of the logarithms for RATIO)
 
     @property
     def regression(self) -> bool:
-        return self.verdict == "regression"
+        """Whether the rule fails the gate: a regression, or past the bound with the noise unknown."""
+        return self.verdict in FAILING
 
 
 @dataclass(frozen=True)
 class GateResult:
-    """Every rule's verdict, and what the tests paired."""
+    """Every rule's verdict, what they were judged on, and the warnings that go with them."""
 
     current: Side
     baseline: Side
     verdicts: tuple[RuleVerdict, ...]
-    trials: int  # the trials paired: the fewer of the two sides'
-    loads: int  # the loads both measured, in the paired trials
+    loads: int  # the loads every compared trial measured
     confidence: float
+    warnings: tuple[str, ...] = ()
 
     @property
     def regressions(self) -> list[RuleVerdict]:
         return [v for v in self.verdicts if v.regression]
 
     @property
-    def one_trial(self) -> bool:
-        """No spread across trials: each test pairs the ladder's mixes."""
-        return self.trials == 1
+    def noise_known(self) -> bool:
+        """Whether the baseline has the trials to tell run-to-run noise from a change."""
+        return len(self.baseline.trials) >= MIN_BASELINE_TRIALS
+
+    @property
+    def false_alarm(self) -> float:
+        """The chance that one rule fails a run that did not change (normal noise, allowance 0): one side of
+        a two-sided interval at `confidence`, (1 − confidence) ÷ 2."""
+        return (1.0 - self.confidence) / 2.0
 
 
 def check(rules: Sequence[GateRule], current: Side, baseline: Side, confidence: float = CONFIDENCE) -> GateResult:
-    """Judge every rule on `current` against `baseline`.
+    """Judge every rule on `current` against `baseline`'s run-to-run noise.
 
     Raises:
         ConfigError: the sides measured no load in common, or lack a figure a rule names.
     """
-    if not current.trials or not baseline.trials:
-        empty = current if not current.trials else baseline
+    critical_value(confidence, 2)  # an invalid level is one line before anything is judged
+    if not current.trials or not baseline.trials or not any(current.trials) or not any(baseline.trials):
+        empty = current if not any(current.trials) else baseline
         raise ConfigError(f"{empty.name!r} has no stored mix: pick a run that measured")
-    loads = {p.load for a, b in zip(current.trials, baseline.trials) for p in a if p.load in {q.load for q in b}}
+    loads = common_loads(current, baseline)
     if not loads:
         raise ConfigError(
             f"{current.name!r} and {baseline.name!r} measured no load in common: gate a run of the same suite ladder"
         )
     verdicts = tuple(judge(rule, current, baseline, confidence) for rule in rules)
-    trials = min(len(current.trials), len(baseline.trials))
-    return GateResult(current, baseline, verdicts, trials, len(loads), confidence)
+    return GateResult(current, baseline, verdicts, len(loads), confidence, tuple(warnings(current, baseline)))
+
+
+def common_loads(current: Side, baseline: Side) -> set[float]:
+    """The loads every trial of both sides measured (trials without a mix left out)."""
+    sets = [{p.load for p in trial} for trial in (*current.trials, *baseline.trials) if trial]
+    return set.intersection(*sets) if sets else set()
 
 
 def judge(rule: GateRule, current: Side, baseline: Side, confidence: float = CONFIDENCE) -> RuleVerdict:
-    """One rule: the figure of each side, its change, crest compare's paired test of the metric, the verdict."""
+    """One rule: each trial's figure, the noise test of the run's against the baseline's, the verdict."""
     metric = rule.metric
-    pairs = trial_pairs(current.trials, baseline.trials, metric.point_metric)
-    if not pairs:
-        raise ConfigError(
-            f"rule {rule.text!r}: the runs have no {metric.point_metric} at a load both measured"
-            " (published tables carry no latency): drop the rule"
-        )
+    loads = common_loads(current, baseline)
+    at_loads = [_values(rule, side, loads) for side in (baseline, current)]
+    positive = all(v > 0 for values in at_loads for trial in values for v in trial)
     if metric.in_points:
         scale = POINTS
-    elif all(x > 0 and y > 0 for x, y in pairs):
-        scale, pairs = RATIO, [(math.log(x), math.log(y)) for x, y in pairs]
+    elif positive:
+        scale = RATIO
     else:
         scale = DIFFERENCE
-    test = paired_result(current.name, baseline.name, pairs, metric.point_metric, confidence)
-    # On the log scale the means are logs of geometric means, so current ÷ baseline is the mean ratio.
-    base, cur = (math.exp(test.mean_b), math.exp(test.mean_a)) if scale == RATIO else (test.mean_b, test.mean_a)
+    # One figure per trial: on logarithms a geometric mean, else (a value at 0, the error rate) the plain mean.
+    base_raw, cur_raw = ([_figure(rule, trial, scale) for trial in values] for values in at_loads)
+    on_scale = math.log if scale == RATIO else float
+    test = noise_test([on_scale(v) for v in base_raw], [on_scale(v) for v in cur_raw], confidence)
+    # Back from the scale: on logarithms the means are logs of geometric means.
+    base, cur = (math.exp(test.baseline_mean), math.exp(test.current_mean)) if scale == RATIO else (
+        test.baseline_mean, test.current_mean)  # fmt: skip
     if scale == DIFFERENCE and base == 0:
         raise ConfigError(
             f"rule {rule.text!r}: the baseline's {metric.description} is 0, so a change relative to it is"
             " undefined: bound another metric"
         )
-    test_change = _as_change(scale, test.mean_diff, base)
-    interval = (
-        None if test.ci95 is None else (_as_change(scale, test.ci95[0], base), _as_change(scale, test.ci95[1], base))
-    )
-    change = test_change
-    if metric.peak:
-        base, cur = _peak(metric, baseline), _peak(metric, current)
-        if not (math.isfinite(base) and math.isfinite(cur)) or base == 0:
-            raise ConfigError(f"rule {rule.text!r}: a side has no {metric.description}: bound the mean instead")
-        change = percent_improvement(cur, base)
-    verdict = _verdict(rule, change, test.mean_diff, test.significant)
-    return RuleVerdict(rule, base, cur, change, test_change, interval, test.n, test.significant, verdict, scale)
+    change = _as_change(scale, test.current_mean - test.baseline_mean, base)
+    if test.half is None:
+        verdict = WITHIN_BOUND if rule.holds(change) else PAST_BOUND
+        return RuleVerdict(rule, base, cur, change, None, None, False, verdict, scale, test.n, test.k, test.sd)
+    noise = (_as_change(scale, -test.half, base), _as_change(scale, test.half, base))
+    limit = _moved(scale, noise[1] if rule.worse_sign > 0 else noise[0], rule.bound)
+    worse = rule.worse_sign
+    significant = (change - limit) * worse > 0
+    better_end = noise[0] if worse > 0 else noise[1]
+    if significant and not rule.holds(change):
+        verdict = REGRESSION
+    elif not rule.holds(change):
+        verdict = NOT_SIGNIFICANT
+    elif (change - better_end) * worse < 0:
+        verdict = IMPROVEMENT
+    else:
+        verdict = PASS
+    return RuleVerdict(rule, base, cur, change, noise, limit, significant, verdict, scale, test.n, test.k, test.sd)
+
+
+def _values(rule: GateRule, side: Side, loads: set[float]) -> list[list[float]]:
+    """Each trial's values of the rule's metric: at every mix for a peak, else at `loads`."""
+    metric = rule.metric
+    out: list[list[float]] = []
+    for trial in side.trials:
+        if not trial:
+            continue
+        points = trial if metric.peak else [p for p in trial if p.load in loads]
+        values = [_value(p, metric.point_metric) for p in points]
+        measured = [v for v in values if v is not None]
+        if metric.peak and not measured:
+            raise ConfigError(f"rule {rule.text!r}: {side.name!r} has no {metric.description}: bound the mean instead")
+        if not metric.peak and (len(measured) < len(values) or not measured):
+            raise ConfigError(
+                f"rule {rule.text!r}: {side.name!r} has no {metric.point_metric} at a load both measured"
+                " (published tables carry no latency): drop the rule"
+            )
+        out.append(measured)
+    return out
+
+
+def _figure(rule: GateRule, values: list[float], scale: str) -> float:
+    """A trial's figure from its values: the peak, or their geometric mean on RATIO, else their mean."""
+    if rule.metric.peak:
+        return max(values)
+    return math.exp(mean([math.log(v) for v in values])) if scale == RATIO else mean(values)
+
+
+def _value(point: LoadPoint, name: str) -> float | None:
+    value = getattr(point, name) if name in ("rps", "throughput_Bps", "error_rate") else point.latency_us.get(name)
+    if value is None or not math.isfinite(float(value)):
+        return None
+    return float(value)
 
 
 def _as_change(scale: str, difference: float, base: float) -> float:
-    """A mean difference on the test's scale as the change a bound reads: percent of the baseline, or points."""
+    """A difference on the test's scale as the change a bound reads: percent of the baseline, or points."""
     if scale == POINTS:
         return difference * 100.0
     if scale == RATIO:
@@ -305,15 +439,46 @@ def _as_change(scale: str, difference: float, base: float) -> float:
     return difference / base * 100.0
 
 
-def _peak(metric: GateMetric, side: Side) -> float:
-    peak = peak_of(side.trials)
-    return peak.rps if metric.point_metric == "rps" else peak.throughput_Bps
+def _moved(scale: str, end: float, allowance: float) -> float:
+    """A noise limit (as a change) moved by a rule's allowance: multiplied on the ratio scale (−5% from a limit
+    of −3% is 0.97 × 0.95), added in percent of the baseline or in points on the others."""
+    if scale == RATIO:
+        return ((1 + end / 100.0) * (1 + allowance / 100.0) - 1) * 100.0
+    return end + allowance
 
 
-def _verdict(rule: GateRule, change: float, mean_diff: float, significant: bool) -> str:
-    worse = rule.worse_sign
-    if not rule.holds(change):
-        return "regression" if significant and mean_diff * worse > 0 else "not significant"
-    if significant and mean_diff * worse < 0 and change * worse <= 0:
-        return "improvement"
-    return "pass"
+def noisy_mixes(side: Side) -> int:
+    """How many of the side's mixes carry a noisy-host verdict (steal time, the engine waiting for a CPU)."""
+    return sum(1 for trial in side.trials for p in trial if any(v.kind == NOISY_HOST for v in p.verdicts))
+
+
+def warnings(current: Side, baseline: Side) -> list[str]:
+    """What a reader must know before trusting the verdicts: configurations that differ in a setting (named,
+    with both values), and mixes a noisy host measured."""
+    out = []
+    if current.setup is not None and baseline.setup is not None:
+        names = differing_factors([current.setup, baseline.setup])
+        if names:
+            shown = ", ".join(
+                f"{n} {_shown(current.setup.get(n))} against {_shown(baseline.setup.get(n))}" for n in names
+            )
+            out.append(
+                f"the run's configuration differs from the baseline's: {shown}; the change measures those settings"
+                " too, not only the code: gate against a baseline of the same settings"
+            )
+    elif current.setup is None or baseline.setup is None:
+        unknown = baseline.name if baseline.setup is None else current.name
+        out.append(f"{unknown} stores no settings, so crest cannot tell whether the two configurations are equal")
+    for side, what in ((current, "run"), (baseline, "baseline")):
+        noisy = noisy_mixes(side)
+        if noisy:
+            total = sum(len(t) for t in side.trials)
+            out.append(
+                f"{noisy} of the {what}'s {total} mixes carry a noisy-host verdict (steal time, or the load engine"
+                " waiting for a CPU): their figures hold the host's noise as well; rerun on a quiet host"
+            )
+    return out
+
+
+def _shown(value: Any) -> str:
+    return "unset" if value is None else str(value)

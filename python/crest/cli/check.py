@@ -1,8 +1,9 @@
-"""`crest check RUN --baseline RUN|FILE --rule ...`: gate a CI job on a baseline; exit 1 on a significant regression.
+"""`crest check RUN --baseline RUN|FILE --rule ...`: gate a CI job on a baseline; exit 1 on a regression.
 
-Parses, reads the two sides (stored runs, or a baseline exported with `crest report --format json`),
-asks crest.analysis.gate for the verdicts and renders them: a table in the terminal, and on request
-JUnit XML (one testcase per rule) and JSON. Every statistic is the gate's.
+Parses, reads the two sides (stored runs, or a baseline exported with `crest report --format json`; a
+stored baseline of fewer than 3 trials is joined by the stored history of its configuration), asks
+crest.analysis.gate for the verdicts and warnings and renders them: a table in the terminal, and on
+request JUnit XML (one testcase per rule) and JSON. Every statistic is the gate's.
 """
 
 from __future__ import annotations
@@ -20,14 +21,17 @@ from rich.text import Text
 from crest.analysis.gate import (
     DEFAULT_RULES,
     DIFFERENCE,
+    MIN_BASELINE_TRIALS,
     GateResult,
     RuleVerdict,
     Side,
     check,
+    history,
     parse_rules,
     side_from_runs,
 )
 from crest.analysis.points import default_load_axis
+from crest.analysis.stats import CONFIDENCE
 from crest.cli import EXIT_FAILURE, EXIT_OK, terminal
 from crest.cli.terminal import Column, FitTable
 from crest.cli.terminal import safe as _safe
@@ -39,6 +43,9 @@ from crest.store import DEFAULT_PATH, RunDetail, Store, no_run_error
 _STDOUT = "-"
 _PIPE_WIDTH = 160
 _EXPORT = "crest report RUN --format json -o FILE"
+# The most stored runs of the baseline's configuration a gate takes as its history: the newest, so that a
+# store kept for months measures today's host and not last season's.
+HISTORY_RUNS = 10
 
 
 def check_command(
@@ -55,7 +62,8 @@ def check_command(
         typer.Option(
             "--baseline",
             metavar="RUN|FILE",
-            help=f"What the run must not fall behind: a stored run or experiment id, or a file written by `{_EXPORT}`.",
+            help="What the run must not fall behind: a stored run or experiment id (3 or more trials tell noise from"
+            f" change), or a file written by `{_EXPORT}`.",
             show_default=False,
         ),
     ],
@@ -69,6 +77,23 @@ def check_command(
             " p99.9, max, mean, errors.",
         ),
     ] = None,
+    confidence: Annotated[
+        float,
+        typer.Option(
+            "--confidence",
+            metavar="LEVEL",
+            help="The level of the baseline's prediction interval; one rule fails an unchanged run at most"
+            " (1 − LEVEL) ÷ 2 of the time.",
+        ),
+    ] = CONFIDENCE,
+    use_history: Annotated[
+        bool,
+        typer.Option(
+            "--history/--no-history",
+            help=f"When a stored baseline has fewer than {MIN_BASELINE_TRIALS} trials, add the stored runs of its"
+            f" configuration made before RUN (the newest {HISTORY_RUNS}) to learn its run-to-run noise.",
+        ),
+    ] = True,
     db: Annotated[Path, typer.Option("--db", metavar="PATH", help="The results database to read.")] = DEFAULT_PATH,
     junit: Annotated[
         Path | None,
@@ -85,35 +110,37 @@ def check_command(
         ),
     ] = None,
 ) -> int:
-    """Gate a run on a baseline: one verdict per rule; exit 1 on a significant regression, else 0.
+    """Gate a run on a baseline: one verdict per rule; exit 1 on a regression, else 0.
 
-    A rule fails only when its change is past the bound and crest compare's paired test (95% t interval
-    over the mixes both runs measured) says the difference is significant. See docs/ci.md.
+    A rule fails when the run's figure is past the baseline's 95% prediction interval from trial to trial,
+    moved by the rule's allowance. With fewer than 3 baseline trials (history included) the noise is unknown
+    and the bound alone decides. See docs/ci.md.
     """
     parsed = parse_rules(rules or [DEFAULT_RULES])
     details = _runs(db, run)
     axis = default_load_axis(details)
     current = side_from_runs(run, details, axis)
-    base = _baseline(db, baseline, axis)
+    started = min(d.started_at for d in details)
+    base, from_history = _baseline(db, baseline, axis, started if use_history else None)
     if current.suite and base.suite and current.suite != base.suite:
         raise ConfigError(
             f"{run} ran suite {current.suite!r}, the baseline {base.name} {base.suite!r}: gate against a baseline"
             " of the same suite"
         )
-    result = check(parsed, current, base)
+    result = check(parsed, current, base, confidence)
     code = EXIT_FAILURE if result.regressions else EXIT_OK
     if junit is not None:
-        _write(junit, junit_xml(result), "--junit")
-    document = json.dumps(json_document(result, code), indent=2) + "\n"
+        _write(junit, junit_xml(result, from_history), "--junit")
+    document = json.dumps(json_document(result, code, from_history), indent=2) + "\n"
     if json_out == _STDOUT:
         sys.stdout.write(document)
         sys.stdout.flush()
         with contextlib.redirect_stdout(sys.stderr):
-            print_result(result)
+            print_result(result, from_history)
     else:
         if json_out is not None:
             _write(Path(json_out), document, "--json")
-        print_result(result)
+        print_result(result, from_history)
     return code
 
 
@@ -124,8 +151,9 @@ def _runs(db: Path, name: str) -> list[RunDetail]:
         return store.select([name])
 
 
-def _baseline(db: Path, name: str, axis: str) -> Side:
-    """A file when one is there by that name, else a run id in the store."""
+def _baseline(db: Path, name: str, axis: str, history_before: float | None) -> tuple[Side, bool]:
+    """A file when one is there by that name, else a run id in the store; with `history_before`, a stored
+    baseline of too few trials joined by its configuration's runs made before then. True when it was."""
     path = Path(name)
     if path.is_file():
         try:
@@ -136,10 +164,22 @@ def _baseline(db: Path, name: str, axis: str) -> Side:
             ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"cannot read the baseline {name}: {exc}: export one with `{_EXPORT}`") from None
-        return side_from_report(name, doc, axis)
+        return side_from_report(name, doc, axis), False
     if path.suffix == ".json" or "/" in name:
         raise ConfigError(f"no baseline file {name}: export one with `{_EXPORT}`, or give a run id")
-    return side_from_runs(name, _runs(db, name), axis)
+    details = _runs(db, name)
+    side = side_from_runs(name, details, axis)
+    if history_before is None or len(side.trials) >= MIN_BASELINE_TRIALS:
+        return side, False
+    with Store(db) as store:
+        first = details[0].meta
+        stored = [store.run(s.id) for s in store.runs()
+                  if (s.suite, s.profile, s.factors) == (first.suite, first.profile, first.factors)
+                  and s.status == "complete" and s.id not in side.runs]  # fmt: skip
+    joined = history(details, stored, history_before, HISTORY_RUNS)
+    if len(joined) == len(details):
+        return side, False
+    return side_from_runs(name, joined, axis), True
 
 
 def _write(path: Path, text: str, flag: str) -> None:
@@ -173,11 +213,17 @@ def change(verdict: RuleVerdict, value: float) -> str:
     return rfmt.pct(value)
 
 
-def interval(verdict: RuleVerdict) -> str:
-    if verdict.interval is None:
-        return f"{rfmt.DASH} (1 pair)"
-    low, high = verdict.interval
+def noise(verdict: RuleVerdict) -> str:
+    """The baseline's prediction interval as changes, or why there is none."""
+    if verdict.noise is None:
+        return f"unknown ({_trials(verdict.baseline_trials)})"
+    low, high = verdict.noise
     return f"{change(verdict, low)} … {change(verdict, high)}"
+
+
+def fails_past(verdict: RuleVerdict) -> str:
+    """The change past which the rule fails: the noise's worse end moved by the allowance, or the bound."""
+    return change(verdict, verdict.rule.bound if verdict.limit is None else verdict.limit)
 
 
 def bound(verdict: RuleVerdict) -> str:
@@ -186,73 +232,111 @@ def bound(verdict: RuleVerdict) -> str:
     return f"{op} {change(verdict, rule.bound)}"
 
 
+def _trials(n: int) -> str:
+    return f"{n} trial" + ("" if n == 1 else "s")
+
+
 def line(verdict: RuleVerdict, confidence: float) -> str:
-    """The verdict in one plain line, as a JUnit failure message says it."""
-    level = f"{confidence:.0%}"
+    """The verdict in one plain line, as a JUnit message says it."""
+    if verdict.noise is None:
+        against = f"noise unknown ({_trials(verdict.baseline_trials)} of the baseline)"
+    else:
+        against = (
+            f"baseline's {confidence:.0%} prediction interval {noise(verdict)} over {_trials(verdict.baseline_trials)},"
+            f" fails {fails_past(verdict)}"
+        )
     return (
         f"{verdict.rule.text}: {verdict.rule.metric.name} {figure(verdict, verdict.baseline)} → "
-        f"{figure(verdict, verdict.current)}, change {change(verdict, verdict.change)}"
-        f" ({level} CI {interval(verdict)}, {verdict.pairs} pairs), bound {bound(verdict)}: {verdict.verdict}"
+        f"{figure(verdict, verdict.current)}, change {change(verdict, verdict.change)} ({against}),"
+        f" bound {bound(verdict)}: {verdict.verdict}"
     )
 
 
-def print_result(result: GateResult) -> None:
+def print_result(result: GateResult, from_history: bool = False) -> None:
     console = terminal.console(_PIPE_WIDTH)
     cur, base = result.current, result.baseline
     console.print(
         Text("crest check: ") + _safe(cur.name) + Text(" (") + _safe(cur.label) + Text(") against baseline ")
         + _safe(base.name) + Text(" (") + _safe(base.label) + Text(")")
     )  # fmt: skip
-    console.print(_safe(how_paired(result)))
+    console.print(_safe(made_of(result, from_history)))
+    console.print(_safe(how_judged(result)))
     console.print()
-    level = f"{result.confidence:.0%} CI"
     columns = [Column("rule", "left"), Column("baseline"), Column("current"), Column("change"),
-               Column(f"{level} of the change"), Column("pairs"), Column("bound"),
-               Column("verdict", "left")]  # fmt: skip
+               Column(f"noise ({result.confidence:.0%} PI)"), Column("fails past"), Column("bound"),
+               Column("verdict", "left", wrap=True)]  # fmt: skip
     table = FitTable(columns)
     for v in result.verdicts:
         table.add_row(_safe(v.rule.text), figure(v, v.baseline), figure(v, v.current), change(v, v.change),
-                      interval(v), str(v.pairs), bound(v), v.verdict)  # fmt: skip
+                      noise(v), fails_past(v), bound(v), v.verdict)  # fmt: skip
     console.print(table)
     for note in notes(result):
         console.print(Text("note: ") + _safe(note))
-    bad = result.regressions
+    for warning in result.warnings:
+        console.print(Text("warning: ", style="bold") + _safe(warning))
+    console.print(outcome(result))
+
+
+def outcome(result: GateResult) -> str:
+    bad, total = len(result.regressions), len(result.verdicts)
+    if not result.noise_known:
+        if bad:
+            return f"FAIL: {bad} of {total} rules past their bound, noise unknown (exit 1)"
+        return f"ok: all {total} rules within their bound, noise unknown (exit 0)"
     if bad:
-        console.print(f"FAIL: {len(bad)} of {len(result.verdicts)} rules regressed significantly (exit 1)")
-    else:
-        console.print(f"ok: no significant regression in {len(result.verdicts)} rules (exit 0)")
+        return f"FAIL: {bad} of {total} rules regressed past the baseline's noise (exit 1)"
+    return f"ok: no rule of {total} regressed past the baseline's noise (exit 0)"
 
 
-def how_paired(result: GateResult) -> str:
-    """What the paired tests paired, and what one trial per run means for them."""
-    trials = (
-        "one trial per run (no spread across trials, so each test pairs the ladder's mixes)"
-        if result.one_trial
-        else f"trial i against trial i over {result.trials} trials"
+def made_of(result: GateResult, from_history: bool) -> str:
+    """Which runs made the baseline, and whether they were the stored history of its configuration."""
+    base = result.baseline
+    runs = ", ".join(base.runs) if base.runs else base.name
+    if from_history:
+        return (
+            f"baseline: {_trials(len(base.trials))}, {base.name} and the runs of its configuration stored before the"
+            f" run (its history): {runs}"
+        )
+    return f"baseline: {_trials(len(base.trials))} ({runs}); run: {_trials(len(result.current.trials))}"
+
+
+def how_judged(result: GateResult) -> str:
+    """The method in one paragraph: each trial's figure, and what a change is judged against."""
+    figures = (
+        f"each trial's figure: its peak, the geometric mean over the {result.loads} loads every trial measured,"
+        " or its mean error rate"
     )
+    if not result.noise_known:
+        n = len(result.baseline.trials)
+        return (
+            f"{figures}. The baseline has {_trials(n)}: with fewer than {MIN_BASELINE_TRIALS}, crest cannot tell"
+            " run-to-run noise from a change, so each rule is judged on its figures alone (past its bound fails)."
+            f" Repeat the baseline (crest run --repeat {MIN_BASELINE_TRIALS}) or store more runs of its"
+            " configuration."
+        )
     return (
-        f"each rule: crest compare's paired test over the {result.loads} loads both measured, {trials}; on each"
-        f" pair's ratio run ÷ baseline, with a {result.confidence:.0%} t interval. Figures: the peak, or the"
-        " geometric mean over those mixes; errors: the mean rate, its change in percentage points."
+        f"{figures}. The run's figure (the mean of its {_trials(len(result.current.trials))}) is judged against"
+        f" the baseline's {result.confidence:.0%} prediction interval from trial to trial, moved by the rule's"
+        f" allowance: past it on the worse side is a regression. An unchanged run fails one rule at most"
+        f" {result.false_alarm:.1%} of the time."
     )
 
 
 def notes(result: GateResult) -> list[str]:
-    """What a reader of a row needs told: a peak's change is not its test's, and a test without ratios."""
+    """What a reader of a row needs told: a rule compared without logarithms."""
     out = []
     for v in result.verdicts:
-        what = _POINT_WORDS.get(v.rule.metric.point_metric, v.rule.metric.point_metric)
-        if v.rule.metric.peak:
-            out.append(
-                f"{v.rule.text}: the change is the peak's; its interval and significance are the paired test of"
-                f" {what} over every matched mix (mean change {change(v, v.test_change)})"
-            )
         if v.scale == DIFFERENCE:
-            out.append(
-                f"{v.rule.text}: a mix at 0 {what} has no ratio, so the test takes plain differences (as crest"
-                " compare does) and the figures are arithmetic means"
-            )
+            out.append(rule_note(v))
     return out
+
+
+def rule_note(verdict: RuleVerdict) -> str:
+    what = _POINT_WORDS.get(verdict.rule.metric.point_metric, verdict.rule.metric.point_metric)
+    return (
+        f"{verdict.rule.text}: a figure at 0 {what} has no logarithm, so the figures are arithmetic means and the"
+        " change and noise differences of them"
+    )
 
 
 _POINT_WORDS = {"rps": "req/s", "throughput_Bps": "throughput"}
@@ -264,10 +348,11 @@ _STORED_UNITS = {"req/s": "req/s", "MB/s": "bytes/s", "ms": "us", "%": "fraction
 
 
 def _side_json(side: Side) -> dict[str, Any]:
-    return {"name": side.name, "label": side.label, "suite": side.suite, "trials": len(side.trials)}
+    return {"name": side.name, "label": side.label, "suite": side.suite, "trials": len(side.trials),
+            "runs": list(side.runs)}  # fmt: skip
 
 
-def json_document(result: GateResult, exit_code: int) -> dict[str, Any]:
+def json_document(result: GateResult, exit_code: int, from_history: bool = False) -> dict[str, Any]:
     """The verdicts as data: figures in stored units (`unit`), changes in percent or percentage points."""
     rules = []
     for v in result.verdicts:
@@ -276,24 +361,29 @@ def json_document(result: GateResult, exit_code: int) -> dict[str, Any]:
             "rule": v.rule.text, "metric": metric.name, "description": metric.description,
             "unit": _STORED_UNITS[metric.unit], "baseline": v.baseline, "current": v.current,
             "change_unit": "pp" if metric.in_points else "%", "change": v.change, "op": v.rule.op,
-            "bound": v.rule.bound, "test_change": v.test_change,
-            "change_interval": list(v.interval) if v.interval else None, "pairs": v.pairs,
+            "bound": v.rule.bound, "noise_interval": list(v.noise) if v.noise else None, "limit": v.limit,
+            "baseline_trials": v.baseline_trials, "current_trials": v.current_trials, "sd": v.sd,
             "significant": v.significant, "verdict": v.verdict, "scale": v.scale,
         })  # fmt: skip
     return {
         "run": _side_json(result.current),
-        "baseline": _side_json(result.baseline),
+        "baseline": {**_side_json(result.baseline), "history": from_history},
         "confidence": result.confidence,
-        "paired": {"loads": result.loads, "trials": result.trials, "how": how_paired(result)},
+        "noise_known": result.noise_known,
+        "false_alarm_per_rule": result.false_alarm,
+        "method": {"loads": result.loads, "how": how_judged(result)},
         "rules": rules,
+        "notes": notes(result),
+        "warnings": list(result.warnings),
         "regressions": len(result.regressions),
         "exit_code": exit_code,
     }
 
 
-def junit_xml(result: GateResult) -> str:
+def junit_xml(result: GateResult, from_history: bool = False) -> str:
     """JUnit XML as GitHub's, GitLab's and Jenkins' test reporters read it: a suite of one testcase per rule,
-    a <failure> on each regression, the verdict line in each case's <system-out>."""
+    a <failure> on each regression, the verdict line in each case's <system-out>. Each message carries the
+    rule's note, the method when the noise is unknown, and every warning, as the terminal shows them."""
     cases = result.verdicts
     failures = str(len(result.regressions))
     name = f"crest check {result.current.name} against {result.baseline.name}"
@@ -302,12 +392,17 @@ def junit_xml(result: GateResult) -> str:
                           skipped="0", time="0")  # fmt: skip
     properties = ET.SubElement(suite, "properties")
     for key, value in (("run", result.current.name), ("baseline", result.baseline.name),
-                       ("paired", how_paired(result))):  # fmt: skip
+                       ("baseline runs", made_of(result, from_history)), ("method", how_judged(result)),
+                       *(("warning", w) for w in result.warnings)):  # fmt: skip
         ET.SubElement(properties, "property", name=key, value=value)
     for v in cases:
         case = ET.SubElement(suite, "testcase", name=v.rule.text, classname=f"crest.check.{result.current.suite}",
                              time="0")  # fmt: skip
-        text = line(v, result.confidence)
+        said = [line(v, result.confidence)]
+        said += [f"note: {rule_note(v)}"] if v.scale == DIFFERENCE else []
+        said += [] if result.noise_known else [f"note: {how_judged(result)}"]
+        said += [f"warning: {w}" for w in result.warnings]
+        text = "\n".join(said)
         if v.regression:
             ET.SubElement(case, "failure", message=text, type="regression").text = text
         else:

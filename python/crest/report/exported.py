@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from crest.analysis.gate import Side
+from crest.analysis.gate import Side, run_setup
 from crest.analysis.points import LoadPoint
 from crest.errors import ConfigError
+from crest.store import RunDetail, RunMeta
+from crest.verdicts import Verdict
 
 _CLOSED_LOOP_AXES = ("clients", "threads", "connections")
 
@@ -44,7 +46,21 @@ def side_from_report(name: str, doc: Any, load_axis: str) -> Side:
     config = configs[0]
     label = str(config.get("label", name)) if isinstance(config, dict) else name
     suite = str(config.get("suite", "")) if isinstance(config, dict) else ""
-    return Side(name, label, suite, tuple(tuple(points) for points in trials.values()))
+    points = tuple(tuple(p) for p in trials.values())
+    return Side(name, label, suite, points, tuple(trials), _setup(doc))
+
+
+def _setup(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The first run's configuration as crest check compares it (gate.run_setup); None for a report
+    written before its runs carried their options."""
+    runs = doc.get("runs")
+    run = runs[0] if isinstance(runs, list) and runs and isinstance(runs[0], dict) else None
+    if run is None or not isinstance(run.get("options"), dict) or not run["options"]:
+        return None
+    config = {"options": run["options"], "server": run.get("server")}
+    meta = RunMeta(str(run.get("suite", "")), str(run.get("target", "")), str(run.get("profile", "")), 0, config,
+                   dict(run.get("factors") or {}), {})  # fmt: skip
+    return run_setup(RunDetail(str(run.get("id", "")), meta, "complete", None, 0.0, None, []))
 
 
 def _point(row: dict[str, Any], load_axis: str) -> LoadPoint:
@@ -68,6 +84,7 @@ def _point(row: dict[str, Any], load_axis: str) -> LoadPoint:
         littles_load_factor=_number(row.get("littles_load_factor")),
         index=int(row.get("mix", 0)),
         window_s=float(row.get("window_s") or 0.0),
+        verdicts=[Verdict.from_json(v) for v in row.get("verdicts") or [] if isinstance(v, dict)],
     )
 
 
