@@ -4,6 +4,7 @@ its precision for rates, confirms its answer, and steps down when a confirmation
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -97,17 +98,77 @@ def test_a_probe_out_of_turn_is_refused() -> None:
 
 
 def test_the_plan_of_a_search_bounds_its_probes_before_it_starts() -> None:
-    from crest.analysis.capacity_search import CapacitySearch, probe_range, probes_needed
+    from crest.analysis.capacity_search import CapacitySearch, plan, probes_needed
     from crest.analysis.rule import parse_rule
     from crest.capacity.runner import CapacityRequest
     from crest.cli.capacity import search_plan
 
     # Growth 1, 2, 4, 8 (8 fails), bisection 6 (fails), 5 (passes), then three confirmations at 5.
     assert probes_needed(CapacitySearch(start=1), 5) == 9
-    fewest, most = probe_range(lambda: CapacitySearch(start=1, max_load=64), 64)
-    assert fewest >= 1 and most == max(probes_needed(CapacitySearch(start=1, max_load=64), c) for c in range(1, 65))
+    most = plan(CapacitySearch(start=1, max_load=64)).probes
+    assert most == max(probes_needed(CapacitySearch(start=1, max_load=64), c) for c in range(0, 65))
     request = CapacityRequest(rule=parse_rule("p99<50ms"), start=1, max_load=64)
     assert search_plan(request, 4.0) == (
         f"crest: capacity search on clients from 1: each probe 4 s of load; at most {most} probes up to --max 64"
-        f" (with 3 confirmations): up to {most * 4 // 60} min of load"
+        f" (with 3 confirmations): at most {most * 4 // 60} min of load"
     )
+
+
+def test_without_max_the_plan_states_the_ceiling_the_search_keeps() -> None:
+    """The README walk: the plan promised "at most 20 probes ... up to 1024 clients ... up to 1 min of load" and
+    the search ran 22 probes up to 4096 clients: without --max the search grew past the plan's ceiling."""
+    from crest.analysis.rule import parse_rule
+    from crest.capacity.runner import DEFAULT_SPAN, CapacityRequest
+    from crest.cli.capacity import search_plan
+
+    request = CapacityRequest(rule=parse_rule("p99<50ms"), start=1)
+    search = request.search()
+    assert search.max_load == DEFAULT_SPAN == 1024
+    while (load := search.next_load()) is not None:  # a target that meets the rule at every load
+        search.record(load, True)
+    assert max(p.load for p in search.probes) == 1024 and len(search.probes) <= request.plan().probes
+    said = search_plan(request, 3.0)
+    assert f"at most {request.plan().probes} probes up to 1024 clients (--max; default the start × 1024)" in said
+
+
+def _settings(rng: random.Random) -> dict[str, Any]:
+    integer = rng.random() < 0.7
+    start = float(rng.choice([1, 2, 3, 5, 8, 16, 50])) if integer else rng.uniform(1, 500)
+    return {
+        "start": start, "factor": rng.choice([1.5, 2.0, 3.0, 4.0]), "precision": rng.choice([0.01, 0.05, 0.1, 0.25]),
+        "confirm": rng.randint(1, 4), "integer": integer,
+        "max_load": start * rng.choice([1, 3, 10, 64, 200, 1024]),
+    }  # fmt: skip
+
+
+def test_the_search_never_exceeds_its_stated_maxima() -> None:
+    """A property over a seeded sweep of settings and targets, consistent and noisy: the plan's most probes and
+    highest load bound every search; a target whose capacity is a load never makes the search run out of
+    probes (the budget only cuts a search a noisy target keeps refuting)."""
+    from crest.analysis.capacity_search import CapacitySearch, plan
+
+    rng = random.Random(42)
+    for _ in range(400):
+        settings = _settings(rng)
+        stated = plan(CapacitySearch(**settings))
+        assert stated.highest_load <= settings["max_load"]
+        capacity = rng.uniform(0, settings["max_load"] * 1.5)
+        noise = rng.choice([0.0, 0.0, 0.1, 0.3, 0.5])
+        search = CapacitySearch(**settings, max_probes=stated.probes)
+        while (load := search.next_load()) is not None:
+            passed = load <= capacity
+            search.record(load, (not passed) if rng.random() < noise else passed)
+        assert len(search.probes) <= stated.probes, settings
+        assert max(p.load for p in search.probes) <= stated.highest_load, settings
+        if noise == 0.0:
+            assert not search.exhausted, settings
+
+
+def test_a_search_out_of_probes_says_so() -> None:
+    from crest.analysis.capacity_search import CapacitySearch
+
+    search = CapacitySearch(start=1, max_load=8, max_probes=5)
+    outcomes = iter([True, True, True, True, False])  # 1 2 4 8 pass; the first confirmation of 8 fails
+    while (load := search.next_load()) is not None:
+        search.record(load, next(outcomes))
+    assert search.exhausted and len(search.probes) == 5 and search.answer == 4

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,10 +20,11 @@ from crest.store import RunDetail, RunMeta, Store
 from support import run_cli, run_cli_in_process, static_suite
 
 
-def capacity_run(p99_ms_by_load: dict[int, float], loads: list[int], **settings: object) -> RunDetail:
-    """A stored capacity run whose probes (in this order) had these p99 latencies."""
-    config = CapacityRequest(parse_rule("p99<50ms"), axis="clients", start=loads[0], confirm=2).settings()
-    config.update(settings)
+def capacity_run(p99_ms_by_load: dict[int, float], loads: list[int], **settings: Any) -> RunDetail:
+    """A stored capacity run whose probes (in this order) had these p99 latencies; `settings` are the
+    CapacityRequest's (confirm=2 unless given)."""
+    asked = {"confirm": 2, **settings}
+    config = CapacityRequest(parse_rule("p99<50ms"), axis="clients", start=loads[0], **asked).settings()
     meta = RunMeta(
         suite="s", target="t", profile="quick", repeat_index=0, config={"capacity": config}, factors={}, host={}
     )
@@ -248,3 +250,13 @@ def test_a_search_of_nginx_takes_its_settings_memory_and_access_log(tmp_path: Pa
     assert server["access_log"] and "worker_processes 2;" in server["config_text"]
     assert detail.meta.config["options"]["factors"] == {"workers": "2"}
     assert [m.access_log_requests for m in detail.mixes] == [m.requests for m in detail.mixes]  # each probe logged
+
+
+def test_without_max_an_answer_at_the_ceiling_names_the_default() -> None:
+    detail = capacity_run({n: 1.0 for n in range(1, 1025)}, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 1024, 1024])
+    result = capacity_result(detail)
+    assert result.answer == 1024 and result.at_ceiling and not result.exhausted
+    assert result.statement().startswith(
+        "the search stopped at its ceiling (1024, the start × 1024), not at a load that broke the rule: raise --max"
+        " to look higher; 1024 clients met p99<50ms"
+    )

@@ -110,7 +110,10 @@ def test_a_capacity_search_and_a_specweb99_test_are_headlined_by_their_results(t
     search = store_run(tmp_path / "a.db", {"options": options(), "capacity": settings}, probes)
     with Store(tmp_path / "a.db") as store:
         summary = build_report(store.select([search]))["summary"]
-    assert summary["headline"].startswith("webbench-static on nginx at http://127.0.0.1:41000/: capacity 5 clients met")
+    # The label is a URL: "…:41000/: capacity the target host's…" ran a limit's sentence into it (the walk's).
+    assert summary["headline"].startswith(
+        "Capacity search of webbench-static on nginx at http://127.0.0.1:41000/ — 5 clients met"
+    )
     assert not any("not saturated" in w or "target idle" in w for w in summary["warnings"])
     good = [connection_score() for _ in range(20)]
     test = store_run(tmp_path / "b.db", {"options": options()}, [stored_iteration(i, good) for i in (1, 2, 3)])

@@ -76,6 +76,8 @@ class CapacityResult:
     # whether the answer is the ceiling (--max) rather than a load that broke the rule.
     limited_by: tuple[Verdict, ...] = ()
     at_ceiling: bool = False
+    ceiling_given: bool = True  # the ceiling was --max (else the start × 1024 the search keeps without one)
+    exhausted: bool = False  # the search used every probe of its plan before it confirmed an answer
 
     def statement(self) -> str:
         """The confidence statement, one sentence a reader can quote."""
@@ -104,8 +106,15 @@ class CapacityResult:
         # measurement of the load generator, the network or the ceiling for one of the target.
         first = [decided_by(v.kind, "at the answer", figures=v.figures) or v.message for v in self.limited_by]
         if self.at_ceiling:
+            ceiling = f"--max {self.answer:g}" if self.ceiling_given else f"{self.answer:g}, the start × 1024"
             first.append(
-                f"the search stopped at its ceiling (--max {self.answer:g}), not at a load that broke the rule"
+                f"the search stopped at its ceiling ({ceiling}), not at a load that broke the rule"
+                + ("" if self.ceiling_given else ": raise --max to look higher")
+            )
+        if self.exhausted:
+            first.append(
+                f"the search used all {len(self.probes)} probes of its plan before it confirmed an answer (its"
+                " target met and broke the rule at like loads): the answer is the highest load that met it so far"
             )
         return "; ".join([*first, found]) if first else found
 
@@ -128,6 +137,7 @@ def capacity_result(detail: RunDetail) -> CapacityResult:
         confirm=int(settings["confirm"]),
         integer=axis != "rate",
         max_load=settings.get("max_load"),
+        max_probes=settings.get("max_probes"),
     )
     probes: list[ProbeResult] = []
     for mix in sorted(detail.mixes, key=lambda m: m.index):
@@ -160,6 +170,8 @@ def capacity_result(detail: RunDetail) -> CapacityResult:
         margins=margins,
         limited_by=tuple(seen[k] for k in DECIDING if k in seen),
         at_ceiling=answer is not None and lowest_failed is None and max_load is not None and answer >= max_load,
+        ceiling_given=bool(settings.get("max_load_given", True)),
+        exhausted=search.exhausted,
     )
 
 

@@ -5,11 +5,15 @@ runs load, stores or prints, so `crest capacity` can drive it with stored mixes 
 target whose capacity is known. The search grows the load geometrically from a start until a probe
 fails, bisects between the highest pass and the lowest fail down to a precision, then repeats the
 answer `confirm` times: any failed repeat makes that load a fail and the bisection goes on below it.
+`plan` says before a search starts the most probes it takes and the highest load it probes, by walking
+the search itself through every outcome a target can give; a search given that many probes
+(`max_probes`) ends when a noisy target has used them all, so the plan holds whatever the target does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+import math
 from dataclasses import dataclass, field
 
 from crest.errors import ConfigError
@@ -41,6 +45,9 @@ class CapacitySearch:
     confirm: int = 3
     integer: bool = True
     max_load: float | None = None
+    # The most probes it may take (plan's, for a noisy target whose refuted confirmations would go on
+    # bisecting); None: no budget. Out of probes, it ends with the highest load that met the rule so far.
+    max_probes: int | None = None
     probes: list[Probe] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -50,6 +57,8 @@ class CapacitySearch:
             raise ConfigError(f"a capacity search grows by a factor above 1 (got {self.factor:g})")
         if not self.precision > 0:
             raise ConfigError(f"a capacity search needs a precision above 0 (got {self.precision:g})")
+        if self.max_probes is not None and self.max_probes < 1:
+            raise ConfigError(f"a capacity search needs at least one probe (got {self.max_probes})")
         if self.confirm < 1:
             raise ConfigError(f"a capacity search confirms its answer at least once (got {self.confirm})")
         if self.max_load is not None and self.start > self.max_load:
@@ -61,6 +70,7 @@ class CapacitySearch:
         self.failed: float | None = None  # the lowest load that did not
         self._pending = self._round(self.start)
         self._confirmed = 0
+        self.exhausted = False  # ended because it used its max_probes, not because it found its answer
 
     def _round(self, load: float) -> float:
         return float(max(1, round(load))) if self.integer else load
@@ -85,6 +95,11 @@ class CapacitySearch:
         if self.phase == DONE or load != self._pending:
             raise ValueError(f"the search asked for a probe at {self._pending:g}, not {load:g}")
         self.probes.append(Probe(load, passed, self.phase))
+        self._step(load, passed)
+        if self.phase != DONE and self.max_probes is not None and len(self.probes) >= self.max_probes:
+            self.phase, self.exhausted = DONE, True
+
+    def _step(self, load: float, passed: bool) -> None:
         if self.phase == CONFIRM:
             self._record_confirmation(load, passed)
         elif passed:
@@ -160,11 +175,45 @@ def probes_needed(search: CapacitySearch, capacity: float, limit: int = 1000) ->
     return count
 
 
-def probe_range(make: Callable[[], CapacitySearch], highest: float) -> tuple[int, int]:
-    """The fewest and the most probes of searches like `make()` for targets whose capacity lies anywhere
-    from below the start to `highest` (the ceiling, or a bound the caller names when there is none)."""
-    first = make()
-    low = first.start / first.factor
-    capacities = [low * (highest / low) ** (i / 64) for i in range(65)]
-    counts = [probes_needed(make(), c) for c in capacities]
-    return min(counts), max(counts)
+@dataclass(frozen=True)
+class SearchPlan:
+    """What a search will do at most, whatever its target: `probes` probes, none above `highest_load`."""
+
+    probes: int
+    highest_load: float
+
+
+def plan(fresh: CapacitySearch, limit: int = 100_000) -> SearchPlan:
+    """The most probes a search like `fresh` (not yet asked anything; its max_probes ignored) takes against
+    any target that meets the rule up to some load and never above, and the highest load it probes.
+
+    Walks the search itself through every such target: at each probe whose outcome the earlier ones do not
+    already decide (a load above every fail fails, one at or below a pass passes), both outcomes. The
+    walk has one leaf per distinct course of the search, a few hundred for a ceiling of thousands.
+
+    Raises ConfigError for a search without a ceiling (max_load): it has no most.
+    """
+    if fresh.max_load is None:
+        raise ConfigError("a capacity search without a ceiling (--max) has no plan: give it one")
+    first = copy.deepcopy(fresh)
+    first.max_probes = None
+    most, highest, walked = 0, 0.0, 0
+    stack: list[tuple[CapacitySearch, float, float]] = [(first, -math.inf, math.inf)]
+    while stack:
+        search, passed_at, failed_at = stack.pop()
+        walked += 1
+        if walked > limit:
+            raise ValueError(f"the search has more than {limit} courses: no plan")
+        load = search.next_load()
+        if load is None:
+            most = max(most, len(search.probes))
+            continue
+        highest = max(highest, load)
+        outcomes = [True] if load <= passed_at else [False] if load >= failed_at else [True, False]
+        for i, passed in enumerate(outcomes):
+            course = search if i == len(outcomes) - 1 else copy.deepcopy(search)
+            course.record(load, passed)
+            stack.append(
+                (course, max(passed_at, load), failed_at) if passed else (course, passed_at, min(failed_at, load))
+            )
+    return SearchPlan(most, highest)

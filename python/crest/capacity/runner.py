@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from crest.analysis.capacity import judge_probe
-from crest.analysis.capacity_search import CapacitySearch
+from crest.analysis.capacity_search import CapacitySearch, SearchPlan, plan
 from crest.analysis.rule import Rule
 from crest.errors import ConfigError
 from crest.runner.trials import Event, EventCallback, MixHooks, RunRequest, SuiteRunner
@@ -22,6 +22,11 @@ from crest.store import Store
 from crest.suite import Mix
 
 AXES = ("clients", "connections", "rate")
+
+
+# Without --max a search stops at this many times its start: its plan (most probes, highest load) is then a
+# promise the search keeps, where an unbounded one could only state it for answers it guessed.
+DEFAULT_SPAN = 1024
 
 
 @dataclass(frozen=True)
@@ -37,21 +42,38 @@ class CapacityRequest:
     max_load: float | None = None
     specweb99: bool = False  # a probe must also be a valid SPECweb99 iteration (every rule of the kit)
 
+    @property
+    def ceiling(self) -> float:
+        """The highest load the search may probe: --max, else DEFAULT_SPAN times the start."""
+        return self.max_load if self.max_load is not None else self.start * DEFAULT_SPAN
+
     def settings(self) -> dict[str, Any]:
-        """As stored with the run (crest.analysis.capacity replays the probes with them)."""
+        """As stored with the run (crest.analysis.capacity replays the probes with them): the ceiling and
+        the probe budget the search ran under, so the replay takes the same course."""
         return {
             "rule": self.rule.text, "axis": self.axis, "start": self.start, "factor": self.factor,
-            "precision": self.precision, "confirm": self.confirm, "max_load": self.max_load,
+            "precision": self.precision, "confirm": self.confirm, "max_load": self.ceiling,
+            "max_load_given": self.max_load is not None, "max_probes": self.plan().probes,
             "specweb99": self.specweb99,
         }  # fmt: skip
 
+    def plan(self) -> SearchPlan:
+        """The most probes the search takes and the highest load it probes, whatever the target does."""
+        return plan(self._search())
+
     def search(self) -> CapacitySearch:
-        """A fresh search with these settings (checks them: ConfigError names a bad one)."""
+        """A fresh search with these settings, held to its plan's probes (checks them: ConfigError names a
+        bad one)."""
+        search = self._search()
+        search.max_probes = plan(search).probes
+        return search
+
+    def _search(self) -> CapacitySearch:
         if self.axis not in AXES:
             raise ConfigError(f"unknown --axis {self.axis!r}: use one of {', '.join(AXES)}")
         return CapacitySearch(
             start=self.start, factor=self.factor, precision=self.precision, confirm=self.confirm,
-            integer=self.axis != "rate", max_load=self.max_load,
+            integer=self.axis != "rate", max_load=self.ceiling,
         )  # fmt: skip
 
 

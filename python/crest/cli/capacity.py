@@ -90,7 +90,10 @@ def capacity_command(
         int, typer.Option("--confirm", metavar="N", help="Repeats of the answer that must all meet the rule.")
     ] = 3,
     max_load: Annotated[
-        str | None, typer.Option("--max", metavar="LOAD", help="Never probe above this load.", show_default=False)
+        str | None,
+        typer.Option(
+            "--max", metavar="LOAD", help="Never probe above this load [default: the start × 1024].", show_default=False
+        ),
     ] = None,
     connections: Annotated[
         str,
@@ -302,27 +305,23 @@ class _Probes:
         )
 
 
-# With no --max, the plan is stated for answers up to this many times the start.
-_UNBOUNDED_SPAN = 1024
-
-
 def announce_search(search: CapacityRequest, probe: Mix, word: str = "capacity") -> None:
     """The plan, once every check passed (stderr: stdout keeps the answer)."""
     print(search_plan(search, probe.timing.length_s, word), file=sys.stderr, flush=True)
 
 
 def search_plan(search: CapacityRequest, probe_s: float, word: str = "capacity") -> str:
-    """What a search is about to do, before it starts: the length of a probe and the most probes it takes
-    (the sans-IO search replayed against every capacity up to its ceiling), as time under load."""
-    from crest.analysis.capacity_search import probe_range
-
-    ceiling = search.max_load if search.max_load is not None else search.start * _UNBOUNDED_SPAN
-    _, most = probe_range(search.search, ceiling)
+    """What a search is about to do, before it starts: the length of a probe, the most probes it takes and
+    the highest load it probes (its plan: the search held to both, whatever the target does), as time under
+    load."""
+    stated = search.plan()
     unit = "req/s" if search.axis == "rate" else search.axis
-    reach = f"up to --max {ceiling:g}" if search.max_load is not None else f"for an answer up to {ceiling:g} {unit}"
+    ceiling = stated.highest_load
+    reach = (f"up to --max {ceiling:g}" if search.max_load is not None
+             else f"up to {ceiling:g} {unit} (--max; default the start × 1024)")  # fmt: skip
     return (f"crest: {word} search on {search.axis} from {search.start:g}: each probe {format_span(probe_s)} of"
-            f" load; at most {most} probes {reach} (with {search.confirm} confirmations): up to"
-            f" {format_span(most * probe_s)} of load")  # fmt: skip
+            f" load; at most {stated.probes} probes {reach} (with {search.confirm} confirmations): at most"
+            f" {format_span(stated.probes * probe_s)} of load")  # fmt: skip
 
 
 def print_result(result: CapacityResult) -> None:

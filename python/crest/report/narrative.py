@@ -69,7 +69,8 @@ def _results(doc: dict[str, Any]) -> str | None:
     if (not tests and not searches) or len(tests) + len(searches) != len(doc.get("runs") or []):
         return None
     said = [f"{t['label']}: SPECweb99 {t['conforming']} conforming connections · {t['verdict']}" for t in tests]
-    said += [f"{c['label']}: capacity {c['statement']}" for c in searches]
+    # The label often ends in a URL and the statement may open with what decided it: a dash keeps them apart.
+    said += [f"Capacity search of {c['label']} — {c['statement']}" for c in searches]
     return "; ".join(said) + "."
 
 
