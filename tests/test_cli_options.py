@@ -23,6 +23,9 @@ LACKS = {
     ("specweb99", "--http"): "SPECweb99's conformance is a per-connection bit rate over HTTP/1.1 keep-alive; over"
     " HTTP/2 or HTTP/3 the streams share a connection, which the kit does not define",
     ("specweb99", "--streams"): "as --http: the kit defines no streams",
+    ("specweb99", "--preflight"): "the harness validates every operation on the target before the first iteration,"
+    " as the kit's run rules require: those requests are its preflight, and it cannot run without them",
+    ("doe", "--preflight"): "not yet: a design's runs take the preflight as crest run does by default",
 }  # fmt: skip
 
 

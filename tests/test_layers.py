@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("store",),
     ("replay",),  # access logs read by the engine's reader, and the site a log makes
     ("filesets", "dynamic", "schemas"),
-    ("errors", "units", "verdicts", "secrets", "listen", "_engine", "__version__"),
+    ("errors", "units", "verdicts", "secrets", "deadlines", "listen", "_engine", "__version__"),
 )
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 VOCABULARY = LAYERS[-1]

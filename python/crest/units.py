@@ -69,6 +69,19 @@ def parse_duration(text: str, *, what: str = "duration", allow_zero: bool = Fals
     return seconds
 
 
+# The engine's bound on a request's timeout (crates/engine gate.rs MAX_TIMEOUT_S).
+MAX_TIMEOUT_S = 3600.0
+
+
+def parse_timeout(text: str) -> float:
+    """A --timeout: a duration of at most an hour, refused here in the flag's own name (a longer one reached
+    the engine as the end of a mix's window, and was worded as the suite's ramp settings)."""
+    seconds = parse_duration(text, what="--timeout")
+    if seconds > MAX_TIMEOUT_S:
+        raise ConfigError(f"invalid --timeout {text!r}: must be at most 1h (a request's deadline), e.g. 10s or 2m")
+    return seconds
+
+
 def parse_count(text: str, *, what: str = "count", allow_zero: bool = False) -> int:
     """Parse a whole count with an optional k/M/G suffix: "100", "10k", "1.5M".
 

@@ -12,20 +12,21 @@ import json
 import os
 import sys
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
 
-from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, watching
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, target_options, watching
 from crest.cli.progress import LiveProgress
 from crest.cli.render import render_header, render_nodes, render_report
 from crest.errors import ConfigError, PeerError
 from crest.load.client import LoadClient
-from crest.load.preflight import check_answers
+from crest.load.preflight import check_answers, parse_url
 from crest.load.runspec import RunSpec, parse_header, parse_source_addrs
-from crest.units import parse_count, parse_duration, parse_rate, parse_size
+from crest.units import parse_count, parse_duration, parse_rate, parse_size, parse_timeout
 
 DEFAULT_DURATION = "10s"
 # A file target's URL (crest.cli.bench_files runs it); anything else is a web target.
@@ -182,6 +183,7 @@ def bench_command(
         bool, typer.Option("--tls-resumption/--no-tls-resumption", help="Resume TLS sessions on new connections.")
     ] = True,
     nap: engine_options.Nap = True,
+    preflight: target_options.Preflight = True,
     source_addrs: Annotated[
         str | None,
         typer.Option(
@@ -281,8 +283,8 @@ def bench_command(
 
             return bench_files(
                 url, clients=conns, threads=parse_count(threads, what="--threads") if threads is not None else
-                _default_threads(conns), duration_s=_duration(duration, requests), timeout_s=parse_duration(timeout,
-                what="--timeout"), loadfile=Path(loadfile) if loadfile else None, skip_cleanup=skip_cleanup,
+                _default_threads(conns), duration_s=_duration(duration, requests), timeout_s=parse_timeout(timeout),
+                loadfile=Path(loadfile) if loadfile else None, skip_cleanup=skip_cleanup,
                 max_requests=parse_count(requests, what="--requests") if requests is not None else None,
                 password_file=Path(password_file) if password_file else None, http_options=http_given,
                 json_output=json_output, quiet=quiet, cluster=cluster, nodes=cluster_options.count(nodes, "--nodes"),
@@ -317,7 +319,7 @@ def bench_command(
             max_requests=parse_count(requests, what="--requests") if requests is not None else None,
             rate_rps=parse_rate(rate, what="--rate") if rate is not None else None,
             think_time_s=parse_duration(think_time, what="--think-time", allow_zero=True),
-            timeout_s=parse_duration(timeout, what="--timeout"),
+            timeout_s=parse_timeout(timeout),
             insecure=insecure,
             tls_resumption=tls_resumption,
             nap=nap,
@@ -335,17 +337,14 @@ def bench_command(
         if body is not None and spec.method in ("GET", "HEAD") and method is not None and not (quiet or json_output):
             print(f"crest: warning: sending a body with {spec.method}; many servers ignore it", file=sys.stderr)
         if network is not None and cluster is None:
-            return _bench_on_network(spec, network, json_output, quiet, watch)
+            return _bench_on_network(spec, network, json_output, quiet, watch, preflight)
         load: Any = client
         net_spec = None
         if cluster is None:
             if nodes is not None:
                 raise ConfigError("--nodes places the load on a cluster's nodes: add --cluster ADDRESS (e.g. local:3)")
             client.preflight()
-            check_answers(
-                client.target, path=_path(spec.url), method=spec.method, headers=spec.headers,
-                http_version=spec.http_version, insecure=spec.insecure,
-            )  # fmt: skip
+            sent = _answer_check(spec, preflight)
         else:
             from crest.cluster.driver import OneMix
 
@@ -359,6 +358,7 @@ def bench_command(
                     )
             # Connects, places the nodes (each builds its network) and checks the target from each.
             load = OneMix(cluster, cluster_options.count(nodes, "--nodes"), spec, net_spec)
+            sent = load.from_clients(partial(_answer_check, spec, preflight))
         watch.start()  # every check passed: the watchers' addresses come before the header
         if not json_output:
             print(render_header(spec), flush=True)
@@ -370,12 +370,13 @@ def bench_command(
 
         figures = take_nodes((result.report.get("cluster") or {}).get("nodes") or [])
         if json_output:
-            document: dict[str, Any] = {**result.report, "url": spec.url, "config": result.config}
+            document: dict[str, Any] = {**result.report, "url": spec.url, "config": result.config,
+                                        "preflight_requests": sent}  # fmt: skip
             if figures is not None and net_spec is not None:
                 document["network"] = {**net_spec.describe(), **figures}
             print(json.dumps(document), flush=True)
         else:
-            print(render_report(result.report, spec), flush=True)
+            print(render_report(result.report, spec, preflight_requests=sent), flush=True)
             if "cluster" in result.report:
                 print(render_nodes(result.report["cluster"]), flush=True)
             if figures is not None:
@@ -388,7 +389,9 @@ def bench_command(
         watch.stop()
 
 
-def _bench_on_network(spec: RunSpec, text: str, json_output: bool, quiet: bool, watch: watching.Watching) -> int:
+def _bench_on_network(
+    spec: RunSpec, text: str, json_output: bool, quiet: bool, watch: watching.Watching, preflight: bool
+) -> int:
     """The bench from a client network's subnets to a target on this machine (it stays where it is, in
     this namespace, reached at the network's target address)."""
     from crest.cli.render_network import render_network
@@ -412,6 +415,7 @@ def _bench_on_network(spec: RunSpec, text: str, json_output: bool, quiet: bool, 
             network.forward_to_loopback(port)  # a server on 127.0.0.1 only: the network forwards to it
         load = SubnetLoad(moved, network, origin="bench")
         load.preflight()
+        sent = load.from_clients(partial(_answer_check, moved, preflight))
         watch.start()
         if not json_output:
             print(render_header(spec), flush=True)
@@ -429,13 +433,24 @@ def _bench_on_network(spec: RunSpec, text: str, json_output: bool, quiet: bool, 
         facts = network.describe()
     if json_output:
         document: dict[str, Any] = {**result.report, "url": moved.url, "config": result.config,
-                                    "network": {**facts, **figures}}  # fmt: skip
+                                    "network": {**facts, **figures}, "preflight_requests": sent}  # fmt: skip
         print(json.dumps(document), flush=True)
     else:
-        print(render_report(result.report, moved), flush=True)
+        print(render_report(result.report, moved, preflight_requests=sent), flush=True)
         print(render_network(figures), flush=True)
     _fail_if_nothing_succeeded(result.report, moved, result.interrupted)
     return EXIT_INTERRUPTED if result.interrupted else EXIT_OK
+
+
+def _answer_check(spec: RunSpec, preflight: bool) -> int:
+    """The preflight's one exchange with the target (none with --no-preflight), by the user's --timeout, from
+    where it is called (this machine, a subnet, a load node): the requests it sent."""
+    if not preflight:
+        return 0
+    return check_answers(
+        parse_url(spec.url), path=_path(spec.url), method=spec.method, headers=spec.headers,
+        http_version=spec.http_version, insecure=spec.insecure, timeout_s=spec.timeout_s,
+    )  # fmt: skip
 
 
 def _path(url: str) -> str:

@@ -32,6 +32,7 @@ from crest.units import (
     parse_duration,
     parse_rate,
     parse_share,
+    parse_timeout,
 )
 
 if TYPE_CHECKING:
@@ -134,6 +135,7 @@ def capacity_command(
     target_node: cluster_options.TargetNode = None,
     network: Annotated[str | None, typer.Option("--network", metavar="SPEC", help=cluster_options.NETWORK_HELP)] = None,
     nap: engine_options.Nap = True,
+    preflight: target_options.Preflight = True,
     ui: watching.Ui = False,
     ui_address: watching.UiAddress = None,
     metrics: watching.Metrics = None,
@@ -211,8 +213,9 @@ def capacity_command(
         profile=run_profile,
         store_path=db,
         insecure=insecure,
-        timeout_s=parse_duration(timeout, what="--timeout"),
+        timeout_s=parse_timeout(timeout),
         nap=nap,
+        answer_check=preflight,
         cluster=cluster,
         nodes=cluster_options.count(nodes, "--nodes"),
         target_node=target_node,

@@ -26,7 +26,7 @@ from crest.cli.terminal import safe as _safe
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
 from crest.suite import PROFILES
-from crest.units import parse_duration
+from crest.units import parse_timeout
 
 # Piped output is read in logs and files, where wrapping a table row helps nobody.
 _PIPE_WIDTH = 200
@@ -93,7 +93,7 @@ def doe_command(
         # What every run of the design shares, beside the design's own settings and factors.
         placement = {"cluster": cluster, "nodes": cluster_options.count(nodes, "--nodes"), "target_node": target_node,
                      "network": network, "access_log": access_log, "insecure": insecure,
-                     "timeout_s": parse_duration(timeout, what="--timeout"), "nap": nap}  # fmt: skip
+                     "timeout_s": parse_timeout(timeout), "nap": nap}  # fmt: skip
         if server is not None and "," in server and "=" not in server:  # a role map is one target
             raise ConfigError(f"--server {server}: a design runs on one server; to compare servers, make server"
                               f' a factor of a design file (server = ["{server.split(",")[0]}", …])')  # fmt: skip

@@ -58,9 +58,11 @@ def describe_load_model(spec: RunSpec) -> str:
     return "closed loop"
 
 
-def render_report(report: dict[str, Any], spec: RunSpec, width: int | None = None) -> str:
+def render_report(
+    report: dict[str, Any], spec: RunSpec, width: int | None = None, *, preflight_requests: int = 0
+) -> str:
     """The summary printed after the run, one labelled line per metric, wrapped to `width` columns (default:
-    the terminal's)."""
+    the terminal's); the preflight's requests, which the target saw beside the load's, last."""
     duration_s = float(report.get("duration_s", 0.0))
     lines = [
         _line("Latency", _latency(report.get("latency_us", {}), int(report.get("requests", 0)))),
@@ -94,6 +96,9 @@ def render_report(report: dict[str, Any], spec: RunSpec, width: int | None = Non
         if naps:  # under load the threads nap instead of blocking (docs/bench.md, "How crest waits")
             text += f", {format_count(naps)} nap{'' if naps == 1 else 's'}"
         lines.append(_line("Client CPU", text))
+    if preflight_requests:
+        count = f"{preflight_requests} request{'' if preflight_requests == 1 else 's'}"
+        lines.append(_line("Preflight", f"{count} before the load, not counted above (--no-preflight: none)"))
     if report.get("cancelled"):
         lines.append(f"  Interrupted after {duration_s:.2f}s: partial result")
     return "\n".join(_fit(line, columns() if width is None else width) for line in lines)

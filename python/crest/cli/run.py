@@ -42,8 +42,8 @@ from crest.units import (
     format_bytes,
     format_latency_us,
     format_span,
-    parse_duration,
     parse_size,
+    parse_timeout,
     parse_values,
 )
 
@@ -127,6 +127,7 @@ def run_command(
     http: target_options.Http = None,
     streams: target_options.Streams = None,
     nap: engine_options.Nap = True,
+    preflight: target_options.Preflight = True,
     ui: watching.Ui = False,
     ui_address: watching.UiAddress = None,
     metrics: watching.Metrics = None,
@@ -183,7 +184,7 @@ def run_command(
                 fileset_dir=fileset,
                 store_path=db,
                 insecure=insecure,
-                timeout_s=parse_duration(timeout, what="--timeout"),
+                timeout_s=parse_timeout(timeout),
                 seed=seed,
                 validate_content=validate_content,
                 cluster=cluster,
@@ -196,6 +197,7 @@ def run_command(
                 password_file=password_file,
                 network=network_level(network[0]) if network and len(network) == 1 else None,
                 nap=nap,
+                answer_check=preflight,
             )
             if network and len(network) > 1:
                 axes["network"] = list(network)  # each a configuration of its own, like --server a,b

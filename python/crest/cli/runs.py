@@ -309,6 +309,9 @@ def _lab_lines(mixes: list[MixRecord]) -> list[Text]:
     for m in mixes:
         lab = m.lab or {}
         done = []
+        if lab.get("preflight_requests"):
+            n = int(lab["preflight_requests"])
+            done.append(f"preflight sent {n} request{'' if n == 1 else 's'} before it (not measured)")
         if "restart" in lab:
             done.append(f"target restarted before it ({len(lab['restart'].get('pids_after') or [])} new processes)")
         warm = lab.get("warmup")

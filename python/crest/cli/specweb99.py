@@ -17,7 +17,7 @@ import typer
 from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, target_options, watching
 from crest.errors import ConfigError
 from crest.store import DEFAULT_PATH
-from crest.units import format_span, parse_count, parse_duration, parse_share
+from crest.units import format_span, parse_count, parse_share, parse_timeout
 
 if TYPE_CHECKING:
     from crest.suite import Mix
@@ -136,7 +136,7 @@ def specweb99_command(
         profile=profile,
         store_path=db,
         insecure=insecure,
-        timeout_s=parse_duration(timeout, what="--timeout") if timeout else spec.request_timeout_s(network is not None),
+        timeout_s=parse_timeout(timeout) if timeout else spec.request_timeout_s(network is not None),
         nap=nap,
         cluster=cluster,
         nodes=cluster_options.count(nodes, "--nodes"),

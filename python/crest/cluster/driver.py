@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from crest.cluster import clock
 from crest.cluster.placement import Node
@@ -39,6 +40,8 @@ START_LEAD_PER_NODE_S = 0.02
 NETWORK_TIMEOUT_S = 60.0
 # A request sent from a load node for the driver (crest.specweb99.wire's own timeout is 30 s).
 SEND_TIMEOUT_S = 40.0
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -325,6 +328,18 @@ class OneMix:
             self.load = self.nodes.load(self.spec, spec.connections, 0)
             self.load.preflight()
         except BaseException:
+            close_all()
+            raise
+
+    def from_clients(self, fn: Callable[[], T]) -> T:
+        """`fn` here, with its requests to the target (crest.load.vantage) sent from the first load node."""
+        from crest.load import vantage
+
+        try:
+            with vantage.at(self.nodes.send):
+                return fn()
+        except BaseException:
+            self.nodes.close()
             close_all()
             raise
 

@@ -4,7 +4,9 @@ Owns nothing but these checks and never prints. `check_reachable` only connects 
 closes; `check_answers` is the one place crest sends a request before the load: one TLS
 handshake, verified as the load will verify it, and for HTTP/1.x one GET or HEAD, so a
 certificate the engine would reject or a path that answers 404 stops the command before
-thousands of requests fail the same way.
+thousands of requests fail the same way. It is sent from where the clients stand
+(crest.load.vantage) and ends by the user's --timeout (crest.deadlines), and it says how
+many requests it sent, so a result accounts for every request crest made.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import ssl
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from crest.deadlines import Deadline
 from crest.errors import ConfigError, TargetError
+from crest.load import vantage
 
 PREFLIGHT_TIMEOUT_S = 2.0
 
@@ -144,24 +148,57 @@ def check_answers(
     target: TargetUrl,
     *,
     path: str,
+    timeout_s: float,
     method: str = "GET",
     headers: tuple[tuple[str, str], ...] = (),
     http_version: str = "1.1",
     insecure: bool = False,
-    timeout_s: float = PREFLIGHT_TIMEOUT_S,
     not_found_fix: str | None = None,
-) -> None:
+) -> int:
     """One real exchange with the target, as the load will have it: the TLS handshake (verified unless
     `insecure`, offering h2 by ALPN for HTTP/2) and, over HTTP/1.x with GET or HEAD, one request for `path`.
+    Sent from where the clients stand (crest.load.vantage), and over by `timeout_s` (the user's --timeout)
+    as one deadline for connect, handshake, head and the part of the body it reads.
 
     Other methods are not sent (a POST may change the target); h2c and HTTP/3 are only connected to.
+    Returns the requests it sent (0 or 1), which the result reports as `preflight_requests`.
 
     Raises:
         TargetError: the handshake failed (an untrusted certificate, not TLS on that port), HTTP/2 was not
-            offered, or the request answered 4xx/5xx; one line naming the fix.
+            offered, no head came by the deadline, or the request answered 4xx/5xx; one line naming the fix.
     """
     if http_version == "3":
-        return
+        return 0
+    sends = http_version != "2" and method in ("GET", "HEAD")
+    status, reason = vantage.call(
+        exchange, target, path=path, method=method, headers=headers, http_version=http_version,
+        insecure=insecure, timeout_s=timeout_s, send=sends,
+    )  # fmt: skip
+    if status >= 400:
+        fixes = {**_STATUS_FIXES, **({404: not_found_fix} if not_found_fix else {})}
+        fix = fixes.get(status, "check the target's error log" if status >= 500 else "check the request")
+        raise TargetError(f"{method} {target.url} answered {status} {reason} before any load was sent: {fix}")
+    return 1 if sends else 0
+
+
+# Enough of a body to see the exchange go well; the rest is dropped with the connection.
+_BODY_READ_BYTES = 1 << 16
+
+
+def exchange(
+    target: TargetUrl,
+    *,
+    path: str,
+    method: str,
+    headers: tuple[tuple[str, str], ...],
+    http_version: str,
+    insecure: bool,
+    timeout_s: float,
+    send: bool,
+) -> tuple[int, str]:
+    """`check_answers`'s exchange from this process: (status, reason) of the answer, or (0, "") where only
+    the handshake was made. A body still arriving at the deadline is no failure (the head said what the
+    load will meet; the load's own timeout judges the body); a head still missing is."""
     context: ssl.SSLContext | None = None
     if target.tls:
         context = ssl.create_default_context()
@@ -169,56 +206,62 @@ def check_answers(
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
         context.set_alpn_protocols(["h2"] if http_version == "2" else ["http/1.1"])
+    deadline = Deadline.after(timeout_s)
+    conn: http.client.HTTPConnection = (
+        http.client.HTTPSConnection(target.host, target.port, timeout=timeout_s, context=context)
+        if context is not None
+        else http.client.HTTPConnection(target.host, target.port, timeout=timeout_s)
+    )
     try:
-        if http_version == "2" or method not in ("GET", "HEAD"):
-            _handshake(target, context, http_version, timeout_s)
-            return
-        conn: http.client.HTTPConnection = (
-            http.client.HTTPSConnection(target.host, target.port, timeout=timeout_s, context=context)
-            if context is not None
-            else http.client.HTTPConnection(target.host, target.port, timeout=timeout_s)
-        )
-        try:
+        with deadline.guard(lambda: conn.sock) as guard:
+            conn.connect()
+            if not send:
+                alpn = conn.sock.selected_alpn_protocol() if isinstance(conn.sock, ssl.SSLSocket) else None
+                if http_version == "2" and target.tls and alpn != "h2":
+                    raise TargetError(
+                        f"{target.authority} does not offer HTTP/2 over TLS (ALPN h2): use --http 1.1, or"
+                        " a server with HTTP/2 enabled"
+                    )
+                return 0, ""
             conn.request(method, path or "/", headers=dict(headers))
             response = conn.getresponse()
-            status, reason = response.status, response.reason
-            response.read(1 << 16)  # enough of a body to see the exchange end well; the rest is dropped
-        finally:
-            conn.close()
+            try:
+                left = _BODY_READ_BYTES
+                while left > 0 and not guard.fired:
+                    chunk = response.read1(left)
+                    if not chunk:
+                        break
+                    left -= len(chunk)
+            except (OSError, http.client.HTTPException):
+                if not guard.fired:
+                    raise
+            return response.status, response.reason
     except ssl.SSLCertVerificationError as exc:
         raise TargetError(_untrusted(target, exc)) from None
     except ssl.SSLError as exc:
+        if deadline.passed:
+            raise TargetError(_no_answer(method, path, target, f"nothing within --timeout {timeout_s:g}s")) from None
         raise TargetError(
             f"no TLS handshake with {target.authority} ({exc.reason or exc}): check that the target speaks TLS"
             " on this port, or use http://"
         ) from None
     except (OSError, http.client.HTTPException) as exc:
-        raise TargetError(
-            f"{method} {path or '/'} on {target.authority} got no HTTP answer ({_why(exc, timeout_s)}):"
-            " check that the target speaks HTTP on this port (https:// for a TLS port)"
-        ) from None
-    if status >= 400:
-        fixes = {**_STATUS_FIXES, **({404: not_found_fix} if not_found_fix else {})}
-        fix = fixes.get(status, "check the target's error log" if status >= 500 else "check the request")
-        raise TargetError(f"{method} {target.url} answered {status} {reason} before any load was sent: {fix}")
+        why = f"no head within --timeout {timeout_s:g}s" if deadline.passed else _why(exc, timeout_s)
+        raise TargetError(_no_answer(method, path, target, why)) from None
+    finally:
+        conn.close()
 
 
-def _handshake(target: TargetUrl, context: ssl.SSLContext | None, http_version: str, timeout_s: float) -> None:
-    """Connect, and over TLS shake hands (and check ALPN chose h2 when HTTP/2 is asked for)."""
-    with socket.create_connection((target.host, target.port), timeout=timeout_s) as raw:
-        if context is None:
-            return
-        with context.wrap_socket(raw, server_hostname=target.host) as tls:
-            if http_version == "2" and tls.selected_alpn_protocol() != "h2":
-                raise TargetError(
-                    f"{target.authority} does not offer HTTP/2 over TLS (ALPN h2): use --http 1.1, or a server"
-                    " with HTTP/2 enabled"
-                )
+def _no_answer(method: str, path: str, target: TargetUrl, why: str) -> str:
+    return (
+        f"{method} {path or '/'} on {target.authority} got no HTTP answer ({why}):"
+        " check that the target speaks HTTP on this port (https:// for a TLS port), or raise --timeout"
+    )
 
 
 def _why(exc: Exception, timeout_s: float) -> str:
     if isinstance(exc, TimeoutError):
-        return f"nothing within {timeout_s:g}s"
+        return f"nothing within --timeout {timeout_s:g}s"
     if isinstance(exc, http.client.RemoteDisconnected):
         return "it closed the connection"
     if isinstance(exc, http.client.BadStatusLine):

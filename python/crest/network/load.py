@@ -14,7 +14,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from crest.errors import ConfigError, EngineError
@@ -27,6 +27,8 @@ from crest.network.topology import Network
 from crest.network.url import is_local, loopback_port, on_network
 
 START_LEAD_S = 0.3  # every subnet's engine is built before the common start
+
+T = TypeVar("T")
 
 
 class SubnetLoad:
@@ -57,6 +59,10 @@ class SubnetLoad:
         """Each subnet checks its addresses and the target from inside its namespace."""
         for share, client in zip(self.shares, self.clients):
             netns.call_in(self.network.subnet_ns(share.index + 1), client.preflight)
+
+    def from_clients(self, fn: Callable[[], T]) -> T:
+        """`fn` called from the first subnet's namespace, where the clients stand."""
+        return netns.call_in(self.network.subnet_ns(self.shares[0].index + 1), fn)
 
     def start(self, start_at: float) -> SubnetRuns:
         """Every subnet's engine, started to begin at `start_at` (unix seconds)."""

@@ -50,6 +50,7 @@ class NodesPlacement(Placement):
         self.most_clients = most_clients
         self._load_nodes: Any = None  # crest.cluster.driver.LoadNodes for the length of a run
         self._watch: Any = None  # crest.cluster.target.NodeWatch during a run with --monitor-node
+        self._check_target: Callable[[], None] | None = None  # a --target's preflight, run from a load node
 
     def _cluster(self) -> tuple[Any, list[Any], Any]:
         """The cluster session, its load nodes and the target's (or monitor's) node, checked against the
@@ -76,8 +77,10 @@ class NodesPlacement(Placement):
         self._cluster()  # the cluster answers and has the nodes asked for
 
     def preflight_target(self, check: Callable[[], None]) -> None:
-        """Nothing from here: each load node checks the target from where it stands at the ready barrier
-        before each mix (this machine may not reach it at all)."""
+        """Nothing from here (this machine may not reach the target at all): `check` runs from the first load
+        node once the load nodes are placed, before the first mix (`loading`); each load node also checks
+        the target's reachability from where it stands at the ready barrier before each mix."""
+        self._check_target = check
 
     def check_server(self, plan: TargetPlan) -> None:
         from crest.cluster.actors import NODE_DOCROOT
@@ -101,6 +104,9 @@ class NodesPlacement(Placement):
             if self.monitor_node is not None:
                 self._watch = NodeWatch(cluster, side, self.monitor_pid, self.monitor_name)
             self._load_nodes = LoadNodes(cluster, nodes, self.network, self.lines)
+            if self._check_target is not None:  # once per run request: a 404 stops it before any load
+                check, self._check_target = self._check_target, None
+                self.from_clients(check)
             yield
         finally:
             self._routed = False  # the target's node removes its routes back when it stops

@@ -163,6 +163,7 @@ def _clients(label: str, trials: list[RunDetail]) -> dict[str, Any]:
         _row("engine threads", options.get("engine_threads") or "one per engine core"),
         _row("engine pinned to CPUs", ", ".join(str(c) for c in cpus.get("engine") or []) or "not pinned"),
         _waiting(options, trials),
+        _preflight(options, trials),
         _row("clients per mix", _span(clients)),
         _row("connections per mix", _span(connections)),
         _row("HTTP version", workload.get("http_version")),
@@ -253,6 +254,16 @@ def _waiting(options: dict[str, Any], trials: list[RunDetail]) -> dict[str, str]
         f"napped under load instead of blocking: {sum(naps):,} naps in {len(naps)} mixes"
         f" (each at most 1/50 of the last 100 ms's 5th-percentile latency)",
     )
+
+
+def _preflight(options: dict[str, Any], trials: list[RunDetail]) -> dict[str, str]:
+    """The requests crest sent before the load (the preflight's GET per origin), which the target saw too."""
+    sent = sum(int((m.lab or {}).get("preflight_requests") or 0) for d in trials for m in d.mixes)
+    if sent:
+        return _row("preflight requests", f"{sent} before the first mix, outside every window")
+    if options.get("answer_check") is False:
+        return _row("preflight requests", "none (--no-preflight)")
+    return _row("preflight requests", "none")
 
 
 def _network_rows(net: Any) -> list[dict[str, str]]:

@@ -42,6 +42,9 @@ class RunRequest:
     store_path: Path = DEFAULT_PATH
     insecure: bool = False
     timeout_s: float = 10.0
+    # The preflight's one request per origin before the first mix (--no-preflight: none, so the target sees
+    # exactly the load's requests); the target is still connected to.
+    answer_check: bool = True
     seed: int = 0
     validate_content: bool = False  # check each static body's first line, not only its size
     engine_threads: int | None = None  # None: one per available CPU, at most one per connection

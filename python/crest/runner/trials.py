@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from crest.errors import ConfigError, DiskFullError, MachineError, NodeLostError, PeerError, TargetError
 from crest.filesets.cache import cached_fileset, empty_docroot
 from crest.host.facts import host_facts
+from crest.load import vantage
 from crest.load.client import LoadClient
 from crest.load.preflight import check_answers, check_reachable, parse_file_url, parse_url
 from crest.load.runspec import RunSpec
@@ -107,6 +108,8 @@ class SuiteRunner:
         # A --target is bound once (its tables built now, their errors before anything else starts); a
         # target crest starts is bound anew each trial (new ports).
         self._url_bound = self._bind_url() if request.server is None else None
+        # Requests the preflight sent (its one GET per origin), not yet reported: the first mix stored says so.
+        self.preflight_requests = 0
 
     # -- checks before anything is recorded or sent
 
@@ -138,7 +141,7 @@ class SuiteRunner:
         tcp = not self.request.suite.workload.over_quic
         for url in dict.fromkeys(filter(None, (self.request.target, self.request.tls_target,
                                                *self.request.role_targets.values()))):  # fmt: skip
-            check_reachable(parse_url(url), tcp=tcp)
+            vantage.call(check_reachable, parse_url(url), tcp=tcp)  # from where the clients stand
         # One real request per target the table reaches (its first entry there): a certificate the load would
         # reject or a fileset the target does not serve stops the run before its record exists.
         firsts: dict[tuple[str, str], str] = {}
@@ -146,12 +149,14 @@ class SuiteRunner:
         for entry in () if self.request.suite.workload.replay else bound.table.requests:
             parts = urlsplit(str(entry["url"]))
             firsts.setdefault((parts.scheme, parts.netloc), str(entry["url"]))
+        if not self.request.answer_check:
+            return
         for url in firsts.values():
             parts = urlsplit(url)
             path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-            check_answers(
+            self.preflight_requests += check_answers(
                 parse_url(url), path=path, http_version=self.request.suite.workload.http_version,
-                insecure=bound.insecure, not_found_fix=self._not_found_fix(),
+                insecure=bound.insecure, not_found_fix=self._not_found_fix(), timeout_s=self.request.timeout_s,
             )  # fmt: skip
 
     def _not_found_fix(self) -> str | None:
@@ -363,6 +368,8 @@ class SuiteRunner:
             self.on_event(Event("mix-started", trial.run_id, trial.repeat_index, mix=mix, mixes=len(self.mixes)))
             try:
                 lab = measure.restart_if_asked(mix)
+                if self.preflight_requests:  # sent before this mix, outside its load: the target saw them
+                    lab["preflight_requests"], self.preflight_requests = self.preflight_requests, 0
                 spec = self._spec(trial.bound, mix, trial.repeat_index)
                 load = self.placement.load(spec, mix.clients, mix.index, trial.target)
                 load.preflight()
