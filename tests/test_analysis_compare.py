@@ -92,3 +92,15 @@ def test_no_common_load() -> None:
     b = configurations([run([1.0], loads=[2], factors={"s": 2})])[0]
     with pytest.raises(ConfigError, match="have no load point in common"):
         paired_difference(a, b)
+
+
+def test_one_trial_per_side_says_the_test_cannot_tell_noise_from_change() -> None:
+    # One run each: the pairs are its mixes, which share the run's noise; the verdict stands, with the note.
+    a, b = two_configs([[10, 20, 30]], [[9, 18.9, 29.1]])
+    single = paired_difference(a, b)
+    assert single.trials == 1 and single.significant
+    assert single.note is not None and "cannot tell run-to-run noise from a change" in single.note
+    a, b = two_configs([[10, 20], [11, 21]], [[9, 18], [10, 19]])
+    assert paired_difference(a, b).trials == 2 and paired_difference(a, b).note is None
+    a, b = two_configs([[10]], [[5]])
+    assert paired_difference(a, b).note is None  # one pair: no interval, nothing to qualify

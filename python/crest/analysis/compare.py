@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from crest.analysis.group import Configuration
@@ -124,7 +124,9 @@ class PairedResult:
 
     The difference is significant when its confidence interval excludes 0;
     then the sign of mean_diff says which is better. With n = 1 there is no
-    interval and the verdict is "not significant".
+    interval and the verdict is "not significant". With one trial per side the
+    pairs are the mixes of one run each, which share that run's noise: `note`
+    says the test cannot tell run-to-run noise from a change.
     """
 
     a: str
@@ -139,6 +141,20 @@ class PairedResult:
     mean_a: float = math.nan
     mean_b: float = math.nan
     confidence: float = CONFIDENCE
+    trials: int = 0  # the trials paired per side (the fewer of the two); 0 where not known
+
+    @property
+    def note(self) -> str | None:
+        """What a reader must be told about the verdict: with one trial per side, that it is not one."""
+        return ONE_TRIAL_NOTE if self.trials == 1 and self.n > 1 else None
+
+
+# The mixes of one run share its host, page cache and target state: pairing them measures how a change varies
+# over the ladder, not whether it is larger than what two runs of one configuration differ by.
+ONE_TRIAL_NOTE = (
+    "one trial per side: the pairs are the mixes of one run each, which share that run's noise, so this test"
+    " cannot tell run-to-run noise from a change; repeat each configuration (--repeat 3) to know"
+)
 
 
 def paired_difference(
@@ -161,7 +177,8 @@ def paired_difference(
             f"{a.label!r} and {b.label!r} have no load point in common with a {metric} value:"
             " compare runs of the same suite ladder"
         )
-    return paired_result(a.label, b.label, pairs, metric, confidence, quantile)
+    result = paired_result(a.label, b.label, pairs, metric, confidence, quantile)
+    return replace(result, trials=min(a.trial_count(), b.trial_count()))
 
 
 def matched_pairs(a: Configuration, b: Configuration, metric: str, load_axis: str) -> list[tuple[float, float]]:

@@ -18,14 +18,16 @@ def paired_table(
     rows: list[dict[str, Any]], metric: str, title: str = "paired-difference test", interval: str = "95% CI"
 ) -> FitTable:
     """One row per pair of configurations: pairs, mean A − B, its interval (headed `interval`, the report's
-    paired_interval label) and the verdict."""
+    paired_interval label) and the verdict; under it, the rows' notes (one trial per side: the test cannot
+    tell run-to-run noise from a change)."""
     unit, signed, plain = _UNITS[metric]
     pooled = any("levels" in p for p in rows)
     columns = [Column("A", "left", legend=True), Column("B", "left", legend=True), Column("pairs"),
                Column("mean A − B"), Column("sd"), Column(interval), Column("verdict", "left", wrap=True)]  # fmt: skip
     if pooled:
         columns.insert(3, Column("levels", "left", wrap=True))
-    table = FitTable(columns, title=f"{title} of {unit} (A − B)")
+    notes = dict.fromkeys(p["note"] for p in rows if p.get("note") and p.get("verdict") != "not comparable")
+    table = FitTable(columns, title=f"{title} of {unit} (A − B)", caption="; ".join(notes) or None)
     for p in rows:
         row = [_safe(p["a"]), _safe(p["b"]), str(p["n"]), signed(p["mean_diff"]), plain(p["sd"]),
                rfmt.interval(p["ci95"], signed), p["verdict"]]  # fmt: skip

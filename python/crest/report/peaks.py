@@ -98,7 +98,7 @@ def paired_json(result: PairedResult, method: IntervalMethod = INTERVALS[DEFAULT
     computed it, and "interval" names the method."""
     return {
         "a": result.a, "b": result.b, "n": result.n, "mean_diff": result.mean_diff, "sd": result.sd,
-        "ci95": result.ci95, "significant": result.significant, "verdict": result.verdict, "note": None,
+        "ci95": result.ci95, "significant": result.significant, "verdict": result.verdict, "note": result.note,
         "mean_a": result.mean_a, "mean_b": result.mean_b, "metric": result.metric, "interval": method.name,
     }  # fmt: skip
 
