@@ -10,6 +10,7 @@ import json
 import random
 import re
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -264,6 +265,93 @@ def test_a_returning_browser_gets_only_what_it_missed(lab: Path) -> None:
     got = events(c.get("/live/events", {"Last-Event-ID": "3"}, until=b"id: 6").text)
     assert [e["id"] for e in got] == ["4", "5", "6"]
     assert c.get("/live/events", {"Last-Event-ID": "garbage"}, until=b"id: 6").text.count("event: frame") == 6
+
+
+def test_the_stream_goes_back_to_the_loop_between_frames() -> None:
+    """Between two frames of a burst the event loop runs what is due (a lost connection's callback): so a
+    browser gone mid-burst is written to once, not once per frame left."""
+    import asyncio
+
+    from crest.web.live import stream
+
+    hub = Hub()
+    for frame in frames(40):
+        hub.publish(frame)
+    hub.close()
+
+    async def ticks_at_each_frame() -> list[int]:
+        loop, ticks, at = asyncio.get_running_loop(), [0], []
+
+        def tick() -> None:
+            ticks[0] += 1
+            if len(at) < 42:
+                loop.call_soon(tick)
+
+        loop.call_soon(tick)
+        async for _ in stream(hub, 0, State(hub=hub, db=None, token="t")):
+            at.append(ticks[0])
+        return at
+
+    at = asyncio.run(ticks_at_each_frame())
+    assert len(at) == 43 and all(later > earlier for earlier, later in zip(at[:42], at[1:42]))
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(30)
+def test_a_browser_gone_during_a_burst_leaves_the_terminal_quiet() -> None:
+    """The README walk: after a --ui tab disconnected the run printed `socket.send() raised exception.` 28
+    times (asyncio's log of each write to a lost transport past the fifth). The browser resets its connection
+    while the stream's loop is busy with 40 frames due; nothing is logged."""
+    import logging
+    import socket
+    import struct
+    import threading
+    from urllib.parse import urlsplit
+
+    from crest.web.serve import serve_ui
+
+    logged: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            logged.append(record.getMessage())
+
+    hub = Hub()
+    armed, inside, gone = threading.Event(), threading.Event(), threading.Event()
+    since = hub.since
+
+    def held_since(seen: int) -> list[tuple[int, dict[str, object]]]:
+        if armed.is_set():  # the loop is busy (here: held) while the browser goes away
+            armed.clear()
+            inside.set()
+            gone.wait(10)
+        return since(seen)
+
+    hub.since = held_since  # type: ignore[method-assign]
+    keep = Keep()
+    logging.getLogger("asyncio").addHandler(keep)
+    served = serve_ui(hub, None)
+    try:
+        parts = urlsplit(served.url)
+        browser = socket.create_connection((str(parts.hostname), int(parts.port or 0)), timeout=10)
+        browser.sendall(f"GET /live/events?{parts.query} HTTP/1.1\r\nHost: crest\r\n\r\n".encode())
+        assert browser.recv(64).startswith(b"HTTP/1.1 200")
+        for frame in frames(40):
+            hub.publish(frame)
+        armed.set()
+        assert inside.wait(10)
+        browser.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset, as a tab
+        browser.close()
+        gone.set()
+        deadline = time.monotonic() + 10
+        while served._state.streams and time.monotonic() < deadline:  # the stream ends: the server noticed
+            time.sleep(0.01)
+        assert served._state.streams == 0
+    finally:
+        hub.close()
+        served.stop()
+        logging.getLogger("asyncio").removeHandler(keep)
+    assert [m for m in logged if "socket.send()" in m] == []
 
 
 # -- addresses and the command ---------------------------------------------------------------------------------------

@@ -64,6 +64,10 @@ async def stream(hub: Hub, seen: int, state: State) -> AsyncIterator[ServerSentE
                 )  # fmt: skip
                 first = False
                 seen = number
+                # Back to the loop between frames: a browser that went away while a burst was due (a reload,
+                # a closed tab) is then noticed after one failed write, not written to for the rest of the
+                # burst (asyncio logs "socket.send() raised exception." for each write past the fifth).
+                await asyncio.sleep(0)
             if closed and hub.last_number() <= seen:
                 yield ServerSentEvent(data=json.dumps({"frames": seen}), event="end", id=str(seen))
                 return
