@@ -340,10 +340,12 @@ def check_urls(page: Page, params: dict[str, Any]) -> None:
         if not isinstance(value, str) or "://" not in value:
             continue
         for url in re.findall(r"https?://[^,\s]+", value):
-            check_url(page, url)
+            check_url(page, url, loaded=key == "url")
 
 
-def check_url(page: Page, url: str) -> None:
+def check_url(page: Page, url: str, *, loaded: bool = False) -> None:
+    """A local URL reaches what the page started. `loaded`: the URL itself is requested (crest bench's), so
+    its path must be a page there, `/` included; a suite's base URL (--target) only names the server."""
     parts = urlsplit(url)
     if parts.hostname not in LOCAL_HOSTS:
         return  # another machine: a placeholder for the reader's own target
@@ -354,6 +356,8 @@ def check_url(page: Page, url: str) -> None:
             " port unless told one"
         )
     path = parts.path.lstrip("/")
+    if loaded and not path:
+        path = "index.html"  # what crest serve answers `/` with (a fileset has none: 404)
     if not path or path.startswith(SERVE_PAGES):
         return
     served = page.ports.get(port) if port is not None else None
