@@ -1,6 +1,7 @@
 """The SPECweb99 harness's few requests outside the load (Reset, Fetch, one of each operation), over
-http.client: one connection per request, a timeout on each. Owns only sending and receiving; what a
-response means is crest.specweb99.checks'. A target that does not answer raises TargetError.
+http.client: one connection per request, each ended by one deadline (crest.deadlines), so a target that
+trickles cannot hold the harness. Owns only sending and receiving; what a response means is
+crest.specweb99.checks'. A target that does not answer raises TargetError.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import ssl
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from crest.deadlines import Deadline
 from crest.errors import TargetError
 from crest.load import vantage
 
@@ -55,11 +57,16 @@ def send(url: str, *, cookie: str | None = None, body: str | None = None, insecu
         headers["Cookie"] = cookie
     if body is not None:
         headers["Content-Type"] = "application/x-www-form-urlencoded"
+    deadline = Deadline.after(TIMEOUT_S)  # the whole exchange, however the target trickles it
     try:
-        conn.request("POST" if body is not None else "GET", target, body=body, headers=headers)
-        response = conn.getresponse()
-        return Reply(response.status, response.getheader("Set-Cookie"), response.read())
-    except (OSError, http.client.HTTPException) as exc:
-        raise TargetError(f"{url}: {exc or type(exc).__name__}") from None
+        with deadline.guard(lambda: conn.sock) as guard:
+            try:
+                conn.request("POST" if body is not None else "GET", target, body=body, headers=headers)
+                response = conn.getresponse()
+                return Reply(response.status, response.getheader("Set-Cookie"), response.read())
+            except (OSError, http.client.HTTPException) as exc:
+                if guard.fired:
+                    raise TargetError(f"{url}: no whole answer within {TIMEOUT_S:g}s") from None
+                raise TargetError(f"{url}: {exc or type(exc).__name__}") from None
     finally:
         conn.close()
