@@ -278,9 +278,25 @@ def test_each_rule_gives_one_exact_line(replacements: list[tuple[str, str]], mes
 def test_unknown_keys_are_rejected_at_every_level() -> None:
     assert str(_error(_edit(("repeat = 1", 'repeat = 1\ncolour = "red"')))) == "suite.toml: unknown key 'colour'"
     error = _error(_edit(("threads_per_client = 1", "threads_per_client = 1\nstpe = 4")))
-    assert str(error) == "suite.toml: ladder: unknown key 'stpe'"
+    assert str(error) == "suite.toml: ladder: unknown key 'stpe': did you mean 'step' or 'stop'?"
     error = _error(_edit(("weight = 20", "weight = 20\nwieght = 3")))
-    assert str(error) == "suite.toml: workload.classes[1]: unknown key 'wieght'"
+    assert str(error) == "suite.toml: workload.classes[1]: unknown key 'wieght': did you mean 'weight'?"
+
+
+def test_a_misspelled_required_key_is_named_with_its_likely_spelling() -> None:
+    """The README walk: a misspelled key got no "did you mean"."""
+    error = _error(_edit(("length_s = 300", "lenght_s = 300")))
+    assert error.problems == [
+        "suite.toml: timing.length_s: required key is missing",
+        "suite.toml: timing: unknown key 'lenght_s': did you mean 'length_s'?",
+    ]
+
+
+def test_a_missing_table_names_the_keys_it_needs() -> None:
+    """The README walk: "timing: required key is missing" did not name length_s."""
+    text = _edit(("[timing]", "[timing_old]"))
+    problems = _error(text).problems
+    assert "suite.toml: timing: required table is missing: add [timing] with length_s" in problems
 
 
 def test_the_old_receive_buffer_key_names_its_new_name() -> None:
@@ -306,8 +322,10 @@ def test_several_problems_are_reported_together_one_line_each() -> None:
 def test_an_empty_file_names_every_missing_key() -> None:
     error = _error("")
     assert error.problems == [
-        f"suite.toml: {key}: required key is missing"
-        for key in ("name", "description", "source", "workload", "ladder", "timing")
+        *(f"suite.toml: {key}: required key is missing" for key in ("name", "description", "source")),
+        "suite.toml: workload: required table is missing: add [workload]",
+        "suite.toml: ladder: required table is missing: add [ladder]",
+        "suite.toml: timing: required table is missing: add [timing] with length_s",
     ]
 
 

@@ -6,10 +6,13 @@ can find the key in their TOML file without reading a traceback.
 
 from __future__ import annotations
 
+import difflib
+import types
+import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from crest.errors import ConfigError
 
@@ -123,8 +126,10 @@ def _line(origin: str, loc: Loc, rule: str) -> str:
     return f"{origin}: {path}: {rule}" if path else f"{origin}: {rule}"
 
 
-def problems_from(exc: ValidationError, origin: str) -> list[str]:
-    """One line per problem in a pydantic ValidationError, prefixed with origin (usually the file name)."""
+def problems_from(exc: ValidationError, origin: str, model: type[BaseModel] | None = None) -> list[str]:
+    """One line per problem in a pydantic ValidationError, prefixed with origin (usually the file name).
+    With the `model` validated, a missing table names the keys it needs and an unknown key the known key
+    it most likely misspells."""
     lines: list[str] = []
     for error in exc.errors():
         loc: Loc = tuple(error["loc"])
@@ -135,7 +140,54 @@ def problems_from(exc: ValidationError, origin: str) -> list[str]:
             lines.append(_line(origin, loc, str(cause)))
         elif error["type"] == "extra_forbidden":
             # The offending key is the last part of loc; report it at its parent table.
-            lines.append(_line(origin, loc[:-1], f"unknown key '{loc[-1]}'"))
+            known = _fields_at(model, loc[:-1])
+            near = _closest(str(loc[-1]), list(known or {}))
+            hint = f": did you mean {' or '.join(repr(k) for k in near)}?" if near else ""
+            lines.append(_line(origin, loc[:-1], f"unknown key '{loc[-1]}'{hint}"))
+        elif error["type"] == "missing" and (table := _fields_at(model, loc)) is not None:
+            needed = [name for name, info in table.items() if info.is_required()]
+            with_keys = f" with {', '.join(needed)}" if needed else ""
+            lines.append(_line(origin, loc, f"required table is missing: add [{key_path(loc)}]{with_keys}"))
         else:
             lines.append(_line(origin, loc, _rule(error)))
     return lines
+
+
+def _fields_at(model: type[BaseModel] | None, loc: Loc) -> dict[str, Any] | None:
+    """The fields of the table at `loc` below `model` (its FieldInfos by key); None where `loc` leads to no
+    model (a value, a union of several models, an unknown key)."""
+    found: Any = model
+    for part in loc:
+        if not _is_model(found):
+            return None
+        field = found.model_fields.get(str(part)) if isinstance(part, str) else None
+        if field is None:
+            if isinstance(part, int):
+                continue  # an entry of a list: its model is found below
+            return None
+        found = _model_in(field.annotation)
+    return dict(found.model_fields) if _is_model(found) else None
+
+
+def _model_in(annotation: Any) -> Any:
+    """The one model an annotation holds (itself, optional, or the entries of a list); None otherwise."""
+    if _is_model(annotation):
+        return annotation
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple, Sequence) or origin in (typing.Union, types.UnionType):
+        models = [m for m in (_model_in(a) for a in args) if m is not None]
+        return models[0] if len(models) == 1 else None
+    return None
+
+
+def _is_model(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
+
+
+def _closest(key: str, known: list[str]) -> list[str]:
+    """The known keys most like `key` (difflib's ratio, at least 0.6): every one of the best score, so a
+    typo as near to two keys ('stpe': stop, step) names both."""
+    scored = [(difflib.SequenceMatcher(None, key, k).ratio(), k) for k in known]
+    best = max((score for score, _ in scored), default=0.0)
+    return [k for score, k in scored if score >= 0.6 and score == best]

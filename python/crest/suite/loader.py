@@ -74,7 +74,7 @@ def parse_suite(data: Mapping[str, Any], origin: str = "suite") -> Suite:
     try:
         return Suite.model_validate(dict(data))
     except ValidationError as exc:
-        raise SuiteError(problems_from(exc, origin)) from None
+        raise SuiteError(problems_from(exc, origin, Suite)) from None
 
 
 def parse_toml(text: str, origin: str = "suite.toml") -> Suite:
