@@ -288,3 +288,18 @@ def test_a_capacity_result_folds_between_words(
         print_result(result)
         out = capsys.readouterr().out
         assert_fits(out, width, ["49.00ms", "58.80ms", "(confirm)", "broke p99<50ms"], [result.statement()])
+
+
+def test_output_to_a_file_is_not_hard_wrapped(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README walk: a run's output sent to a file was wrapped at 80 columns (rich's width when stderr is
+    not a terminal). Neither the run's lines on stderr nor the folded prose on stdout wrap when piped."""
+    from crest.cli.run import Progress
+    from crest.cli.terminal import console, fold
+
+    assert not console(stderr=True).is_terminal
+    prose = "capacity: " + " ".join(f"word{i}" for i in range(80))  # 480 columns
+    console(stderr=True).print(prose)
+    print(fold(prose))
+    out, err = capsys.readouterr()
+    assert err == prose + "\n" and out == prose + "\n"
+    assert Progress(enabled=False).console.width >= 200 and Progress(enabled=False).console.soft_wrap

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from crest.cli import (
     EXIT_FAILURE,
@@ -23,6 +22,7 @@ from crest.cli import (
     cluster_options,
     engine_options,
     target_options,
+    terminal,
     watching,
 )
 from crest.cli.main import also
@@ -305,7 +305,7 @@ class Progress:
     def __init__(self, enabled: bool, *, headers: bool = True) -> None:
         self.enabled = enabled
         self.headers = headers  # the run headers, also when stderr is not a terminal (a log keeps them)
-        self.console = Console(stderr=True)
+        self.console = terminal.console(stderr=True)
         self.status: Any = None
         self.run_ids: list[str] = []
         self.plan: Plan | None = None

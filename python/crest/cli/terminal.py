@@ -40,12 +40,14 @@ def safe(text: Any) -> Text:
     return Text(safe_str(text))
 
 
-def console(pipe_width: int = PIPE_WIDTH) -> Console:
-    """A console with markup, emoji and highlighting off (nothing printed is rich markup, and ":smile:"
-    in a URL must stay text), `pipe_width` columns wide when not on a terminal and COLUMNS is unset."""
-    out = Console(markup=False, emoji=False, highlight=False)
+def console(pipe_width: int = PIPE_WIDTH, *, stderr: bool = False) -> Console:
+    """A console on stdout (or `stderr`) with markup, emoji and highlighting off (nothing printed is rich
+    markup, and ":smile:" in a URL must stay text). Not on a terminal and COLUMNS unset (a file, a pipe, a
+    log), it lays tables out `pipe_width` columns wide and never wraps a line of text: rich's own default
+    there is 80 columns, which hard-wrapped every long line of a run sent to a file."""
+    out = Console(markup=False, emoji=False, highlight=False, stderr=stderr)
     if not out.is_terminal and "COLUMNS" not in os.environ:
-        out = Console(markup=False, emoji=False, highlight=False, width=pipe_width)
+        out = Console(markup=False, emoji=False, highlight=False, stderr=stderr, width=pipe_width, soft_wrap=True)
     return out
 
 
@@ -285,9 +287,14 @@ def _lines(text: str, width: int) -> int:
 
 
 def fold(line: str, width: int | None = None, hang: int = 2) -> str:
-    """`line` wrapped at spaces to `width` columns (default: the terminal's), never inside a word; each
-    further line indented `hang` columns past the line's own indent."""
-    width = terminal_width() if width is None else width
+    """`line` wrapped at spaces to `width` columns (default: the terminal's; not wrapped at all when not on a
+    terminal and COLUMNS is unset: a file keeps its lines whole), never inside a word; each further line
+    indented `hang` columns past the line's own indent."""
+    if width is None:
+        out = console()
+        if out.soft_wrap:
+            return line
+        width = out.width
     indent = " " * (len(line) - len(line.lstrip(" ")) + hang)
     return textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 
