@@ -292,7 +292,8 @@ def test_access_log_count_equals_crest_count_per_mix(
         assert requests > 0
         assert logged == requests, f"mix {idx}"
     logs = db.parent / "logs"
-    assert any(logs.rglob("access.log")), "the server's logs are kept with the results"
+    (kept,) = logs.rglob("access.log")  # the server's logs are kept with the results, and the run says where
+    assert f"crest: the target's access log of run {kept.parent.name}: {kept}" in out.stderr
 
 
 def test_bad_server_input_is_one_line_and_nothing_starts(tmp_path: Path, fileset: Path, no_leftovers: None) -> None:

@@ -303,3 +303,21 @@ def test_output_to_a_file_is_not_hard_wrapped(capsys: pytest.CaptureFixture[str]
     out, err = capsys.readouterr()
     assert err == prose + "\n" and out == prose + "\n"
     assert Progress(enabled=False).console.width >= 200 and Progress(enabled=False).console.soft_wrap
+
+
+def test_a_run_says_where_its_access_log_went(tmp_path: Path) -> None:
+    """The README walk: an --access-log run never said where the log went."""
+    from crest.cli.run import logs_kept
+
+    db = tmp_path / "crest.db"
+    (tmp_path / "logs" / "r1").mkdir(parents=True)
+    (tmp_path / "logs" / "r1" / "access.log").write_text("")
+    (tmp_path / "logs" / "r2" / "static").mkdir(parents=True)  # a per-class target: one log per role
+    for role in ("static", "dynamic"):
+        (tmp_path / "logs" / "r2" / role).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "logs" / "r2" / role / "access.log").write_text("")
+    assert logs_kept(db, ["r1", "r2", "r3"]) == [
+        f"crest: the target's access log of run r1: {tmp_path / 'logs' / 'r1' / 'access.log'}",
+        f"crest: the target's access logs of run r2: {tmp_path / 'logs' / 'r2' / 'dynamic' / 'access.log'},"
+        f" {tmp_path / 'logs' / 'r2' / 'static' / 'access.log'}",
+    ]

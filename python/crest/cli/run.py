@@ -230,7 +230,22 @@ def run_command(
         watch.stop()
     _summaries(db, run_ids if len(run_ids) == 1 else [])
     _report(db, run_ids, experiment if len(run_ids) > 1 else run_ids[0])
+    for line in logs_kept(db, run_ids):  # asked for with --access-log: where it went (-q too)
+        print(line, file=sys.stderr)
     return EXIT_OK
+
+
+def logs_kept(db: Path, run_ids: list[str]) -> list[str]:
+    """Where each run's target wrote its access log, kept with the results (`logs/RUN_ID/`, a per-class
+    target's under its role): one line per run that has one."""
+    lines = []
+    for run_id in run_ids:
+        kept = db.parent / "logs" / run_id
+        found = sorted(kept.rglob("access.log")) if kept.is_dir() else []
+        if found:
+            which = "access log" if len(found) == 1 else "access logs"
+            lines.append(f"crest: the target's {which} of run {run_id}: {', '.join(str(p) for p in found)}")
+    return lines
 
 
 def announce(watcher: Progress, quiet: bool, watch: watching.Watching | None, plan: Plan) -> None:
