@@ -1,19 +1,24 @@
 """Test helpers: run the real `crest` CLI in-process (main(argv)) or as a subprocess (python -m crest);
-wait for a condition with a deadline; a silent listening socket."""
+wait for a condition with a deadline (an event: a stored row, a live frame, a process); a silent listening
+socket; a witness of how late the host let a sleeping thread wake."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 # Generous: a CLI run is ~1 s of load plus interpreter start-up; this only stops a hang.
@@ -65,6 +70,29 @@ def wait_until(check: Callable[[], bool], timeout_s: float, what: str) -> None:
         if time.monotonic() >= deadline:
             raise AssertionError(f"{what}: not within {timeout_s} s")
         time.sleep(0.02)  # the poll interval, not a guess at how long anything takes
+
+
+def live_frames(path: Path) -> list[dict[str, Any]]:
+    """The frames a `--jsonl PATH` watcher has written so far; a line still being written is not one yet."""
+    import json
+
+    frames = []
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return []
+    for line in text.splitlines(keepends=True):
+        if line.endswith("\n"):
+            frames.append(json.loads(line))
+    return frames
+
+
+def load_running(path: Path, mix: int = 1) -> bool:
+    """Whether a `--jsonl PATH` watcher has seen mix `mix` under load: a live sample of it with requests
+    answered. The event a test waits on to act inside a mix, instead of a guess at how long the start takes."""
+    return any(
+        f["type"] == "sample" and f.get("mix") == mix and (f.get("requests") or 0) > 0 for f in live_frames(path)
+    )
 
 
 def connected_to(pid: int, url: str) -> bool:
@@ -183,3 +211,91 @@ ramp_up_s = {ramp_s}
 ramp_down_s = {ramp_s}
 think_time_s = {think_time_s}
 """
+
+
+# The threads whose waits a Witness counts: the engine's workers and the built-in target's, by name.
+CREST_THREADS = ("crest-worker", "crest-target")
+
+
+@dataclass
+class Witness:
+    """What the host did while a test's work ran (a `with` block), in the clock targets stamp their logs with
+    (Unix seconds): a thread of this process sleeping 1 ms at a time, each sleep kept as (start, end), so a
+    stall of the host (a busy CI machine, a vCPU the hypervisor held back) shows as an oversleep; and the
+    time crest's own threads (CREST_THREADS, in this process and every process under it) sat runnable
+    waiting for a CPU, from the kernel's /proc/PID/task/TID/schedstat, as a running total. A timing
+    assertion allows its own bound plus what the host took from crest's threads, and no more."""
+
+    sleeps: list[tuple[float, float]] = field(default_factory=list)
+    waits: list[tuple[float, float]] = field(default_factory=list)  # (Unix s, crest's threads' waits so far, s)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __enter__(self) -> Witness:
+        self._thread = threading.Thread(target=self._watch, name="witness", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        assert self._thread is not None
+        self._thread.join()
+
+    def _watch(self) -> None:
+        import psutil
+
+        last: dict[str, int] = {}  # each crest thread's run-queue wait (ns) when last read: an ended one keeps it
+        before: dict[str, int] = {}
+        tasks: list[str] = []
+        for n in itertools.count():
+            if self._stop.is_set():
+                break
+            if n % 50 == 0:  # new processes and threads, every ~50 ms
+                pids = [os.getpid()] + [c.pid for c in psutil.Process().children(recursive=True)]
+                tasks = _named_tasks(pids, CREST_THREADS)
+            if n % 5 == 0:
+                for task in tasks:
+                    try:
+                        last[task] = int(Path(task, "schedstat").read_text().split()[1])
+                    except (OSError, IndexError, ValueError):
+                        pass  # ended meanwhile
+                if n == 0:
+                    before = dict(last)  # threads older than the work: only what they wait from now counts
+                self.waits.append((time.time(), sum(w - before.get(t, 0) for t, w in last.items()) / 1e9))
+            start, mono = time.time(), time.monotonic()
+            time.sleep(0.001)
+            # The length from the monotonic clock: a step of the wall clock is no oversleep.
+            self.sleeps.append((start, start + time.monotonic() - mono))
+
+    def oversleep_s(self, start: float = 0.0, end: float = float("inf")) -> float:
+        """The worst oversleep of the sleeps overlapping [start, end] (Unix seconds); 0 if none did."""
+        return max((max(0.0, e - s - 0.001) for s, e in self.sleeps if s <= end and e >= start), default=0.0)
+
+    def waited_s(self, until: float = float("inf")) -> float:
+        """How long crest's threads had waited for a CPU in all, from the start to the first reading at or
+        after `until` (a stall just before it counts in full)."""
+        return next((w for t, w in self.waits if t >= until), self.waits[-1][1] if self.waits else 0.0)
+
+    def host_s(self, due: float, done: float) -> float:
+        """What the host may have added to something due at `due` and done at `done`: the witness's worst
+        oversleep meanwhile, plus every wait crest's threads had for a CPU until then (an earlier wait
+        delays what queued behind it)."""
+        return self.oversleep_s(due, done) + self.waited_s(done)
+
+
+def _named_tasks(pids: list[int], prefixes: tuple[str, ...]) -> list[str]:
+    """/proc/PID/task/TID of the threads of `pids` whose name starts with one of `prefixes`."""
+    found = []
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            task = f"/proc/{pid}/task/{tid}"
+            try:
+                if Path(task, "comm").read_text().startswith(prefixes):
+                    found.append(task)
+            except OSError:
+                pass
+    return found

@@ -26,7 +26,7 @@ import pytest
 from crest.filesets import generate
 from crest.network import addresses, netns
 from crest.servers.registry import adapter
-from support import default_sigint, run_cli
+from support import default_sigint, load_running, run_cli, wait_until
 
 pytestmark = [
     pytest.mark.skipif(
@@ -197,37 +197,38 @@ def _in_block(ip: str, k: int) -> bool:
     return IPv4Address(ip) in addresses.block(k)
 
 
-def _start_bench(url: str, *spec: str) -> subprocess.Popen[bytes]:
-    # Nothing is read from it: its output goes nowhere, so no pipe is left open for the collector.
-    return subprocess.Popen([sys.executable, "-m", "crest", "bench", "-q", "-c", "2", "-d", "60s", *spec, url],
+def _start_bench(url: str, frames: Path, *spec: str) -> subprocess.Popen[bytes]:
+    # Nothing is read from it: its output goes nowhere, so no pipe is left open for the collector. Its live
+    # frames (--jsonl) say when its load runs.
+    return subprocess.Popen([sys.executable, "-m", "crest", "bench", "-q", "-c", "2", "-d", "60s", "--jsonl",
+                             str(frames), *spec, url],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             preexec_fn=default_sigint)  # fmt: skip
 
 
-def _wait_for_namespaces(before: set[str], proc: subprocess.Popen[bytes]) -> set[str]:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        made = _ours() - before
-        if len(made) >= 3 and proc.poll() is None:  # router, subnet, and the relay's ready once load runs
-            time.sleep(1.5)
-            return _ours() - before
-        time.sleep(0.1)
-    raise AssertionError(f"the network never appeared: {proc.poll()}")
+def _wait_for_load(before: set[str], proc: subprocess.Popen[bytes], frames: Path) -> set[str]:
+    """The namespaces the bench made, once its load is running through them (a live sample with requests
+    answered: the router, the subnets and the relay are all up)."""
+    wait_until(lambda: proc.poll() is not None or load_running(frames), 30, "the bench's load over its network")
+    assert proc.poll() is None, f"the bench ended: {proc.returncode}"
+    made = _ours() - before
+    assert len(made) >= 3, made  # router and subnets
+    return made
 
 
 @pytest.mark.integration
 @pytest.mark.timeout(180)
-def test_nothing_is_left_after_ctrl_c_or_after_a_kill_and_the_next_run(served: str) -> None:
+def test_nothing_is_left_after_ctrl_c_or_after_a_kill_and_the_next_run(served: str, tmp_path: Path) -> None:
     url = f"{served}/small.txt"
     before = _ours()
-    proc = _start_bench(url, "--network", "subnets=2,rtt=2ms")
-    _wait_for_namespaces(before, proc)
+    proc = _start_bench(url, tmp_path / "first.jsonl", "--network", "subnets=2,rtt=2ms")
+    _wait_for_load(before, proc, tmp_path / "first.jsonl")
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 130
     assert _ours() == before, "Ctrl-C removes the network"
 
-    proc = _start_bench(url, "--network", "subnets=2,rtt=2ms")
-    made = _wait_for_namespaces(before, proc)
+    proc = _start_bench(url, tmp_path / "second.jsonl", "--network", "subnets=2,rtt=2ms")
+    made = _wait_for_load(before, proc, tmp_path / "second.jsonl")
     proc.kill()
     proc.wait(timeout=30)
     assert made <= _ours(), "a killed run cannot clean up"
