@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import sqlite3
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from crest.network import netns
 from crest.servers.base import ServerSettings, Target
 from crest.servers.reap import running_named
 from crest.servers.registry import adapter
-from support import run_cli, start_cli
+from support import load_running, run_cli, start_cli, wait_until
 from test_fileops import LOADFILE, SUITE
 
 pytestmark = pytest.mark.integration
@@ -153,14 +152,14 @@ def test_ctrl_c_leaves_no_smbd(tmp_path: Path) -> None:
     if not adapter("samba").installed():
         pytest.skip("apt-get install samba smbclient")
     before = _smbd_pids()
+    frames = tmp_path / "frames.jsonl"
     proc = start_cli("run", "mindcraft-netbench", "--server", "samba", "--profile", "quick",
-                     "--db", str(tmp_path / "r.db"), "-q")  # fmt: skip
+                     "--db", str(tmp_path / "r.db"), "-q", "--jsonl", str(frames))  # fmt: skip
     try:
-        deadline = time.monotonic() + WAIT_S
-        while not (_smbd_pids() - before):
-            assert time.monotonic() < deadline and proc.poll() is None, "smbd never started"
-            time.sleep(0.1)
-        time.sleep(2.0)  # into the first mix's load
+        # Inside the first mix: a live sample of it with operations answered by the smbd crest started.
+        wait_until(lambda: proc.poll() is not None or load_running(frames), WAIT_S, "the first mix's load")
+        assert proc.poll() is None, proc.communicate()[1]
+        assert _smbd_pids() - before, "crest's smbd is not running"
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=WAIT_S)
     finally:
@@ -168,7 +167,4 @@ def test_ctrl_c_leaves_no_smbd(tmp_path: Path) -> None:
             proc.kill()
             proc.communicate()
     assert proc.returncode == 130
-    deadline = time.monotonic() + 10
-    while _smbd_pids() - before and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not (_smbd_pids() - before), "an smbd outlived crest"
+    wait_until(lambda: not (_smbd_pids() - before), 10, "every smbd crest started gone")
