@@ -34,7 +34,15 @@ from crest.filesets import build_manifest
 from crest.filesets.cache import cached_fileset
 from crest.network import addresses
 from crest.servers.registry import adapter
-from support import run_cli, run_cli_in_process, start_cli, static_suite, targets_left, wait_until
+from support import (
+    load_running,
+    run_cli,
+    run_cli_in_process,
+    start_cli,
+    static_suite,
+    targets_left,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -354,14 +362,14 @@ def test_http3_load_from_two_nodes_merges_exactly(cluster: Any, builtin_h3_url: 
 
 @pytest.mark.alone
 def test_a_lost_node_fails_the_mix_and_resume_completes_the_run(cluster: Any, nginx: None, tmp_path: Path) -> None:
-    db = tmp_path / "r.db"
+    db, frames = tmp_path / "r.db", tmp_path / "frames.jsonl"
     args = ["run", str(_suite(tmp_path, [2, 3], length_s=4)), "--cluster", cluster.address, "--server", "nginx",
-            "--target-node", "node3", "--db", str(db), "-q"]  # fmt: skip
+            "--target-node", "node3", "--db", str(db), "-q", "--jsonl", str(frames)]  # fmt: skip
     with _running(*args) as proc:
-        stored = lambda: _mixes_stored(db) >= 1  # noqa: E731
-        wait_until(lambda: proc.poll() is not None or stored(), timeout_s=WAIT_S, what="the first cluster mix stored")
+        inside = lambda: load_running(frames, mix=2)  # noqa: E731
+        wait_until(lambda: proc.poll() is not None or inside(), timeout_s=WAIT_S, what="the second mix's load")
         assert proc.poll() is None, proc.communicate()[1]
-        time.sleep(1.5)  # inside the second mix
+        assert _mixes_stored(db) == 1
         cluster.remove_node(cluster.nodes_by_name["node2"])
         lost_at = time.monotonic()
         _, err = proc.communicate(timeout=60)
@@ -516,6 +524,9 @@ def test_a_capacity_search_probes_from_the_nodes(
     probes = _rows(db, "SELECT connections, requests, cluster_json, network_json FROM mixes ORDER BY idx")
     assert [p[0] for p in probes] == [1, 2, 2] and all(p[1] > 0 for p in probes)
     assert [len(json.loads(p[2])["nodes"]) for p in probes] == [1, 2, 2]  # one connection: one node
+    # The preflight's one GET, sent from a load node before the first probe, is accounted for there.
+    labs = [json.loads(r[0] or "{}") for r in _rows(db, "SELECT lab_json FROM mixes ORDER BY idx")]
+    assert [lab.get("preflight_requests") for lab in labs] == [1, None, None]
     if network is not None:  # each probe's links are its nodes' own
         for p in probes:
             ran = {n["names"][0] for n in json.loads(p[2])["nodes"]}
@@ -612,16 +623,16 @@ def test_a_paused_node_fails_the_mix_within_10_s_naming_it(cluster: Any, nginx: 
     """A node that stops answering without dying (SIGSTOP on its raylet and workers: what a hung machine or a
     cut network looks like from the driver) fails the mix through the heartbeat, and nothing is left behind
     once it wakes."""
-    db = tmp_path / "r.db"
+    db, frames = tmp_path / "r.db", tmp_path / "frames.jsonl"
     args = ["run", str(_suite(tmp_path, [2, 3], length_s=4)), "--cluster", cluster.address, "--server", "nginx",
-            "--target-node", "node3", "--db", str(db), "-q"]  # fmt: skip
+            "--target-node", "node3", "--db", str(db), "-q", "--jsonl", str(frames)]  # fmt: skip
     paused: list[psutil.Process] = []
     try:
         with _running(*args) as proc:
-            stored = lambda: _mixes_stored(db) >= 1  # noqa: E731
-            wait_until(lambda: proc.poll() is not None or stored(), timeout_s=WAIT_S, what="the first mix stored")
+            inside = lambda: load_running(frames, mix=2)  # noqa: E731
+            wait_until(lambda: proc.poll() is not None or inside(), timeout_s=WAIT_S, what="the second mix's load")
             assert proc.poll() is None, proc.communicate()[1]
-            time.sleep(1.5)  # inside the second mix
+            assert _mixes_stored(db) == 1
             paused = _node_processes(cluster.nodes_by_name["node2"])
             for p in paused:
                 p.send_signal(signal.SIGSTOP)
@@ -646,13 +657,14 @@ def test_a_paused_node_fails_the_mix_within_10_s_naming_it(cluster: Any, nginx: 
 
 
 def test_ctrl_c_stops_every_node_and_the_target(cluster: Any, nginx: None, tmp_path: Path) -> None:
-    db = tmp_path / "r.db"
+    db, frames = tmp_path / "r.db", tmp_path / "frames.jsonl"
     args = ["run", str(_suite(tmp_path, [2], length_s=30)), "--cluster", cluster.address, "--server", "nginx",
-            "--target-node", "node3", "--db", str(db), "-q"]  # fmt: skip
+            "--target-node", "node3", "--db", str(db), "-q", "--jsonl", str(frames)]  # fmt: skip
     with _running(*args) as proc:
-        wait_until(lambda: any("ray::LoadNode" in line for line in _leftovers()) and db.exists(), timeout_s=WAIT_S,
-                   what="the cluster mix under way")  # fmt: skip
-        time.sleep(3)
+        wait_until(lambda: proc.poll() is not None or load_running(frames), timeout_s=WAIT_S,
+                   what="the cluster mix's load")  # fmt: skip
+        assert proc.poll() is None, proc.communicate()[1]
+        assert any("ray::LoadNode" in line for line in _leftovers())
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
@@ -726,3 +738,21 @@ def test_without_ray_the_cli_names_the_install(tmp_path: Path) -> None:
     assert (
         out.stderr.strip() == "crest: error: --cluster needs Ray, which is not installed: pip install 'crest[cluster]'"
     )
+
+
+@pytest.mark.parametrize("command", ["capacity", "bench"])
+def test_a_path_that_answers_404_stops_a_cluster_command_before_any_load(
+    cluster: Any, builtin_url: tuple[str, int], tmp_path: Path, command: str
+) -> None:
+    """The preflight runs from where the load runs: a load node sends the one GET, and its 404 stops the
+    command in one line before the first mix, as it does on this machine and from subnets."""
+    db = tmp_path / "c.db"
+    url = builtin_url[0] + "/no-such-file.html"
+    args = (["capacity", url, "--rule", "errors<1%", "--max", "2", "--length", "2s", "--db", str(db), "-q"]
+            if command == "capacity" else ["bench", url, "-c", "2", "-d", "2s"])  # fmt: skip
+    out = run_cli(*args, "--cluster", cluster.address, "--nodes", "2", timeout_s=WAIT_S)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "answered 404" in lines[0] and "before any load was sent" in lines[0], lines
+    if command == "capacity":
+        assert _rows(db, "SELECT idx FROM mixes") == []
