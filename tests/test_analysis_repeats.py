@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from analysis_records import mix, run
+from crest import verdicts
 from crest.analysis import aggregate_trials, points_from_run
-from crest.analysis.points import point_from_mix
+from crest.analysis.peak import trials_apart
+from crest.analysis.points import LoadPoint, point_from_mix
 from crest.analysis.stats import t_quantile
 
 
@@ -67,3 +69,44 @@ def test_latency_keys_every_trial_has_and_cpu_when_monitored() -> None:
 
 def test_no_trials() -> None:
     assert aggregate_trials([]) == []
+
+
+def _trials(peaks: list[float], noisy: int | None = None) -> list[list[LoadPoint]]:
+    """One trial per peak: a curve of 3 loads topping out at its peak at load 2; `noisy` (0-based) carries a
+    noisy_host verdict at its peak."""
+    out = []
+    for i, top in enumerate(peaks):
+        said = [verdicts.noisy_host(0.2, 3.0)] if i == noisy else []
+        out.append([point_from_mix(mix(0, 1, top / 2)), point_from_mix(mix(1, 2, top, verdicts=said)),
+                    point_from_mix(mix(2, 3, top * 0.95))])  # fmt: skip
+    return out
+
+
+def test_the_peak_carries_its_run_to_run_coefficient_of_variation() -> None:
+    from crest.analysis.peak import peak_of
+
+    peak = peak_of(_trials([100.0, 110.0, 90.0]))
+    assert peak.rps_cv == pytest.approx(10.0 / 100.0)  # sd 10 of the mean 100 at the peak's load
+    assert peak_of(_trials([100.0])).rps_cv is None
+
+
+def test_trials_that_agree_say_nothing() -> None:
+    assert trials_apart(_trials([10_000.0, 9_800.0, 10_150.0])) is None
+    assert trials_apart(_trials([10_000.0])) is None
+
+
+def test_two_trials_more_than_ten_percent_apart_disagree_unless_a_noisy_host_explains_it() -> None:
+    apart = trials_apart(_trials([10_000.0, 8_000.0]))
+    assert apart is not None and not apart.explained
+    assert (apart.low_trial, apart.low_rps, apart.high_trial, apart.high_rps) == (2, 8_000.0, 1, 10_000.0)
+    assert apart.apart_pct == pytest.approx(25.0)
+    explained = trials_apart(_trials([10_000.0, 8_000.0], noisy=1))
+    assert explained is not None and explained.explained and explained.noisy_trials == (2,)
+
+
+def test_one_trial_outside_the_others_prediction_interval_disagrees() -> None:
+    """With 4 trials or more, a trial outside the 95% prediction interval of the others disagrees, even within
+    10% of them: 5% off trials that agree to 0.2% is no run-to-run noise."""
+    apart = trials_apart(_trials([10_000.0, 10_020.0, 9_990.0, 10_010.0, 9_500.0]))
+    assert apart is not None and apart.outliers == (5,) and not apart.explained
+    assert trials_apart(_trials([10_000.0, 10_300.0, 9_700.0, 10_150.0, 9_900.0])) is None

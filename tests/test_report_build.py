@@ -93,7 +93,10 @@ def test_two_trials_are_too_few_for_an_interval_and_every_output_says_so(tmp_pat
     check_schema(doc)
     (config,) = doc["configurations"]
     assert config["peak"]["rps_ci95"] is None and all(p["rps_ci95"] is None for p in config["points"])
-    assert "(mean of 2 trials, too few for an interval: --repeat 3 or more)" in doc["summary"]["headline"]
+    assert (
+        "(mean of 2 trials, too few for an interval: --repeat 3 or more; run-to-run CV 0.8%)"
+        in doc["summary"]["headline"]
+    )
     assert "95% CI" not in doc["summary"]["headline"]
     assert any("so none is shown; --repeat 3 or more gives one" in w for w in doc["summary"]["warnings"])
     markdown = render(doc, "md")
@@ -262,3 +265,27 @@ def test_the_peak_sentence_takes_every_figure_from_its_one_mix() -> None:
     assert (config["peak"]["load"], config["peak"]["load_throughput_Bps"]) == (36.0, 253.91e6)
     assert (config["peak"]["throughput_Bps"], config["peak"]["throughput_load"]) == (255.2e6, 32.0)  # its own peak
     assert "peaked at 16,508 req/s (253.9 MB/s) at 36 clients" in doc["summary"]["headline"]
+
+
+def test_repeats_report_the_run_to_run_spread_and_trials_that_disagree() -> None:
+    agree = [run([1000.0, 2000.0, 1900.0], factors={"server": "a"}, repeat_index=i, run_id=f"a{i}")
+             for i in range(3)]  # fmt: skip
+    for detail, scale in zip(agree, (1.0, 1.02, 0.98)):
+        for m in detail.mixes:
+            m.rps *= scale
+    apart = [run([1000.0 * s, 2000.0 * s, 1900.0 * s], factors={"server": "b"}, repeat_index=i, run_id=f"b{i}")
+             for i, s in enumerate((1.0, 0.8, 1.0))]  # fmt: skip
+    doc = build_report(agree + apart)
+    check_schema(doc)
+    a, b = (next(c for c in doc["configurations"] if c["label"] == f"server={x}") for x in "ab")
+    assert a["peak"]["rps_cv"] == pytest.approx(0.02) and a["trials_apart"] is None
+    assert b["trials_apart"]["low_trial"] == 2 and b["trials_apart"]["explained"] is False
+    warnings = " ".join(doc["summary"]["warnings"])
+    assert "server=b: its trials disagree: trial 2 peaked at 1,600 req/s and trial 1 at 2,000 req/s, 25% apart" in (
+        warnings
+    )
+    assert "server=a: its trials disagree" not in warnings
+    markdown = render(doc, "markdown")
+    assert "run-to-run CV" in markdown and "| 2.0% |" in markdown
+    single = build_report(agree)
+    assert "run-to-run CV 2.0%" in single["summary"]["headline"]

@@ -266,3 +266,24 @@ def test_strings_from_the_store_are_printed_as_text(db: Path) -> None:
     # JSON carries the strings exactly; json.dumps escapes the control characters.
     assert json.loads(ok("show", run_id, "--db", str(db), "--json"))["target"] == HOSTILE["target"]
     assert "\x1b" not in ok("runs", "--db", str(db), "--json")
+
+
+def test_show_says_when_the_trials_of_its_configuration_disagree(db: Path) -> None:
+    """Two trials of one configuration (one experiment) whose peaks are 25% apart with no noisy-host verdict."""
+    config = {**make_meta().config, "experiment": "exp1"}
+    with Store(db) as store:
+        ids = []
+        for trial, scale in enumerate((1.0, 0.8)):
+            run_id = store.create_run(make_meta(repeat_index=trial, config=config))
+            for index in range(3):
+                store.add_mix(run_id, make_mix(index, rps=scale * 50.0 * (1 + 4 * index), verdicts=[]))
+            store.finish_run(run_id, "complete")
+            ids.append(run_id)
+        other = store.create_run(make_meta(config=config, factors={"server": "nginx", "cpus": 2}))  # another one
+        store.add_mix(other, make_mix(0, rps=1.0, verdicts=[]))
+        store.finish_run(other, "complete")
+    out = " ".join(ok("show", ids[0], "--db", str(db)).split())
+    assert (
+        "warning: its trials disagree: trial 2 peaked at 360 req/s and trial 1 at 450 req/s, 25% apart (more than"
+        " the 10% run-to-run noise crest allows one configuration), and no noisy-host verdict explains it"
+    ) in out

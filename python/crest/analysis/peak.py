@@ -6,9 +6,11 @@ that load's 95% t CI over trials (none below 3 trials, never below 0: see
 stats.nonnegative_interval). Each trial's own peak (often at another load) is
 kept beside it as secondary information, never averaged into the headline;
 `trials_peak_apart` says when the two differ because the trials peaked at
-different loads. Owns finding a curve's highest point (NaN never peaks; the
-first of equal maxima wins). It must not judge the curve's shape (summary.py)
-nor compare configurations (compare.py).
+different loads, `rps_cv` the peak's run-to-run spread, and `trials_apart`
+when trials of one configuration disagree beyond run-to-run noise. Owns finding
+a curve's highest point (NaN never peaks; the first of equal maxima wins). It
+must not judge the curve's shape (summary.py) nor compare configurations
+(compare.py).
 """
 
 from __future__ import annotations
@@ -19,9 +21,17 @@ from dataclasses import dataclass, field
 
 from crest.analysis.points import LoadPoint, default_load_axis, points_from_run
 from crest.analysis.repeats import PointStats, aggregate_trials
-from crest.analysis.stats import sample_sd
+from crest.analysis.stats import CONFIDENCE, mean, sample_sd, t_quantile
 from crest.errors import ConfigError
 from crest.store import RunDetail
+from crest.verdicts import NOISY_HOST, has
+
+# Trials of one configuration whose peaks differ by more than this share of the lower one disagree: on a
+# quiet host crest's trials land within a few % (docs/analysis.md, "When trials disagree").
+TRIALS_APART_PCT = 10.0
+# From this many trials, one outside the 95% prediction interval of the others disagrees too (three others
+# give the interval a spread to stand on).
+TRIALS_FOR_OUTLIERS = 4
 
 
 def highest(values: Sequence[float]) -> int | None:
@@ -68,6 +78,7 @@ class Peak:
     trial_rps_max: float = math.nan
     trial_rps_sd: float | None = None
     load_throughput_Bps: float = math.nan
+    rps_cv: float | None = None  # the run-to-run spread at the peak's load: sd ÷ mean over trials (None for one)
 
     @property
     def trials_peak_apart(self) -> bool:
@@ -108,7 +119,60 @@ def peak_of(trials: Sequence[Sequence[LoadPoint]]) -> Peak:
         trial_rps_max=max(own_rps) if own_rps else math.nan,
         trial_rps_sd=sample_sd(own_rps) if own_rps else None,
         load_throughput_Bps=top.throughput_Bps_mean,
+        rps_cv=top.rps_cv,
     )
+
+
+@dataclass(frozen=True)
+class TrialsApart:
+    """Trials of one configuration whose peaks disagree beyond run-to-run noise: the lowest and highest
+    trial peaks (trials counted from 1), the trials outside the others' prediction interval, and the trials
+    whose mixes carry a noisy_host verdict (the host's noise, which explains a disagreement it touches)."""
+
+    low_trial: int
+    low_rps: float
+    high_trial: int
+    high_rps: float
+    outliers: tuple[int, ...]
+    noisy_trials: tuple[int, ...]
+
+    @property
+    def apart_pct(self) -> float:
+        """How far the highest trial peak is above the lowest, in % of the lowest."""
+        return 100.0 * (self.high_rps - self.low_rps) / self.low_rps if self.low_rps > 0 else math.inf
+
+    @property
+    def explained(self) -> bool:
+        """Whether a noisy host explains it: one of the trials that disagree was measured on a noisy host."""
+        involved = {*self.outliers, *((self.low_trial, self.high_trial) if self.apart_pct > TRIALS_APART_PCT else ())}
+        return bool(involved & set(self.noisy_trials))
+
+
+def trials_apart(trials: Sequence[Sequence[LoadPoint]]) -> TrialsApart | None:
+    """Whether the trials of one configuration disagree: their own peaks more than TRIALS_APART_PCT apart,
+    or (from TRIALS_FOR_OUTLIERS trials) one peak outside the 95% prediction interval of the others' (t with
+    n − 2 degrees of freedom: mean ± t·sd·√(1 + 1/(n − 1))); None when they agree or are fewer than two."""
+    own = [_own_peak(i + 1, trial) for i, trial in enumerate(trials) if trial]
+    own = [p for p in own if not math.isnan(p.rps)]
+    if len(own) < 2:
+        return None
+    low, high = min(own, key=lambda p: p.rps), max(own, key=lambda p: p.rps)
+    outliers = tuple(p.trial for p in own if len(own) >= TRIALS_FOR_OUTLIERS and _outside(p, own))
+    spread = 100.0 * (high.rps - low.rps) / low.rps if low.rps > 0 else math.inf
+    if spread <= TRIALS_APART_PCT and not outliers:
+        return None
+    noisy = tuple(i + 1 for i, trial in enumerate(trials) if any(has(p.verdicts, NOISY_HOST) for p in trial))
+    return TrialsApart(low.trial, low.rps, high.trial, high.rps, outliers, noisy)
+
+
+def _outside(peak: TrialPeak, own: list[TrialPeak]) -> bool:
+    """Whether one trial's peak lies outside the 95% prediction interval of the other trials' peaks."""
+    others = [p.rps for p in own if p is not peak]
+    sd = sample_sd(others)
+    if sd is None:
+        return False
+    half = t_quantile(1 - (1 - CONFIDENCE) / 2, len(others) - 1) * sd * math.sqrt(1 + 1 / len(others))
+    return abs(peak.rps - mean(others)) > half
 
 
 def run_peak(detail: RunDetail) -> Peak:

@@ -276,8 +276,9 @@ def _peaks(doc: dict[str, Any]) -> FitTable:
         within = " with the same other factors" if peaks.get("baseline_factor") else ""
         caption = Text(f"index: {what} ÷ the peak of ") + _safe(peaks["baseline"]) + Text(f"{within} (= 1.00)")
     repeated = any(c["trials"] > 1 for c in configs)
-    if repeated:  # secondary: the range of each trial's own peak, beside the mean curve's peak
-        columns.insert(5, Column("trial peaks"))
+    if repeated:  # the run-to-run spread beside the interval; secondary: each trial's own peak
+        columns.insert(4, Column("run-to-run CV"))
+        columns.insert(6, Column("trial peaks"))
     table = FitTable(columns, caption=caption)
     for c in configs:
         peak, s = c["peak"], c["summary"]
@@ -304,7 +305,8 @@ def _peaks(doc: dict[str, Any]) -> FitTable:
         if peaks.get("baseline"):
             row.append(rfmt.index(ratios.get(c["label"])))
         if repeated:
-            row.insert(5, rfmt.trial_peaks(peak, axis, loads=False))
+            row.insert(4, rfmt.cv(peak["rps_cv"]))
+            row.insert(6, rfmt.trial_peaks(peak, axis, loads=False))
         table.add_row(*row)
     return table
 

@@ -39,7 +39,7 @@ from crest.cli.terminal import console as _console
 from crest.cli.terminal import safe as _safe
 from crest.cli.terminal import safe_str as _safe_str
 from crest.errors import ConfigError
-from crest.store import DEFAULT_PATH, MixRecord, RunDetail, RunSummary, Store, no_run_error
+from crest.store import DEFAULT_PATH, MixRecord, RunDetail, RunSummary, Store, StoreError, no_run_error
 from crest.units import format_bytes, format_count, format_latency_us, format_seconds
 from crest.verdicts import TARGET_IDLE, Verdict, decided_by, has, rank_of
 
@@ -108,6 +108,7 @@ def show_command(
         raise no_run_error(db, run_id)
     with Store(db) as store:
         detail = store.run(run_id)
+        apart = _trials_apart(store, detail)
     if json_output:
         print(json.dumps(_detail_json(detail)), flush=True)
         return EXIT_OK
@@ -156,7 +157,34 @@ def show_command(
     for where, verdict in sorted(found, key=lambda f: rank_of(f[1].kind)):
         for line in _label_block("warning:", where + verdict.message, console.width, label_width=9):
             console.print(line)
+    if apart is not None:
+        for line in _label_block("warning:", apart, console.width, label_width=9):
+            console.print(line)
     return EXIT_OK
+
+
+def _trials_apart(store: Store, detail: RunDetail) -> str | None:
+    """When the run is a trial of a configuration whose trials (the other runs of its experiment with the
+    same configuration) disagree beyond run-to-run noise: the report's sentence for it; else None."""
+    from crest.analysis.group import configurations
+    from crest.analysis.peak import trials_apart
+    from crest.analysis.points import default_load_axis
+    from crest.report.build import trials_apart_json
+    from crest.report.narrative import trials_apart_line
+
+    experiment = detail.meta.config.get("experiment") if isinstance(detail.meta.config, dict) else None
+    if not isinstance(experiment, str) or not detail.mixes:
+        return None
+    try:
+        runs = [d for d in store.select([experiment]) if d.mixes]
+        mine = next((c for c in configurations(runs) if any(t.id == detail.id for t in c.trials)), None)
+        if mine is None or mine.trial_count() < 2:
+            return None
+        found = trials_apart([p for p in mine.trial_points(default_load_axis(mine.trials)) if p])
+    except (ConfigError, StoreError):  # a run of another kind (no curve), or an experiment it no longer names
+        return None
+    said = trials_apart_json(found)
+    return None if said is None else trials_apart_line(said)
 
 
 def _pages_table(mixes: list[MixRecord]) -> FitTable | None:

@@ -44,6 +44,7 @@ from crest.analysis.bestof import best_of as merge_best_of
 from crest.analysis.capacity import capacity_result, is_capacity_run
 from crest.analysis.grouped import baselines
 from crest.analysis.identity import identity, run_result
+from crest.analysis.peak import TrialsApart, trials_apart
 from crest.analysis.specweb99 import Iteration, is_specweb99_run, specweb99_result
 from crest.analysis.stats import DEFAULT_INTERVAL, IntervalMethod, interval_method
 from crest.analysis.throughput import headline_metric, judged_by_throughput, over_network, run_throughput
@@ -198,7 +199,19 @@ def _configuration(index: int, config: Configuration, table: PeakTable, load_axi
         "peak": _peak(row.peak),
         "summary": _summary(curve, row.summaries),
         "fairness": _fairness(fairness(trial_points, row.peak_rps_load)),
+        "trials_apart": trials_apart_json(trials_apart(trial_points)),
     }
+
+
+def trials_apart_json(apart: TrialsApart | None) -> dict[str, Any] | None:
+    """A configuration's trials that disagree (crest.analysis.peak.trials_apart), as the report stores it."""
+    if apart is None:
+        return None
+    return {
+        "low_trial": apart.low_trial, "low_rps": apart.low_rps, "high_trial": apart.high_trial,
+        "high_rps": apart.high_rps, "apart_pct": apart.apart_pct, "outliers": list(apart.outliers),
+        "noisy_trials": list(apart.noisy_trials), "explained": apart.explained,
+    }  # fmt: skip
 
 
 def _peak(peak: Peak) -> dict[str, Any]:
@@ -210,6 +223,7 @@ def _peak(peak: Peak) -> dict[str, Any]:
         "throughput_Bps": peak.throughput_Bps,
         "throughput_load": peak.throughput_load,
         "load_throughput_Bps": peak.load_throughput_Bps,
+        "rps_cv": peak.rps_cv,
         "n": peak.n,
         "trial_peaks": [t.rps for t in peak.trials],
         "trial_peak_loads": [t.load for t in peak.trials],

@@ -173,6 +173,11 @@ def mean_interval(pair: Any, n: int, fmt: Any = None, fix: str = f"--repeat {MIN
     return f"95% CI {f(pair[0])} to {f(pair[1])}"
 
 
+def cv(value: Any) -> str:
+    """A coefficient of variation (a fraction) as a percentage with one decimal: "2.0%"; a dash for none."""
+    return DASH if missing(value) else f"{float(value) * 100:.1f}%"
+
+
 def half_width(pair: Any, n: int, fmt: Any = None) -> str:
     """A table cell under "± 95% CI": the half-width; "0–HIGH" for an interval clipped at 0 (its halves
     differ); "too few (n<3)" below stats.MIN_TRIALS_FOR_INTERVAL trials; a dash with one trial."""

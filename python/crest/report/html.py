@@ -56,6 +56,7 @@ def render_html(doc: dict[str, Any]) -> str:
         trial_peaks=fmt.trial_peaks, signed_mbytes=fmt.signed_mbytes, index=fmt.index, times=fmt.times,
         plus_minus=fmt.plus_minus, half_width=fmt.half_width, label=breakable, headline=fmt.headline,
         saturation=fmt.saturation,
+        cv=fmt.cv,
     )  # fmt: skip
     guard = _asset("guard.js")
     script = _asset("report.js")

@@ -40,22 +40,25 @@ def render_markdown(doc: dict[str, Any]) -> str:
     weighted = {w["index"]: w for w in sweep["configurations"]} if sweep else {}
     repeated = any(c["trials"] > 1 for c in configs)
     out += _table(
-        ["configuration", "trials", "peak req/s", "± 95% CI", "at load", "peak MB/s", "Mbit/s", "p99 at peak (ms)",
+        ["configuration", "trials", "peak req/s", "± 95% CI", *(["run-to-run CV"] if repeated else []), "at load",
+         "peak MB/s", "Mbit/s", "p99 at peak (ms)",
          "saturation", "past the peak", "max errors", *(["weighted Mbit/s", "± 95% CI"] if sweep else []),
          *(["trials' own peaks"] if repeated else [])],
         [[md(c["label"]), str(c["trials"]), fmt.rps(c["peak"]["rps"]), fmt.half_width(c["peak"]["rps_ci95"], c["peak"]["n"]),
+          *([fmt.cv(c["peak"]["rps_cv"])] if repeated else []),
           fmt.DASH if _published(c) else fmt.load(c["peak"]["load"], axis), fmt.mbytes(c["peak"]["throughput_Bps"]),
           fmt.mbits(c["peak"]["throughput_Bps"]), fmt.ms(_at_peak(c, "p99")),
           fmt.saturation(c["summary"]), _past(c), fmt.error_rate(c["summary"]["max_error_rate"]),
           *(_weighted(weighted[c["index"]]) if sweep else []),
           *([md(fmt.trial_peaks(c["peak"], axis))] if repeated else [])]
          for c in _ranked(doc)],
-        right=(1, 2, 3, 4, 5, 6, 7, 10, 11, 12),
+        right=(1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13) if repeated else (1, 2, 3, 4, 5, 6, 7, 10, 11, 12),
     )  # fmt: skip
     if repeated:
         out += ["", "Peak = the highest point of the mean curve over trials (± the half-width of that load's 95% t"
-                " interval; none below 3 trials, “0–HIGH” where its low end is clipped at 0); each trial's own"
-                " peak, often at another load, is shown beside it."]  # fmt: skip
+                " interval; none below 3 trials, “0–HIGH” where its low end is clipped at 0); run-to-run CV = the sd"
+                " of that load's req/s over trials ÷ their mean; each trial's own peak, often at another load, is"
+                " shown beside it."]  # fmt: skip
     if sweep:
         out += _sweep(sweep)
     if cmp:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from crest.analysis import MIN_TRIALS_FOR_INTERVAL, t_quantile, too_few_for_interval
+from crest.analysis.peak import TRIALS_APART_PCT
 from crest.analysis.summary import PEAK_ONLY_SHAPE
 from crest.report import fmt
 from crest.verdicts import DECIDING, LIMIT_FIXES, LIMIT_NAMES, NOT_SATURATED, decided_by, rank_of
@@ -304,8 +305,12 @@ def _warnings(doc: dict[str, Any]) -> list[str]:
     judged = sorted(((rank_of(v["kind"]), c["label"], v["message"]) for c in doc["configurations"]
                      for v in c["summary"]["verdicts"]), key=lambda t: t[0])  # fmt: skip
     warnings: list[str] = [f"{label}: {message}" for _, label, message in judged]
+    warnings += [f"{c['label']}: {trials_apart_line(c['trials_apart'])}." for c in doc["configurations"]
+                 if c.get("trials_apart")]  # fmt: skip
     for c in doc["configurations"]:
         at_peak = next((p for p in c["points"] if p["load"] == c["peak"]["load"]), None)
+        if c.get("trials_apart"):
+            continue  # which trials disagree, and why, is said above
         if at_peak and not fmt.missing(at_peak["rps_cv"]) and at_peak["rps_cv"] > NOISY_CV:
             warnings.append(f"{c['label']}: its {c['trials']} trials disagree by {fmt.percent(at_peak['rps_cv'])}"
                             " (coefficient of variation) at the peak: differences smaller than that are noise.")  # fmt: skip
@@ -339,10 +344,30 @@ def _ranked(configs: list[dict[str, Any]], comparison: dict[str, Any]) -> list[d
 
 def _ci(peak: dict[str, Any]) -> str:
     n = peak["n"]
+    # The run-to-run spread beside the interval: how far one more trial is likely to land, not only the mean.
+    spread = f"; run-to-run CV {fmt.cv(peak['rps_cv'])}" if not fmt.missing(peak.get("rps_cv")) else ""
     if too_few_for_interval(n):
-        return f" (mean of {n} trials, too few for an interval: --repeat {MIN_TRIALS_FOR_INTERVAL} or more)"
+        return f" (mean of {n} trials, too few for an interval: --repeat {MIN_TRIALS_FOR_INTERVAL} or more{spread})"
     interval = fmt.mean_interval(peak["rps_ci95"], n) if n > 1 else ""
-    return f" (mean of {n} trials, {interval})" if interval else ""
+    return f" (mean of {n} trials, {interval}{spread})" if interval else ""
+
+
+def trials_apart_line(apart: dict[str, Any]) -> str:
+    """What a configuration's trials that disagree (the report's `trials_apart`) tell a reader, in a sentence:
+    which trials, how far apart, and whether the host's noise verdicts explain it."""
+    low, high = f"trial {apart['low_trial']}", f"trial {apart['high_trial']}"
+    said = (f"its trials disagree: {low} peaked at {fmt.rps(apart['low_rps'])} req/s and {high} at"
+            f" {fmt.rps(apart['high_rps'])} req/s, {apart['apart_pct']:.0f}% apart")  # fmt: skip
+    if apart["apart_pct"] > TRIALS_APART_PCT:
+        said += f" (more than the {TRIALS_APART_PCT:.0f}% run-to-run noise crest allows one configuration)"
+    if apart["outliers"]:
+        which = ", ".join(f"trial {t}" for t in apart["outliers"])
+        said += f"; {which} lay outside the 95% prediction interval of the other trials' peaks"
+    if apart["explained"]:
+        noisy = ", ".join(f"trial {t}" for t in apart["noisy_trials"])
+        return f"{said}; {noisy} ran on a noisy host (noisy_host verdicts), which explains it: repeat on a quieter host"
+    return (f"{said}, and no noisy-host verdict explains it: something changed between the trials (other load on"
+            " the host, the page cache, the CPU's clock); repeat them and compare")  # fmt: skip
 
 
 def _join(parts: list[str]) -> str:
