@@ -5,10 +5,13 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::support::h2::{new_log, ok_block, serve, H2Conn, Log, Seen};
-use crate::support::{config, run, Conn, Fixture};
+use crate::support::{
+    assert_ended_by_deadline, config, run, Conn, Fixture, HANG_LIMIT, TRICKLE_DURATION_S, TRICKLE_EVERY,
+    TRICKLE_TIMEOUT_S,
+};
 use crest_engine::protocol::h2::frame::{self, code, flag, kind, setting};
 use crest_engine::protocol::h2::hpack;
 use crest_engine::{HttpVersion, RunConfig, RunReport};
@@ -562,6 +565,85 @@ fn server_that_never_sends_settings_times_out() {
         assert!(s.preface);
         assert!(s.streams().is_empty(), "HEADERS sent on {:?}", s.streams());
     }
+}
+
+/// A trickling server's connection: `start(h, stream, n)` answers each
+/// request as it arrives (`n` requests came before it), then `drip(h, streams)` runs once every `TRICKLE_EVERY` with
+/// the requests answered so far and its count of drips before, until the
+/// client goes, the fixture stops or `HANG_LIMIT` passes.
+fn trickling(
+    start: fn(&mut H2Conn, u32, usize) -> bool,
+    drip: fn(&mut H2Conn, &[u32], usize) -> bool,
+) -> impl Fn(Conn) + Send + Sync + 'static {
+    let log = new_log();
+    move |conn: Conn| {
+        let Some(mut h) = H2Conn::accept_with(conn, &log, &[]) else { return };
+        let (began, mut streams, mut next_drip, mut tick) = (Instant::now(), Vec::new(), Instant::now(), 0);
+        while began.elapsed() < HANG_LIMIT && h.poll() {
+            while let Some(id) = h.take_request() {
+                if !start(&mut h, id, streams.len()) {
+                    return;
+                }
+                streams.push(id);
+            }
+            if !streams.is_empty() && Instant::now() >= next_drip {
+                next_drip = Instant::now() + TRICKLE_EVERY;
+                if !drip(&mut h, &streams, tick) {
+                    return;
+                }
+                tick += 1;
+            }
+        }
+    }
+}
+
+/// A run of `TRICKLE_DURATION_S` over one connection of two streams, with a `TRICKLE_TIMEOUT_S` timeout.
+fn trickle_run(fx: &Fixture) -> RunConfig {
+    RunConfig { duration_s: Some(TRICKLE_DURATION_S), timeout_s: TRICKLE_TIMEOUT_S, ..h2_run(fx, 1, 2) }
+}
+
+#[test]
+fn a_header_block_trickled_in_continuations_times_out_at_the_deadline() {
+    // The first response's HEADERS carry one byte of its block, then each
+    // CONTINUATION one more, forever: a header block in progress holds the
+    // whole connection (no other frame may come between), so every request
+    // on it waits for this head.
+    fn start(h: &mut H2Conn, stream: u32, before: usize) -> bool {
+        if before > 0 {
+            return true;
+        }
+        h.write(|out| {
+            frame::write_head(out, 1, kind::HEADERS, 0, stream);
+            out.push(ok_block(2)[0]);
+        })
+    }
+    fn drip(h: &mut H2Conn, streams: &[u32], tick: usize) -> bool {
+        // The rest of :status 200, then a literal header (new name, not indexed) whose value never ends.
+        const BLOCK: &[u8] = b"\x0f\x0d\x012\x00\x06x-drip\x7f\xff\x7f";
+        let Some(&first) = streams.first() else { return true };
+        h.write(|out| {
+            frame::write_head(out, 1, kind::CONTINUATION, 0, first);
+            out.push(BLOCK.get(tick).copied().unwrap_or(b'z'));
+        })
+    }
+    let fx = Fixture::start(trickling(start, drip));
+    let (report, wall) = run(RunConfig { connections: 1, ..trickle_run(&fx) });
+    assert_ended_by_deadline(&report, wall, 2, "complete response");
+}
+
+#[test]
+fn data_trickled_a_byte_a_frame_times_out_at_the_deadline() {
+    // Each response's head says 1 MiB, then DATA brings one byte per frame to every stream still open.
+    fn start(h: &mut H2Conn, stream: u32, _: usize) -> bool {
+        h.write(|out| frame::write_headers(out, stream, &ok_block(1 << 20), false, 16_384))
+    }
+    fn drip(h: &mut H2Conn, streams: &[u32], _: usize) -> bool {
+        let open: Vec<u32> = streams.iter().copied().filter(|&id| h.is_open(id)).collect();
+        h.write(|out| open.iter().for_each(|&id| frame::write_data(out, id, b"z", false)))
+    }
+    let fx = Fixture::start(trickling(start, drip));
+    let (report, wall) = run(trickle_run(&fx));
+    assert_ended_by_deadline(&report, wall, 2, "complete response");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::support::{config, run, Conn, Fixture};
+use crate::support::{assert_ended_by_deadline, config, run, Conn, Fixture, TRICKLE_DURATION_S, TRICKLE_TIMEOUT_S};
 use crest_engine::RunConfig;
 
 /// Limit used to catch a hang: well above any run here.
@@ -110,6 +110,35 @@ fn endless_body_within_the_limit_times_out() {
     let (report, wall) = run(short_run(&fx));
     only_errors_of(&report, "timeout");
     assert!(wall < HANG);
+}
+
+/// A run of `TRICKLE_DURATION_S` with a `TRICKLE_TIMEOUT_S` timeout over `connections` connections.
+fn trickle_run(fx: &Fixture, connections: u32) -> RunConfig {
+    RunConfig { duration_s: Some(TRICKLE_DURATION_S), connections, timeout_s: TRICKLE_TIMEOUT_S, ..config(fx.url("/")) }
+}
+
+#[test]
+fn a_head_trickled_a_byte_at_a_time_times_out_at_the_deadline() {
+    // A status line and then a header that never ends, one byte per TRICKLE_EVERY.
+    let fx = Fixture::start(|mut conn: Conn| {
+        if conn.read_request().is_some() {
+            let head = b"HTTP/1.1 200 OK\r\nX-Trickle: ".iter().copied();
+            conn.trickle(head.chain(std::iter::repeat(b'z')));
+        }
+    });
+    let (report, wall) = run(trickle_run(&fx, 2));
+    assert_ended_by_deadline(&report, wall, 2, "complete response");
+}
+
+#[test]
+fn a_body_trickled_a_byte_at_a_time_times_out_at_the_deadline() {
+    let fx = Fixture::start(|mut conn: Conn| {
+        if conn.read_request().is_some() && conn.send(b"HTTP/1.1 200 OK\r\nContent-Length: 1048576\r\n\r\n") {
+            conn.trickle(std::iter::repeat(b'z'));
+        }
+    });
+    let (report, wall) = run(trickle_run(&fx, 2));
+    assert_ended_by_deadline(&report, wall, 2, "complete response");
 }
 
 #[test]

@@ -258,6 +258,32 @@ impl H2Conn {
         self.ready.len()
     }
 
+    /// Reads what the client sent within the socket's read timeout (50 ms),
+    /// without waiting for a whole frame, and handles the frames read whole;
+    /// false when the client has gone or the fixture stops. A server that
+    /// also sends on its own schedule (a trickle) reads with this.
+    pub fn poll(&mut self) -> bool {
+        let mut chunk = [0u8; 16 * 1024];
+        match self.conn.stream.read(&mut chunk) {
+            Ok(0) => return false,
+            Ok(k) => self.inbuf.extend_from_slice(&chunk[..k]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => return false,
+        }
+        self.read_buffered();
+        !self.conn.stop.load(Ordering::Relaxed)
+    }
+
+    /// The stream id of a complete request already read, if any (`poll` reads them).
+    pub fn take_request(&mut self) -> Option<u32> {
+        self.ready.pop_front()
+    }
+
+    /// Whether `stream` was opened by the client and not reset since.
+    pub fn is_open(&self, stream: u32) -> bool {
+        self.stream_windows.contains_key(&stream)
+    }
+
     /// The stream id of the next complete request.
     pub fn next_request(&mut self) -> Option<u32> {
         loop {

@@ -60,6 +60,20 @@ impl Conn {
         self.stream.write_all(bytes).is_ok()
     }
 
+    /// Sends `bytes` one at a time, one every `TRICKLE_EVERY`, until they end,
+    /// the client goes, the fixture stops or `HANG_LIMIT` passes: a peer that
+    /// keeps sending, so a timer restarted by every read would never fire.
+    pub fn trickle(&mut self, bytes: impl IntoIterator<Item = u8>) {
+        let _ = self.stream.set_nodelay(true);
+        let started = Instant::now();
+        for byte in bytes {
+            if self.stop.load(Ordering::Relaxed) || started.elapsed() > HANG_LIMIT || !self.send(&[byte]) {
+                return;
+            }
+            thread::sleep(TRICKLE_EVERY);
+        }
+    }
+
     /// Holds the connection open, sending nothing, until the client closes
     /// or the fixture stops.
     pub fn stall(&mut self) {
@@ -159,6 +173,33 @@ pub fn respond_always(response: &'static [u8]) -> impl Fn(Conn) + Send + Sync + 
 }
 
 pub const OK_2: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/// How often a trickling peer sends its next byte (or frame): five times in
+/// `TRICKLE_TIMEOUT_S`, so a timer that each read restarted would never fire.
+pub const TRICKLE_EVERY: Duration = Duration::from_millis(100);
+/// The timeout of a run against a trickling peer, and the run's length.
+pub const TRICKLE_TIMEOUT_S: f64 = 0.5;
+pub const TRICKLE_DURATION_S: f64 = 1.0;
+/// How long a scripted peer goes on at most: it catches a hang, it measures nothing.
+pub const HANG_LIMIT: Duration = Duration::from_secs(10);
+
+/// A run of `TRICKLE_DURATION_S` against a trickling peer ended as one
+/// deadline per exchange says: every request failed as a `timeout` whose
+/// note names `awaited` (the timeout's own message), none before its timeout
+/// (so at most ⌈duration ÷ timeout⌉ per lane of the run's `lanes`), and the
+/// run ended within its duration plus the timeout plus 1 s of wall time.
+pub fn assert_ended_by_deadline(report: &RunReport, wall: Duration, lanes: u64, awaited: &str) {
+    let timeouts = report.errors.get("timeout").copied().unwrap_or(0);
+    let all: u64 = report.errors.values().sum();
+    assert!(timeouts > 0 && all == timeouts, "errors {:?} notes {:?}", report.errors, report.error_notes);
+    assert_eq!(report.requests, 0);
+    let most = lanes * (TRICKLE_DURATION_S / TRICKLE_TIMEOUT_S).ceil() as u64;
+    assert!(timeouts <= most, "{timeouts} timeouts: one came before its timeout (at most {most})");
+    let note = format!("no {awaited} within {:?}", Duration::from_secs_f64(TRICKLE_TIMEOUT_S));
+    assert!(report.error_notes.iter().all(|n| n.contains(&note)), "{:?}, not {note:?}", report.error_notes);
+    let bound = Duration::from_secs_f64(TRICKLE_DURATION_S + TRICKLE_TIMEOUT_S + 1.0);
+    assert!(wall < bound, "the run took {wall:?}, more than its duration + timeout + 1 s");
+}
 
 /// Runs `config` to the end, returning the report and the wall time taken.
 pub fn run(config: RunConfig) -> (RunReport, Duration) {
