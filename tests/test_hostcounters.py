@@ -105,7 +105,15 @@ def test_host_cpu_bound_when_target_and_engine_share_the_cores_and_use_them_all(
     assert v is not None and v.kind == HOST_CPU_BOUND
     assert v.figures == {"host_cpu_util_pct": 98.0, "host_cores": 2, "target_cpu_util_pct": 42.0,
                          "engine_cpu_util_pct": 56.0}  # fmt: skip
-    assert v.message.startswith("host-bound: the target (42%) and the load engine (56%) together used 98% of")
+    assert v.message.startswith("host-bound: the target (42%) and the load engine (56%) shared the host's 2 CPU(s),"
+                                " 98% busy in the window, so")  # fmt: skip
+    # A second walk (others' tests beside it): target 30% + engine 34%, and the host's counters 0% idle (the
+    # kernel's loopback softirqs, other processes): the target's idle CPU was not its to use either.
+    crowded = {"target": {"cpu_util_pct": 30.0, "cores": 2}, "engine": {"cpu_util_pct": 34.0, "cores": 2},
+               "host": {"cpu_pct": {"idle": 0.0, "iowait": 0.0, "softirq": 15.5}}}  # fmt: skip
+    v = host_cpu_bound_verdict(crowded, cores_shared=True)
+    assert v is not None and v.figures["host_cpu_util_pct"] == 100.0
+    assert "100% busy in the window, the other 36% the kernel's network work and other processes" in v.message
     assert host_cpu_bound_verdict(shared, cores_shared=False) is None  # pinned apart (--cpus): each has its own
     quiet = {"target": {"cpu_util_pct": 30.0, "cores": 2}, "engine": {"cpu_util_pct": 40.0, "cores": 2}}
     assert host_cpu_bound_verdict(quiet, cores_shared=True) is None  # 70%: the host had CPU to spare

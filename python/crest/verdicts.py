@@ -148,14 +148,17 @@ def client_bound(engine_cpu_util_pct: float, engine_cores: int) -> Verdict:
 
 def host_cpu_bound(host_cpu_util_pct: float, host_cores: float, target_cpu_util_pct: float,
                    engine_cpu_util_pct: float) -> Verdict:  # fmt: skip
-    """A mix whose target and load engine, on the same cores (not pinned apart), used nearly all of them
-    together; each share is a percentage of the `host_cores` they shared."""
+    """A mix whose target and load engine, on the same cores (not pinned apart), found them nearly all busy
+    (`host_cpu_util_pct`: the target's, the engine's, the kernel's network work and other processes' use);
+    each share is a percentage of the `host_cores` they shared."""
+    rest = host_cpu_util_pct - target_cpu_util_pct - engine_cpu_util_pct
+    others = f", the other {rest:.0f}% the kernel's network work and other processes" if rest >= 5 else ""
     return Verdict(
         HOST_CPU_BOUND,
         f"host-bound: the target ({target_cpu_util_pct:.0f}%) and the load engine ({engine_cpu_util_pct:.0f}%)"
-        f" together used {host_cpu_util_pct:.0f}% of the {host_cores:g} CPU(s) they shared in the window, so the"
-        " host's CPUs, not the target, ran out: the target's idle share went to the engine; pin them apart"
-        " (--cpus N) or load from other machines (--cluster)",
+        f" shared the host's {host_cores:g} CPU(s), {host_cpu_util_pct:.0f}% busy in the window{others}, so the"
+        " host's CPUs, not the target, ran out: the target's idle share was not its to use; pin target and"
+        " engine apart (--cpus N) or load from other machines (--cluster)",
         {"host_cpu_util_pct": host_cpu_util_pct, "host_cores": host_cores,
          "target_cpu_util_pct": target_cpu_util_pct, "engine_cpu_util_pct": engine_cpu_util_pct},
     )  # fmt: skip

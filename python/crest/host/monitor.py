@@ -28,9 +28,11 @@ from crest.verdicts import Verdict
 INTERVAL_S = 0.5
 # The engine counts as the bottleneck when it used this share of its cores in the window.
 CLIENT_BOUND_PCT = 90.0
-# host_cpu_bound: target and engine on the same cores (not pinned apart) using this share of them together
-# ran the host out of CPU, as client_bound does the engine's own cores; judged only while the target used
-# less than BUSY_AT_PEAK_PCT of them (a busier target was its own limit, sharing or not).
+# host_cpu_bound: target and engine on the same cores (not pinned apart), with the host's CPUs this busy in
+# the window (by the host's own counters when sampled: the kernel's network work and other processes count
+# too; else target and engine together), ran the host out of CPU, as client_bound does the engine's own
+# cores; judged only while the target used less than BUSY_AT_PEAK_PCT of them (a busier target was its
+# own limit, sharing or not).
 HOST_CPU_BOUND_PCT = CLIENT_BOUND_PCT
 # noisy_host: steal above this share of one core means the hypervisor took CPU from this host's
 # guests while we measured (5% of a core is far above the noise of an idle VM: ~0.1%), and the figures
@@ -243,10 +245,19 @@ def host_cpu_bound_verdict(summary: dict[str, Any], *, cores_shared: bool) -> Ve
     # Each side's utilisation is of its own cores: as shares of the cores they shared, they add up.
     target_pct = round(float(target["cpu_util_pct"]) * (target.get("cores") or 0) / host_cores, 1)
     engine_pct = round(float(engine["cpu_util_pct"]) * (engine.get("cores") or 0) / host_cores, 1)
-    together = round(target_pct + engine_pct, 1)
-    if together < HOST_CPU_BOUND_PCT or target_pct >= verdicts.BUSY_AT_PEAK_PCT:
+    busy = round(min(100.0, max(target_pct + engine_pct, _host_busy_pct(summary) or 0.0)), 1)
+    if busy < HOST_CPU_BOUND_PCT or target_pct >= verdicts.BUSY_AT_PEAK_PCT:
         return None
-    return verdicts.host_cpu_bound(together, host_cores, target_pct, engine_pct)
+    return verdicts.host_cpu_bound(busy, host_cores, target_pct, engine_pct)
+
+
+def _host_busy_pct(summary: dict[str, Any]) -> float | None:
+    """How busy the host's CPUs were in the window by its own counters (100 − idle − iowait); None unsampled."""
+    host = summary.get("host")
+    pct = host.get("cpu_pct") if isinstance(host, dict) else None
+    if not isinstance(pct, dict) or pct.get("idle") is None:
+        return None
+    return 100.0 - float(pct["idle"]) - float(pct.get("iowait") or 0.0)
 
 
 def host_verdicts(summary: dict[str, Any], *, cached: bool, engine_own_cores: bool = False) -> list[Verdict]:
