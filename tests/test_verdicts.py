@@ -13,6 +13,7 @@ from crest.verdicts import KINDS, Verdict
 EVERY_CONSTRUCTOR = [
     verdicts.client_bound(99.1, 1),
     verdicts.client_bound_points([2.0, 4.0]),
+    verdicts.host_cpu_bound(98.0, 2, 42.0, 56.0),
     verdicts.engine_error('status: 3 × e.g. "503 Service Unavailable"'),
     verdicts.cut_short(),
     verdicts.page_cache_kept("Permission denied"),
