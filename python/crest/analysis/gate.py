@@ -317,7 +317,7 @@ class GateResult:
     @property
     def noise_known(self) -> bool:
         """Whether the baseline has the trials to tell run-to-run noise from a change."""
-        return len(self.baseline.trials) >= MIN_BASELINE_TRIALS
+        return sum(1 for trial in self.baseline.trials if trial) >= MIN_BASELINE_TRIALS
 
     @property
     def false_alarm(self) -> float:
