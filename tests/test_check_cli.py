@@ -130,27 +130,44 @@ SUITE = static_suite("gate", "five short mixes for crest check", [4, 6, 8, 10, 1
 
 
 @pytest.fixture(scope="module")
-def slowed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, str]]:
-    """The built-in target run unslowed, then at 0.1 of a core: the db and the two run ids."""
+def target_lab() -> Iterator[Path]:
+    """A directory with the fileset and the suite the real-target tests run, readable by servers that drop
+    privileges; skipped where a CPU quota cannot be set."""
     if os.geteuid() != 0 or len(cpu_split.available()) < 2:
         pytest.skip("a CPU quota needs root (a writable cgroup tree) and 2 cores")
     try:
         Cgroup(cpu_quota=cpu_split.share("0.1").quota)
     except ConfigError as exc:
         pytest.skip(f"no cgroup cpu controller here: {exc}")
-    root = Path(tempfile.mkdtemp(prefix="crest-test-"))  # servers that drop privileges must read it
+    root = Path(tempfile.mkdtemp(prefix="crest-test-"))
     root.chmod(0o755)
     generate("webcat-large-filemix", root / "fileset")
-    suite, db = root / "gate.toml", tmp_path_factory.mktemp("gate") / "crest.db"
-    suite.write_text(SUITE)
-    for cpus in ([], ["--cpus", "0.1"]):
-        out = run_cli("run", str(suite), "--server", "builtin", *cpus, "--profile", "full", "--fileset",
-                      str(root / "fileset"), "--db", str(db), "-q")  # fmt: skip
-        assert out.returncode == 0, out.stderr
-    with sqlite3.connect(db) as conn:
-        fast, slow = (row[0] for row in conn.execute("SELECT id FROM runs ORDER BY started_at"))
-    yield db, fast, slow
+    (root / "gate.toml").write_text(SUITE)
+    yield root
     shutil.rmtree(root, ignore_errors=True)
+
+
+def _run_builtin(root: Path, db: Path, *options: str) -> None:
+    out = run_cli("run", str(root / "gate.toml"), "--server", "builtin", *options, "--profile", "full", "--fileset",
+                  str(root / "fileset"), "--db", str(db), "-q")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+
+
+def _ids(db: Path) -> list[tuple[str, str]]:
+    """(run id, experiment id) of every stored run, oldest first."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT id, json_extract(config_json, '$.experiment') FROM runs ORDER BY started_at, id")
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+
+@pytest.fixture(scope="module")
+def slowed(target_lab: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """The built-in target run unslowed, then at 0.1 of a core: the db and the two run ids."""
+    db = tmp_path_factory.mktemp("gate") / "crest.db"
+    for cpus in ([], ["--cpus", "0.1"]):
+        _run_builtin(target_lab, db, *cpus)
+    (fast, _), (slow, _) = _ids(db)
+    return db, fast, slow
 
 
 @pytest.mark.integration
@@ -163,7 +180,39 @@ def test_a_target_slowed_with_cpus_fails_the_gate_and_passes_against_itself(
     out = run_cli_in_process("check", slow, "--baseline", fast, "--rule", "peak_rps>-5%", "--db", str(db),
                              "--junit", str(junit))  # fmt: skip
     assert out.returncode == 1, out.stdout + out.stderr
+    # One trial each: the bound alone decides, and the settings that differ are named.
+    words = " ".join(out.stdout.split())
+    assert "past the bound (noise unknown)" in words and "cpus 0.1 against unset" in words, words
     case = ET.parse(junit).getroot().find("testsuite/testcase")
     assert case is not None and case.get("name") == "peak_rps>-5%" and case.find("failure") is not None
     itself = run_cli_in_process("check", fast, "--baseline", fast, "--db", str(db))
     assert itself.returncode == 0, itself.stdout + itself.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(240)
+def test_an_a_a_gate_of_five_runs_calls_none_a_regression(target_lab: Path, tmp_path: Path) -> None:
+    """One configuration run five times: three trials as the baseline, then two runs, each checked under
+    strict rules. At --confidence 0.99 each rule fails an unchanged run 0.5% of the time (one side of the
+    interval), so the five rule checks here fail together about 2.5% of the time when the noise is normal."""
+    db = tmp_path / "crest.db"
+    _run_builtin(target_lab, db, "--cpus", "1", "--repeat", "3")
+    _run_builtin(target_lab, db, "--cpus", "1")
+    _run_builtin(target_lab, db, "--cpus", "1")
+    ids = _ids(db)
+    baseline, base_runs = ids[0][1], [run_id for run_id, _ in ids[:3]]
+    (fourth, _), (fifth, _) = ids[3:]
+    for run_id in (fourth, fifth):
+        out = run_cli_in_process("check", run_id, "--baseline", baseline, "--rule", "rps>-0%,p99<+0%",
+                                 "--confidence", "0.99", "--db", str(db), "--json", "-")  # fmt: skip
+        doc = json.loads(out.stdout)
+        assert out.returncode == 0, out.stderr
+        assert doc["noise_known"] and doc["baseline"]["runs"] == base_runs
+        assert not any("configuration differs" in w for w in doc["warnings"])  # a busy host may add noisy-host ones
+        assert [r["verdict"] for r in doc["rules"]] != ["regression"] * 2
+    # The fifth against the fourth alone: the three earlier trials of its configuration join it as history.
+    out = run_cli_in_process("check", fifth, "--baseline", fourth, "--rule", "rps>-0%", "--confidence", "0.99",
+                             "--db", str(db))  # fmt: skip
+    words = " ".join(out.stdout.split())
+    assert out.returncode == 0, words
+    assert f"baseline: 4 trials, {fourth} and the runs of its configuration stored before the run" in words
