@@ -241,8 +241,9 @@ def decided_by(kind: str, where: str, what: str = "it", figures: dict[str, Any] 
     return {
         CLIENT_BOUND: f"the load engine was client-bound {where}, so {what} {measures} crest, not the target:"
         " give the engine more cores (a lower --cpus) or more load nodes (--cluster)",
-        HOST_CPU_BOUND: f"the target and the load engine shared the host's CPUs and used them all {where}, so {what}"
-        f" {measures} the host, not the target: pin them apart (--cpus N) or load from other machines (--cluster)",
+        HOST_CPU_BOUND: f"the host's CPUs, which the target and the load engine shared, were all busy {where}, so"
+        f" {what} {measures} the host, not the target: pin them apart (--cpus N) or load from other machines"
+        " (--cluster)",
         LINK_BOUND: f"{link} {where}, so {what} {measures} the network, not the target",
         DELAY_LINE_BOUND: f"crest's delay line ran at its limit {where} (packets waited for its CPU, not for the delay"
         f" asked for), so {what} {measures} the line, not the target",
