@@ -191,10 +191,12 @@ def test_a_target_slowed_with_cpus_fails_the_gate_and_passes_against_itself(
 
 @pytest.mark.integration
 @pytest.mark.timeout(240)
-def test_an_a_a_gate_of_five_runs_calls_none_a_regression(target_lab: Path, tmp_path: Path) -> None:
+def test_an_a_a_gate_of_five_runs_judges_each_run_against_the_baselines_noise(target_lab: Path, tmp_path: Path) -> None:
     """One configuration run five times: three trials as the baseline, then two runs, each checked under
-    strict rules. At --confidence 0.99 each rule fails an unchanged run 0.5% of the time (one side of the
-    interval), so the five rule checks here fail together about 2.5% of the time when the noise is normal."""
+    strict rules. Whether an unchanged run is called a regression is a matter of chance (2.5% per rule at
+    95%, which the synthetic A/A of test_gate measures), so this asserts what holds every time: the baseline
+    is the three trials, its noise is known, each verdict is "regression" exactly when the change is past
+    that rule's noise limit on the worse side, and the exit code follows the verdicts."""
     db = tmp_path / "crest.db"
     _run_builtin(target_lab, db, "--cpus", "1", "--repeat", "3")
     _run_builtin(target_lab, db, "--cpus", "1")
@@ -204,15 +206,20 @@ def test_an_a_a_gate_of_five_runs_calls_none_a_regression(target_lab: Path, tmp_
     (fourth, _), (fifth, _) = ids[3:]
     for run_id in (fourth, fifth):
         out = run_cli_in_process("check", run_id, "--baseline", baseline, "--rule", "rps>-0%,p99<+0%",
-                                 "--confidence", "0.99", "--db", str(db), "--json", "-")  # fmt: skip
+                                 "--db", str(db), "--json", "-")  # fmt: skip
         doc = json.loads(out.stdout)
-        assert out.returncode == 0, out.stderr
         assert doc["noise_known"] and doc["baseline"]["runs"] == base_runs
         assert not any("configuration differs" in w for w in doc["warnings"])  # a busy host may add noisy-host ones
-        assert [r["verdict"] for r in doc["rules"]] != ["regression"] * 2
+        for rule in doc["rules"]:
+            worse = -1 if rule["metric"] == "rps" else 1
+            low, high = rule["noise_interval"]
+            assert low <= 0 <= high, rule  # the baseline's own mean is inside its noise
+            past = (rule["change"] - rule["limit"]) * worse > 0
+            assert (rule["verdict"] == "regression") == past, rule
+        regressed = any(r["verdict"] == "regression" for r in doc["rules"])
+        assert out.returncode == (1 if regressed else 0), out.stderr
     # The fifth against the fourth alone: the three earlier trials of its configuration join it as history.
-    out = run_cli_in_process("check", fifth, "--baseline", fourth, "--rule", "rps>-0%", "--confidence", "0.99",
-                             "--db", str(db))  # fmt: skip
+    out = run_cli_in_process("check", fifth, "--baseline", fourth, "--rule", "rps>-0%", "--db", str(db))
     words = " ".join(out.stdout.split())
-    assert out.returncode == 0, words
+    assert out.returncode in (0, 1), words
     assert f"baseline: 4 trials, {fourth} and the runs of its configuration stored before the run" in words
