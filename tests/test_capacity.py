@@ -172,3 +172,12 @@ def test_a_search_out_of_probes_says_so() -> None:
     while (load := search.next_load()) is not None:
         search.record(load, next(outcomes))
     assert search.exhausted and len(search.probes) == 5 and search.answer == 4
+
+
+def test_a_search_too_fine_to_plan_is_a_one_line_error() -> None:
+    from crest.analysis.capacity_search import CapacitySearch, plan
+
+    with pytest.raises(ConfigError, match="give a coarser --precision or a narrower span from --start to --max"):
+        plan(CapacitySearch(start=1, max_load=1e5, precision=0.001), limit=1000)
+    with pytest.raises(ConfigError, match="without a ceiling"):
+        plan(CapacitySearch(start=1))

@@ -191,7 +191,8 @@ def plan(fresh: CapacitySearch, limit: int = 100_000) -> SearchPlan:
     already decide (a load above every fail fails, one at or below a pass passes), both outcomes. The
     walk has one leaf per distinct course of the search, a few hundred for a ceiling of thousands.
 
-    Raises ConfigError for a search without a ceiling (max_load): it has no most.
+    Raises ConfigError for a search without a ceiling (max_load), which has no most, and for one whose
+    courses are too many to walk (`limit` probes in all: a precision far finer than any load's noise).
     """
     if fresh.max_load is None:
         raise ConfigError("a capacity search without a ceiling (--max) has no plan: give it one")
@@ -203,7 +204,10 @@ def plan(fresh: CapacitySearch, limit: int = 100_000) -> SearchPlan:
         search, passed_at, failed_at = stack.pop()
         walked += 1
         if walked > limit:
-            raise ValueError(f"the search has more than {limit} courses: no plan")
+            raise ConfigError(
+                f"a capacity search this fine has too many courses to plan (over {limit:,} probes to walk): give"
+                " a coarser --precision or a narrower span from --start to --max"
+            )
         load = search.next_load()
         if load is None:
             most = max(most, len(search.probes))
