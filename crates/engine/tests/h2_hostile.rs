@@ -19,7 +19,8 @@ use crest_engine::{HttpVersion, RunConfig, RunReport};
 /// Limit used to catch a hang: well above any run here.
 const HANG: Duration = Duration::from_secs(10);
 
-/// An h2c run of one second; `timeout_s` is short, for the tests where requests fail.
+/// An h2c run of one second; `timeout_s` is short, for the tests where requests time out (a test whose
+/// requests fail otherwise sets one no exchange waits for, so a busy host cannot turn its failure into a timeout).
 fn h2_run(fx: &Fixture, connections: u32, streams: u32) -> RunConfig {
     RunConfig {
         http_version: HttpVersion::Http2,
@@ -425,7 +426,8 @@ fn malformed(at_start: bool, bad: fn(&mut Vec<u8>, u32), goaway_code: u32, note:
             h.drain();
         }
     });
-    let (report, wall) = run(h2_run(&fx, 2, 2));
+    // A timeout no exchange waits for: the error comes at once, and a short one would race a busy host.
+    let (report, wall) = run(RunConfig { timeout_s: 5.0, ..h2_run(&fx, 2, 2) });
     drop(fx);
     only_errors_of(&report, "parse");
     assert_eq!(report.requests, 0);
@@ -689,7 +691,7 @@ fn data_beyond_crests_stream_window_is_a_flow_control_error() {
             h.drain();
         }
     });
-    let (report, wall) = run(RunConfig { h2_stream_window_bytes: 100, ..h2_run(&fx, 1, 1) });
+    let (report, wall) = run(RunConfig { h2_stream_window_bytes: 100, timeout_s: 5.0, ..h2_run(&fx, 1, 1) });
     drop(fx);
     only_errors_of(&report, "parse");
     assert_eq!(report.requests, 0);

@@ -23,18 +23,29 @@ pub(crate) struct Who {
     pub token: usize,
 }
 
-/// What a slot waited for when its timeout passed. Every timeout is
-/// `ErrorKind::Timeout`, whatever was awaited and whatever the protocol: a
-/// QUIC handshake that gets no answer is the TCP connect that gets none, and
-/// both are timeouts. `Connect` is for an attempt refused or failed outright
-/// (a reset, ICMP unreachable, no local address), which says something else
-/// about the target.
+/// What a slot waited for when its timeout passed, and the error kind that
+/// makes. A wait for a peer that answered, or for a TCP connect, is
+/// `ErrorKind::Timeout`, whatever the protocol. One exception decides the race
+/// between a timeout and a connect error over UDP: a QUIC handshake to which
+/// nothing at all came back is `ErrorKind::Connect`, as the ICMP port
+/// unreachable that usually answers it is (`h3slot`). The kernel answers a TCP
+/// connect to a closed port with a reset every time, so a TCP connect with no
+/// answer is a listener that did not take it (an accept queue that overflowed,
+/// which `listen_overflow` reads from timeouts). Over UDP, "nobody listening"
+/// is answered by an ICMP message that a host may rate-limit or a firewall
+/// drop, and that waits unread when the event loop runs late, so silence and
+/// the ICMP answer are one fact (no QUIC server answered there) and count
+/// alike. `Connect` is otherwise for an attempt refused or failed outright (a
+/// reset, ICMP unreachable, no local address), which says something else about
+/// the target than a slow answer does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Awaited {
     /// The TCP connect and TLS handshake of a multiplexed connection.
     Connection,
-    /// The QUIC handshake (connect and TLS 1.3 in one).
+    /// The rest of a QUIC handshake (connect and TLS 1.3 in one) to which the server answered.
     QuicHandshake,
+    /// A QUIC handshake to which no datagram came back: nobody serves QUIC there.
+    QuicNoAnswer,
     /// A complete response (for HTTP/1, the whole exchange, connect included).
     Response,
 }
@@ -42,7 +53,10 @@ pub(crate) enum Awaited {
 impl Awaited {
     /// The error kind a request fails with when this timeout passes.
     pub const fn kind(self) -> ErrorKind {
-        ErrorKind::Timeout
+        match self {
+            Self::QuicNoAnswer => ErrorKind::Connect,
+            Self::Connection | Self::QuicHandshake | Self::Response => ErrorKind::Timeout,
+        }
     }
 
     /// The failure's message: "no complete response within 10s".
@@ -62,6 +76,7 @@ impl fmt::Display for TimedOut {
         let what = match self.awaited {
             Awaited::Connection => "connection",
             Awaited::QuicHandshake => "QUIC handshake",
+            Awaited::QuicNoAnswer => "answer to the QUIC handshake",
             Awaited::Response => "complete response",
         };
         write!(f, "no {what} within {:?}", self.timeout)

@@ -122,7 +122,7 @@ impl H2Slot {
             return;
         }
         let session = &mut self.session;
-        self.lanes.sweep(ctx, now, |k| session.cancel(k));
+        self.lanes.sweep(ctx, now, Awaited::Response, |k| session.cancel(k));
     }
 
     /// Runs the connection until it must wait for the socket or a time.

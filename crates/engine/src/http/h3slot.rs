@@ -3,9 +3,11 @@
 //! owns the I/O: a connected UDP socket, datagrams in and out, and the QUIC
 //! timers (armed on the worker's wake-up heap); `protocol::h3::Session`
 //! owns the protocol. The connect time of an HTTP/3 connection is its QUIC
-//! handshake, which is also its TLS handshake; a handshake past the timeout
-//! fails as a `Timeout`, as a TCP connect does (`exchange::Awaited`), while
-//! ICMP unreachable or a handshake the server ends is a `Connect` error.
+//! handshake, which is also its TLS handshake. A handshake to which nothing
+//! came back by the timeout is a `Connect` error, as ICMP unreachable or a
+//! handshake the server ends is: nobody serves QUIC there, whether or not the
+//! ICMP answer arrived (`exchange::Awaited` says why); one the server answered
+//! but did not finish is a `Timeout`.
 //! What it does with its lanes is `Lanes`', shared with `h2slot`. Unlike
 //! HTTP/1 and HTTP/2, quinn-proto allocates per datagram and per stream.
 
@@ -50,6 +52,8 @@ pub(crate) struct H3Slot {
     writable: bool,
     conn_deadline: Instant,
     conn_started: Instant,
+    /// A datagram came back on this connection: the server answered its handshake.
+    answered: bool,
     /// The QUIC timer on the worker's wake-up heap, if one is.
     armed: Option<Instant>,
 }
@@ -81,6 +85,7 @@ impl H3Slot {
             writable: true,
             conn_deadline: now,
             conn_started: now,
+            answered: false,
             armed: None,
         }
     }
@@ -116,13 +121,15 @@ impl H3Slot {
     }
 
     fn sweep(&mut self, ctx: &mut Ctx, now: Instant) {
+        let handshake = if self.answered { Awaited::QuicHandshake } else { Awaited::QuicNoAnswer };
         if self.conn == Conn::Handshaking && now >= self.conn_deadline {
-            let awaited = Awaited::QuicHandshake;
-            self.fail_connection(ctx, now, awaited.kind(), &awaited.message(ctx.plan.timeout));
+            self.fail_connection(ctx, now, handshake.kind(), &handshake.message(ctx.plan.timeout));
             return;
         }
+        // A request whose deadline passes while the handshake is under way waited for the handshake.
+        let awaited = if self.conn == Conn::Handshaking { handshake } else { Awaited::Response };
         let session = &mut self.session;
-        self.lanes.sweep(ctx, now, |k| session.cancel(k));
+        self.lanes.sweep(ctx, now, awaited, |k| session.cancel(k));
     }
 
     /// Runs the connection until it must wait for the socket or a time; a
@@ -171,6 +178,7 @@ impl H3Slot {
     fn open(&mut self, ctx: &mut Ctx, now: Instant) -> bool {
         self.conn_started = now;
         self.conn_deadline = now + ctx.plan.timeout;
+        self.answered = false;
         let plan = &ctx.plan;
         let mut socket = match connection::connect_udp(self.remote, self.source, plan.socket_rcvbuf_bytes) {
             Ok(s) => s,
@@ -226,6 +234,7 @@ impl H3Slot {
             };
             ctx.stats.record_read(n);
             ctx.stats.record_bytes(ctx.offset(now), n as u64);
+            self.answered = true;
             let remote = self.remote;
             let Self { session, lanes, conn, conn_started, .. } = self;
             let scratch = std::mem::take(&mut ctx.scratch);

@@ -227,16 +227,16 @@ impl Lanes {
         }
     }
 
-    /// Fails every request past its deadline, calling `cancel(k)` first for
-    /// a lane whose stream is open.
-    pub fn sweep(&mut self, ctx: &mut Ctx, now: Instant, mut cancel: impl FnMut(u32)) {
+    /// Fails every request past its deadline as `awaited` says (what the
+    /// connection was doing: a response, or its handshake), calling
+    /// `cancel(k)` first for a lane whose stream is open.
+    pub fn sweep(&mut self, ctx: &mut Ctx, now: Instant, awaited: Awaited, mut cancel: impl FnMut(u32)) {
         for k in 0..self.lanes.len() {
             let lane = &self.lanes[k];
             if matches!(lane.phase, LanePhase::Pending | LanePhase::InFlight) && now >= lane.x.deadline {
                 if lane.phase == LanePhase::InFlight {
                     cancel(k as u32);
                 }
-                let awaited = Awaited::Response;
                 self.fail(ctx, k, now, awaited.kind(), &awaited.message(ctx.plan.timeout));
             }
         }

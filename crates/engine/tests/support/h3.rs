@@ -35,6 +35,10 @@ pub enum Script {
     GoAwayAfter(u32),
     /// Opens its control stream with GOAWAY instead of SETTINGS, and answers nothing.
     NoSettings,
+    /// Answers with a HEADERS frame whose bytes come one every `every`, never all of them.
+    TrickleHead { every: Duration },
+    /// Answers with a whole head saying 1 MiB, then a DATA frame of one byte every `every`.
+    TrickleBody { every: Duration },
 }
 
 /// What the server did.
@@ -97,6 +101,47 @@ impl Drop for H3Server {
     }
 }
 
+/// A UDP port where no QUIC server answers: a socket that reads every
+/// datagram and answers each with `reply` (bytes no QUIC endpoint could
+/// take), or with nothing. Unlike a closed port, it draws no ICMP answer.
+pub struct UdpPeer {
+    pub addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl UdpPeer {
+    pub fn start(reply: Option<&'static [u8]>) -> Self {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        let addr = socket.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut buf = [0u8; 65_536];
+            while !flag.load(Ordering::Relaxed) {
+                if let (Ok((_, from)), Some(reply)) = (socket.recv_from(&mut buf), reply) {
+                    let _ = socket.send_to(reply, from);
+                }
+            }
+        });
+        Self { addr, stop, thread: Some(thread) }
+    }
+
+    pub fn url(&self) -> String {
+        format!("https://{}/", self.addr)
+    }
+}
+
+impl Drop for UdpPeer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 fn server_config() -> ServerConfig {
     let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
     let cert = certified.cert.der().clone();
@@ -122,6 +167,17 @@ struct Peer {
     answered: u32,
     /// GOAWAY sent: streams from this id on are rejected.
     goaway_from: Option<u64>,
+    /// Streams being trickled: what each sends, and how much of it went.
+    trickles: Vec<Trickle>,
+}
+
+/// A response sent a piece every time the script says: the next `unit` bytes of
+/// `bytes` (a whole number of units long), from `at`, over and over.
+struct Trickle {
+    id: StreamId,
+    bytes: Vec<u8>,
+    unit: usize,
+    at: usize,
 }
 
 fn serve(socket: UdpSocket, script: Script, body: Vec<u8>, stop: Arc<AtomicBool>) -> Log {
@@ -134,6 +190,7 @@ fn serve(socket: UdpSocket, script: Script, body: Vec<u8>, stop: Arc<AtomicBool>
     qpack::encode_field(&mut section, b":status", b"200");
     qpack::encode_field(&mut section, b"content-length", body.len().to_string().as_bytes());
     let response = frame::request(&section, &body); // HEADERS then DATA: the same two frames
+    let mut next_drip = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         if let Ok((n, from)) = socket.recv_from(&mut buf) {
             let now = Instant::now();
@@ -142,8 +199,14 @@ fn serve(socket: UdpSocket, script: Script, body: Vec<u8>, stop: Arc<AtomicBool>
                     out.clear();
                     if let Ok((handle, conn)) = endpoint.accept(incoming, now, &mut out, None) {
                         log.connections += 1;
-                        let peer =
-                            Peer { conn, control: None, pending: HashMap::new(), answered: 0, goaway_from: None };
+                        let peer = Peer {
+                            conn,
+                            control: None,
+                            pending: HashMap::new(),
+                            answered: 0,
+                            goaway_from: None,
+                            trickles: Vec::new(),
+                        };
                         peers.insert(handle, peer);
                     }
                 }
@@ -160,6 +223,10 @@ fn serve(socket: UdpSocket, script: Script, body: Vec<u8>, stop: Arc<AtomicBool>
             out.clear();
         }
         let now = Instant::now();
+        let drip = now >= next_drip;
+        if let (true, Script::TrickleHead { every } | Script::TrickleBody { every }) = (drip, script) {
+            next_drip = now + every;
+        }
         for (&handle, p) in peers.iter_mut() {
             if p.conn.poll_timeout().is_some_and(|at| at <= now) {
                 p.conn.handle_timeout(now);
@@ -203,6 +270,9 @@ fn serve(socket: UdpSocket, script: Script, body: Vec<u8>, stop: Arc<AtomicBool>
                     }
                     _ => {}
                 }
+            }
+            if drip {
+                trickle(p);
             }
             write_pending(p);
             out.clear();
@@ -260,6 +330,27 @@ fn read_request(p: &mut Peer, id: StreamId, script: Script, response: &[u8], log
             let _ = p.conn.send_stream(id).reset(h3(code::INTERNAL_ERROR));
         }
         Script::NoSettings => {}
+        Script::TrickleHead { .. } => {
+            // A field section far longer than the run lets through, its frame written a byte at a time.
+            let mut section = vec![0, 0];
+            qpack::encode_field(&mut section, b":status", b"200");
+            qpack::encode_field(&mut section, b"x-trickle", &[b'z'; 4000]);
+            let mut bytes = Vec::new();
+            frame::encode_header(&mut bytes, kind::HEADERS, section.len());
+            bytes.extend_from_slice(&section);
+            p.trickles.push(Trickle { id, bytes, unit: 1, at: 0 });
+        }
+        Script::TrickleBody { .. } => {
+            let mut section = vec![0, 0];
+            qpack::encode_field(&mut section, b":status", b"200");
+            qpack::encode_field(&mut section, b"content-length", (1u32 << 20).to_string().as_bytes());
+            p.pending.insert(id, frame::request(&section, &[]));
+            let mut bytes = Vec::new();
+            frame::encode_header(&mut bytes, kind::DATA, 1);
+            bytes.push(b'z');
+            let unit = bytes.len();
+            p.trickles.push(Trickle { id, bytes, unit, at: 0 });
+        }
         Script::DataFirst => {
             let mut bytes = Vec::new();
             frame::encode_header(&mut bytes, kind::DATA, 2);
@@ -287,9 +378,32 @@ fn read_request(p: &mut Peer, id: StreamId, script: Script, response: &[u8], log
     }
 }
 
-/// Writes what flow control lets through; request streams are finished once written whole.
+/// Writes each trickled stream's next piece; a stream the client stopped or
+/// reset (its request timed out) is trickled no more.
+fn trickle(p: &mut Peer) {
+    let Peer { conn, pending, trickles, .. } = p;
+    trickles.retain_mut(|t| {
+        if pending.contains_key(&t.id) {
+            return true; // its head is still being written
+        }
+        // The rest of the current piece (all of it, unless flow control cut the last write short).
+        let piece = &t.bytes[t.at..t.at + t.unit - t.at % t.unit];
+        match conn.send_stream(t.id).write(piece) {
+            Ok(n) => {
+                t.at = (t.at + n) % t.bytes.len();
+                true
+            }
+            Err(quinn_proto::WriteError::Blocked) => true,
+            Err(_) => false,
+        }
+    });
+}
+
+/// Writes what flow control lets through; request streams are finished once
+/// written whole, unless they are being trickled.
 fn write_pending(p: &mut Peer) {
     let control = p.control;
+    let trickled: Vec<StreamId> = p.trickles.iter().map(|t| t.id).collect();
     p.pending.retain(|&id, bytes| {
         let mut send = p.conn.send_stream(id);
         match send.write(bytes) {
@@ -303,7 +417,7 @@ fn write_pending(p: &mut Peer) {
         if !bytes.is_empty() {
             return true;
         }
-        if Some(id) != control {
+        if Some(id) != control && !trickled.contains(&id) {
             let _ = send.finish();
         }
         false
