@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use crate::support::{assert_ended_by_deadline, config, run, Conn, Fixture, TRICKLE_DURATION_S, TRICKLE_TIMEOUT_S};
+use crate::support::{
+    assert_ended_by_deadline, config, run, smb, Conn, Fixture, TRICKLE_DURATION_S, TRICKLE_TIMEOUT_S,
+};
 use crest_engine::RunConfig;
 
 /// Limit used to catch a hang: well above any run here.
@@ -143,6 +145,60 @@ fn a_body_trickled_a_byte_at_a_time_times_out_at_the_deadline() {
     });
     let (report, wall) = run(trickle_run(&fx, 2));
     assert_ended_by_deadline(&report, wall, 2, "complete response");
+}
+
+/// A loadfile run against the SMB2 peer `fx` for `TRICKLE_DURATION_S` over two
+/// clients with a `TRICKLE_TIMEOUT_S` timeout: each opens a file and reads it.
+fn smb_trickle_run(fx: &Fixture, dir: &std::path::Path) -> RunConfig {
+    let loadfile = dir.join("client.txt");
+    let lines = "NTCreateX \"\\clients\\client1\\a.txt\" 0x40 0x5 3 NT_STATUS_OK\nReadX 3 0 4096 4096 NT_STATUS_OK\n";
+    std::fs::write(&loadfile, lines).unwrap();
+    RunConfig {
+        duration_s: Some(TRICKLE_DURATION_S),
+        timeout_s: TRICKLE_TIMEOUT_S,
+        connections: 2,
+        loadfile: Some(crest_engine::Loadfile {
+            path: loadfile.display().to_string(),
+            password: Some("pw".into()),
+            cleanup: false,
+            first_client: 0,
+            resolve_names: crest_engine::ResolveNames::default(),
+        }),
+        ..config(format!("smb://crest@{}/share", fx.addr))
+    }
+}
+
+#[test]
+fn an_smb2_negotiate_reply_trickled_ends_the_login_at_the_deadline() {
+    let fx = Fixture::start(smb::serve(|command| {
+        (command == smb::NEGOTIATE).then(|| smb::Answer::Trickle(smb::captured("ops-00-connect").remove(0)))
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let refused = crest_engine::start(&smb_trickle_run(&fx, dir.path())).err().expect("the login never finishes");
+    let wall = started.elapsed();
+    assert!(refused.to_string().contains("did not finish the login within 500ms (timeout_s)"), "{refused}");
+    assert!(wall < Duration::from_secs_f64(TRICKLE_TIMEOUT_S + 1.0), "the start took {wall:?}");
+}
+
+#[test]
+fn an_smb2_read_reply_trickled_times_out_at_the_deadline() {
+    // The open is answered as Samba answered it; the READ's reply (4 KiB of data) comes a byte at a time.
+    let fx = Fixture::start(smb::serve(|command| match command {
+        smb::CREATE => Some(smb::Answer::Reply(smb::captured("ops-03-open").remove(0))),
+        smb::READ => Some(smb::Answer::Trickle(smb::captured("ops-05-read").remove(0))),
+        _ => None,
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let (report, wall) = run(smb_trickle_run(&fx, dir.path()));
+    // A client whose reply timed out stops (its session is out of step), so each client has one at most.
+    let timeouts = report.errors["timeout"];
+    assert!((1..=2).contains(&timeouts), "errors {:?} notes {:?}", report.errors, report.error_notes);
+    assert_eq!(report.errors.values().sum::<u64>(), timeouts, "{:?}", report.errors);
+    assert_eq!(report.requests, 2, "each client's open succeeded");
+    assert!(report.error_notes.iter().all(|n| n.contains("no reply within 500ms")), "{:?}", report.error_notes);
+    let bound = Duration::from_secs_f64(TRICKLE_DURATION_S + TRICKLE_TIMEOUT_S + 1.0);
+    assert!(wall < bound, "the run took {wall:?}, more than its duration + timeout + 1 s");
 }
 
 #[test]

@@ -2,7 +2,10 @@
 //! connection, many per worker thread on a `mio` event loop, one operation
 //! in flight per client (closed loop). Sessions are set up before the run
 //! starts, so a refused login or a missing share is bad input found before
-//! any load; after the end each client deletes its tree when asked.
+//! any load; after the end each client deletes its tree when asked. Every
+//! wait on the server has a deadline: a session's setup (connect, negotiate,
+//! logon, tree connect) and each operation end by the run's timeout however
+//! the server trickles its replies, and the cleanup by `CLEANUP_TIMEOUT`.
 //! Owns the sockets, the mapping of loadfile lines to session calls and of
 //! replies to outcomes; judging and recording are `client`'s.
 
@@ -31,8 +34,6 @@ use super::plan::{Backend, FilePlan};
 
 /// Reads land here (one per worker), large enough for a 64 KiB READ reply.
 const READ_BUFFER_BYTES: usize = 256 * 1024;
-/// How long setting up one session may take before the run is refused.
-const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the cleanup after the end may take.
 const CLEANUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Desired access for every open: whatever the server grants the user.
@@ -60,7 +61,7 @@ pub(super) fn start(plan: Arc<FilePlan>) -> Result<RunHandle, StartError> {
         let credentials =
             Credentials { user: user.clone(), password: password.expose().to_string(), domain: domain.clone() };
         let source = (!plan.source_addrs.is_empty()).then(|| plan.source_addrs[index % plan.source_addrs.len()]);
-        sessions.push(set_up(addr, source, host, share, credentials)?);
+        sessions.push(set_up(addr, source, host, share, credentials, plan.timeout)?);
     }
     let origin = start_instant(plan.start_at_unix_s);
     let (tx, mut handle) = RunHandle::new(super::facts(&plan, plan.threads), plan.duration, plan.report_part, origin);
@@ -100,7 +101,8 @@ pub fn probe(plan: &FilePlan) -> Result<(), ConfigError> {
     let Backend::Smb { host, port, share, user, domain, password } = &plan.backend else { return Ok(()) };
     let credentials =
         Credentials { user: user.clone(), password: password.expose().to_string(), domain: domain.clone() };
-    set_up(resolve(host, *port)?, plan.source_addrs.first().copied(), host, share, credentials).map(drop)
+    let source = plan.source_addrs.first().copied();
+    set_up(resolve(host, *port)?, source, host, share, credentials, plan.timeout).map(drop)
 }
 
 fn machine(what: &str, e: &io::Error) -> StartError {
@@ -115,14 +117,18 @@ fn resolve(host: &str, port: u16) -> Result<SocketAddr, ConfigError> {
         .ok_or_else(|| ConfigError::new("url", format!("cannot resolve SMB host '{host}': check the URL")))
 }
 
-/// One session set up over a blocking socket: negotiate, log on, connect the tree.
-/// Every failure is the target refusing or missing: bad input (`ConfigError`), found before any load.
+/// One session set up over a blocking socket: negotiate, log on, connect the
+/// tree, all of it by one deadline `timeout` away (the run's timeout: each
+/// read and write waits only for what is left of it, so a server trickling
+/// its replies cannot stretch it). Every failure is the target refusing or
+/// missing: bad input (`ConfigError`), found before any load.
 fn set_up(
     addr: SocketAddr,
     source: Option<IpAddr>,
     host: &str,
     share: &str,
     credentials: Credentials,
+    timeout: Duration,
 ) -> Result<Ready, ConfigError> {
     let user = credentials.user.clone();
     let unreachable = |e: io::Error| -> ConfigError {
@@ -131,12 +137,20 @@ fn set_up(
             format!("cannot reach the SMB server at {addr}: {}: is it running?", super::fileio::io_reason(&e)),
         )
     };
-    let mut stream = connect_blocking(addr, source, SETUP_TIMEOUT).map_err(unreachable)?;
-    stream.set_read_timeout(Some(SETUP_TIMEOUT)).map_err(unreachable)?;
+    let late = || {
+        ConfigError::new(
+            "url",
+            format!("the SMB server at {addr} did not finish the login within {timeout:?} ({{timeout_s}})"),
+        )
+    };
+    let deadline = Instant::now() + timeout;
+    let mut stream = connect_blocking(addr, source, timeout).map_err(|e| match e.kind() {
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => late(),
+        _ => unreachable(e),
+    })?;
     stream.set_nodelay(true).map_err(unreachable)?;
     let mut session = Session::new(host, share, credentials);
     let mut buf = vec![0; 64 * 1024];
-    let deadline = Instant::now() + SETUP_TIMEOUT;
     loop {
         while let Some(event) = session.poll_event() {
             match event {
@@ -145,17 +159,30 @@ fn set_up(
                 _ => {}
             }
         }
-        if Instant::now() > deadline {
-            return Err(ConfigError::new("url", format!("the SMB server at {addr} did not finish the login in time")));
+        // What is left of the deadline bounds the next wait (zero would mean no timeout at all).
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(late());
         }
         let out = session.output();
-        if !out.is_empty() {
-            let n = out.len();
-            stream.write_all(out).map_err(unreachable)?;
+        let writing = !out.is_empty();
+        let done = if !writing {
+            stream.set_read_timeout(Some(left)).map_err(unreachable)?;
+            stream.read(&mut buf)
+        } else {
+            stream.set_write_timeout(Some(left)).map_err(unreachable)?;
+            stream.write(out)
+        };
+        let n = match done {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock) => return Err(late()),
+            Err(e) => return Err(unreachable(e)),
+        };
+        if writing && n > 0 {
             session.consume_output(n);
             continue;
         }
-        let n = stream.read(&mut buf).map_err(unreachable)?;
         if n == 0 {
             return Err(ConfigError::new(
                 "url",

@@ -6,6 +6,7 @@
 
 pub mod h2;
 pub mod h3;
+pub mod smb;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -52,6 +53,26 @@ impl Conn {
             buf.extend_from_slice(&body);
         }
         self.log.lock().unwrap().push(buf.clone());
+        Some(buf)
+    }
+
+    /// Reads exactly `n` bytes; None when the client closed or the fixture stops.
+    pub fn read_exact(&mut self, n: usize) -> Option<Vec<u8>> {
+        let mut buf = vec![0u8; n];
+        let mut have = 0;
+        self.stream.set_read_timeout(Some(Duration::from_millis(50))).ok()?;
+        while have < n {
+            match self.stream.read(&mut buf[have..]) {
+                Ok(0) => return None,
+                Ok(k) => have += k,
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                    if self.stop.load(Ordering::Relaxed) {
+                        return None;
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
         Some(buf)
     }
 
