@@ -71,9 +71,10 @@ def test_without_http3_no_quic_is_served(name: str, www: Path) -> None:
         )
         errors = report["errors"]
         assert report["requests"] == 0
-        # Refused attempts; on a busy machine an ICMP answer may come after the 300 ms timeout.
+        # Refused attempts: nobody answers QUIC there, so every failure is a connect error, whether the ICMP
+        # port-unreachable came before the timeout or not (a handshake nothing answered is a connect failure).
         assert isinstance(errors, dict) and errors["connect"] > 0
-        assert {kind for kind, n in errors.items() if n} <= {"connect", "timeout"}, errors
+        assert {kind for kind, n in errors.items() if n} == {"connect"}, errors
 
 
 @pytest.mark.integration

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, target_options, watching
+from crest.cli import EXIT_INTERRUPTED, EXIT_OK, cluster_options, engine_options, watching
 from crest.cli.progress import LiveProgress
 from crest.cli.render import render_header, render_nodes, render_report
 from crest.errors import ConfigError, PeerError
@@ -183,7 +183,7 @@ def bench_command(
         bool, typer.Option("--tls-resumption/--no-tls-resumption", help="Resume TLS sessions on new connections.")
     ] = True,
     nap: engine_options.Nap = True,
-    preflight: target_options.Preflight = True,
+    preflight: engine_options.Preflight = True,
     source_addrs: Annotated[
         str | None,
         typer.Option(

@@ -135,7 +135,7 @@ def capacity_command(
     target_node: cluster_options.TargetNode = None,
     network: Annotated[str | None, typer.Option("--network", metavar="SPEC", help=cluster_options.NETWORK_HELP)] = None,
     nap: engine_options.Nap = True,
-    preflight: target_options.Preflight = True,
+    preflight: engine_options.Preflight = True,
     ui: watching.Ui = False,
     ui_address: watching.UiAddress = None,
     metrics: watching.Metrics = None,

@@ -110,7 +110,7 @@ def check_command(
         ),
     ] = None,
 ) -> int:
-    """Gate a run on a baseline: one verdict per rule; exit 1 on a regression, else 0.
+    """Gate a run on a baseline: one verdict per rule; exit 1 on a regression past its noise, else 0.
 
     A rule fails when the run's figure is past the baseline's 95% prediction interval from trial to trial,
     moved by the rule's allowance. With fewer than 3 baseline trials (history included) the noise is unknown

@@ -127,7 +127,7 @@ def run_command(
     http: target_options.Http = None,
     streams: target_options.Streams = None,
     nap: engine_options.Nap = True,
-    preflight: target_options.Preflight = True,
+    preflight: engine_options.Preflight = True,
     ui: watching.Ui = False,
     ui_address: watching.UiAddress = None,
     metrics: watching.Metrics = None,

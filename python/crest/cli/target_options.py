@@ -70,15 +70,6 @@ AccessLog = Annotated[
 Insecure = Annotated[bool, typer.Option("--insecure", help="Accept any TLS certificate (self-signed targets).")]
 _TIMEOUT_HELP = "Per-request timeout, e.g. 10s."
 Timeout = Annotated[str, typer.Option("--timeout", metavar="DURATION", help=_TIMEOUT_HELP)]
-Preflight = Annotated[
-    bool,
-    typer.Option(
-        "--preflight/--no-preflight",
-        help="Before the load, send one GET (or HEAD) to the target, from where the clients stand, so a 404 or an"
-        " untrusted certificate stops the command at once; its count is reported as preflight_requests."
-        " --no-preflight: only connect, so the target sees exactly the load's requests.",
-    ),
-]
 # A command whose default timeout depends on the rest of its options (crest specweb99 with --network).
 TimeoutOrDefault = Annotated[str | None, typer.Option("--timeout", metavar="DURATION", help=_TIMEOUT_HELP)]
 Http = Annotated[
