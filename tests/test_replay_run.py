@@ -170,4 +170,8 @@ def test_a_capacity_search_of_a_logs_mix_finishes_with_an_answer(nginx_log: Path
     summary = scan(nginx_log)
     rate = round(summary.requests / summary.duration_s)
     assert f"search on rate from {rate}:" in result.stdout + result.stderr, result.stderr
-    assert re.search(r"^capacity: .*200", result.stdout, re.M), result.stdout
+    # An answer: the highest rate that met the rule in every trial (the ceiling, 200, on a quiet host; below it
+    # where this host's shared CPUs ran out first, which the statement then names before the answer).
+    said = " ".join(result.stdout.split())
+    assert re.search(r"capacity: .*requests/s met p99<100ms,errors<1% in all 2 trials", said), result.stdout
+    assert ("ceiling" in said) != ("broke it" in said), said  # ended by the ceiling, or by a rate that broke the rule
