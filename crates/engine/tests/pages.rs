@@ -73,7 +73,15 @@ fn a_client_loads_its_page_document_first_and_each_load_is_a_completion_of_the_p
     // Page loads are not requests: the run counts the page's requests only.
     let requests: u64 = CLASSES[..4].iter().map(|c| report.classes[*c].requests).sum();
     assert_eq!(report.requests, requests);
-    assert_eq!(report.classes["document"].requests, report.classes["image"].requests / 2);
+    // The run ends at its duration, which may cut the last page load: its document (and some of its
+    // resources) answered, the page not complete. Every complete load is one document and two images.
+    let (documents, images) = (report.classes["document"].requests, report.classes["image"].requests);
+    assert!(
+        documents == page.requests || documents == page.requests + 1,
+        "{documents} documents, {} pages",
+        page.requests
+    );
+    assert!(images >= 2 * page.requests && images <= 2 * documents, "{images} images, {documents} documents");
 }
 
 #[test]
