@@ -209,13 +209,15 @@ def test_a_target_killed_for_going_over_its_memory_gets_a_target_oom_verdict(
 ) -> None:
     # The built-in target keeps each small file it served in memory: touching most of the webbench
     # fileset's ~60 MB of small files outgrows a 64 MB limit (it starts in ~35 MB), so the kernel kills it.
+    # Every file is requested once (selection "once"), so the target touches them all however slowly a busy
+    # host serves them; a weighted draw for a fixed time touched too few on a slow clean clone (no kill).
     wb = shared_dir / "webbench"
     if not wb.exists():
         generate("webbench", wb)
     suite = tmp_path / "oom.toml"
-    suite.write_text(SUITE.replace('fileset = "webcat-large-filemix"', 'fileset = "webbench"')
+    suite.write_text(SUITE.replace('fileset = "webcat-large-filemix"', 'fileset = "webbench"\nselection = "once"')
                      .replace("clients = [1, 3]", "clients = [8]")
-                     .format(length=6, ramp=1, http="1.1", keepalive="true"))  # fmt: skip
+                     .format(length=30, ramp=1, http="1.1", keepalive="true"))  # fmt: skip
     db = tmp_path / "r.db"
     out = run_cli("run", str(suite), "--server", "builtin", "--memory", "64M", "--fileset", str(wb),
                   "--db", str(db), "-q", timeout_s=WAIT_S)  # fmt: skip

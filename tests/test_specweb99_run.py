@@ -63,6 +63,9 @@ def assert_valid(db: Path, iterations: int, lined: bool = False) -> None:
 
 @pytest.mark.timeout(RUN_TIMEOUT_S)
 @pytest.mark.netns
+# Conformance is a rate each connection must keep (320 kbit/s of its 400 kbit/s line) with nginx and FastCGI
+# on the same 2 cores: a test beside it (a Ray cluster starting) took enough CPU that 3 of 20 fell short.
+@pytest.mark.alone
 def test_a_quick_run_against_nginx_through_fastcgi_over_400_kbit_user_lines_is_valid(tmp_path: Path) -> None:
     """A quick iteration against nginx (its dynamic requests through crest-fcgi) with each connection a user on
     its own 400 kbit/s line (`--network specweb99-user`) as the kit models them: every connection still
