@@ -264,7 +264,7 @@ def test_the_peak_sentence_takes_every_figure_from_its_one_mix() -> None:
     (config,) = doc["configurations"]
     assert (config["peak"]["load"], config["peak"]["load_throughput_Bps"]) == (36.0, 253.91e6)
     assert (config["peak"]["throughput_Bps"], config["peak"]["throughput_load"]) == (255.2e6, 32.0)  # its own peak
-    assert "peaked at 16,508 req/s (253.9 MB/s) at 36 clients" in doc["summary"]["headline"]
+    assert "peaked at 16,508 req/s and 253.9 MB/s at 36 clients" in doc["summary"]["headline"]
 
 
 def test_repeats_report_the_run_to_run_spread_and_trials_that_disagree() -> None:

@@ -115,8 +115,9 @@ def _limited(configs: list[dict[str, Any]]) -> str:
 
 def _single(config: dict[str, Any], axis: str) -> str:
     peak = config["peak"]
-    text = (f"{config['label']} peaked at {fmt.rps(peak['rps'])} req/s{_ci(peak)}"
-            f" ({fmt.mbytes(peak['load_throughput_Bps'])} MB/s) at {fmt.load(peak['load'], axis)}")  # fmt: skip
+    # Both figures of the one mix, then what the trials say of the req/s (one parenthesis, not two in a row).
+    text = (f"{config['label']} peaked at {fmt.rps(peak['rps'])} req/s and {fmt.mbytes(peak['load_throughput_Bps'])}"
+            f" MB/s at {fmt.load(peak['load'], axis)}{_ci(peak)}")  # fmt: skip
     return f"{text}; {_shape(config, axis)}."
 
 
