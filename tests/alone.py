@@ -1,8 +1,8 @@
 """Two markers for integration tests that run beside others (`make test`: pytest-xdist, two workers, one
 module per worker):
 
-- `alone`: the test looks at the whole machine (every process of a kind), reads the clock, or holds its target
-  to a rate every connection must keep (SPECweb99's conformance); it runs with no other test beside it.
+- `alone`: the test looks at the whole machine (every process of a kind) or reads the clock; it runs with
+  no other test beside it.
 - `netns`: the test makes network namespaces, counting crest's before and after (and a run cleans up the
   namespaces of dead runs by their prefix); it runs beside other tests but beside no other `netns` test.
 
