@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,19 +42,35 @@ def test_the_readme_has_bench_examples_against_its_serve() -> None:
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[int]:
-    """`crest serve --docroot ./www` of the webbench fileset, as the README starts it (on a free port)."""
+def serving() -> Iterator[tuple[int, str]]:
+    """`crest serve --docroot ./www` of the webbench fileset, as the README starts it (on a free port): its port
+    and the first line it wrote to stderr."""
     server = subprocess.Popen(
         [sys.executable, "-m", "crest", "serve", "--docroot", str(cached_fileset("webbench")), "--threads", "1"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        assert server.stdout is not None
+        assert server.stdout is not None and server.stderr is not None
         main_url = server.stdout.readline().strip()
-        yield int(re.search(r":(\d+)/", main_url).group(1))  # type: ignore[union-attr]
+        yield int(re.search(r":(\d+)/", main_url).group(1)), server.stderr.readline().strip()  # type: ignore[union-attr]
     finally:
         server.send_signal(signal.SIGINT)
         server.communicate(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def served(serving: tuple[int, str]) -> int:
+    return serving[0]
+
+
+def test_serve_names_a_page_that_answers_when_slash_does_not(serving: tuple[int, str]) -> None:
+    """A fileset docroot has no index page, so the main URL's / answers 404: serve says so and names a page."""
+    port, note = serving
+    assert note.startswith("crest: note: ") and "has no index.html, so / answers 404; a page it serves:" in note, note
+    page = note.rsplit(" ", 1)[1]
+    assert page.startswith(f"http://127.0.0.1:{port}/") and page != f"http://127.0.0.1:{port}/", note
+    with urllib.request.urlopen(page, timeout=10) as answer:
+        assert answer.status == 200 and answer.read()
 
 
 @pytest.mark.parametrize("example", EXAMPLES)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -13,6 +14,7 @@ from typing import Annotated
 import typer
 
 from crest.cli import EXIT_OK
+from crest.filesets import FilesetError, load_manifest
 from crest.servers import BuiltinServer, ServeSpec
 from crest.units import parse_duration
 
@@ -100,12 +102,32 @@ def serve_command(
     try:
         with server:
             print("\n".join(server.urls), flush=True)
+            page = _a_page(docroot)
+            if page is not None:
+                print(f"crest: note: {docroot} has no index.html, so / answers 404; a page it serves:"
+                      f" {server.urls[0]}{page}", file=sys.stderr, flush=True)  # fmt: skip
             while not stop.wait(_WAKE_INTERVAL_S):
                 pass
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return EXIT_OK
+
+
+def _a_page(docroot: Path) -> str | None:
+    """A path the docroot serves when / would answer 404 (no index.html): a fileset's first file, else the
+    first file found; None when / has a page or the docroot holds no file."""
+    if (docroot / "index.html").is_file():
+        return None
+    try:
+        return load_manifest(docroot).files[0].path
+    except (FilesetError, IndexError):
+        pass
+    for where, dirs, files in os.walk(docroot):  # top-down, so a big tree is not listed whole
+        dirs.sort()
+        if files:
+            return (Path(where) / min(files)).relative_to(docroot).as_posix()
+    return None
 
 
 def _setter(stop: threading.Event) -> Callable[[int, FrameType | None], None]:
