@@ -1,5 +1,6 @@
 """`crest check` through the real entry point: a table, JUnit XML and JSON of the verdicts, exit 1 on a
-significant regression and 0 otherwise, 2 with one line on bad input; a baseline stored or exported with
+significant regression, 3 when a noisy host left a rule nothing to judge on, and 0 otherwise, 2 with one line
+on bad input; a baseline stored or exported with
 `crest report --format json`. The integration test gates a target slowed with --cpus against itself unslowed."""
 
 from __future__ import annotations
@@ -100,6 +101,38 @@ def test_an_exported_report_is_a_baseline(lab: tuple[Path, list[str], list[str]]
     assert run_cli_in_process("check", fast[0], "--baseline", str(exported), "--db", str(db)).returncode == 0
 
 
+def test_mixes_a_noisy_host_measured_are_left_out_and_a_rule_left_nothing_is_undecided_exit_3(
+    lab: tuple[Path, list[str], list[str]], tmp_path: Path
+) -> None:
+    db, fast, slow = lab
+    copy = tmp_path / "crest.db"
+    shutil.copy(db, copy)
+    noisy = json.dumps([{"kind": "noisy_host", "message": "noisy host: steal 40% of a core", "steal_cores": 0.4}])
+    with sqlite3.connect(copy) as conn:  # the hypervisor took CPU from the slower run at its first load, then at all
+        conn.execute("UPDATE mixes SET verdicts_json = ? WHERE run_id = ? AND idx = 0", (noisy, slow[0]))
+    some = run_cli_in_process("check", slow[0], "--baseline", fast[0], "--db", str(copy), "--rule", "rps>-5%",
+                              "--json", "-")  # fmt: skip
+    (rule,) = json.loads(some.stdout)["rules"]
+    assert some.returncode == 1 and rule["verdict"] == "regression" and rule["noisy_mixes_left_out"] == 1, some.stderr
+    words = " ".join(some.stderr.split())
+    assert (
+        f"note: rps>-5%: 1 mix of the two sides left out for a noisy host; judged on {rule['judged_on_mixes']}" in words
+    )
+    with sqlite3.connect(copy) as conn:
+        conn.execute("UPDATE mixes SET verdicts_json = ? WHERE run_id = ?", (noisy, slow[0]))
+    junit = tmp_path / "crest.xml"
+    every = run_cli_in_process("check", slow[0], "--baseline", fast[0], "--db", str(copy), "--rule",
+                               "peak_rps>-5%,rps>-5%", "--junit", str(junit))  # fmt: skip
+    assert every.returncode == 3, every.stdout + every.stderr
+    words = " ".join(every.stdout.split())
+    assert words.endswith("UNDECIDED: 2 of 2 rules had only measurements a noisy host made (exit 3): repeat the run"
+                          " on a quiet host"), words  # fmt: skip
+    assert "host noisy (undecided)" in words and "so it is undecided; the figures shown include the noisy ones" in words
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and (suite.get("failures"), suite.get("errors")) == ("0", "2")
+    assert all(case.find("error") is not None for case in suite.iter("testcase"))
+
+
 def test_bad_input_is_one_line_and_exit_2(lab: tuple[Path, list[str], list[str]], tmp_path: Path) -> None:
     db, fast, _ = lab
     not_a_report = tmp_path / "other.json"
@@ -178,15 +211,24 @@ def test_a_target_slowed_with_cpus_fails_the_gate_and_passes_against_itself(
     db, fast, slow = slowed
     junit = tmp_path / "crest.xml"
     out = run_cli_in_process("check", slow, "--baseline", fast, "--rule", "peak_rps>-5%", "--db", str(db),
-                             "--junit", str(junit))  # fmt: skip
-    assert out.returncode == 1, out.stdout + out.stderr
-    # One trial each: the bound alone decides, and the settings that differ are named.
-    words = " ".join(out.stdout.split())
-    assert "past the bound (noise unknown)" in words and "cpus 0.1 against unset" in words, words
+                             "--junit", str(junit), "--json", "-")  # fmt: skip
+    (rule,) = json.loads(out.stdout)["rules"]
+    words = " ".join(out.stderr.split())
+    assert "cpus 0.1 against unset" in words, words  # the settings that differ are named
     case = ET.parse(junit).getroot().find("testsuite/testcase")
-    assert case is not None and case.get("name") == "peak_rps>-5%" and case.find("failure") is not None
-    itself = run_cli_in_process("check", fast, "--baseline", fast, "--db", str(db))
-    assert itself.returncode == 0, itself.stdout + itself.stderr
+    assert case is not None and case.get("name") == "peak_rps>-5%"
+    if rule["verdict"] == "host noisy (undecided)":
+        # The hypervisor took CPU at every load of a side: nothing to judge on, which is not a pass.
+        assert out.returncode == 3 and case.find("error") is not None, words
+        assert "UNDECIDED: 1 of 1 rules had only measurements a noisy host made (exit 3)" in words
+    else:
+        # One trial each: the bound alone decides, on the loads no noisy host measured.
+        assert out.returncode == 1, words
+        assert "past the bound (noise unknown)" in words and case.find("failure") is not None, words
+    itself = run_cli_in_process("check", fast, "--baseline", fast, "--db", str(db), "--json", "-")
+    verdicts = {r["verdict"] for r in json.loads(itself.stdout)["rules"]}
+    assert verdicts <= {"within the bound (noise unknown)", "host noisy (undecided)"}, itself.stderr
+    assert itself.returncode == (3 if "host noisy (undecided)" in verdicts else 0), itself.stderr
 
 
 @pytest.mark.integration
@@ -195,7 +237,7 @@ def test_an_a_a_gate_of_five_runs_judges_each_run_against_the_baselines_noise(ta
     """One configuration run five times: three trials as the baseline, then two runs, each checked under
     strict rules. Whether an unchanged run is called a regression is a matter of chance (2.5% per rule at
     95%, which the synthetic A/A of test_gate measures), so this asserts what holds every time: the baseline
-    is the three trials, its noise is known, each verdict is "regression" exactly when the change is past
+    is the three trials and the runs stored before the checked one, its noise is known, each verdict is "regression" exactly when the change is past
     that rule's noise limit on the worse side, and the exit code follows the verdicts."""
     db = tmp_path / "crest.db"
     _run_builtin(target_lab, db, "--cpus", "1", "--repeat", "3")
@@ -204,20 +246,25 @@ def test_an_a_a_gate_of_five_runs_judges_each_run_against_the_baselines_noise(ta
     ids = _ids(db)
     baseline, base_runs = ids[0][1], [run_id for run_id, _ in ids[:3]]
     (fourth, _), (fifth, _) = ids[3:]
-    for run_id in (fourth, fifth):
+    # The fifth run's baseline is the three trials and, stored before it, the fourth run: their history.
+    for run_id, base_of in ((fourth, base_runs), (fifth, [*base_runs, fourth])):
         out = run_cli_in_process("check", run_id, "--baseline", baseline, "--rule", "rps>-0%,p99<+0%",
                                  "--db", str(db), "--json", "-")  # fmt: skip
         doc = json.loads(out.stdout)
-        assert doc["noise_known"] and doc["baseline"]["runs"] == base_runs
+        assert doc["noise_known"] and sorted(doc["baseline"]["runs"]) == sorted(base_of)
         assert not any("configuration differs" in w for w in doc["warnings"])  # a busy host may add noisy-host ones
         for rule in doc["rules"]:
+            if rule["verdict"] == "host noisy (undecided)":  # every load had a mix the hypervisor took CPU from
+                assert rule["limit"] is None and rule["noisy_mixes_left_out"] > 0, rule
+                continue
             worse = -1 if rule["metric"] == "rps" else 1
             low, high = rule["noise_interval"]
             assert low <= 0 <= high, rule  # the baseline's own mean is inside its noise
             past = (rule["change"] - rule["limit"]) * worse > 0
             assert (rule["verdict"] == "regression") == past, rule
         regressed = any(r["verdict"] == "regression" for r in doc["rules"])
-        assert out.returncode == (1 if regressed else 0), out.stderr
+        undecided = any(r["verdict"] == "host noisy (undecided)" for r in doc["rules"])
+        assert out.returncode == (1 if regressed else 3 if undecided else 0), out.stderr
     # The fifth against the fourth alone: the three earlier trials of its configuration join it as history.
     out = run_cli_in_process("check", fifth, "--baseline", fourth, "--rule", "rps>-0%", "--db", str(db))
     words = " ".join(out.stdout.split())

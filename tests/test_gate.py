@@ -14,6 +14,7 @@ import pytest
 from analysis_records import run
 from crest.analysis.gate import (
     DEFAULT_RULES,
+    HOST_NOISY,
     IMPROVEMENT,
     METRICS,
     NOT_SIGNIFICANT,
@@ -263,6 +264,110 @@ def test_history_is_the_configurations_earlier_runs_newest_first_kept() -> None:
     stored = [at(f"h{i}", float(i)) for i in range(6)] + [at("later", 200.0), at("other", 10.0, cpus=2)]
     assert [d.id for d in history(named, stored, before=100.0, keep=4)] == ["h3", "h4", "h5", "b"]
     assert [d.id for d in history(named, stored, before=100.0, keep=1)] == ["b"]
+
+
+def _noisy_at(side: Side, trial: int, load: float) -> Side:
+    """The side with a noisy-host verdict on trial `trial`'s mix at `load`."""
+    marked = [list(t) for t in side.trials]
+    marked[trial] = [replace(p, verdicts=[noisy_host(0.4, 0.0)]) if p.load == load else p for p in marked[trial]]
+    return replace(side, trials=tuple(tuple(t) for t in marked))
+
+
+def test_a_mix_a_noisy_host_measured_is_left_out_of_every_rule() -> None:
+    base = trials([1000, 2000, 3000], [1010, 2030, 3010], [990, 1980, 2990], name="base")
+    # The run's third load lost CPU to the hypervisor: it reads low, but it measured the host, not the code.
+    run_side = _noisy_at(trials([1000, 2010, 1500]), 0, 3.0)
+    peak, mean = check(parse_rules(["peak_rps>-5%,rps>-5%"]), run_side, base).verdicts
+    assert peak.verdict == mean.verdict == PASS
+    # A peak: each side's over the same quiet loads, the baseline's at load 2, not its 3000 at load 3.
+    assert (peak.noisy_left_out, peak.judged_on) == (4, 8)
+    assert peak.baseline == pytest.approx((2000 * 2030 * 1980) ** (1 / 3)) and peak.current == pytest.approx(2010)
+    # A mean: the run's figure from its two quiet mixes, each against the baseline's mean at that load.
+    assert (mean.noisy_left_out, mean.judged_on) == (1, 11)
+    base_at = [(1000 * 1010 * 990) ** (1 / 3), (2000 * 2030 * 1980) ** (1 / 3), (3000 * 3010 * 2990) ** (1 / 3)]
+    effect = (math.log(1000 / base_at[0]) + math.log(2010 / base_at[1])) / 2
+    assert mean.change == pytest.approx(math.expm1(effect) * 100)
+    assert mean.baseline == pytest.approx(math.prod(base_at) ** (1 / 3))
+    # A noisy baseline mix leaves that trial's figure to its other loads, and the other trials whole.
+    (left,) = check(parse_rules(["rps>-5%"]), trials([1000, 2010, 3000]), _noisy_at(base, 1, 1.0)).verdicts
+    assert (left.noisy_left_out, left.judged_on, left.baseline_trials) == (1, 11, 3)
+    # A real drop at the quiet mixes is still a regression.
+    slow = _noisy_at(trials([800, 1600, 2400]), 0, 1.0)
+    assert [v.verdict for v in check(parse_rules(["peak_rps>-5%,rps>-5%"]), slow, base).verdicts] == [REGRESSION] * 2
+
+
+def test_a_peak_rule_keeps_the_loads_that_leave_three_quiet_baseline_trials() -> None:
+    curves = [[1000, 2000, 3000], [1010, 2030, 3010], [990, 1980, 2990], [1000, 2010, 3005], [1005, 1990, 2995]]
+    base = trials(*curves, name="base")
+    # One baseline trial noisy at the peak's load: that trial is left out, the load kept.
+    (one,) = check(parse_rules(["peak_rps>-5%"]), trials([1000, 2000, 3000]), _noisy_at(base, 0, 3.0)).verdicts
+    assert (one.baseline_trials, one.judged_on, one.noisy_left_out) == (4, 15, 3)
+    assert one.baseline == pytest.approx((3010 * 2990 * 3005 * 2995) ** (1 / 4))
+    # Three noisy there: keeping the load would leave two, so the load goes and all five trials stay.
+    three = _noisy_at(_noisy_at(_noisy_at(base, 0, 3.0), 1, 3.0), 2, 3.0)
+    (load,) = check(parse_rules(["peak_rps>-5%"]), trials([1000, 2000, 3000]), three).verdicts
+    assert (load.baseline_trials, load.judged_on, load.noisy_left_out) == (5, 12, 6)
+    assert load.current == pytest.approx(2000) and load.verdict == PASS
+
+
+def test_without_a_noisy_mix_the_trial_effects_are_the_plain_figures() -> None:
+    base = trials([1000, 2000, 3000], [1100, 2030, 2900], [990, 1900, 3100], name="base")
+    run_side = trials([950, 2100, 2800], [1000, 1900, 3000])
+    (mean,) = check(parse_rules(["rps>-5%"]), run_side, base).verdicts
+    geo = [math.log(math.prod(t) ** (1 / 3)) for t in ([1000, 2000, 3000], [1100, 2030, 2900], [990, 1900, 3100])]
+    cur = [math.log(math.prod(t) ** (1 / 3)) for t in ([950, 2100, 2800], [1000, 1900, 3000])]
+    test = noise_test(geo, cur)
+    assert mean.change == pytest.approx(math.expm1(test.current_mean - test.baseline_mean) * 100)
+    assert mean.noise is not None and mean.noise[1] == pytest.approx(math.expm1(test.half or 0) * 100)
+    assert (mean.noisy_left_out, mean.judged_on) == (0, 15)
+
+
+def test_a_rule_with_only_noisy_loads_is_undecided_not_a_regression() -> None:
+    base = trials([1000, 2000], [1010, 2030], [990, 1980], name="base")
+    run_side = _noisy_at(_noisy_at(trials([500, 900]), 0, 1.0), 0, 2.0)
+    result = check(parse_rules(["peak_rps>-5%,rps>-5%"]), run_side, base)
+    assert [v.verdict for v in result.verdicts] == [HOST_NOISY] * 2 and not result.regressions
+    assert result.undecided == list(result.verdicts)
+    undecided = result.verdicts[1]
+    assert (undecided.noise, undecided.limit, undecided.significant) == (None, None, False)
+    # The figures are still shown, from every mix.
+    assert undecided.current == pytest.approx(math.sqrt(500 * 900)) and undecided.noisy_left_out == 2
+    # A baseline noisy at every load is undecided too; noisy at one load in each trial, judged on the rest.
+    every = _noisy_at(_noisy_at(_noisy_at(base, 0, 1.0), 1, 1.0), 2, 1.0)
+    (half,) = check(parse_rules(["rps>-5%"]), trials([1000, 2000]), every).verdicts
+    assert half.verdict != HOST_NOISY and half.judged_on == 4
+    every = _noisy_at(_noisy_at(_noisy_at(every, 0, 2.0), 1, 2.0), 2, 2.0)
+    assert [v.verdict for v in check(parse_rules(["rps>-5%"]), trials([1000, 2000]), every).verdicts] == [HOST_NOISY]
+
+
+def test_an_a_a_gate_on_a_host_that_steals_cpu_now_and_then_fails_no_more_often_than_alpha() -> None:
+    """A/A on a host whose hypervisor takes CPU from some mixes (a 20% drop, flagged noisy) and not others:
+    the flagged mixes are left out, so the unchanged runs fail a strict rule no more often than alpha/2
+    (the same model without the flags fails far more often)."""
+    rng = random.Random(7)
+    loads = 5
+
+    def trial() -> list[float]:
+        shared = rng.lognormvariate(0, 0.03)
+        return [1000.0 * (i + 1) * shared * rng.lognormvariate(0, 0.01) for i in range(loads)]
+
+    def stolen(curve: list[float]) -> tuple[Side, Side]:
+        """One trial with about a fifth of its mixes robbed of CPU: with those mixes flagged, and unflagged."""
+        robbed = [rng.random() < 0.2 for _ in curve]
+        plain = trials([rps * 0.8 if r else rps for rps, r in zip(curve, robbed)])
+        marks = [[noisy_host(0.3, 0.0)] if r else [] for r in robbed]
+        flagged = replace(plain, trials=(tuple(replace(p, verdicts=m) for p, m in zip(plain.trials[0], marks)),))
+        return flagged, plain
+
+    cases, flagged_fails, plain_fails = 1000, 0, 0
+    rule = parse_rules(["rps>-0%"])
+    for _ in range(cases):
+        base = trials(trial(), trial(), trial(), name="base")
+        flagged, plain = stolen(trial())
+        flagged_fails += bool(check(rule, flagged, base).regressions)
+        plain_fails += bool(check(rule, plain, base).regressions)
+    assert flagged_fails / cases <= 0.025 + 0.01, flagged_fails
+    assert plain_fails > 4 * flagged_fails, (plain_fails, flagged_fails)
 
 
 def test_warnings_name_differing_settings_and_noisy_hosts() -> None:

@@ -17,8 +17,20 @@ logarithms for a relative bound) is tested against the baseline's prediction
 interval for it, mean ± t[1 − α/2; n − 1] · s · √(1/n + 1/k), moved by the
 rule's allowance: past that limit on the worse side is a regression. With
 fewer the noise is unknown and the bound alone decides, and no verdict says
-"significant". It must not read files or the store, nor word anything for a
-terminal.
+"significant".
+
+A mix that carries a noisy_host verdict (the hypervisor stole CPU, or the
+engine waited for one) measured the host as much as the code, and its noise
+is not the baseline's, so no figure uses it. A mean rule's trial figure is
+then the trial's mean difference from the baseline's mean at each load,
+over its quiet mixes (a trial effect in an additive model of trial and
+load, on the rule's scale: without a noisy mix, the plain mean less a
+constant); a peak rule takes each side's peak over the same loads, those
+the run measured quietly less any that would leave fewer than
+MIN_BASELINE_TRIALS baseline trials quiet over them.
+A rule with nothing quiet left is `host noisy`: neither a pass nor a
+regression, for the run must be repeated. It must not read files or the
+store, nor word anything for a terminal.
 """
 
 from __future__ import annotations
@@ -27,7 +39,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from crest.analysis.group import configurations, differing_factors, settings
@@ -92,7 +104,9 @@ DEFAULT_RULES = "peak_rps>-5%,p99<+10%,errors<+1pp"
 # beyond the noise on the better side, anything else. Without it, the bound alone decides (the first fails).
 REGRESSION, NOT_SIGNIFICANT, IMPROVEMENT, PASS = "regression", "not significant", "improvement", "pass"
 PAST_BOUND, WITHIN_BOUND = "past the bound (noise unknown)", "within the bound (noise unknown)"
-VERDICTS = (PASS, REGRESSION, IMPROVEMENT, NOT_SIGNIFICANT, PAST_BOUND, WITHIN_BOUND)
+# Every measurement a rule could be judged on carried a noisy-host verdict on one side: undecided.
+HOST_NOISY = "host noisy (undecided)"
+VERDICTS = (PASS, REGRESSION, IMPROVEMENT, NOT_SIGNIFICANT, PAST_BOUND, WITHIN_BOUND, HOST_NOISY)
 FAILING = (REGRESSION, PAST_BOUND)
 # The scale a rule's figures are compared on: the logarithm (a relative bound, each trial's figure a geometric
 # mean), plain values where a figure is 0 (no logarithm), or the error rate in points.
@@ -292,11 +306,18 @@ class RuleVerdict:
     baseline_trials: int
     current_trials: int
     sd: float | None = None  # the baseline trials' sample sd on the scale (of the logarithms for RATIO)
+    noisy_left_out: int = 0  # the mixes, of both sides, left out: noisy, or at a load a peak rule could not use
+    judged_on: int = 0  # the mixes, of both sides, the figures come from
 
     @property
     def regression(self) -> bool:
         """Whether the rule fails the gate: a regression, or past the bound with the noise unknown."""
         return self.verdict in FAILING
+
+    @property
+    def undecided(self) -> bool:
+        """Whether a noisy host left the rule nothing to judge: the run must be repeated."""
+        return self.verdict == HOST_NOISY
 
 
 @dataclass(frozen=True)
@@ -313,6 +334,11 @@ class GateResult:
     @property
     def regressions(self) -> list[RuleVerdict]:
         return [v for v in self.verdicts if v.regression]
+
+    @property
+    def undecided(self) -> list[RuleVerdict]:
+        """The rules a noisy host left nothing to judge on."""
+        return [v for v in self.verdicts if v.undecided]
 
     @property
     def noise_known(self) -> bool:
@@ -352,24 +378,29 @@ def common_loads(current: Side, baseline: Side) -> set[float]:
 
 
 def judge(rule: GateRule, current: Side, baseline: Side, confidence: float = CONFIDENCE) -> RuleVerdict:
-    """One rule: each trial's figure, the noise test of the run's against the baseline's, the verdict."""
+    """One rule: each trial's figure from the mixes no noisy host measured, the noise test of the run's
+    against the baseline's, the verdict; `host noisy` when a side has no such mix for the rule."""
     metric = rule.metric
     loads = common_loads(current, baseline)
-    at_loads = [_values(rule, side, loads) for side in (baseline, current)]
-    positive = all(v > 0 for values in at_loads for trial in values for v in trial)
+    cells = [_cells(rule, side, loads) for side in (baseline, current)]
     if metric.in_points:
         scale = POINTS
-    elif positive:
+    elif all(v > 0 for side in cells for trial in side for _, v, _ in trial):
         scale = RATIO
     else:
         scale = DIFFERENCE
-    # One figure per trial: on logarithms a geometric mean, else (a value at 0, the error rate) the plain mean.
-    base_raw, cur_raw = ([_figure(rule, trial, scale) for trial in values] for values in at_loads)
     on_scale = math.log if scale == RATIO else float
-    test = noise_test([on_scale(v) for v in base_raw], [on_scale(v) for v in cur_raw], confidence)
+    figures = (_peaks if metric.peak else _effects)(cells, loads, on_scale)
+    if figures is None:
+        # Shown from every mix for the record, but a noisy one is evidence neither way.
+        shown = judge(rule, _calm(current), _calm(baseline), confidence)
+        return replace(shown, noise=None, limit=None, significant=False, verdict=HOST_NOISY, judged_on=0,
+                       noisy_left_out=sum(1 for side in cells for t in side for c in t if c[2]))  # fmt: skip
+    base_y, cur_y, level, used, left_out = figures
+    test = noise_test(base_y, cur_y, confidence)
     # Back from the scale: on logarithms the means are logs of geometric means.
-    base, cur = (math.exp(test.baseline_mean), math.exp(test.current_mean)) if scale == RATIO else (
-        test.baseline_mean, test.current_mean)  # fmt: skip
+    base, cur = ((math.exp(level + test.baseline_mean), math.exp(level + test.current_mean)) if scale == RATIO
+                 else (level + test.baseline_mean, level + test.current_mean))  # fmt: skip
     if scale == DIFFERENCE and base == 0:
         raise ConfigError(
             f"rule {rule.text!r}: the baseline's {metric.description} is 0, so a change relative to it is"
@@ -378,7 +409,8 @@ def judge(rule: GateRule, current: Side, baseline: Side, confidence: float = CON
     change = _as_change(scale, test.current_mean - test.baseline_mean, base)
     if test.half is None:
         verdict = WITHIN_BOUND if rule.holds(change) else PAST_BOUND
-        return RuleVerdict(rule, base, cur, change, None, None, False, verdict, scale, test.n, test.k, test.sd)
+        return RuleVerdict(rule, base, cur, change, None, None, False, verdict, scale, test.n, test.k, test.sd,
+                           left_out, used)  # fmt: skip
     noise = (_as_change(scale, -test.half, base), _as_change(scale, test.half, base))
     limit = _moved(scale, noise[1] if rule.worse_sign > 0 else noise[0], rule.bound)
     worse = rule.worse_sign
@@ -392,19 +424,93 @@ def judge(rule: GateRule, current: Side, baseline: Side, confidence: float = CON
         verdict = IMPROVEMENT
     else:
         verdict = PASS
-    return RuleVerdict(rule, base, cur, change, noise, limit, significant, verdict, scale, test.n, test.k, test.sd)
+    return RuleVerdict(rule, base, cur, change, noise, limit, significant, verdict, scale, test.n, test.k, test.sd,
+                       left_out, used)  # fmt: skip
 
 
-def _values(rule: GateRule, side: Side, loads: set[float]) -> list[list[float]]:
-    """Each trial's values of the rule's metric: at every mix for a peak, else at `loads`."""
+# A trial's mixes as (load, value, noisy): every mix for a peak rule, else the loads every trial measured.
+Cells = list[list[tuple[float, float, bool]]]
+# Each side's trial figures on the scale, the level they are relative to, and the mixes used and left out.
+Figures = tuple[list[float], list[float], float, int, int]
+
+
+def _noisy(point: LoadPoint) -> bool:
+    return any(v.kind == NOISY_HOST for v in point.verdicts)
+
+
+def _peaks(cells: Sequence[Cells], loads: set[float], on_scale: Callable[[float], float]) -> Figures | None:
+    """Each trial's peak. A noisy mix may have been its trial's peak, so where one is, both sides' peaks are
+    taken over the same loads L and only trials quiet at every load of L count: L starts as the loads the
+    run measured quietly and loses, one at a time, the load most baseline trials were noisy at, until at
+    least MIN_BASELINE_TRIALS baseline trials (or all of a smaller baseline) are quiet over it. None when no
+    load is left."""
+    base, cur = cells
+    if not any(bad for side in cells for trial in side for _, _, bad in trial):
+        kept: set[float] | None = None
+    else:
+        kept = loads - {load for trial in cur for load, _, bad in trial if bad}
+        need = min(MIN_BASELINE_TRIALS, len(base))
+        while kept:
+            noisy_at = {load: sum(1 for t in base if any(bad and at == load for at, _, bad in t)) for load in kept}
+            if sum(1 for t in base if not any(bad and at in kept for at, _, bad in t)) >= need:
+                break
+            kept.discard(max(kept, key=lambda load: (noisy_at[load], load)))
+        if not kept:
+            return None
+        base = [t for t in base if not any(bad and at in kept for at, _, bad in t)]
+
+    def at(trial: list[tuple[float, float, bool]]) -> list[tuple[float, float, bool]]:
+        return [c for c in trial if kept is None or c[0] in kept]
+
+    figures = [[on_scale(max(v for _, v, _ in at(trial))) for trial in side] for side in (base, cur)]
+    total = sum(len(trial) for side in cells for trial in side)
+    used = sum(len(at(trial)) for side in (base, cur) for trial in side)
+    return figures[0], figures[1], 0.0, used, total - used
+
+
+def _effects(cells: Sequence[Cells], loads: set[float], on_scale: Callable[[float], float]) -> Figures | None:
+    """Each trial's figure over the loads, from its quiet mixes alone: its mean difference from the baseline's
+    mean at each load (on the scale), an additive trial-and-load model that reads a trial measured at fewer
+    loads on the same footing. Without a noisy mix it is the plain geometric (or arithmetic) mean, less the
+    level. None when a side has no quiet mix at a load the baseline measured quietly."""
+    base, cur = cells
+    at_load: dict[float, list[float]] = {}
+    for trial in base:
+        for load, v, bad in trial:
+            if not bad:
+                at_load.setdefault(load, []).append(on_scale(v))
+    level_at = {load: mean(ys) for load, ys in at_load.items()}
+
+    def figures(side: Cells) -> list[float]:
+        out = []
+        for trial in side:
+            diffs = [on_scale(v) - level_at[load] for load, v, bad in trial if not bad and load in level_at]
+            if diffs:
+                out.append(mean(diffs))
+        return out
+
+    base_y, cur_y = figures(base), figures(cur)
+    if not base_y or not cur_y:
+        return None
+    total = sum(len(trial) for side in cells for trial in side)
+    used = sum(1 for side in cells for trial in side for load, _, bad in trial if not bad and load in level_at)
+    return base_y, cur_y, mean(list(level_at.values())), used, total - used
+
+
+def _cells(rule: GateRule, side: Side, loads: set[float]) -> Cells:
+    """Each trial's (load, value, noisy) for the rule's metric: at every mix for a peak, else at `loads`.
+
+    Raises:
+        ConfigError: a side lacks the figure.
+    """
     metric = rule.metric
-    out: list[list[float]] = []
+    out: Cells = []
     for trial in side.trials:
         if not trial:
             continue
         points = trial if metric.peak else [p for p in trial if p.load in loads]
-        values = [_value(p, metric.point_metric) for p in points]
-        measured = [v for v in values if v is not None]
+        values = [(p.load, _value(p, metric.point_metric), _noisy(p)) for p in points]
+        measured = [(load, v, bad) for load, v, bad in values if v is not None]
         if metric.peak and not measured:
             raise ConfigError(f"rule {rule.text!r}: {side.name!r} has no {metric.description}: bound the mean instead")
         if not metric.peak and (len(measured) < len(values) or not measured):
@@ -416,11 +522,12 @@ def _values(rule: GateRule, side: Side, loads: set[float]) -> list[list[float]]:
     return out
 
 
-def _figure(rule: GateRule, values: list[float], scale: str) -> float:
-    """A trial's figure from its values: the peak, or their geometric mean on RATIO, else their mean."""
-    if rule.metric.peak:
-        return max(values)
-    return math.exp(mean([math.log(v) for v in values])) if scale == RATIO else mean(values)
+def _calm(side: Side) -> Side:
+    """The side with its noisy-host verdicts taken off (to show what its figures were)."""
+    trials = tuple(
+        tuple(replace(p, verdicts=[v for v in p.verdicts if v.kind != NOISY_HOST]) for p in t) for t in side.trials
+    )
+    return replace(side, trials=trials)
 
 
 def _value(point: LoadPoint, name: str) -> float | None:
@@ -449,7 +556,7 @@ def _moved(scale: str, end: float, allowance: float) -> float:
 
 def noisy_mixes(side: Side) -> int:
     """How many of the side's mixes carry a noisy-host verdict (steal time, the engine waiting for a CPU)."""
-    return sum(1 for trial in side.trials for p in trial if any(v.kind == NOISY_HOST for v in p.verdicts))
+    return sum(1 for trial in side.trials for p in trial if _noisy(p))
 
 
 def warnings(current: Side, baseline: Side) -> list[str]:
@@ -475,7 +582,7 @@ def warnings(current: Side, baseline: Side) -> list[str]:
             total = sum(len(t) for t in side.trials)
             out.append(
                 f"{noisy} of the {what}'s {total} mixes carry a noisy-host verdict (steal time, or the load engine"
-                " waiting for a CPU): their figures hold the host's noise as well; rerun on a quiet host"
+                " waiting for a CPU): the rules are judged without them; rerun on a quiet host to judge on all"
             )
     return out
 

@@ -1,7 +1,9 @@
-"""`crest check RUN --baseline RUN|FILE --rule ...`: gate a CI job on a baseline; exit 1 on a regression.
+"""`crest check RUN --baseline RUN|FILE --rule ...`: gate a CI job on a baseline; exit 1 on a regression,
+3 when a noisy host left a rule nothing to judge on.
 
 Parses, reads the two sides (stored runs, or a baseline exported with `crest report --format json`; a
-stored baseline of fewer than 3 trials is joined by the stored history of its configuration), asks
+stored baseline is joined by the stored history of its configuration, whose spread over time holds the
+host's drift that trials back to back do not), asks
 crest.analysis.gate for the verdicts and warnings and renders them: a table in the terminal, and on
 request JUnit XML (one testcase per rule) and JSON. Every statistic is the gate's.
 """
@@ -32,7 +34,7 @@ from crest.analysis.gate import (
 )
 from crest.analysis.points import default_load_axis
 from crest.analysis.stats import CONFIDENCE
-from crest.cli import EXIT_FAILURE, EXIT_OK, terminal
+from crest.cli import EXIT_FAILURE, EXIT_OK, EXIT_UNDECIDED, terminal
 from crest.cli.terminal import Column, FitTable
 from crest.cli.terminal import safe as _safe
 from crest.errors import ConfigError
@@ -90,8 +92,8 @@ def check_command(
         bool,
         typer.Option(
             "--history/--no-history",
-            help=f"When a stored baseline has fewer than {MIN_BASELINE_TRIALS} trials, add the stored runs of its"
-            f" configuration made before RUN (the newest {HISTORY_RUNS}) to learn its run-to-run noise.",
+            help="Add to a stored baseline the stored runs of its configuration made before RUN (the newest"
+            f" {HISTORY_RUNS} in all), so that its run-to-run noise holds the host's drift over time.",
         ),
     ] = True,
     db: Annotated[Path, typer.Option("--db", metavar="PATH", help="The results database to read.")] = DEFAULT_PATH,
@@ -110,11 +112,12 @@ def check_command(
         ),
     ] = None,
 ) -> int:
-    """Gate a run on a baseline: one verdict per rule; exit 1 on a regression past its noise, else 0.
+    """Gate a run on a baseline: one verdict per rule; exit 1 on a regression past its noise, 3 when a noisy
+    host left a rule undecided, else 0.
 
-    A rule fails when the run's figure is past the baseline's 95% prediction interval from trial to trial,
-    moved by the rule's allowance. With fewer than 3 baseline trials (history included) the noise is unknown
-    and the bound alone decides. See docs/ci.md.
+    A rule fails when the run's figure is past the baseline's 95% prediction interval from trial to trial
+    (its stored history included), moved by the rule's allowance. With fewer than 3 baseline trials the
+    noise is unknown and the bound alone decides. Mixes with a noisy-host verdict are left out of the figures. See docs/ci.md.
     """
     parsed = parse_rules(rules or [DEFAULT_RULES])
     details = _runs(db, run)
@@ -128,7 +131,7 @@ def check_command(
             " of the same suite"
         )
     result = check(parsed, current, base, confidence)
-    code = EXIT_FAILURE if result.regressions else EXIT_OK
+    code = exit_code(result)
     if junit is not None:
         _write(junit, junit_xml(result, from_history), "--junit")
     document = json.dumps(json_document(result, code, from_history), indent=2) + "\n"
@@ -144,6 +147,13 @@ def check_command(
     return code
 
 
+def exit_code(result: GateResult) -> int:
+    """1 on a regression; else 3 when a rule had only noisy measurements (repeat the run); else 0."""
+    if result.regressions:
+        return EXIT_FAILURE
+    return EXIT_UNDECIDED if result.undecided else EXIT_OK
+
+
 def _runs(db: Path, name: str) -> list[RunDetail]:
     if not db.exists():  # reading never creates the file
         raise no_run_error(db, name)
@@ -153,7 +163,7 @@ def _runs(db: Path, name: str) -> list[RunDetail]:
 
 def _baseline(db: Path, name: str, axis: str, history_before: float | None) -> tuple[Side, bool]:
     """A file when one is there by that name, else a run id in the store; with `history_before`, a stored
-    baseline of too few trials joined by its configuration's runs made before then. True when it was."""
+    baseline joined by its configuration's runs made before then. True when any joined."""
     path = Path(name)
     if path.is_file():
         try:
@@ -169,7 +179,7 @@ def _baseline(db: Path, name: str, axis: str, history_before: float | None) -> t
         raise ConfigError(f"no baseline file {name}: export one with `{_EXPORT}`, or give a run id")
     details = _runs(db, name)
     side = side_from_runs(name, details, axis)
-    if history_before is None or len(side.trials) >= MIN_BASELINE_TRIALS:
+    if history_before is None:
         return side, False
     with Store(db) as store:
         first = details[0].meta
@@ -279,6 +289,12 @@ def print_result(result: GateResult, from_history: bool = False) -> None:
 
 def outcome(result: GateResult) -> str:
     bad, total = len(result.regressions), len(result.verdicts)
+    undecided = len(result.undecided)
+    if undecided and not bad:
+        return (
+            f"UNDECIDED: {undecided} of {total} rules had only measurements a noisy host made (exit 3): repeat the"
+            " run on a quiet host"
+        )
     if not result.noise_known:
         if bad:
             return f"FAIL: {bad} of {total} rules past their bound, noise unknown (exit 1)"
@@ -304,7 +320,7 @@ def how_judged(result: GateResult) -> str:
     """The method in one paragraph: each trial's figure, and what a change is judged against."""
     figures = (
         f"each trial's figure: its peak, the geometric mean over the {result.loads} loads every trial measured,"
-        " or its mean error rate"
+        " or its mean error rate, from the mixes no noisy-host verdict marks"
     )
     if not result.noise_known:
         n = len(result.baseline.trials)
@@ -323,12 +339,31 @@ def how_judged(result: GateResult) -> str:
 
 
 def notes(result: GateResult) -> list[str]:
-    """What a reader of a row needs told: a rule compared without logarithms."""
+    """What a reader of a row needs told: a rule compared without logarithms, measurements a noisy host made
+    left out."""
     out = []
     for v in result.verdicts:
         if v.scale == DIFFERENCE:
             out.append(rule_note(v))
+        if v.noisy_left_out:
+            out.append(noisy_note(v))
     return out
+
+
+def noisy_note(verdict: RuleVerdict) -> str:
+    """Which mixes noisy-host verdicts took from a rule, and what it was judged on."""
+    left = verdict.noisy_left_out
+    mixes = f"{left} mix{'' if left == 1 else 'es'}"
+    if verdict.undecided:
+        return (
+            f"{verdict.rule.text}: no mix it could be judged on was measured on a quiet host, so it is undecided;"
+            " the figures shown include the noisy ones"
+        )
+    if verdict.rule.metric.peak:
+        how = "each side's peak over the same loads, where every trial kept measured quietly"
+    else:
+        how = "each trial's figure from its quiet mixes, against the baseline's mean at each load"
+    return f"{verdict.rule.text}: {mixes} of the two sides left out for a noisy host; judged on {verdict.judged_on} ({how})"
 
 
 def rule_note(verdict: RuleVerdict) -> str:
@@ -364,6 +399,7 @@ def json_document(result: GateResult, exit_code: int, from_history: bool = False
             "bound": v.rule.bound, "noise_interval": list(v.noise) if v.noise else None, "limit": v.limit,
             "baseline_trials": v.baseline_trials, "current_trials": v.current_trials, "sd": v.sd,
             "significant": v.significant, "verdict": v.verdict, "scale": v.scale,
+            "judged_on_mixes": v.judged_on, "noisy_mixes_left_out": v.noisy_left_out,
         })  # fmt: skip
     return {
         "run": _side_json(result.current),
@@ -376,19 +412,21 @@ def json_document(result: GateResult, exit_code: int, from_history: bool = False
         "notes": notes(result),
         "warnings": list(result.warnings),
         "regressions": len(result.regressions),
+        "undecided": len(result.undecided),
         "exit_code": exit_code,
     }
 
 
 def junit_xml(result: GateResult, from_history: bool = False) -> str:
     """JUnit XML as GitHub's, GitLab's and Jenkins' test reporters read it: a suite of one testcase per rule,
-    a <failure> on each regression, the verdict line in each case's <system-out>. Each message carries the
+    a <failure> on each regression, an <error> on each rule a noisy host left undecided, the verdict line in
+    each case's <system-out>. Each message carries the
     rule's note, the method when the noise is unknown, and every warning, as the terminal shows them."""
     cases = result.verdicts
-    failures = str(len(result.regressions))
+    failures, errors = str(len(result.regressions)), str(len(result.undecided))
     name = f"crest check {result.current.name} against {result.baseline.name}"
-    root = ET.Element("testsuites", name="crest check", tests=str(len(cases)), failures=failures, errors="0")
-    suite = ET.SubElement(root, "testsuite", name=name, tests=str(len(cases)), failures=failures, errors="0",
+    root = ET.Element("testsuites", name="crest check", tests=str(len(cases)), failures=failures, errors=errors)
+    suite = ET.SubElement(root, "testsuite", name=name, tests=str(len(cases)), failures=failures, errors=errors,
                           skipped="0", time="0")  # fmt: skip
     properties = ET.SubElement(suite, "properties")
     for key, value in (("run", result.current.name), ("baseline", result.baseline.name),
@@ -400,11 +438,14 @@ def junit_xml(result: GateResult, from_history: bool = False) -> str:
                              time="0")  # fmt: skip
         said = [line(v, result.confidence)]
         said += [f"note: {rule_note(v)}"] if v.scale == DIFFERENCE else []
+        said += [f"note: {noisy_note(v)}"] if v.noisy_left_out else []
         said += [] if result.noise_known else [f"note: {how_judged(result)}"]
         said += [f"warning: {w}" for w in result.warnings]
         text = "\n".join(said)
         if v.regression:
             ET.SubElement(case, "failure", message=text, type="regression").text = text
+        elif v.undecided:
+            ET.SubElement(case, "error", message=text, type="host noisy").text = text
         else:
             ET.SubElement(case, "system-out").text = text
     ET.indent(root)

@@ -117,7 +117,7 @@ COMMANDS: dict[str, Entry] = {
     "check": Entry(
         "crest.cli.check",
         "check_command",
-        "Gate a run on a baseline: one verdict per rule; exit 1 on a regression past its noise, else 0.",
+        "Gate a run on a baseline: one verdict per rule; exit 1 on a regression past its noise, 3 when a noisy host left a rule undecided, else 0.",
         no_args_is_help=True,
     ),
     "ui": Entry(
