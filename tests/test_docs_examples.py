@@ -33,6 +33,7 @@ from crest.experiment.design import BUILTIN_DESIGNS
 from crest.filesets import NAMES as FILESETS
 from crest.filesets import build_manifest
 from crest.load.runspec import HTTP_VERSIONS
+from crest.machines.plan import parse as parse_lab
 from crest.network.spec import network_level, parse_network
 from crest.servers import cpus as cpu_split
 from crest.servers.registry import EXTERNAL, adapter
@@ -277,6 +278,7 @@ VALUES: dict[str, Callable[[str], object]] = {
     "server": check_servers,
     "network": lambda v: network_level(v) is None or parse_network(v),  # `none`: a run without one
     "spec": parse_network,
+    "lab_spec": parse_lab,  # crest machines plan|up SPEC
     "profile": check_profile,
     "cpus": cpu_split.parse,
     "http": check_http,

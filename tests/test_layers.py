@@ -20,6 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("runner",),
     ("placement",),
     ("cluster",),
+    ("machines",),  # a lab of simulated machines: namespaces, cgroups, own directories
     ("servers",),
     ("network",),
     ("host",),

@@ -140,6 +140,13 @@ COMMANDS: dict[str, Entry] = {
         " access log.",
         group=True,
     ),
+    "machines": Entry(
+        "crest.cli.machines",
+        "app",
+        "A lab of simulated machines on this host: show what a SPEC builds, hold one up, or remove what killed runs"
+        " left behind.",
+        group=True,
+    ),
     "network": Entry(
         "crest.cli.network",
         "app",

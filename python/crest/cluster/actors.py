@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from crest.cluster import clock
 from crest.errors import ConfigError, MachineError
 from crest.host.monitor import Monitor
 from crest.load import fanout
@@ -57,7 +57,7 @@ class LoadNode:
 
     def now_unix_s(self) -> float:
         """This node's clock, for the driver's offset rounds."""
-        return time.time()
+        return clock.wall()
 
     def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """fn(*args, **kwargs) on this node (crest.load.vantage: a request the SPECweb99 harness sends from
@@ -103,7 +103,9 @@ class LoadNode:
         if self._client is None and self._subnets is None:
             raise MachineError("a node was told to start before its plan was prepared")
         self._monitor = Monitor(None, target_cores=0, engine_cores=node_cpus())
-        self._window = window
+        # The driver speaks this node's clock; the engine and the sampler wait on the system's.
+        start_at_unix_s = clock.to_system(start_at_unix_s)
+        self._window = (clock.to_system(window[0]), clock.to_system(window[1]))
         self._start_at = start_at_unix_s
         self._monitor.start()
         try:
@@ -179,7 +181,7 @@ class TargetNode:
 
     def now_unix_s(self) -> float:
         """This node's clock, for the driver's offset rounds."""
-        return time.time()
+        return clock.wall()
 
     def check(self, server: str, settings: Any, roles: dict[str, str] | None = None,
               by_server: dict[str, Any] | None = None) -> None:  # fmt: skip
@@ -324,7 +326,7 @@ class TargetNode:
         if self._monitor is None:
             return {}
         self._monitor.stop()
-        summary = self._monitor.summary(window_start, window_end)
+        summary = self._monitor.summary(clock.to_system(window_start), clock.to_system(window_end))
         self._monitor = None
         return {k: v for k, v in summary.items() if k in ("target", "target_idle_pct", "host")}
 
