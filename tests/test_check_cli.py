@@ -268,5 +268,6 @@ def test_an_a_a_gate_of_five_runs_judges_each_run_against_the_baselines_noise(ta
     # The fifth against the fourth alone: the three earlier trials of its configuration join it as history.
     out = run_cli_in_process("check", fifth, "--baseline", fourth, "--rule", "rps>-0%", "--db", str(db))
     words = " ".join(out.stdout.split())
-    assert out.returncode in (0, 1), words
+    # 3 only when the hypervisor took CPU from every mix the rule could be judged on.
+    assert out.returncode in (0, 1) or (out.returncode == 3 and "host noisy (undecided)" in words), words
     assert f"baseline: 4 trials, {fourth} and the runs of its configuration stored before the run" in words

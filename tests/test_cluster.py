@@ -37,6 +37,7 @@ NODES = [
         ("ray://head:10001", "client", "ray://head:10001"),
         ("10.0.0.5:6379", "gcs", "10.0.0.5:6379"),
         ("local:3", "local", "auto"),
+        ("machines:3", "machines", "ray://198.19.240.2:10001"),
     ],
 )
 def test_cluster_addresses(text: str, kind: str, address: str) -> None:
@@ -48,10 +49,19 @@ def test_cluster_addresses(text: str, kind: str, address: str) -> None:
     assert not parse_cluster("10.0.0.5:6379").loopback
 
 
-@pytest.mark.parametrize("text", ["", "local:0", "local:x", "local:99", "http://h:1", "head", "ray://head", "h:99999"])
+@pytest.mark.parametrize("text", ["", "local:0", "local:x", "local:99", "http://h:1", "head", "ray://head", "h:99999",
+                                  "machines:17"])  # fmt: skip
 def test_a_bad_cluster_address_names_the_forms(text: str) -> None:
     with pytest.raises(ConfigError, match="--cluster"):
         parse_cluster(text)
+
+
+def test_machines_n_carries_its_lab_and_is_not_loopback() -> None:
+    parsed = parse_cluster("machines:4,segments=2,cpus=0.5,skew=50ms")
+    assert parsed.lab is not None and [m.name for m in parsed.lab.nodes] == ["node1", "node2", "node3", "node4"]
+    assert not parsed.loopback and parsed.host == "198.19.240.2"
+    with pytest.raises(ConfigError, match="invalid machines spec 'x'"):
+        parse_cluster("machines:x")
 
 
 @pytest.mark.parametrize("clients,nodes", [(7, 3), (6, 3), (60, 4), (2, 3), (1, 2), (61, 2)])

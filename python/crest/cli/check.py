@@ -225,6 +225,8 @@ def change(verdict: RuleVerdict, value: float) -> str:
 
 def noise(verdict: RuleVerdict) -> str:
     """The baseline's prediction interval as changes, or why there is none."""
+    if verdict.undecided:
+        return "— (host noisy)"
     if verdict.noise is None:
         return f"unknown ({_trials(verdict.baseline_trials)})"
     low, high = verdict.noise
@@ -233,6 +235,8 @@ def noise(verdict: RuleVerdict) -> str:
 
 def fails_past(verdict: RuleVerdict) -> str:
     """The change past which the rule fails: the noise's worse end moved by the allowance, or the bound."""
+    if verdict.undecided:
+        return "—"
     return change(verdict, verdict.rule.bound if verdict.limit is None else verdict.limit)
 
 
@@ -248,7 +252,9 @@ def _trials(n: int) -> str:
 
 def line(verdict: RuleVerdict, confidence: float) -> str:
     """The verdict in one plain line, as a JUnit message says it."""
-    if verdict.noise is None:
+    if verdict.undecided:
+        against = "every mix it could be judged on measured on a noisy host"
+    elif verdict.noise is None:
         against = f"noise unknown ({_trials(verdict.baseline_trials)} of the baseline)"
     else:
         against = (

@@ -1,5 +1,6 @@
-"""What `--cluster` names: an existing Ray cluster (auto, ray://HOST:PORT, HOST:PORT) or N nodes
-started on this machine (local:N). Pure parsing: imports no Ray and opens no socket."""
+"""What `--cluster` names: an existing Ray cluster (auto, ray://HOST:PORT, HOST:PORT), N nodes started on
+this machine (local:N), or N simulated machines on this host, each a Ray node (machines:N, with a lab's
+options: crest.machines.plan). Pure parsing: imports no Ray and opens no socket."""
 
 from __future__ import annotations
 
@@ -7,22 +8,27 @@ import re
 from dataclasses import dataclass
 
 from crest.errors import ConfigError
+from crest.machines import plan as lab_plan
 
 # local:N starts N full Ray nodes on this machine; more than this is a typo, not a lab.
 MAX_LOCAL_NODES = 16
+# machines:N: the head on the control machine, reached by the driver through Ray's client server there.
+MACHINES_GCS_PORT = 6379
+MACHINES_CLIENT_PORT = 10001
 
 _HOST_PORT = re.compile(r"^(?P<host>\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):(?P<port>\d{1,5})$")
 
 
 @dataclass(frozen=True)
 class ClusterAddress:
-    """A parsed --cluster value; `kind` is auto, client (ray://), gcs (HOST:PORT) or local."""
+    """A parsed --cluster value; `kind` is auto, client (ray://), gcs (HOST:PORT), local or machines."""
 
     kind: str
     text: str  # as given, for messages and the stored options
     host: str = ""
     port: int = 0
     local_nodes: int = 0
+    lab: lab_plan.LabSpec | None = None  # machines:N
 
     @property
     def loopback(self) -> bool:
@@ -31,7 +37,7 @@ class ClusterAddress:
 
     def ray_address(self) -> str:
         """The address ray.init takes."""
-        if self.kind == "client":
+        if self.kind in ("client", "machines"):
             return f"ray://{self.host}:{self.port}"
         if self.kind == "gcs":
             return f"{self.host}:{self.port}"
@@ -45,9 +51,15 @@ def parse_cluster(text: str) -> ClusterAddress:
         ConfigError: the value is none of the accepted forms, with the forms listed.
     """
     value = text.strip()
-    forms = "use auto, ray://HOST:PORT, HOST:PORT (the head's GCS address) or local:N"
+    forms = "use auto, ray://HOST:PORT, HOST:PORT (the head's GCS address), local:N or machines:N"
     if value == "auto":
         return ClusterAddress("auto", value)
+    if value.startswith("machines:"):
+        lab = lab_plan.parse(value.removeprefix("machines:"))
+        if len(lab.nodes) > MAX_LOCAL_NODES:
+            raise ConfigError(f"invalid --cluster {text!r}: machines:N needs N from 1 to {MAX_LOCAL_NODES}")
+        control = lab.control.address
+        return ClusterAddress("machines", value, host=str(control), port=MACHINES_CLIENT_PORT, lab=lab)
     if value.startswith("local:"):
         count = value.removeprefix("local:")
         if not count.isdigit() or not 1 <= int(count) <= MAX_LOCAL_NODES:

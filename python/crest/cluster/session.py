@@ -1,22 +1,29 @@
-"""The connection to a Ray cluster for one crest invocation: connect (or start local:N), list the alive
-nodes, place load actors and a target actor, and one teardown that removes everything crest created.
+"""The connection to a Ray cluster for one crest invocation: connect (or start local:N, or machines:N's lab
+and its nodes), list the alive nodes, place load actors and a target actor, and one teardown that removes
+everything crest created.
 
 The only module that starts or joins Ray, and only when --cluster is given (crest.cluster.auth asks a
-head whether it checks tokens). local:N's nodes require a token; an existing cluster is checked for one
-before ray.init. crest makes no outbound connection on the user's behalf: Ray's usage statistics stay off
+head whether it checks tokens). local:N's and machines:N's nodes require a token; an existing cluster is
+checked for one before ray.init. machines:N starts the head on the lab's control machine and one node on
+each other machine, each at its own address, and the driver, in this namespace, reaches them through the
+head's Ray client server: the path a laptop takes to a cluster of real machines. crest makes no outbound connection on the user's behalf: Ray's usage statistics stay off
 and no dashboard is started. Never prints.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import sys
+import time
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from crest.cluster import auth
 from crest.cluster.actors import LoadNode, TargetNode
-from crest.cluster.address import ClusterAddress, parse_cluster
+from crest.cluster.address import MACHINES_CLIENT_PORT, MACHINES_GCS_PORT, ClusterAddress, parse_cluster
 from crest.cluster.placement import Node
 from crest.errors import ConfigError, CrestError, MachineError, NodeLostError
 
@@ -30,6 +37,11 @@ PLACE_TIMEOUT_S = 60.0
 # Stopping a server on its node: the adapters' SIGTERM grace, then SIGKILL.
 STOP_TIMEOUT_S = 15.0
 INSTALL = "pip install 'crest[cluster]'"
+# machines:N: `ray start` on one machine (it returns once the node's processes run), and all nodes alive.
+MACHINE_START_TIMEOUT_S = 120.0
+NODES_ALIVE_TIMEOUT_S = 60.0
+# The lab's control machine carries the head and no load: a resource marks it, so nodes() leaves it out.
+CONTROL_RESOURCE = "crest_control"
 
 
 def quiet_ray_environment(loopback: bool) -> None:
@@ -58,6 +70,7 @@ class ClusterSession:
         self.address = address
         self._ray: Any = None
         self._local: Any = None  # ray.cluster_utils.Cluster for local:N
+        self._lab: Any = None  # crest.machines.Lab for machines:N
         self._actors: list[Any] = []
         self._targets: list[Any] = []  # TargetNode actors: told to stop their server before they are killed
         self._groups: list[Any] = []
@@ -79,6 +92,10 @@ class ClusterSession:
             auth.use_local_token(auth.ensure_local_token())
             self._start_local(self.address.local_nodes)
             self.authenticated = True
+        elif self.address.kind == "machines":
+            auth.use_local_token(auth.ensure_local_token())
+            self._start_machines()
+            self.authenticated = True
         else:
             self.authenticated = _authenticate(self.address)
         kwargs: dict[str, Any] = {
@@ -89,7 +106,7 @@ class ClusterSession:
         }
         if self.address.kind != "client" and self.address.loopback:
             kwargs["_node_ip_address"] = "127.0.0.1"
-        if self.address.kind == "client":
+        if self.address.kind in ("client", "machines"):
             kwargs = {"logging_level": "ERROR", "log_to_driver": False}
         target = self._local.address if self._local is not None else self.address.ray_address()
         try:
@@ -111,7 +128,60 @@ class ClusterSession:
             raise MachineError(
                 f"--cluster {self.address.text}: Ray refused the connection: {first_line(exc)}"
             ) from None
+        if self.address.kind == "machines":
+            self._wait_for_machines()
         return self
+
+    def _start_machines(self) -> None:
+        """Build the lab, start the head on its control machine and a node on each other machine.
+
+        Raises:
+            ConfigError: no root (the lab needs it).
+            MachineError: the lab or a node did not start (one line naming the machine).
+        """
+        from crest.machines import Lab
+
+        lab_spec = self.address.lab
+        assert lab_spec is not None
+        self._lab = lab = Lab(lab_spec)
+        try:
+            lab.create()
+            ray_cli = str(Path(sys.executable).with_name("ray"))
+            control = lab.machine("control")
+            common = ["--object-store-memory", str(LOCAL_OBJECT_STORE_BYTES), "--disable-usage-stats"]
+            control.run([ray_cli, "start", "--head", "--node-ip-address", control.address, "--port",
+                         str(MACHINES_GCS_PORT), "--ray-client-server-port", str(MACHINES_CLIENT_PORT),
+                         "--num-cpus", "0", "--resources", json.dumps({CONTROL_RESOURCE: 1}),
+                         "--include-dashboard=false", *common],
+                        timeout_s=MACHINE_START_TIMEOUT_S)  # fmt: skip
+            count = len(lab_spec.nodes)
+            for machine in lab.machines[1:]:
+                share = machine.spec.cpus
+                cpus = max(1, round(share)) if share is not None else _local_cpus(count)
+                machine.run([ray_cli, "start", "--address", f"{control.address}:{MACHINES_GCS_PORT}",
+                             "--node-ip-address", machine.address, "--num-cpus", str(cpus),
+                             "--resources", json.dumps({machine.name: 1}), *common],
+                            timeout_s=MACHINE_START_TIMEOUT_S)  # fmt: skip
+        except BaseException:
+            self.close()
+            raise
+
+    def _wait_for_machines(self) -> None:
+        """Every machine's node alive in the cluster, or a MachineError naming those that are not."""
+        assert self._lab is not None
+        wanted = {m.name for m in self._lab.machines[1:]}
+        deadline = time.monotonic() + NODES_ALIVE_TIMEOUT_S
+        while True:
+            alive = {r for n in self.nodes() for r in n.resources}
+            if wanted <= alive:
+                return
+            if time.monotonic() > deadline:
+                self.close()
+                raise MachineError(
+                    f"--cluster {self.address.text}: {', '.join(sorted(wanted - alive))} did not join the cluster"
+                    f" within {NODES_ALIVE_TIMEOUT_S:g}s"
+                )
+            time.sleep(0.2)
 
     def _start_local(self, count: int) -> None:
         from ray.cluster_utils import Cluster
@@ -137,6 +207,8 @@ class ClusterSession:
             if not n.get("Alive"):
                 continue
             resources = n.get("Resources", {})
+            if CONTROL_RESOURCE in resources:  # machines:N's control machine: the head, no load
+                continue
             custom = tuple(
                 sorted(k for k in resources if k not in ("CPU", "GPU", "memory", "object_store_memory")
                        and not k.startswith("node:") and not k.startswith("accelerator_type:"))
@@ -247,6 +319,9 @@ class ClusterSession:
         if self._local is not None:
             local, self._local = self._local, None
             local.shutdown()
+        if self._lab is not None:  # every Ray process of its machines dies with them
+            lab, self._lab = self._lab, None
+            lab.close()
 
     def __enter__(self) -> ClusterSession:
         return self.open()

@@ -308,5 +308,3 @@ def _ip(ns: str | None, lines: list[str]) -> None:
 def _tc(ns: str, lines: list[str]) -> None:
     command.run(["tc", "-n", ns, "-batch", "-"], doing="shape the lab's links", install=_INSTALL,
                 stdin="\n".join(lines) + "\n")  # fmt: skip
-
-
