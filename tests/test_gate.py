@@ -310,6 +310,13 @@ def test_a_peak_rule_keeps_the_loads_that_leave_three_quiet_baseline_trials() ->
     assert load.current == pytest.approx(2000) and load.verdict == PASS
 
 
+def test_a_rule_left_fewer_than_three_quiet_baseline_trials_is_judged_on_its_bound() -> None:
+    base = trials([1000, 2000], [1010, 2030], [990, 1980], name="base")
+    noisy_trial = _noisy_at(_noisy_at(base, 2, 1.0), 2, 2.0)  # the third trial noisy at every load
+    (rule,) = check(parse_rules(["rps>-5%"]), trials([900, 1800]), noisy_trial).verdicts
+    assert (rule.baseline_trials, rule.noise, rule.verdict) == (2, None, PAST_BOUND) and rule.regression
+
+
 def test_without_a_noisy_mix_the_trial_effects_are_the_plain_figures() -> None:
     base = trials([1000, 2000, 3000], [1100, 2030, 2900], [990, 1900, 3100], name="base")
     run_side = trials([950, 2100, 2800], [1000, 1900, 3000])

@@ -1,7 +1,7 @@
 """A lab of simulated machines for real (root, CAP_NET_ADMIN, cgroups): each machine answers at its own
 address across segments and from the driver, sees its own /tmp and not the driver's, runs in its cgroup
 with its CPU share and memory limit, reads its clock offset, drops off its network when its link is cut,
-and dies whole with the lab; a killed lab is removed by `crest machines clean`. One lab per module."""
+and dies whole with the lab; a killed lab is removed by `crest machines clean`. One lab per test."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from crest.machines import Lab, parse
+from crest.machines import lab as lab_module
 from crest.machines.lab import STATE_DIR
 from crest.network import netns
 from crest.servers.reap import alive
@@ -45,19 +47,27 @@ def _python(code: str) -> list[str]:
     return [sys.executable, "-c", code]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def lab() -> Iterator[Lab]:
     """Three machines on two segments, half a core and 256 MiB each, clocks 50 ms apart each way, each
-    node serving its own /tmp over HTTP on PORT."""
+    node serving its own /tmp over HTTP on PORT. One per test (a second of set-up): a lab holds the lab's
+    addresses on the host while it lives, and the netns lock that keeps the other modules' labs away is
+    held per test."""
     before = _ours()
-    with Lab(parse("3,segments=2,cpus=0.5,memory=256M,skew=50ms")) as built:
-        servers = [m.popen([sys.executable, "-m", "http.server", "--bind", m.address, "--directory", "/tmp",
-                            str(PORT)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                   for m in built.machines[1:]]  # fmt: skip
+    built = Lab(parse("3,segments=2,cpus=0.5,memory=256M,skew=50ms"))
+    servers: list[subprocess.Popen[bytes]] = []
+    try:
+        built.create()
+        for m in built.machines[1:]:
+            servers.append(m.popen([sys.executable, "-m", "http.server", "--bind", m.address, "--directory", "/tmp",
+                                    str(PORT)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))  # fmt: skip
         for m in built.machines[1:]:
             wait_until(lambda m=m: _answers(f"http://{m.address}:{PORT}/"), WAIT_S, f"{m.name}'s HTTP server")
         yield built
-    assert all(server.wait(timeout=10) == -signal.SIGKILL for server in servers)  # they died with the lab
+    finally:
+        built.close()
+        codes = [server.wait(timeout=10) for server in servers]  # reaped whatever happened
+    assert codes == [-signal.SIGKILL] * 3, codes  # they died with the lab
     assert _ours() == before, "the lab left namespaces behind"
 
 
@@ -99,6 +109,21 @@ def test_a_machine_has_its_own_tmp_and_not_the_drivers(lab: Lab, tmp_path: Path)
     assert not _answers(f"http://{lab.machine('node2').address}:{PORT}/made-here")
 
 
+def test_software_under_tmp_stays_visible_on_a_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout or venv under /tmp (a clean clone's) is the software every machine runs: bound into the
+    machine's own /tmp, while the rest of the driver's /tmp stays out of sight."""
+    software = Path(tempfile.mkdtemp(prefix="crest-test-software-"))
+    (software / "marker").write_text("installed")
+    monkeypatch.setattr(lab_module, "software_under_tmp", lambda: [software])
+    try:
+        with Lab(parse("1")) as small:
+            node1 = small.machine("node1")
+            assert node1.run(["cat", str(software / "marker")]).stdout == "installed"
+            assert node1.run(["ls", "/tmp"]).stdout.split() == [software.name]
+    finally:
+        shutil.rmtree(software)
+
+
 def test_a_machine_runs_in_its_cgroup_with_its_cpu_share_and_memory(lab: Lab) -> None:
     node1 = lab.machine("node1")
     groups = node1.run(["cat", "/proc/self/cgroup"]).stdout
@@ -130,8 +155,6 @@ def test_a_machine_whose_link_is_cut_drops_off_the_network_and_comes_back(lab: L
 
 
 def test_a_machines_processes_die_with_the_lab_and_nothing_is_left(lab: Lab) -> None:
-    """The module's lab ends here (one lab holds the lab's addresses on a host at a time): the tests after
-    this one make their own."""
     node1 = lab.machine("node1")
     sleeper = node1.popen(["sleep", "300"])
     forked = node1.run(["sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $!"]).stdout.strip()

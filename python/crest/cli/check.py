@@ -353,6 +353,11 @@ def notes(result: GateResult) -> list[str]:
             out.append(rule_note(v))
         if v.noisy_left_out:
             out.append(noisy_note(v))
+        if v.noise is None and not v.undecided and result.noise_known:
+            out.append(
+                f"{v.rule.text}: only {_trials(v.baseline_trials)} of the baseline had quiet mixes for it, too few to"
+                " know its noise, so its bound alone decides"
+            )
     return out
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from crest.machines import lab
 from crest.machines.plan import PREFIX
-from crest.network.clean import _alive
+from crest.servers.reap import alive
 
 
 @dataclass
@@ -32,7 +32,8 @@ def clean_dead() -> Cleaned:
         except (OSError, json.JSONDecodeError):
             path.unlink(missing_ok=True)
             continue
-        if _alive(int(state.get("owner_pid", 0))):
+        owner = int(state.get("owner_pid") or 0)
+        if owner > 0 and alive(owner):
             done.kept_live.append(path.stem)
             named.update(state.get("namespaces", []))
             continue

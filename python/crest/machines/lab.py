@@ -23,6 +23,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,11 @@ _INSTALL = "iproute2"
 # in its namespace put its own directories over /tmp and crest's cache and exec. `ip netns exec` gives each
 # process a mount namespace of its own, so the binds reach no one else.
 _JOIN = 'for f in {procs}; do echo $$ > "$f" || exit 125; done; exec "$@"'
-_MOUNT = 'mount --bind {tmp} /tmp && mount --bind {cache} {cache_at} && exec "$@"'
+# The software every machine runs (this Python, its packages, crest) stays visible where it lives under /tmp
+# (a checkout or venv there): bound into the machine's own /tmp before that goes over the host's, as a
+# real machine has crest installed too; its data (filesets, results, Ray's sessions) stays its own.
+_MOUNT = 'set -e; {software}mount --rbind {tmp} /tmp; mkdir -p {cache_at}; mount --bind {cache} {cache_at}; exec "$@"'
+_SOFTWARE = "mkdir -p {inside}; mount --bind {path} {inside}; "
 
 
 @dataclass
@@ -79,14 +84,18 @@ class Machine:
     def command(self, argv: list[str]) -> list[str]:
         """The command line that runs `argv` on this machine: in its namespace, cgroup and own directories."""
         join = _JOIN.format(procs=" ".join(shlex.quote(str(p)) for p in self.cgroup.procs_files))
-        mount = _MOUNT.format(tmp=shlex.quote(str(self.tmp)), cache=shlex.quote(str(self.root / "cache")),
-                              cache_at=shlex.quote(str(cache_root())))  # fmt: skip
+        software = "".join(
+            _SOFTWARE.format(inside=shlex.quote(str(self.tmp / path.relative_to("/tmp"))), path=shlex.quote(str(path)))
+            for path in software_under_tmp()
+        )
+        mount = _MOUNT.format(software=software, tmp=shlex.quote(str(self.tmp)),
+                              cache=shlex.quote(str(self.root / "cache")), cache_at=shlex.quote(str(cache_root())))  # fmt: skip
         return ["sh", "-c", join, "sh", "ip", "netns", "exec", self.namespace, "sh", "-c", mount, "sh", *argv]
 
     def environment(self, env: dict[str, str] | None = None) -> dict[str, str]:
-        """The environment a process on this machine gets: the caller's (or crest's), its name and its clock."""
+        """The environment a process on this machine gets: the caller's (or crest's), its name and its clock.
+        Its cache directory is where the caller's is (the machine's own is mounted there)."""
         out = dict(os.environ if env is None else env)
-        out.pop("CREST_CACHE_DIR", None)  # its cache is its own, at the default place
         out[MACHINE_ENV] = self.name
         out[CLOCK_OFFSET_ENV] = repr(self.spec.clock_offset_s)
         return out
@@ -261,6 +270,16 @@ class Lab:
         self.state_file.unlink(missing_ok=True)
         self.machines.clear()
         self.created = False
+
+
+def software_under_tmp() -> list[Path]:
+    """This Python's prefixes and crest's package root where they lie under /tmp, outermost only."""
+    import crest
+
+    found = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(crest.__file__).resolve().parents[1]}
+    tmp = Path("/tmp")
+    under = sorted(p for p in found if tmp in p.parents)
+    return [p for p in under if not any(q in p.parents for q in under)]
 
 
 def remove(state: dict[str, Any]) -> list[str]:
