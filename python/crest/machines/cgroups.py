@@ -64,10 +64,7 @@ class MachineCgroup:
             ) from None
 
     def pids(self) -> list[int]:
-        try:
-            return [int(p) for p in (self.track / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            return []
+        return pids_in(self.track)
 
     def freeze(self) -> None:
         """Stop every process of the machine where it is (a machine that hangs)."""
@@ -101,6 +98,14 @@ class MachineCgroup:
             self.limits.remove()
 
 
+def pids_in(group: Path) -> list[int]:
+    """The processes in a cgroup directory now (none when it is gone)."""
+    try:
+        return [int(p) for p in (group / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
 def kill_all(group: Path) -> None:
     """SIGKILL every process in the cgroup directory `group` (v2's cgroup.kill; else frozen first where a
     freezer holds it, so nothing forks while its siblings die) and wait until they are gone.
@@ -110,13 +115,9 @@ def kill_all(group: Path) -> None:
     """
     if not group.is_dir():
         return
-    procs = group / "cgroup.procs"
 
     def pids() -> list[int]:
-        try:
-            return [int(p) for p in procs.read_text().split()]
-        except (OSError, ValueError):
-            return []
+        return pids_in(group)
 
     if (group / "cgroup.kill").exists():
         (group / "cgroup.kill").write_text("1\n")
